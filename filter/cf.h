@@ -1,0 +1,154 @@
+/*
+ * cf.h - the cuckoo filter core: partial-key cuckoo hashing (Fan, Andersen,
+ * Kaminsky, Mitzenmacher, CoNEXT 2014) with exactly sized tables, chained
+ * growth and a chunked, validated serialisation.
+ *
+ * Contract:
+ *  - Pure C11 + xxHash. No I/O, no global state, no threads. A filter may be
+ *    read by several threads at once; writers need exclusive access.
+ *  - Allocation happens only in cf_create(), on growth inside the add
+ *    functions, and in cf_load_header(). Lookups never allocate.
+ *  - int functions return 0 (or a documented positive value) on success and a
+ *    negative errno on failure: -EINVAL (bad argument or encoding),
+ *    -ENOMEM (allocation failed or a size limit was exceeded),
+ *    -ENOSPC (filter full and expansion is 0),
+ *    -EOVERFLOW (full and the maximum number of sub-filters is reached).
+ *  - Serialised form is little-endian and versioned (see cf.c).
+ */
+#ifndef CF_H
+#define CF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct cf_filter cf_filter_t; /* opaque */
+
+#define CF_MAX_BUCKET_SIZE 255
+#define CF_MAX_KICKS 65535
+#define CF_MAX_EXPANSION 32768
+#define CF_DEFAULT_MAX_FILTERS 32
+#define CF_MAX_FILTERS 64 /* absolute cap on sub-filters, also for loads */
+
+typedef struct cf_params {
+    uint64_t capacity;    /* items the first table holds; >= 1 */
+    uint32_t bucket_size; /* slots per bucket, 1..255 */
+    uint32_t fp_bits;     /* fingerprint width: 8, 12 or 16 */
+    uint32_t max_kicks;   /* relocations before an insert fails, 1..65535 */
+    uint32_t expansion;   /* growth factor; 0 = never grow */
+    uint32_t max_filters; /* sub-filter cap, 1..CF_MAX_FILTERS */
+    uint64_t seed;        /* hash seed; stored with the filter */
+    uint64_t max_bytes;   /* largest table allocation allowed; 0 = no cap */
+} cf_params_t;
+
+/* Fills *p with the project's defaults: bucket size 4, 12-bit fingerprints,
+ * 500 kicks, expansion 1, 32 sub-filters, seed 0, no byte cap. The caller
+ * sets capacity. */
+void cf_params_default(cf_params_t *p);
+
+/* Checks p without allocating. 0 or -EINVAL. */
+int cf_params_check(const cf_params_t *p);
+
+/* Bytes the first table of a filter with params p would take (table memory
+ * only, rounded as allocated); 0 when p is invalid or the size overflows. */
+uint64_t cf_params_table_bytes(const cf_params_t *p);
+
+/* On success returns 0 and stores a new filter in *out; the caller owns it
+ * and releases it with cf_free(). Returns -EINVAL or -ENOMEM otherwise. */
+int cf_create(const cf_params_t *p, cf_filter_t **out);
+void cf_free(cf_filter_t *f); /* NULL is fine */
+
+/* Inserts one copy of key (duplicates are not detected). 0 when stored,
+ * -ENOSPC / -EOVERFLOW / -ENOMEM when it was not; the filter is unchanged
+ * then apart from an internal relocation that loses nothing. */
+int cf_add(cf_filter_t *f, const void *key, size_t len);
+
+/* 1 when added, 0 when key (or a colliding fingerprint) was already present,
+ * or a negative errno as cf_add(). */
+int cf_add_nx(cf_filter_t *f, const void *key, size_t len);
+
+/* true when key may be present; false when it certainly is not. */
+bool cf_exists(const cf_filter_t *f, const void *key, size_t len);
+
+/* Number of stored copies of key's fingerprint in its buckets (an upper bound
+ * on the copies of key). */
+uint64_t cf_count(const cf_filter_t *f, const void *key, size_t len);
+
+/* Removes one copy: 1 when one was removed, 0 when none was found. */
+int cf_del(cf_filter_t *f, const void *key, size_t len);
+
+/* Batched lookup: out[i] = cf_exists(f, keys[i], lens[i]) for i < n. Hashes
+ * and prefetches a window of items before probing any. */
+void cf_exists_many(const cf_filter_t *f, size_t n, const void *const *keys,
+                    const size_t *lens, bool *out);
+
+/* Batched insert: rc[i] = cf_add() or cf_add_nx() (nx true) of item i, in
+ * order, with the same window of prefetches. */
+void cf_add_many(cf_filter_t *f, size_t n, const void *const *keys,
+                 const size_t *lens, bool nx, int *rc);
+
+typedef struct cf_stats {
+    uint64_t size_bytes; /* memory held: struct + every table */
+    uint64_t nbuckets;   /* over every sub-filter */
+    uint64_t nfilters;
+    uint64_t items;   /* current number of stored fingerprints */
+    uint64_t deleted; /* total successful deletions */
+    uint64_t capacity; /* sum of sub-filter capacities */
+    uint32_t bucket_size;
+    uint32_t fp_bits;
+    uint32_t expansion;
+    uint32_t max_kicks;
+    uint32_t max_filters;
+    uint64_t seed;
+} cf_stats_t;
+
+void cf_stats(const cf_filter_t *f, cf_stats_t *st);
+
+/* stats.size_bytes alone, in O(1). */
+uint64_t cf_size_bytes(const cf_filter_t *f);
+
+/* Upper bound of the false-positive rate for one lookup in one table:
+ * 2b / (2^fp_bits - 1). */
+double cf_error_bound(uint32_t bucket_size, uint32_t fp_bits);
+
+/* Smallest of 8, 12, 16 whose bound meets rate, or 0 if none does or rate is
+ * not in (0, 1). */
+uint32_t cf_fp_bits_for_rate(uint32_t bucket_size, double rate);
+
+/*
+ * Serialisation. A filter is encoded as a header (parameters, counters and
+ * the shape of every sub-filter) followed by the data: the raw tables of every
+ * sub-filter, concatenated, cf_data_len() bytes in all. Both can be produced
+ * and consumed in pieces of any size, so SCANDUMP/LOADCHUNK and snapshots
+ * stream them without building a copy.
+ */
+
+/* Length of the header of f. */
+size_t cf_header_len(const cf_filter_t *f);
+/* Writes the header into buf, which has room for cf_header_len(f) bytes. */
+void cf_header_write(const cf_filter_t *f, void *buf);
+/* Total bytes of data. */
+uint64_t cf_data_len(const cf_filter_t *f);
+/* Points *p at the data starting at off and returns how many contiguous
+ * bytes from there may be read (at most max); 0 at or past the end. */
+size_t cf_data_view(const cf_filter_t *f, uint64_t off, size_t max,
+                    const void **p);
+
+typedef struct cf_limits {
+    uint64_t max_bytes; /* largest total table memory a header may ask for;
+                           0 = no cap */
+} cf_limits_t;
+
+/* Parses an untrusted header from buf (len bytes). On success stores in *out
+ * a new filter whose tables are zeroed (empty) and awaiting data, and in
+ * *used the number of header bytes consumed. -EINVAL for a malformed header,
+ * -ENOMEM when it asks for more than lim allows or allocation fails. */
+int cf_load_header(const void *buf, size_t len, const cf_limits_t *lim,
+                   cf_filter_t **out, size_t *used);
+
+/* Copies len bytes of data to offset off. -EINVAL if the range does not lie
+ * within [0, cf_data_len()). Any bytes are accepted: a filter loaded from
+ * garbage answers queries wrongly but safely. */
+int cf_load_data(cf_filter_t *f, uint64_t off, const void *p, size_t len);
+
+#endif /* CF_H */

@@ -1,0 +1,69 @@
+/*
+ * resp.h - request parsing: RESP multibulk frames (through hiredis's reader
+ * with our own object functions) and inline commands, into argument vectors.
+ *
+ * Contract:
+ *  - No I/O, no libuv, nothing from filter/. One parser per connection; not
+ *    thread-safe.
+ *  - The parser copies what it is fed; the caller's buffer may be reused at
+ *    once after resp_parser_feed() returns.
+ *  - A command returned by resp_parser_next() is owned by the parser and stays
+ *    valid until the next call of resp_parser_next() or resp_parser_free();
+ *    argument bytes are NUL-terminated (the NUL is not counted in len) and
+ *    binary-safe.
+ *  - Errors are sticky: after -EPROTO every later call fails the same way and
+ *    resp_parser_error() gives Redis's wording, e.g.
+ *    "Protocol error: invalid multibulk length".
+ */
+#ifndef RESP_H
+#define RESP_H
+
+#include <stddef.h>
+
+typedef struct resp_parser resp_parser_t; /* opaque */
+
+typedef struct resp_arg {
+    char *ptr;  /* NUL-terminated copy; may contain NULs itself */
+    size_t len; /* bytes, without the terminating NUL */
+} resp_arg_t;
+
+typedef struct resp_cmd {
+    int argc; /* >= 1 */
+    resp_arg_t *argv;
+} resp_cmd_t;
+
+typedef struct resp_limits {
+    size_t max_bulk_len;    /* proto-max-bulk-len; default 512 MB */
+    size_t max_query_buf;   /* client-query-buffer-limit; default 1 GB */
+    size_t max_args;        /* largest *N accepted; default 1024*1024 */
+    size_t max_inline_len;  /* inline and header line cap; default 64 KB */
+} resp_limits_t;
+
+/* Fills *l with Redis's defaults. */
+void resp_limits_default(resp_limits_t *l);
+
+/* Returns a new parser (the caller frees it with resp_parser_free()), or NULL
+ * when out of memory. lim is copied; NULL means the defaults. */
+resp_parser_t *resp_parser_new(const resp_limits_t *lim);
+void resp_parser_free(resp_parser_t *p); /* NULL is fine */
+
+/* Changes the limits of a live parser (CONFIG SET, authentication state). */
+void resp_parser_set_limits(resp_parser_t *p, const resp_limits_t *lim);
+
+/* Appends len bytes of input. 0, or -EPROTO when the bytes buffered but not
+ * yet parsed would pass max_query_buf, or a declared bulk or multibulk length
+ * is over its limit (checked before the payload is buffered), or -ENOMEM. */
+int resp_parser_feed(resp_parser_t *p, const char *buf, size_t len);
+
+/* Parses the next complete command: 1 and *out set when there is one, 0 when
+ * more input is needed, -EPROTO on a protocol error, -ENOMEM when out of
+ * memory. Empty frames (*0, *-1, blank inline lines) are skipped silently. */
+int resp_parser_next(resp_parser_t *p, resp_cmd_t **out);
+
+/* The error message after a failure ("Protocol error: ..."), or NULL. */
+const char *resp_parser_error(const resp_parser_t *p);
+
+/* Bytes fed but not yet consumed by a returned command (query buffer). */
+size_t resp_parser_pending(const resp_parser_t *p);
+
+#endif /* RESP_H */

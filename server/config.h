@@ -1,0 +1,103 @@
+/*
+ * config.h - the server's configuration: embedded defaults, a redis.conf-
+ * style file of "directive value..." lines, "--directive value" overrides on
+ * the command line, CONFIG GET (glob patterns) and CONFIG SET.
+ *
+ * Contract: directive names follow Redis where Redis has one. Errors are
+ * reported as text naming the file, the line and the reason (for start-up)
+ * or Redis's CONFIG SET wording. Strings in cfg_t are owned by it and freed
+ * by cfg_free(). Not thread-safe.
+ */
+#ifndef CONFIG_H
+#define CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CFG_MAX_BIND 16
+#define CFG_MAX_SAVE 16
+
+enum { CFG_LOG_DEBUG, CFG_LOG_VERBOSE, CFG_LOG_NOTICE, CFG_LOG_WARNING };
+
+typedef struct cfg_save_point {
+    int64_t seconds;
+    int64_t changes;
+} cfg_save_point_t;
+
+typedef struct cfg {
+    char *config_file; /* absolute path, or NULL when none was given */
+
+    /* network */
+    int port;                   /* 6379; 0 = no TCP listener */
+    char *bind[CFG_MAX_BIND];   /* "127.0.0.1" by default */
+    int nbind;
+    char *unixsocket;           /* NULL = none */
+    unsigned unixsocketperm;    /* octal, 0 = default umask */
+    bool protected_mode;        /* yes */
+    int tcp_backlog;            /* 511 */
+    int tcp_keepalive;          /* 300 seconds */
+    int timeout;                /* 0 = never close idle clients */
+
+    /* security and limits */
+    char *requirepass;          /* NULL = none */
+    uint64_t maxclients;        /* 10000 */
+    uint64_t maxmemory;         /* 0 = no limit (bytes; "1gb" accepted) */
+    uint64_t proto_max_bulk_len;        /* 512mb */
+    uint64_t client_query_buffer_limit; /* 1gb */
+    uint64_t cobl_hard;         /* client-output-buffer-limit normal: 0 0 0 */
+    uint64_t cobl_soft;
+    int cobl_soft_seconds;
+
+    /* keyspace and persistence */
+    int databases;              /* 16 */
+    char *dir;                  /* "." */
+    char *dbfilename;           /* "dump.cuckoo" */
+    cfg_save_point_t save[CFG_MAX_SAVE]; /* 3600 1 300 100 60 10000 */
+    int nsave;                  /* 0 = snapshots only on demand */
+    bool stop_writes_on_bgsave_error; /* yes */
+
+    /* process */
+    int loglevel;               /* CFG_LOG_NOTICE */
+    char *logfile;              /* "" = stdout */
+    char *pidfile;              /* NULL = none */
+    bool daemonize;             /* no */
+
+    /* cuckoo filter defaults for auto-created filters */
+    uint32_t cf_bucket_size;     /* 4 */
+    uint32_t cf_fingerprint_bits;/* 12 (cf-error-rate sets it instead) */
+    double cf_error_rate;        /* 0 = use cf_fingerprint_bits */
+    uint32_t cf_max_iterations;  /* 500 */
+    uint32_t cf_expansion_factor;/* 1 */
+    uint32_t cf_max_expansions;  /* 32 */
+    uint64_t cf_initial_size;    /* 1024 */
+} cfg_t;
+
+/* Fills c with the embedded defaults. 0 or -ENOMEM. */
+int cfg_init(cfg_t *c);
+void cfg_free(cfg_t *c);
+
+/* Applies "cuckood [file] [--directive value...]": argv[1] is a file path
+ * unless it starts with "--". 0 on success; otherwise a negative errno and a
+ * message such as "cuckood.conf:12: 'port 99999': argument must be between
+ * 0 and 65535" in err. --version and --help are the caller's to handle. */
+int cfg_load_args(cfg_t *c, int argc, char **argv, char *err, size_t errlen);
+
+/* Applies the text of a config file (name is used in messages). */
+int cfg_load_string(cfg_t *c, const char *name, const char *text, char *err,
+                    size_t errlen);
+
+/* CONFIG GET: calls fn(name, value) for every directive matching the glob
+ * pattern (case-insensitive), values formatted as Redis does ("save" as
+ * "3600 1 300 100", sizes in bytes, booleans "yes"/"no"). */
+typedef void cfg_get_fn(void *ctx, const char *name, const char *value);
+void cfg_get(const cfg_t *c, const char *pattern, cfg_get_fn *fn, void *ctx);
+
+/* CONFIG SET of one directive at run time. 0, or -EINVAL with Redis's wording
+ * in err ("ERR Unknown option or number of arguments for CONFIG SET -
+ * 'x'" / "ERR CONFIG SET failed (possibly related to argument 'x') - ..."),
+ * including for directives that cannot change at run time. */
+int cfg_set(cfg_t *c, const char *name, const char *value, char *err,
+            size_t errlen);
+
+#endif /* CONFIG_H */

@@ -1,0 +1,48 @@
+/*
+ * snapshot.h - the snapshot file: every database's filters in one file,
+ * written atomically (temporary file in the same directory, fsync, rename,
+ * fsync of the directory) and verified by an XXH64 checksum trailer before
+ * anything it holds is handed over.
+ *
+ * Format (little-endian, version 1): see snapshot.c. Each filter is stored
+ * with the core's own encoding (cf_header_write + data).
+ *
+ * Contract: no libuv; safe to call in a forked child (no locks, no loop).
+ * Returns 0 or a negative errno, with a human-readable reason in err.
+ */
+#ifndef SNAPSHOT_H
+#define SNAPSHOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cf.h"
+
+/* The writer asks the caller for its keys: for every database that has keys
+ * (db ascending), iter calls each(ctx, db, key, len, filter) for each key,
+ * and returns the first non-zero value each returned, else 0. */
+typedef int snap_each_fn(void *ctx, int db, const void *key, size_t len,
+                         const cf_filter_t *f);
+typedef int snap_iter_fn(void *src, snap_each_fn *each, void *ctx);
+
+/* Writes the snapshot to path atomically. On failure the file at path is
+ * untouched and no temporary file is left. */
+int snap_save(const char *path, snap_iter_fn *iter, void *src, char *err,
+              size_t errlen);
+
+/* Loads path: on_key(ctx, db, key, len, f) receives each filter (and owns it
+ * from then on, whatever it returns); a non-zero return stops the load with
+ * that value. The checksum of the whole file is verified before the first
+ * on_key call. -ENOENT when the file does not exist (an empty start); -EINVAL
+ * for a corrupt file (err names the file and the problem); -ENOMEM when a
+ * filter is larger than lim allows. */
+typedef int snap_key_fn(void *ctx, int db, const void *key, size_t len,
+                        cf_filter_t *f);
+int snap_load(const char *path, const cf_limits_t *lim, snap_key_fn *on_key,
+              void *ctx, char *err, size_t errlen);
+
+/* Removes temporary files a crashed save left beside path. Returns how many
+ * were removed. */
+int snap_remove_stale(const char *path);
+
+#endif /* SNAPSHOT_H */
