@@ -1,0 +1,374 @@
+/*
+ * conn.c - see conn.h.
+ *
+ * Every read batch is parsed and dispatched completely before anything is
+ * written, and then all of its replies leave in one uv_write, so a pipeline
+ * costs one syscall each way. A client whose replies pile up (it does not
+ * read) stops being read until its pending output drains.
+ */
+#include "conn.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "log.h"
+
+/* Pending output above which a client's input is no longer read. */
+#define CONN_PAUSE_BYTES (4u * 1024 * 1024)
+
+typedef struct conn_write {
+    uv_write_t req;
+    conn_t *c;
+    char *buf;
+    size_t len;
+} conn_write_t;
+
+static const char maxclients_msg[] = "-ERR max number of clients reached\r\n";
+
+static void conn_on_close(uv_handle_t *h)
+{
+    conn_t *c = h->data;
+    resp_parser_free(c->parser);
+    resp_out_release(&c->cl.out);
+    free(c->cl.name);
+    free(c->lib_name);
+    free(c->lib_ver);
+    free(c);
+}
+
+static void conn_on_reject_close(uv_handle_t *h)
+{
+    free(h->data);
+}
+
+void conn_close(conn_t *c)
+{
+    if (c->closing)
+        return;
+    c->closing = true;
+    server_t *s = c->cl.srv;
+    if (c->prev != NULL)
+        c->prev->next = c->next;
+    else
+        s->clients = c->next;
+    if (c->next != NULL)
+        c->next->prev = c->prev;
+    c->prev = c->next = NULL;
+    s->nclients--;
+    uv_close(&c->h.handle, conn_on_close);
+}
+
+static void format_addr(const struct sockaddr_storage *ss, char *buf,
+                        size_t len)
+{
+    char ip[INET6_ADDRSTRLEN] = "?";
+    int port = 0;
+    if (ss->ss_family == AF_INET) {
+        const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
+        uv_ip4_name(a, ip, sizeof(ip));
+        port = ntohs(a->sin_port);
+        snprintf(buf, len, "%s:%d", ip, port);
+    } else if (ss->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ss;
+        uv_ip6_name(a, ip, sizeof(ip));
+        port = ntohs(a->sin6_port);
+        snprintf(buf, len, "[%s]:%d", ip, port);
+    } else {
+        snprintf(buf, len, "?:0");
+    }
+}
+
+static void conn_set_addrs(conn_t *c)
+{
+    if (c->is_unix) {
+        const char *path = c->cl.srv->cfg->unixsocket;
+        snprintf(c->addr, sizeof(c->addr), "%s:0", path ? path : "");
+        snprintf(c->laddr, sizeof(c->laddr), "%s:0", path ? path : "");
+        return;
+    }
+    struct sockaddr_storage ss;
+    int n = sizeof(ss);
+    memset(&ss, 0, sizeof(ss));
+    if (uv_tcp_getpeername(&c->h.tcp, (struct sockaddr *)&ss, &n) == 0)
+        format_addr(&ss, c->addr, sizeof(c->addr));
+    n = sizeof(ss);
+    memset(&ss, 0, sizeof(ss));
+    if (uv_tcp_getsockname(&c->h.tcp, (struct sockaddr *)&ss, &n) == 0)
+        format_addr(&ss, c->laddr, sizeof(c->laddr));
+}
+
+void conn_apply_limits(conn_t *c)
+{
+    const cfg_t *cfg = c->cl.srv->cfg;
+    resp_limits_t lim;
+    resp_limits_default(&lim);
+    lim.max_bulk_len = (size_t)cfg->proto_max_bulk_len;
+    lim.max_query_buf = (size_t)cfg->client_query_buffer_limit;
+    /* Redis keeps unauthenticated clients to small requests, so a client
+     * without the password cannot make the server buffer much. */
+    if (!c->cl.authenticated) {
+        lim.max_args = 10;
+        lim.max_bulk_len = 16384;
+    }
+    resp_parser_set_limits(c->parser, &lim);
+}
+
+static void conn_on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
+{
+    conn_t *c = h->data;
+    /* The parser copies its input, so one slab serves every connection. */
+    buf->base = c->cl.srv->read_slab;
+    buf->len = SERVER_READ_SLAB;
+}
+
+static void conn_stop_reading(conn_t *c)
+{
+    if (c->reading) {
+        uv_read_stop(&c->h.stream);
+        c->reading = false;
+    }
+}
+
+static void conn_on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf);
+
+static void conn_start_reading(conn_t *c)
+{
+    if (!c->reading && !c->closing && !c->cl.close_after_reply) {
+        if (uv_read_start(&c->h.stream, conn_on_alloc, conn_on_read) == 0)
+            c->reading = true;
+        else
+            conn_close(c);
+    }
+}
+
+static void conn_on_write(uv_write_t *req, int status)
+{
+    conn_write_t *w = (conn_write_t *)req;
+    conn_t *c = w->c;
+    c->writes_pending--;
+    c->out_pending -= w->len;
+    free(w->buf);
+    free(w);
+    if (c->closing)
+        return;
+    if (status < 0) {
+        conn_close(c);
+        return;
+    }
+    if (c->out_pending == 0)
+        c->obl_soft_since = 0;
+    if (c->cl.close_after_reply) {
+        if (c->writes_pending == 0)
+            conn_close(c);
+        return;
+    }
+    if (!c->reading && c->out_pending < CONN_PAUSE_BYTES / 2)
+        conn_start_reading(c);
+}
+
+void conn_flush(conn_t *c)
+{
+    if (c->closing)
+        return;
+    if (resp_out_failed(&c->cl.out)) {
+        log_warning("Closing client %s: out of memory for its replies",
+                    c->addr);
+        conn_close(c);
+        return;
+    }
+    size_t len;
+    char *buf = resp_out_take(&c->cl.out, &len);
+    if (buf == NULL) {
+        if (c->cl.close_after_reply && c->writes_pending == 0)
+            conn_close(c);
+        return;
+    }
+    conn_write_t *w = malloc(sizeof(*w));
+    if (w == NULL) {
+        free(buf);
+        conn_close(c);
+        return;
+    }
+    w->c = c;
+    w->buf = buf;
+    w->len = len;
+    uv_buf_t ub = uv_buf_init(buf, (unsigned)len);
+    int rc = uv_write(&w->req, &c->h.stream, &ub, 1, conn_on_write);
+    if (rc < 0) {
+        free(buf);
+        free(w);
+        conn_close(c);
+        return;
+    }
+    c->writes_pending++;
+    c->out_pending += len;
+    c->cl.srv->net_output_bytes += len;
+
+    const cfg_t *cfg = c->cl.srv->cfg;
+    if (cfg->cobl_hard > 0 && c->out_pending > cfg->cobl_hard) {
+        log_notice("Client %s closed for overcoming of output buffer "
+                   "limits.", c->addr);
+        conn_close(c);
+        return;
+    }
+    if (cfg->cobl_soft > 0 && c->out_pending > cfg->cobl_soft &&
+        c->obl_soft_since == 0)
+        c->obl_soft_since = server_now_ms(c->cl.srv) | 1;
+    if (c->out_pending >= CONN_PAUSE_BYTES || c->cl.close_after_reply)
+        conn_stop_reading(c);
+}
+
+static void conn_on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
+{
+    conn_t *c = st->data;
+    resp_cmd_t *cmd;
+    int rc;
+
+    if (nread < 0) {
+        conn_close(c); /* EOF or error */
+        return;
+    }
+    if (nread == 0)
+        return;
+    c->cl.srv->net_input_bytes += (uint64_t)nread;
+    c->last_ms = server_now_ms(c->cl.srv);
+    rc = resp_parser_feed(c->parser, buf->base, (size_t)nread);
+    if (rc == 0) {
+        while (!c->cl.close_after_reply &&
+               (rc = resp_parser_next(c->parser, &cmd)) == 1)
+            cmd_dispatch(&c->cl, cmd);
+    }
+    if (rc == -EPROTO) {
+        const char *why = resp_parser_error(c->parser);
+        resp_add_errorf(&c->cl.out, "ERR %s",
+                        why != NULL ? why : "Protocol error");
+        c->cl.close_after_reply = true;
+        log_verbose("Protocol error (%s) from client: %s",
+                    why != NULL ? why : "?", c->addr);
+    } else if (rc < 0) {
+        conn_close(c);
+        return;
+    }
+    conn_flush(c);
+}
+
+static void conn_reject(uv_handle_t *h)
+{
+    /* uv_try_write on a fresh socket: the kernel buffer is empty, so the
+     * short message goes out whole or not at all. */
+    uv_buf_t b = uv_buf_init((char *)maxclients_msg,
+                             (unsigned)(sizeof(maxclients_msg) - 1));
+    (void)uv_try_write((uv_stream_t *)h, &b, 1);
+    uv_close(h, conn_on_reject_close);
+}
+
+void conn_accept(server_t *s, uv_stream_t *listener, bool is_unix)
+{
+    conn_t *c = calloc(1, sizeof(*c));
+    if (c == NULL) {
+        log_warning("Out of memory accepting a client");
+        return;
+    }
+    c->cl.srv = s;
+    c->is_unix = is_unix;
+    int rc = is_unix ? uv_pipe_init(s->loop, &c->h.pipe, 0)
+                     : uv_tcp_init(s->loop, &c->h.tcp);
+    if (rc < 0) {
+        free(c);
+        return;
+    }
+    c->h.handle.data = c;
+    if ((rc = uv_accept(listener, &c->h.stream)) < 0) {
+        log_verbose("Accepting client connection: %s", uv_strerror(rc));
+        s->rejected_connections++;
+        uv_close(&c->h.handle, conn_on_reject_close);
+        return;
+    }
+    if (s->nclients >= s->cfg->maxclients) {
+        s->rejected_connections++;
+        conn_reject(&c->h.handle);
+        return;
+    }
+    c->parser = resp_parser_new(NULL);
+    if (c->parser == NULL) {
+        uv_close(&c->h.handle, conn_on_reject_close);
+        return;
+    }
+    if (!is_unix) {
+        uv_tcp_nodelay(&c->h.tcp, 1);
+        if (s->cfg->tcp_keepalive > 0)
+            uv_tcp_keepalive(&c->h.tcp, 1, (unsigned)s->cfg->tcp_keepalive);
+    }
+    uv_os_fd_t fd;
+    c->fd = uv_fileno(&c->h.handle, &fd) == 0 ? (int)fd : -1;
+    c->cl.id = ++s->next_client_id;
+    c->cl.dbnum = 0;
+    c->cl.db = s->dbs[0];
+    c->cl.resp = 2;
+    c->cl.authenticated = s->cfg->requirepass == NULL ||
+                          s->cfg->requirepass[0] == '\0';
+    resp_out_init(&c->cl.out, 2);
+    c->created_ms = c->last_ms = server_now_ms(s);
+    c->lastcmd = "NULL";
+    conn_set_addrs(c);
+    conn_apply_limits(c);
+
+    c->next = s->clients;
+    if (s->clients != NULL)
+        s->clients->prev = c;
+    s->clients = c;
+    s->nclients++;
+    s->total_connections++;
+    conn_start_reading(c);
+    log_debug("Accepted %s", c->addr);
+}
+
+size_t conn_describe(const conn_t *c, char *buf, size_t len)
+{
+    uint64_t now = server_now_ms(c->cl.srv);
+    size_t qbuf = resp_parser_pending(c->parser);
+    int n = snprintf(
+        buf, len,
+        "id=%" PRIu64 " addr=%s laddr=%s fd=%d name=%s age=%" PRIu64
+        " idle=%" PRIu64 " flags=N db=%d sub=0 psub=0 ssub=0 multi=-1 "
+        "qbuf=%zu qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 "
+        "oll=0 omem=%" PRIu64 " tot-mem=%" PRIu64 " events=r cmd=%s "
+        "user=default redir=-1 resp=%d lib-name=%s lib-ver=%s\n",
+        c->cl.id, c->addr, c->laddr, c->fd,
+        c->cl.name != NULL ? c->cl.name : "", (now - c->created_ms) / 1000,
+        (now - c->last_ms) / 1000, c->cl.dbnum, qbuf, SERVER_READ_SLAB,
+        c->out_pending, c->out_pending + qbuf, c->lastcmd, c->cl.resp,
+        c->lib_name != NULL ? c->lib_name : "",
+        c->lib_ver != NULL ? c->lib_ver : "");
+    if (n < 0)
+        return 0;
+    return (size_t)n < len ? (size_t)n : len - 1;
+}
+
+void conn_cron(server_t *s)
+{
+    uint64_t now = server_now_ms(s);
+    const cfg_t *cfg = s->cfg;
+    conn_t *next;
+    for (conn_t *c = s->clients; c != NULL; c = next) {
+        next = c->next;
+        if (cfg->timeout > 0 && c->writes_pending == 0 &&
+            now - c->last_ms > (uint64_t)cfg->timeout * 1000) {
+            log_verbose("Closing idle client %s", c->addr);
+            conn_close(c);
+            continue;
+        }
+        if (c->obl_soft_since != 0 && cfg->cobl_soft > 0 &&
+            c->out_pending > cfg->cobl_soft &&
+            now - c->obl_soft_since >=
+                (uint64_t)cfg->cobl_soft_seconds * 1000) {
+            log_notice("Client %s closed for overcoming of output buffer "
+                       "limits.", c->addr);
+            conn_close(c);
+        }
+    }
+}

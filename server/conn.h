@@ -1,0 +1,60 @@
+/*
+ * conn.h - client connections: accept, read -> parse -> dispatch, one write
+ * per read batch, close.
+ *
+ * Contract: event loop thread only. A conn_t is freed in its handle's close
+ * callback, after every pending write callback has run.
+ */
+#ifndef CONN_H
+#define CONN_H
+
+#include <uv.h>
+
+#include "server_int.h"
+
+struct conn {
+    client_t cl; /* first: a client_t * is a conn_t * */
+    union {
+        uv_handle_t handle;
+        uv_stream_t stream;
+        uv_tcp_t tcp;
+        uv_pipe_t pipe;
+    } h;
+    resp_parser_t *parser;
+    conn_t *prev, *next; /* server's client list */
+    char addr[64];       /* "ip:port" or "/path:0" */
+    char laddr[64];
+    int fd;
+    bool is_unix;
+    bool closing;
+    bool reading;
+    uint64_t created_ms;
+    uint64_t last_ms;    /* last interaction, for timeout and idle= */
+    uint64_t out_pending; /* bytes handed to uv_write, not yet written */
+    uint64_t obl_soft_since; /* when the soft limit was first passed, or 0 */
+    int writes_pending;
+    const char *lastcmd; /* static name of the last command */
+    char *lib_name, *lib_ver;
+};
+
+/* Called from a listener's connection callback. */
+void conn_accept(server_t *s, uv_stream_t *listener, bool is_unix);
+
+/* Closes c now (pending writes are cancelled). Idempotent. */
+void conn_close(conn_t *c);
+
+/* Sends what c->cl.out holds in one write; closes c after the write when
+ * close_after_reply is set. */
+void conn_flush(conn_t *c);
+
+/* Writes the CLIENT LIST line of c (ending in '\n') into buf, returns its
+ * length (truncated to len-1). */
+size_t conn_describe(const conn_t *c, char *buf, size_t len);
+
+/* Applies the current limits (CONFIG SET) to c's parser. */
+void conn_apply_limits(conn_t *c);
+
+/* Periodic checks: idle timeout, output buffer soft limit. */
+void conn_cron(server_t *s);
+
+#endif /* CONN_H */
