@@ -1,0 +1,847 @@
+/*
+ * Integration tests: start the real cuckood on a free port (path from the
+ * CUCKOOD_BIN environment variable or argv[1]) and drive it with hiredis's
+ * client and with raw sockets where exact bytes matter (RESP3, protocol
+ * errors, connection closes).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <hiredis.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *daemon_bin;
+static char tmpdir[256];
+
+typedef struct daemon {
+    pid_t pid;
+    int port;
+    char dir[300];
+} daemon_t;
+
+static daemon_t main_d; /* no password */
+static daemon_t auth_d; /* --requirepass s3cret */
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* A port that was free a moment ago: bind port 0, read it, close. */
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(a);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &len) < 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+static bool ping_ok(int port)
+{
+    struct timeval tv = {1, 0};
+    redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
+    bool ok = false;
+    if (c != NULL && !c->err) {
+        redisReply *r = redisCommand(c, "PING");
+        /* NOAUTH also proves the server is up. */
+        ok = r != NULL && (r->type == REDIS_REPLY_STATUS ||
+                           r->type == REDIS_REPLY_ERROR);
+        freeReplyObject(r);
+    }
+    if (c != NULL)
+        redisFree(c);
+    return ok;
+}
+
+/* Starts the daemon with extra "--directive value" arguments (NULL-ended),
+ * retrying with a new port when the chosen one was taken meanwhile. */
+static int start_daemon(daemon_t *d, const char *name, ...)
+{
+    const char *extra[32];
+    int nextra = 0;
+    va_list ap;
+    va_start(ap, name);
+    const char *s;
+    while ((s = va_arg(ap, const char *)) != NULL && nextra < 30)
+        extra[nextra++] = s;
+    va_end(ap);
+
+    snprintf(d->dir, sizeof(d->dir), "%s/%s", tmpdir, name);
+    mkdir(d->dir, 0700);
+    for (int attempt = 0; attempt < 5; attempt++) {
+        d->port = free_port();
+        if (d->port <= 0)
+            continue;
+        char port[16];
+        snprintf(port, sizeof(port), "%d", d->port);
+        const char *argv[48];
+        int n = 0;
+        argv[n++] = daemon_bin;
+        argv[n++] = "--port";
+        argv[n++] = port;
+        argv[n++] = "--dir";
+        argv[n++] = d->dir;
+        argv[n++] = "--loglevel";
+        argv[n++] = "verbose";
+        for (int i = 0; i < nextra; i++)
+            argv[n++] = extra[i];
+        argv[n] = NULL;
+        pid_t pid = fork();
+        if (pid < 0)
+            return -1;
+        if (pid == 0) {
+            char log[400];
+            snprintf(log, sizeof(log), "%s/daemon.log", d->dir);
+            int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+            if (fd >= 0) {
+                dup2(fd, 1);
+                dup2(fd, 2);
+            }
+            if (chdir(d->dir) != 0)
+                _exit(127);
+            execv(daemon_bin, (char *const *)argv);
+            _exit(127);
+        }
+        d->pid = pid;
+        /* Wait (bounded) for PING; give up on this port if the daemon
+         * exits, e.g. because the port was taken. */
+        for (int i = 0; i < 500; i++) {
+            int st;
+            if (waitpid(pid, &st, WNOHANG) == pid) {
+                d->pid = 0;
+                break;
+            }
+            if (ping_ok(d->port))
+                return 0;
+            sleep_ms(20);
+        }
+        if (d->pid != 0) {
+            kill(d->pid, SIGKILL);
+            waitpid(d->pid, NULL, 0);
+            d->pid = 0;
+        }
+    }
+    return -1;
+}
+
+/* Sends SIGTERM and returns the exit status (-1 if it did not exit
+ * normally). */
+static int stop_daemon(daemon_t *d)
+{
+    if (d->pid <= 0)
+        return -1;
+    kill(d->pid, SIGTERM);
+    int st = 0;
+    pid_t r = waitpid(d->pid, &st, 0);
+    d->pid = 0;
+    if (r < 0 || !WIFEXITED(st))
+        return -1;
+    return WEXITSTATUS(st);
+}
+
+static redisContext *connect_to(const daemon_t *d)
+{
+    redisContext *c = redisConnect("127.0.0.1", d->port);
+    assert_non_null(c);
+    assert_int_equal(c->err, 0);
+    return c;
+}
+
+/* ---- raw sockets -------------------------------------------------------- */
+
+static int raw_connect(const daemon_t *d)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)d->port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    return fd;
+}
+
+static void raw_send(int fd, const char *s, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = send(fd, s, len, MSG_NOSIGNAL);
+        assert_true(n > 0);
+        s += n;
+        len -= (size_t)n;
+    }
+}
+
+/* Reads until want bytes arrived, EOF, or 5 s without data. Returns the
+ * bytes read; *eof tells whether the peer closed. */
+static size_t raw_read(int fd, char *buf, size_t want, bool *eof)
+{
+    size_t got = 0;
+    *eof = false;
+    while (got < want) {
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, 1, 5000) <= 0)
+            break;
+        ssize_t n = recv(fd, buf + got, want - got, 0);
+        if (n == 0) {
+            *eof = true;
+            break;
+        }
+        if (n < 0)
+            break;
+        got += (size_t)n;
+    }
+    buf[got] = '\0';
+    return got;
+}
+
+/* Expects exactly the bytes of expect in answer to req. */
+static void raw_expect(int fd, const char *req, const char *expect)
+{
+    char buf[4096];
+    bool eof;
+    raw_send(fd, req, strlen(req));
+    size_t n = raw_read(fd, buf, strlen(expect), &eof);
+    assert_int_equal(n, strlen(expect));
+    assert_memory_equal(buf, expect, n);
+}
+
+static bool raw_closed(int fd)
+{
+    char buf[64];
+    bool eof;
+    raw_read(fd, buf, sizeof(buf) - 1, &eof);
+    return eof;
+}
+
+/* ---- fixtures ----------------------------------------------------------- */
+
+static int group_setup(void **state)
+{
+    snprintf(tmpdir, sizeof(tmpdir), "/tmp/cuckood-integ-XXXXXX");
+    if (mkdtemp(tmpdir) == NULL)
+        return -1;
+    if (start_daemon(&main_d, "main", "--unixsocket", "sock",
+                     "--unixsocketperm", "700", NULL) < 0) {
+        fprintf(stderr, "could not start %s\n", daemon_bin);
+        return -1;
+    }
+    if (start_daemon(&auth_d, "auth", "--requirepass", "s3cret", NULL) < 0)
+        return -1;
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    stop_daemon(&main_d);
+    stop_daemon(&auth_d);
+    return 0;
+}
+
+static void expect_status(redisReply *r, const char *s)
+{
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_STATUS);
+    assert_string_equal(r->str, s);
+    freeReplyObject(r);
+}
+
+static void expect_error(redisReply *r, const char *s)
+{
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_ERROR);
+    assert_string_equal(r->str, s);
+    freeReplyObject(r);
+}
+
+static void expect_int(redisReply *r, long long v)
+{
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+    assert_int_equal(r->integer, v);
+    freeReplyObject(r);
+}
+
+static void expect_str(redisReply *r, const char *s, size_t len)
+{
+    assert_non_null(r);
+    assert_int_equal(r->type, REDIS_REPLY_STRING);
+    assert_int_equal(r->len, len);
+    assert_memory_equal(r->str, s, len);
+    freeReplyObject(r);
+}
+
+/* ---- tests -------------------------------------------------------------- */
+
+static void test_ping_echo(void **state)
+{
+    redisContext *c = connect_to(&main_d);
+    expect_status(redisCommand(c, "PING"), "PONG");
+    expect_str(redisCommand(c, "PING hello"), "hello", 5);
+    expect_str(redisCommand(c, "ECHO %b", "a\0b\r\n", (size_t)5), "a\0b\r\n",
+               5);
+    expect_str(redisCommand(c, "ECHO %b", "", (size_t)0), "", 0);
+    expect_error(redisCommand(c, "PING a b"),
+                 "ERR wrong number of arguments for 'ping' command");
+    redisFree(c);
+}
+
+static void test_pipeline_10k(void **state)
+{
+    redisContext *c = connect_to(&main_d);
+    enum { N = 10000 };
+    for (int i = 0; i < N; i++)
+        assert_int_equal(redisAppendCommand(c, "ECHO %d", i), REDIS_OK);
+    for (int i = 0; i < N; i++) {
+        redisReply *r;
+        char want[16];
+        assert_int_equal(redisGetReply(c, (void **)&r), REDIS_OK);
+        int n = snprintf(want, sizeof(want), "%d", i);
+        expect_str(r, want, (size_t)n);
+    }
+    expect_status(redisCommand(c, "PING"), "PONG");
+    redisFree(c);
+}
+
+static void test_unknown_command(void **state)
+{
+    redisContext *c = connect_to(&main_d);
+    expect_error(redisCommand(c, "FOO a b"),
+                 "ERR unknown command 'FOO', with args beginning with: 'a' "
+                 "'b' ");
+    expect_error(redisCommand(c, "nosuch"),
+                 "ERR unknown command 'nosuch', with args beginning with: ");
+    /* Arguments are cut at 128 bytes in all. */
+    char longarg[201];
+    memset(longarg, 'x', 200);
+    longarg[200] = '\0';
+    char want[300];
+    snprintf(want, sizeof(want),
+             "ERR unknown command 'FOO', with args beginning with: '%.128s' ",
+             longarg);
+    expect_error(redisCommand(c, "FOO %s %s", longarg, "more"), want);
+    /* CR and LF in arguments do not break the error line. */
+    expect_error(redisCommand(c, "FOO %b", "a\r\nb", (size_t)4),
+                 "ERR unknown command 'FOO', with args beginning with: "
+                 "'a  b' ");
+    /* The connection stays usable. */
+    expect_status(redisCommand(c, "PING"), "PONG");
+    redisFree(c);
+}
+
+static void test_arity(void **state)
+{
+    redisContext *c = connect_to(&main_d);
+    expect_error(redisCommand(c, "ECHO"),
+                 "ERR wrong number of arguments for 'echo' command");
+    expect_error(redisCommand(c, "echo a b"),
+                 "ERR wrong number of arguments for 'echo' command");
+    expect_error(redisCommand(c, "SELECT"),
+                 "ERR wrong number of arguments for 'select' command");
+    expect_error(redisCommand(c, "CLIENT SETNAME"),
+                 "ERR wrong number of arguments for 'client|setname' "
+                 "command");
+    expect_error(redisCommand(c, "CLIENT"),
+                 "ERR wrong number of arguments for 'client' command");
+    expect_error(redisCommand(c, "CLIENT NOPE"),
+                 "ERR unknown subcommand 'NOPE'. Try CLIENT HELP.");
+    redisFree(c);
+}
+
+static void test_select(void **state)
+{
+    redisContext *c = connect_to(&main_d);
+    expect_error(redisCommand(c, "SELECT 16"), "ERR DB index is out of range");
+    expect_error(redisCommand(c, "SELECT -1"), "ERR DB index is out of range");
+    expect_error(redisCommand(c, "SELECT x"),
+                 "ERR value is not an integer or out of range");
+    expect_error(redisCommand(c, "SELECT 1x"),
+                 "ERR value is not an integer or out of range");
+    expect_status(redisCommand(c, "SELECT 15"), "OK");
+    expect_status(redisCommand(c, "SELECT 0"), "OK");
+    redisFree(c);
+}
+
+static void test_client(void **state)
+{
+    redisContext *c = connect_to(&main_d);
+    redisReply *r = redisCommand(c, "CLIENT ID");
+    assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+    long long id = r->integer;
+    assert_true(id > 0);
+    freeReplyObject(r);
+    r = redisCommand(c, "CLIENT GETNAME");
+    assert_int_equal(r->type, REDIS_REPLY_NIL);
+    freeReplyObject(r);
+    expect_status(redisCommand(c, "CLIENT SETNAME worker-1"), "OK");
+    expect_str(redisCommand(c, "CLIENT GETNAME"), "worker-1", 8);
+    expect_error(redisCommand(c, "CLIENT SETNAME %s", "a b"),
+                 "ERR Client names cannot contain spaces, newlines or "
+                 "special characters.");
+    expect_status(redisCommand(c, "CLIENT SETINFO LIB-NAME mylib"), "OK");
+    expect_status(redisCommand(c, "CLIENT SETINFO lib-ver 1.2"), "OK");
+    expect_error(redisCommand(c, "CLIENT SETINFO color red"),
+                 "ERR Unrecognized option 'color'");
+    r = redisCommand(c, "CLIENT LIST");
+    assert_int_equal(r->type, REDIS_REPLY_STRING);
+    char want[64];
+    snprintf(want, sizeof(want), "id=%lld ", id);
+    assert_non_null(strstr(r->str, want));
+    assert_non_null(strstr(r->str, "name=worker-1 "));
+    assert_non_null(strstr(r->str, "lib-name=mylib lib-ver=1.2\n"));
+    freeReplyObject(r);
+    r = redisCommand(c, "CLIENT INFO");
+    assert_int_equal(r->type, REDIS_REPLY_STRING);
+    assert_true(strncmp(r->str, want, strlen(want)) == 0);
+    freeReplyObject(r);
+    redisFree(c);
+}
+
+static void test_hello(void **state)
+{
+    redisContext *c = connect_to(&main_d);
+    redisReply *r = redisCommand(c, "HELLO 2 SETNAME hi");
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    assert_int_equal(r->elements, 14);
+    assert_string_equal(r->element[0]->str, "server");
+    assert_string_equal(r->element[1]->str, "redis");
+    assert_string_equal(r->element[4]->str, "proto");
+    assert_int_equal(r->element[5]->integer, 2);
+    assert_string_equal(r->element[8]->str, "mode");
+    assert_string_equal(r->element[9]->str, "standalone");
+    assert_string_equal(r->element[11]->str, "master");
+    assert_int_equal(r->element[13]->type, REDIS_REPLY_ARRAY);
+    freeReplyObject(r);
+    expect_str(redisCommand(c, "CLIENT GETNAME"), "hi", 2);
+    expect_error(redisCommand(c, "HELLO 4"),
+                 "NOPROTO unsupported protocol version");
+    expect_error(redisCommand(c, "HELLO x"),
+                 "ERR Protocol version is not an integer or out of range");
+    expect_error(redisCommand(c, "HELLO 3 BOGUS"),
+                 "ERR Syntax error in HELLO option 'BOGUS'");
+    redisFree(c);
+
+    /* RESP3 bytes on a raw socket. */
+    int fd = raw_connect(&main_d);
+    char buf[1024];
+    bool eof;
+    const char *hello3 = "*2\r\n$5\r\nHELLO\r\n$1\r\n3\r\n";
+    raw_send(fd, hello3, strlen(hello3));
+    const char *head = "%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n";
+    size_t n = raw_read(fd, buf, strlen(head), &eof);
+    assert_int_equal(n, strlen(head));
+    assert_memory_equal(buf, head, n);
+    /* Drain the rest of the map: it ends with "modules" and an empty
+     * array. */
+    const char *tail = "$7\r\nmodules\r\n*0\r\n";
+    size_t got = 0;
+    while (got < 7 || memcmp(buf + got - strlen(tail), tail,
+                             strlen(tail)) != 0) {
+        size_t m = raw_read(fd, buf + got, 1, &eof);
+        assert_int_equal(m, 1);
+        got++;
+        assert_true(got < sizeof(buf) - 1);
+    }
+    buf[got] = '\0';
+    assert_non_null(strstr(buf, "$5\r\nproto\r\n:3\r\n"));
+    /* CONFIG GET answers a map in RESP3. */
+    char req[128], want[128];
+    snprintf(req, sizeof(req), "*3\r\n$6\r\nCONFIG\r\n$3\r\nGET\r\n$4\r\nport"
+                               "\r\n");
+    char port[16];
+    int plen = snprintf(port, sizeof(port), "%d", main_d.port);
+    snprintf(want, sizeof(want), "%%1\r\n$4\r\nport\r\n$%d\r\n%s\r\n", plen,
+             port);
+    raw_expect(fd, req, want);
+    /* Null is "_" in RESP3. */
+    raw_expect(fd, "*2\r\n$6\r\nCLIENT\r\n$7\r\nGETNAME\r\n", "_\r\n");
+    close(fd);
+}
+
+static void test_auth_without_password(void **state)
+{
+    redisContext *c = connect_to(&main_d);
+    expect_error(redisCommand(c, "AUTH foo"),
+                 "ERR AUTH <password> called without any password configured "
+                 "for the default user. Are you sure your configuration is "
+                 "correct?");
+    expect_status(redisCommand(c, "AUTH default anything"), "OK");
+    expect_error(redisCommand(c, "AUTH someone anything"),
+                 "WRONGPASS invalid username-password pair or user is "
+                 "disabled.");
+    redisFree(c);
+}
+
+static void test_auth(void **state)
+{
+    redisContext *c = connect_to(&auth_d);
+    expect_error(redisCommand(c, "PING"), "NOAUTH Authentication required.");
+    expect_error(redisCommand(c, "CLIENT ID"),
+                 "NOAUTH Authentication required.");
+    /* Unknown commands are reported as such before authentication, as
+     * Redis does. */
+    expect_error(redisCommand(c, "NOPE"),
+                 "ERR unknown command 'NOPE', with args beginning with: ");
+    expect_error(redisCommand(c, "AUTH wrong"),
+                 "WRONGPASS invalid username-password pair or user is "
+                 "disabled.");
+    expect_error(redisCommand(c, "AUTH default wrong"),
+                 "WRONGPASS invalid username-password pair or user is "
+                 "disabled.");
+    expect_error(redisCommand(c, "AUTH s3cre"),
+                 "WRONGPASS invalid username-password pair or user is "
+                 "disabled.");
+    expect_error(redisCommand(c, "AUTH s3cret1"),
+                 "WRONGPASS invalid username-password pair or user is "
+                 "disabled.");
+    expect_error(redisCommand(c, "AUTH other s3cret"),
+                 "WRONGPASS invalid username-password pair or user is "
+                 "disabled.");
+    expect_error(redisCommand(c, "HELLO 2"),
+                 "NOAUTH HELLO must be called with the client already "
+                 "authenticated, otherwise the HELLO <proto> AUTH <user> "
+                 "<pass> option can be used to authenticate the client and "
+                 "select the RESP protocol version at the same time");
+    expect_status(redisCommand(c, "AUTH s3cret"), "OK");
+    expect_status(redisCommand(c, "PING"), "PONG");
+    redisFree(c);
+
+    c = connect_to(&auth_d);
+    expect_error(redisCommand(c, "HELLO 2 AUTH default nope"),
+                 "WRONGPASS invalid username-password pair or user is "
+                 "disabled.");
+    redisReply *r = redisCommand(c, "HELLO 2 AUTH default s3cret");
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    freeReplyObject(r);
+    expect_status(redisCommand(c, "PING"), "PONG");
+    redisFree(c);
+
+    c = connect_to(&auth_d);
+    expect_status(redisCommand(c, "AUTH default s3cret"), "OK");
+    expect_status(redisCommand(c, "PING"), "PONG");
+    redisFree(c);
+
+    /* QUIT works before authentication. */
+    int fd = raw_connect(&auth_d);
+    raw_expect(fd, "*1\r\n$4\r\nQUIT\r\n", "+OK\r\n");
+    assert_true(raw_closed(fd));
+    close(fd);
+
+    /* An unauthenticated client may not send big requests. */
+    fd = raw_connect(&auth_d);
+    const char *big = "*1\r\n$100000\r\n";
+    raw_send(fd, big, strlen(big));
+    char buf[256];
+    bool eof;
+    size_t n = raw_read(fd, buf, 5, &eof);
+    assert_int_equal(n, 5);
+    assert_memory_equal(buf, "-ERR ", 5);
+    assert_true(raw_closed(fd));
+    close(fd);
+}
+
+static void test_protocol_error(void **state)
+{
+    redisContext *other = connect_to(&main_d);
+    int fd = raw_connect(&main_d);
+    /* The command before the bad frame is answered, then the error, then
+     * the connection closes. */
+    raw_expect(fd, "*1\r\n$4\r\nPING\r\n*1\r\n$-5\r\n",
+               "+PONG\r\n-ERR Protocol error: invalid bulk length\r\n");
+    assert_true(raw_closed(fd));
+    close(fd);
+
+    fd = raw_connect(&main_d);
+    raw_expect(fd, "*1\r\n:5\r\n", "-ERR Protocol error: expected '$', got "
+                                   "':'\r\n");
+    assert_true(raw_closed(fd));
+    close(fd);
+
+    expect_status(redisCommand(other, "PING"), "PONG");
+    redisFree(other);
+}
+
+static void test_inline_and_empty(void **state)
+{
+    int fd = raw_connect(&main_d);
+    raw_expect(fd, "PING\r\n", "+PONG\r\n");
+    raw_expect(fd, "*0\r\n\r\nECHO hi\r\n", "$2\r\nhi\r\n");
+    close(fd);
+}
+
+static void test_quit(void **state)
+{
+    int fd = raw_connect(&main_d);
+    /* Commands after QUIT in the same batch are not run. */
+    raw_expect(fd, "*1\r\n$4\r\nQUIT\r\n*1\r\n$4\r\nPING\r\n", "+OK\r\n");
+    assert_true(raw_closed(fd));
+    close(fd);
+}
+
+static void test_unix_socket(void **state)
+{
+    char path[400];
+    snprintf(path, sizeof(path), "%s/sock", main_d.dir);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    redisContext *c = redisConnectUnix(path);
+    assert_non_null(c);
+    assert_int_equal(c->err, 0);
+    expect_status(redisCommand(c, "PING"), "PONG");
+    redisFree(c);
+}
+
+static void test_info_time_config(void **state)
+{
+    redisContext *c = connect_to(&main_d);
+    expect_status(redisCommand(c, "PING"), "PONG");
+    redisReply *r = redisCommand(c, "INFO");
+    assert_int_equal(r->type, REDIS_REPLY_STRING);
+    assert_non_null(strstr(r->str, "redis_version:"));
+    assert_non_null(strstr(r->str, "\r\nloading:0\r\n"));
+    assert_non_null(strstr(r->str, "# Memory\r\nused_memory:"));
+    assert_null(strstr(r->str, "cmdstat_"));
+    freeReplyObject(r);
+    r = redisCommand(c, "INFO commandstats");
+    assert_int_equal(r->type, REDIS_REPLY_STRING);
+    assert_non_null(strstr(r->str, "# Commandstats\r\n"));
+    assert_non_null(strstr(r->str, "cmdstat_ping:calls="));
+    assert_null(strstr(r->str, "# Server"));
+    freeReplyObject(r);
+    r = redisCommand(c, "TIME");
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    assert_int_equal(r->elements, 2);
+    assert_true(atoll(r->element[0]->str) > 1600000000);
+    freeReplyObject(r);
+    r = redisCommand(c, "CONFIG GET maxclients");
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    assert_int_equal(r->elements, 2);
+    assert_string_equal(r->element[0]->str, "maxclients");
+    freeReplyObject(r);
+    expect_status(redisCommand(c, "CONFIG SET loglevel notice"), "OK");
+    r = redisCommand(c, "CONFIG SET nosuchdirective 1");
+    assert_int_equal(r->type, REDIS_REPLY_ERROR);
+    assert_true(strncmp(r->str, "ERR ", 4) == 0);
+    freeReplyObject(r);
+    expect_error(redisCommand(c, "CONFIG SET loglevel"),
+                 "ERR wrong number of arguments for 'config|set' command");
+    r = redisCommand(c, "COMMAND COUNT");
+    assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+    assert_true(r->integer >= 20);
+    freeReplyObject(r);
+    r = redisCommand(c, "COMMAND INFO ping nosuch");
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    assert_int_equal(r->elements, 2);
+    assert_int_equal(r->element[0]->type, REDIS_REPLY_ARRAY);
+    assert_string_equal(r->element[0]->element[0]->str, "ping");
+    assert_int_equal(r->element[0]->element[1]->integer, -1);
+    assert_int_equal(r->element[1]->type, REDIS_REPLY_NIL);
+    freeReplyObject(r);
+    r = redisCommand(c, "COMMAND DOCS scan");
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    assert_int_equal(r->elements, 2);
+    assert_string_equal(r->element[0]->str, "scan");
+    freeReplyObject(r);
+    redisFree(c);
+}
+
+static void test_maxclients(void **state)
+{
+    redisContext *c = connect_to(&main_d);
+    redisReply *r = redisCommand(c, "INFO clients");
+    const char *p = strstr(r->str, "connected_clients:");
+    assert_non_null(p);
+    long connected = atol(p + strlen("connected_clients:"));
+    freeReplyObject(r);
+    char cmd[64];
+    snprintf(cmd, sizeof(cmd), "CONFIG SET maxclients %ld", connected + 1);
+    expect_status(redisCommand(c, cmd), "OK");
+    redisContext *c2 = connect_to(&main_d);
+    expect_status(redisCommand(c2, "PING"), "PONG");
+    int fd = raw_connect(&main_d);
+    char buf[128];
+    bool eof;
+    const char *want = "-ERR max number of clients reached\r\n";
+    size_t n = raw_read(fd, buf, strlen(want), &eof);
+    assert_int_equal(n, strlen(want));
+    assert_memory_equal(buf, want, n);
+    assert_true(raw_closed(fd));
+    close(fd);
+    expect_status(redisCommand(c, "CONFIG SET maxclients 10000"), "OK");
+    redisFree(c2);
+    redisFree(c);
+}
+
+/* Keyspace commands need filters, which only CF.RESERVE makes. */
+static bool have_cf(redisContext *c)
+{
+    redisReply *r = redisCommand(c, "CF.RESERVE __probe 100");
+    bool ok = !(r->type == REDIS_REPLY_ERROR &&
+                strncmp(r->str, "ERR unknown command", 19) == 0);
+    freeReplyObject(r);
+    if (ok)
+        freeReplyObject(redisCommand(c, "DEL __probe"));
+    return ok;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void test_keyspace_commands(void **state)
+{
+    redisContext *c = connect_to(&main_d);
+    if (!have_cf(c)) {
+        redisFree(c);
+        skip();
+    }
+    expect_status(redisCommand(c, "SELECT 5"), "OK");
+    expect_status(redisCommand(c, "FLUSHDB"), "OK");
+    expect_int(redisCommand(c, "DBSIZE"), 0);
+    expect_status(redisCommand(c, "CF.RESERVE a 100"), "OK");
+    expect_status(redisCommand(c, "CF.RESERVE b 100"), "OK");
+    expect_status(redisCommand(c, "CF.RESERVE %b 100", "c\0c", (size_t)3),
+                  "OK");
+    expect_int(redisCommand(c, "DBSIZE"), 3);
+    expect_status(redisCommand(c, "TYPE a"), "MBbloomCF");
+    expect_status(redisCommand(c, "TYPE zz"), "none");
+
+    redisReply *r = redisCommand(c, "KEYS *");
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    assert_int_equal(r->elements, 3);
+    freeReplyObject(r);
+    r = redisCommand(c, "KEYS [ab]");
+    assert_int_equal(r->elements, 2);
+    char *names[2] = {r->element[0]->str, r->element[1]->str};
+    qsort(names, 2, sizeof(names[0]), cmp_str);
+    assert_string_equal(names[0], "a");
+    assert_string_equal(names[1], "b");
+    freeReplyObject(r);
+
+    /* SCAN: a full walk reports every key; TYPE filters. */
+    int seen = 0;
+    char cursor[32] = "0";
+    do {
+        r = redisCommand(c, "SCAN %s COUNT 1", cursor);
+        assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+        assert_int_equal(r->elements, 2);
+        snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
+        seen += (int)r->element[1]->elements;
+        freeReplyObject(r);
+    } while (strcmp(cursor, "0") != 0);
+    assert_true(seen >= 3);
+    r = redisCommand(c, "SCAN 0 COUNT 1000 TYPE string");
+    assert_int_equal(r->element[1]->elements, 0);
+    freeReplyObject(r);
+    r = redisCommand(c, "SCAN 0 COUNT 1000 MATCH a TYPE MBbloomCF");
+    assert_int_equal(r->element[1]->elements, 1);
+    assert_string_equal(r->element[1]->element[0]->str, "a");
+    freeReplyObject(r);
+    expect_error(redisCommand(c, "SCAN x"), "ERR invalid cursor");
+    expect_error(redisCommand(c, "SCAN 0 COUNT 0"), "ERR syntax error");
+    expect_error(redisCommand(c, "SCAN 0 BOGUS 1"), "ERR syntax error");
+
+    /* SELECT isolation: the same name in another database is another
+     * key. */
+    expect_status(redisCommand(c, "SELECT 6"), "OK");
+    expect_status(redisCommand(c, "FLUSHDB"), "OK");
+    expect_int(redisCommand(c, "EXISTS a"), 0);
+    expect_status(redisCommand(c, "CF.RESERVE a 100"), "OK");
+    expect_int(redisCommand(c, "DBSIZE"), 1);
+    expect_status(redisCommand(c, "SELECT 5"), "OK");
+
+    expect_int(redisCommand(c, "EXISTS a b b zz"), 3);
+    expect_int(redisCommand(c, "DEL a zz"), 1);
+    expect_int(redisCommand(c, "UNLINK a"), 0);
+    expect_status(redisCommand(c, "RENAME b d"), "OK");
+    expect_int(redisCommand(c, "EXISTS b"), 0);
+    expect_status(redisCommand(c, "TYPE d"), "MBbloomCF");
+    expect_error(redisCommand(c, "RENAME nope x"), "ERR no such key");
+    expect_int(redisCommand(c, "DBSIZE"), 2);
+
+    r = redisCommand(c, "INFO keyspace");
+    assert_non_null(strstr(r->str, "db5:keys=2,expires=0,avg_ttl=0\r\n"));
+    assert_non_null(strstr(r->str, "db6:keys=1,expires=0,avg_ttl=0\r\n"));
+    freeReplyObject(r);
+
+    expect_status(redisCommand(c, "FLUSHDB"), "OK");
+    expect_int(redisCommand(c, "DBSIZE"), 0);
+    expect_status(redisCommand(c, "SELECT 6"), "OK");
+    expect_int(redisCommand(c, "DBSIZE"), 1);
+    expect_status(redisCommand(c, "FLUSHALL"), "OK");
+    expect_int(redisCommand(c, "DBSIZE"), 0);
+    expect_error(redisCommand(c, "FLUSHALL BOGUS"), "ERR syntax error");
+    redisFree(c);
+}
+
+static void test_sigterm_exits_zero(void **state)
+{
+    daemon_t d = {0};
+    assert_int_equal(start_daemon(&d, "sigterm", NULL), 0);
+    redisContext *c = connect_to(&d); /* a client open at shutdown */
+    expect_status(redisCommand(c, "PING"), "PONG");
+    assert_int_equal(stop_daemon(&d), 0);
+    redisFree(c);
+}
+
+int main(int argc, char **argv)
+{
+    daemon_bin = getenv("CUCKOOD_BIN");
+    if (argc > 1)
+        daemon_bin = argv[1];
+    if (daemon_bin == NULL) {
+        fprintf(stderr, "usage: test_server /path/to/cuckood "
+                        "(or CUCKOOD_BIN=...)\n");
+        return 2;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ping_echo),
+        cmocka_unit_test(test_pipeline_10k),
+        cmocka_unit_test(test_unknown_command),
+        cmocka_unit_test(test_arity),
+        cmocka_unit_test(test_select),
+        cmocka_unit_test(test_client),
+        cmocka_unit_test(test_hello),
+        cmocka_unit_test(test_auth_without_password),
+        cmocka_unit_test(test_auth),
+        cmocka_unit_test(test_protocol_error),
+        cmocka_unit_test(test_inline_and_empty),
+        cmocka_unit_test(test_quit),
+        cmocka_unit_test(test_unix_socket),
+        cmocka_unit_test(test_info_time_config),
+        cmocka_unit_test(test_maxclients),
+        cmocka_unit_test(test_keyspace_commands),
+        cmocka_unit_test(test_sigterm_exits_zero),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
