@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <hiredis.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -249,10 +250,8 @@ static int group_setup(void **state)
     if (mkdtemp(tmpdir) == NULL)
         return -1;
     if (start_daemon(&main_d, "main", "--unixsocket", "sock",
-                     "--unixsocketperm", "700", NULL) < 0) {
-        fprintf(stderr, "could not start %s\n", daemon_bin);
+                     "--unixsocketperm", "700", NULL) < 0)
         return -1;
-    }
     if (start_daemon(&auth_d, "auth", "--requirepass", "s3cret", NULL) < 0)
         return -1;
     return 0;
@@ -262,6 +261,16 @@ static int group_teardown(void **state)
 {
     stop_daemon(&main_d);
     stop_daemon(&auth_d);
+    /* Keep the logs when asked to, for debugging a failure. */
+    if (tmpdir[0] != '\0' && getenv("CUCKOOD_KEEP_TMP") == NULL) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            execlp("rm", "rm", "-rf", tmpdir, (char *)NULL);
+            _exit(127);
+        }
+        if (pid > 0)
+            waitpid(pid, NULL, 0);
+    }
     return 0;
 }
 
@@ -823,7 +832,22 @@ int main(int argc, char **argv)
                         "(or CUCKOOD_BIN=...)\n");
         return 2;
     }
+    /* The daemon runs in its own directory: make the path absolute. */
+    static char abs_bin[4096];
+    if (realpath(daemon_bin, abs_bin) == NULL) {
+        fprintf(stderr, "test_server: %s: %s\n", daemon_bin,
+                strerror(errno));
+        return 2;
+    }
+    daemon_bin = abs_bin;
     signal(SIGPIPE, SIG_IGN);
+    /* Daemons are started here rather than in a cmocka group setup, whose
+     * failure would not fail the run. */
+    if (group_setup(NULL) < 0) {
+        fprintf(stderr, "test_server: could not start %s\n", daemon_bin);
+        group_teardown(NULL);
+        return 1;
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ping_echo),
         cmocka_unit_test(test_pipeline_10k),
@@ -843,5 +867,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_keyspace_commands),
         cmocka_unit_test(test_sigterm_exits_zero),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    group_teardown(NULL);
+    return failed != 0;
 }
