@@ -471,7 +471,7 @@ static void test_hello(void **state)
      * array. */
     const char *tail = "$7\r\nmodules\r\n*0\r\n";
     size_t got = 0;
-    while (got < 7 || memcmp(buf + got - strlen(tail), tail,
+    while (got < strlen(tail) || memcmp(buf + got - strlen(tail), tail,
                              strlen(tail)) != 0) {
         size_t m = raw_read(fd, buf + got, 1, &eof);
         assert_int_equal(m, 1);
