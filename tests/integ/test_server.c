@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -126,6 +127,8 @@ static int start_daemon(daemon_t *d, const char *name, ...)
                 dup2(fd, 1);
                 dup2(fd, 2);
             }
+            /* A crashed test run must not leave daemons behind. */
+            prctl(PR_SET_PDEATHSIG, SIGTERM);
             if (chdir(d->dir) != 0)
                 _exit(127);
             execv(daemon_bin, (char *const *)argv);
