@@ -220,6 +220,7 @@ void cmd_dispatch(client_t *c, const resp_cmd_t *cmd)
     }
     const cmd_def_t *d = e->def;
     cn->lastcmd = d->name;
+    cn->lastsub = NULL;
     if (!arity_ok(d->arity, cmd->argc)) {
         reply_wrong_arity(c, d->name);
         e->rejected++;
@@ -245,6 +246,7 @@ void cmd_dispatch(client_t *c, const resp_cmd_t *cmd)
             e->rejected++;
             return;
         }
+        cn->lastsub = sub->name;
         d = sub;
     } else if (!c->authenticated && !(d->flags & CMD_NOAUTH)) {
         resp_add_error(&c->out, "NOAUTH Authentication required.");

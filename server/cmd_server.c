@@ -973,6 +973,22 @@ static void shutdown_proc(client_t *c, int argc, const resp_arg_t *argv)
     server_shutdown(c->srv, 0);
 }
 
+static void memory_usage_proc(client_t *c, int argc, const resp_arg_t *argv)
+{
+    if (argc != 3 && !(argc == 5 && cmd_arg_is(&argv[3], "samples"))) {
+        reply_syntax_error(c);
+        return;
+    }
+    const cf_filter_t *f = ks_get(c->db, argv[2].ptr, argv[2].len);
+    if (f == NULL) {
+        resp_add_null(&c->out);
+        return;
+    }
+    /* The filter's exact size plus what the key takes in the table. */
+    resp_add_int(&c->out,
+                 (int64_t)(cf_size_bytes(f) + argv[2].len + 1 + 40));
+}
+
 /* ---- the table --------------------------------------------------------- */
 
 #define END {NULL, NULL, NULL, 0, NULL}
@@ -1050,6 +1066,17 @@ static const cmd_arg_t shutdown_args[] = {
     {"force", "pure-token", "FORCE", CMD_ARG_OPTIONAL, NULL}, END};
 
 #define CMD_END {NULL, 0, 0, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL}
+
+static const cmd_arg_t memory_usage_args[] = {
+    {"key", "key", NULL, 0, NULL},
+    {"count", "integer", "SAMPLES", CMD_ARG_OPTIONAL, NULL}, END};
+
+static const cmd_def_t memory_subs[] = {
+    {"usage", -3, CMD_READONLY, memory_usage_proc, 2, 2, 1, "server",
+     "Estimates the memory usage of a key.", "4.0.0",
+     "O(1)", memory_usage_args, NULL},
+    CMD_END,
+};
 
 static const cmd_def_t client_subs[] = {
     {"getname", 2, CMD_FAST, client_getname_proc, 0, 0, 0,
@@ -1174,6 +1201,9 @@ const cmd_def_t cmd_server_table[] = {
     {"config", -2, 0, NULL, 0, 0, 0, "server",
      "A container for server configuration commands.", "2.0.0",
      "Depends on subcommand.", NULL, config_subs},
+    {"memory", -2, 0, NULL, 0, 0, 0, "server",
+     "A container for memory diagnostics commands.", "4.0.0",
+     "Depends on subcommand.", NULL, memory_subs},
     {"shutdown", -1, CMD_ADMIN | CMD_LOADING | CMD_STALE,
      shutdown_proc, 0, 0, 0, "server",
      "Synchronously saves the database(s) to disk and shuts down the "

@@ -28,6 +28,14 @@ typedef struct conn_write {
 } conn_write_t;
 
 static const char maxclients_msg[] = "-ERR max number of clients reached\r\n";
+static const char denied_msg[] =
+    "-DENIED cuckood is running in protected mode because protected mode is "
+    "enabled and no password is set for the default user. In this mode "
+    "connections are only accepted from the loopback interface. To accept "
+    "connections from other hosts, either set a password (requirepass) or "
+    "disable protected mode ('CONFIG SET protected-mode no' from the "
+    "loopback interface, or '--protected-mode no' at start-up), and make "
+    "sure the server is not reachable from the internet.\r\n";
 
 static void conn_on_close(uv_handle_t *h)
 {
@@ -150,7 +158,6 @@ static void conn_on_write(uv_write_t *req, int status)
     conn_write_t *w = (conn_write_t *)req;
     conn_t *c = w->c;
     c->writes_pending--;
-    c->out_pending -= w->len;
     free(w->buf);
     free(w);
     if (c->closing)
@@ -159,14 +166,15 @@ static void conn_on_write(uv_write_t *req, int status)
         conn_close(c);
         return;
     }
-    if (c->out_pending == 0)
+    size_t queued = conn_out_queued(c);
+    if (queued <= c->cl.srv->cfg->cobl_soft)
         c->obl_soft_since = 0;
     if (c->cl.close_after_reply) {
         if (c->writes_pending == 0)
             conn_close(c);
         return;
     }
-    if (!c->reading && c->out_pending < CONN_PAUSE_BYTES / 2)
+    if (!c->reading && queued < CONN_PAUSE_BYTES / 2)
         conn_start_reading(c);
 }
 
@@ -205,20 +213,22 @@ void conn_flush(conn_t *c)
         return;
     }
     c->writes_pending++;
-    c->out_pending += len;
     c->cl.srv->net_output_bytes += len;
 
+    /* uv_write has already tried to write: what is left queued is what
+     * the client has not read. */
     const cfg_t *cfg = c->cl.srv->cfg;
-    if (cfg->cobl_hard > 0 && c->out_pending > cfg->cobl_hard) {
+    size_t queued = conn_out_queued(c);
+    if (cfg->cobl_hard > 0 && queued > cfg->cobl_hard) {
         log_notice("Client %s closed for overcoming of output buffer "
                    "limits.", c->addr);
         conn_close(c);
         return;
     }
-    if (cfg->cobl_soft > 0 && c->out_pending > cfg->cobl_soft &&
+    if (cfg->cobl_soft > 0 && queued > cfg->cobl_soft &&
         c->obl_soft_since == 0)
         c->obl_soft_since = server_now_ms(c->cl.srv) | 1;
-    if (c->out_pending >= CONN_PAUSE_BYTES || c->cl.close_after_reply)
+    if (queued >= CONN_PAUSE_BYTES || c->cl.close_after_reply)
         conn_stop_reading(c);
 }
 
@@ -256,12 +266,43 @@ static void conn_on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
     conn_flush(c);
 }
 
-static void conn_reject(uv_handle_t *h)
+/* true for 127.0.0.0/8, ::1 and ::ffff:127.0.0.0/104. */
+static bool is_loopback(const struct sockaddr_storage *ss)
+{
+    if (ss->ss_family == AF_INET) {
+        const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
+        return (ntohl(a->sin_addr.s_addr) >> 24) == 127;
+    }
+    if (ss->ss_family == AF_INET6) {
+        const unsigned char *b =
+            ((const struct sockaddr_in6 *)ss)->sin6_addr.s6_addr;
+        static const unsigned char lo[16] = {[15] = 1};
+        static const unsigned char mapped[12] = {[10] = 0xff, [11] = 0xff};
+        return memcmp(b, lo, 16) == 0 ||
+               (memcmp(b, mapped, 12) == 0 && b[12] == 127);
+    }
+    return false;
+}
+
+/* Protected mode as in Redis: without a password, only local clients. */
+static bool conn_denied(server_t *s, conn_t *c)
+{
+    if (c->is_unix || !s->cfg->protected_mode ||
+        (s->cfg->requirepass != NULL && s->cfg->requirepass[0] != '\0'))
+        return false;
+    struct sockaddr_storage ss;
+    int n = sizeof(ss);
+    memset(&ss, 0, sizeof(ss));
+    if (uv_tcp_getpeername(&c->h.tcp, (struct sockaddr *)&ss, &n) != 0)
+        return false;
+    return !is_loopback(&ss);
+}
+
+static void conn_reject(uv_handle_t *h, const char *msg, size_t len)
 {
     /* uv_try_write on a fresh socket: the kernel buffer is empty, so the
      * short message goes out whole or not at all. */
-    uv_buf_t b = uv_buf_init((char *)maxclients_msg,
-                             (unsigned)(sizeof(maxclients_msg) - 1));
+    uv_buf_t b = uv_buf_init((char *)msg, (unsigned)len);
     (void)uv_try_write((uv_stream_t *)h, &b, 1);
     uv_close(h, conn_on_reject_close);
 }
@@ -290,7 +331,13 @@ void conn_accept(server_t *s, uv_stream_t *listener, bool is_unix)
     }
     if (s->nclients >= s->cfg->maxclients) {
         s->rejected_connections++;
-        conn_reject(&c->h.handle);
+        conn_reject(&c->h.handle, maxclients_msg, sizeof(maxclients_msg) - 1);
+        return;
+    }
+    if (conn_denied(s, c)) {
+        s->rejected_connections++;
+        log_verbose("Denied a non-local client in protected mode");
+        conn_reject(&c->h.handle, denied_msg, sizeof(denied_msg) - 1);
         return;
     }
     c->parser = resp_parser_new(NULL);
@@ -327,21 +374,32 @@ void conn_accept(server_t *s, uv_stream_t *listener, bool is_unix)
     log_debug("Accepted %s", c->addr);
 }
 
+size_t conn_out_queued(const conn_t *c)
+{
+    return uv_stream_get_write_queue_size(&c->h.stream);
+}
+
 size_t conn_describe(const conn_t *c, char *buf, size_t len)
 {
     uint64_t now = server_now_ms(c->cl.srv);
     size_t qbuf = resp_parser_pending(c->parser);
+    size_t omem = conn_out_queued(c);
+    char cmd[80];
+    if (c->lastsub != NULL)
+        snprintf(cmd, sizeof(cmd), "%s|%s", c->lastcmd, c->lastsub);
+    else
+        snprintf(cmd, sizeof(cmd), "%s", c->lastcmd);
     int n = snprintf(
         buf, len,
         "id=%" PRIu64 " addr=%s laddr=%s fd=%d name=%s age=%" PRIu64
         " idle=%" PRIu64 " flags=N db=%d sub=0 psub=0 ssub=0 multi=-1 "
         "qbuf=%zu qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 "
-        "oll=0 omem=%" PRIu64 " tot-mem=%" PRIu64 " events=r cmd=%s "
+        "oll=0 omem=%zu tot-mem=%zu events=r cmd=%s "
         "user=default redir=-1 resp=%d lib-name=%s lib-ver=%s\n",
         c->cl.id, c->addr, c->laddr, c->fd,
         c->cl.name != NULL ? c->cl.name : "", (now - c->created_ms) / 1000,
         (now - c->last_ms) / 1000, c->cl.dbnum, qbuf, SERVER_READ_SLAB,
-        c->out_pending, c->out_pending + qbuf, c->lastcmd, c->cl.resp,
+        omem, omem + qbuf, cmd, c->cl.resp,
         c->lib_name != NULL ? c->lib_name : "",
         c->lib_ver != NULL ? c->lib_ver : "");
     if (n < 0)
@@ -356,14 +414,14 @@ void conn_cron(server_t *s)
     conn_t *next;
     for (conn_t *c = s->clients; c != NULL; c = next) {
         next = c->next;
-        if (cfg->timeout > 0 && c->writes_pending == 0 &&
+        if (cfg->timeout > 0 && c->writes_pending == 0 && !c->closing &&
             now - c->last_ms > (uint64_t)cfg->timeout * 1000) {
             log_verbose("Closing idle client %s", c->addr);
             conn_close(c);
             continue;
         }
         if (c->obl_soft_since != 0 && cfg->cobl_soft > 0 &&
-            c->out_pending > cfg->cobl_soft &&
+            conn_out_queued(c) > cfg->cobl_soft &&
             now - c->obl_soft_since >=
                 (uint64_t)cfg->cobl_soft_seconds * 1000) {
             log_notice("Client %s closed for overcoming of output buffer "

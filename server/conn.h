@@ -30,10 +30,10 @@ struct conn {
     bool reading;
     uint64_t created_ms;
     uint64_t last_ms;    /* last interaction, for timeout and idle= */
-    uint64_t out_pending; /* bytes handed to uv_write, not yet written */
     uint64_t obl_soft_since; /* when the soft limit was first passed, or 0 */
     int writes_pending;
     const char *lastcmd; /* static name of the last command */
+    const char *lastsub; /* and of its subcommand, or NULL */
     char *lib_name, *lib_ver;
 };
 
@@ -53,6 +53,9 @@ size_t conn_describe(const conn_t *c, char *buf, size_t len);
 
 /* Applies the current limits (CONFIG SET) to c's parser. */
 void conn_apply_limits(conn_t *c);
+
+/* Reply bytes the kernel has not taken yet (the output buffer). */
+size_t conn_out_queued(const conn_t *c);
 
 /* Periodic checks: idle timeout, output buffer soft limit. */
 void conn_cron(server_t *s);

@@ -3,10 +3,14 @@
  * and shutdown of the event loop.
  */
 #include <errno.h>
+#include <netdb.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -16,6 +20,7 @@ static void usage(FILE *fp)
 {
     fprintf(fp,
             "Usage: cuckood [/path/to/cuckood.conf] [--directive value ...]\n"
+            "       cuckood --ping [host:port | /path/to/socket]\n"
             "       cuckood --version\n"
             "       cuckood --help\n"
             "\n"
@@ -25,6 +30,114 @@ static void usage(FILE *fp)
             "       cuckood /etc/cuckood.conf\n"
             "       cuckood --port 7777 --requirepass s3cret\n"
             "       cuckood /etc/cuckood.conf --loglevel verbose\n");
+}
+
+/* Waits for fd to be ready for events, at most ms milliseconds. */
+static bool wait_fd(int fd, short events, int ms)
+{
+    struct pollfd p = {fd, events, 0};
+    int rc;
+    do
+        rc = poll(&p, 1, ms);
+    while (rc < 0 && errno == EINTR);
+    return rc > 0;
+}
+
+static int probe_connect(const char *target)
+{
+    int fd = -1;
+    if (target[0] == '/') {
+        struct sockaddr_un a = {.sun_family = AF_UNIX};
+        if (strlen(target) >= sizeof(a.sun_path))
+            return -1;
+        strcpy(a.sun_path, target);
+        fd = socket(AF_UNIX, SOCK_STREAM, 0);
+        if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+            close(fd);
+            fd = -1;
+        }
+        return fd;
+    }
+    char host[256] = "127.0.0.1", port[16] = "6379";
+    const char *colon = strrchr(target, ':');
+    if (target[0] == '[') { /* [v6addr]:port */
+        const char *end = strchr(target, ']');
+        if (end == NULL || (size_t)(end - target - 1) >= sizeof(host))
+            return -1;
+        memcpy(host, target + 1, (size_t)(end - target - 1));
+        host[end - target - 1] = '\0';
+        if (end[1] == ':')
+            snprintf(port, sizeof(port), "%s", end + 2);
+    } else if (colon != NULL) {
+        if ((size_t)(colon - target) >= sizeof(host))
+            return -1;
+        memcpy(host, target, (size_t)(colon - target));
+        host[colon - target] = '\0';
+        snprintf(port, sizeof(port), "%s", colon + 1);
+    } else if (target[0] != '\0') {
+        snprintf(host, sizeof(host), "%s", target);
+    }
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res, *ai;
+    if (getaddrinfo(host, port, &hints, &res) != 0)
+        return -1;
+    for (ai = res; ai != NULL && fd < 0; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK,
+                    ai->ai_protocol);
+        if (fd < 0)
+            continue;
+        int rc = connect(fd, ai->ai_addr, ai->ai_addrlen);
+        int soerr = 0;
+        socklen_t len = sizeof(soerr);
+        if (rc < 0 && errno == EINPROGRESS && wait_fd(fd, POLLOUT, 3000) &&
+            getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == 0 &&
+            soerr == 0)
+            rc = 0;
+        if (rc < 0) {
+            close(fd);
+            fd = -1;
+        }
+    }
+    freeaddrinfo(res);
+    return fd;
+}
+
+/* cuckood --ping: a health probe needing nothing else installed. Exits 0
+ * when the server answers PING (PONG, or NOAUTH from a server that wants a
+ * password: it is up), 1 otherwise. */
+static int probe(const char *target)
+{
+    int fd = probe_connect(target);
+    if (fd < 0) {
+        fprintf(stderr, "cuckood --ping: cannot connect to %s\n", target);
+        return 1;
+    }
+    static const char req[] = "*1\r\n$4\r\nPING\r\n";
+    char buf[256];
+    size_t got = 0;
+    if (send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL) !=
+        (ssize_t)(sizeof(req) - 1)) {
+        close(fd);
+        fprintf(stderr, "cuckood --ping: send failed\n");
+        return 1;
+    }
+    while (got < sizeof(buf) - 1 && memchr(buf, '\n', got) == NULL &&
+           wait_fd(fd, POLLIN, 3000)) {
+        ssize_t n = recv(fd, buf + got, sizeof(buf) - 1 - got, 0);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    close(fd);
+    buf[got] = '\0';
+    char *eol = strpbrk(buf, "\r\n");
+    if (eol != NULL)
+        *eol = '\0';
+    if (strcmp(buf, "+PONG") == 0 || strncmp(buf, "-NOAUTH", 7) == 0) {
+        printf("%s\n", buf + 1);
+        return 0;
+    }
+    fprintf(stderr, "cuckood --ping: unexpected reply '%s'\n", buf);
+    return 1;
 }
 
 static void close_walk_cb(uv_handle_t *h, void *arg)
@@ -46,6 +159,9 @@ int main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
+
+    if (argc >= 2 && strcmp(argv[1], "--ping") == 0)
+        return probe(argc >= 3 ? argv[2] : "127.0.0.1:6379");
 
     cfg_t cfg;
     char err[512] = "";

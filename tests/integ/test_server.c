@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <limits.h>
 #include <hiredis.h>
 #include <netinet/in.h>
@@ -815,6 +816,189 @@ static void test_keyspace_commands(void **state)
     redisFree(c);
 }
 
+/* Runs "cuckood --ping target" and returns its exit status. */
+static int run_probe(const char *target)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open("/dev/null", O_WRONLY);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        execl(daemon_bin, daemon_bin, "--ping", target, (char *)NULL);
+        _exit(127);
+    }
+    int st = 0;
+    assert_true(pid > 0);
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    return WEXITSTATUS(st);
+}
+
+static void test_ping_probe(void **state)
+{
+    char target[64];
+    snprintf(target, sizeof(target), "127.0.0.1:%d", main_d.port);
+    assert_int_equal(run_probe(target), 0);
+    /* A server that wants a password is up too. */
+    snprintf(target, sizeof(target), "127.0.0.1:%d", auth_d.port);
+    assert_int_equal(run_probe(target), 0);
+    char path[400];
+    snprintf(path, sizeof(path), "%s/sock", main_d.dir);
+    assert_int_equal(run_probe(path), 0);
+    /* Nothing listens on a port that was just free. */
+    snprintf(target, sizeof(target), "127.0.0.1:%d", free_port());
+    assert_int_equal(run_probe(target), 1);
+}
+
+static void test_memory_usage(void **state)
+{
+    redisContext *c = connect_to(&main_d);
+    if (!have_cf(c)) {
+        redisFree(c);
+        skip();
+    }
+    expect_status(redisCommand(c, "SELECT 7"), "OK");
+    redisReply *r = redisCommand(c, "MEMORY USAGE nokey");
+    assert_int_equal(r->type, REDIS_REPLY_NIL);
+    freeReplyObject(r);
+    r = redisCommand(c, "INFO memory");
+    const char *p = strstr(r->str, "used_memory:");
+    assert_non_null(p);
+    long long before = atoll(p + strlen("used_memory:"));
+    freeReplyObject(r);
+    expect_status(redisCommand(c, "CF.RESERVE m 100000"), "OK");
+    r = redisCommand(c, "MEMORY USAGE m");
+    assert_int_equal(r->type, REDIS_REPLY_INTEGER);
+    long long usage = r->integer;
+    freeReplyObject(r);
+    /* 100000 items at 12 bits each take at least 150 KB. */
+    assert_true(usage >= 150000);
+    r = redisCommand(c, "INFO memory");
+    p = strstr(r->str, "used_memory:");
+    long long after = atoll(p + strlen("used_memory:"));
+    freeReplyObject(r);
+    assert_true(after - before >= usage - 64);
+    assert_true(after - before <= usage + 64);
+    expect_int(redisCommand(c, "DEL m"), 1);
+    redisFree(c);
+}
+
+static void test_output_buffer_limit(void **state)
+{
+    redisContext *c = connect_to(&main_d);
+    expect_status(redisCommand(c, "CONFIG SET client-output-buffer-limit %s",
+                               "normal 1mb 0 0"),
+                  "OK");
+    /* A client that sends much and reads nothing. */
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    int small = 4096;
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)main_d.port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    static char req[32 * 1024 + 64];
+    char payload[32 * 1024];
+    memset(payload, 'p', sizeof(payload));
+    int n = snprintf(req, sizeof(req), "*2\r\n$4\r\nECHO\r\n$%zu\r\n",
+                     sizeof(payload));
+    memcpy(req + n, payload, sizeof(payload));
+    memcpy(req + n + sizeof(payload), "\r\n", 2);
+    size_t reqlen = (size_t)n + sizeof(payload) + 2;
+    bool closed = false;
+    /* At most 64 MB sent: the server must close long before. */
+    for (int i = 0; i < 2048 && !closed; i++) {
+        struct pollfd p = {fd, POLLOUT, 0};
+        if (poll(&p, 1, 5000) <= 0)
+            break;
+        if (p.revents & (POLLERR | POLLHUP)) {
+            closed = true;
+            break;
+        }
+        if (send(fd, req, reqlen, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 &&
+            errno != EAGAIN)
+            closed = true;
+    }
+    if (!closed) {
+        /* Drain: the stream must end (EOF or reset), not deliver all. */
+        char buf[65536];
+        for (;;) {
+            struct pollfd p = {fd, POLLIN, 0};
+            if (poll(&p, 1, 5000) <= 0)
+                break;
+            ssize_t m = recv(fd, buf, sizeof(buf), 0);
+            if (m <= 0) {
+                closed = true;
+                break;
+            }
+        }
+    }
+    close(fd);
+    assert_true(closed);
+    expect_status(redisCommand(c, "CONFIG SET client-output-buffer-limit %s",
+                               "normal 0 0 0"),
+                  "OK");
+    expect_status(redisCommand(c, "PING"), "PONG");
+    redisFree(c);
+}
+
+static void test_idle_timeout(void **state)
+{
+    daemon_t d = {0};
+    assert_int_equal(start_daemon(&d, "timeout", "--timeout", "1", NULL), 0);
+    int fd = raw_connect(&d);
+    raw_expect(fd, "PING\r\n", "+PONG\r\n");
+    /* Closed after one idle second (read waits up to 5 s). */
+    assert_true(raw_closed(fd));
+    close(fd);
+    assert_int_equal(stop_daemon(&d), 0);
+}
+
+/* A non-loopback address of this machine, or false. */
+static bool local_ip(char *buf, size_t len)
+{
+    struct ifaddrs *ifs, *i;
+    bool found = false;
+    if (getifaddrs(&ifs) != 0)
+        return false;
+    for (i = ifs; i != NULL && !found; i = i->ifa_next) {
+        if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_INET)
+            continue;
+        struct sockaddr_in *a = (struct sockaddr_in *)i->ifa_addr;
+        if ((ntohl(a->sin_addr.s_addr) >> 24) == 127)
+            continue;
+        found = inet_ntop(AF_INET, &a->sin_addr, buf, (socklen_t)len) != NULL;
+    }
+    freeifaddrs(ifs);
+    return found;
+}
+
+static void test_protected_mode(void **state)
+{
+    char ip[INET_ADDRSTRLEN];
+    if (!local_ip(ip, sizeof(ip)))
+        skip(); /* no non-loopback interface to connect from */
+    daemon_t d = {0};
+    assert_int_equal(start_daemon(&d, "protected", "--bind", "127.0.0.1", ip,
+                                  NULL), 0);
+    redisContext *c = redisConnect(ip, d.port);
+    assert_non_null(c);
+    assert_int_equal(c->err, 0);
+    redisReply *r = redisCommand(c, "PING");
+    if (r != NULL) {
+        assert_int_equal(r->type, REDIS_REPLY_ERROR);
+        assert_true(strncmp(r->str, "DENIED ", 7) == 0);
+        freeReplyObject(r);
+    }
+    redisFree(c);
+    /* Loopback clients are served. */
+    assert_true(ping_ok(d.port));
+    assert_int_equal(stop_daemon(&d), 0);
+}
+
 static void test_sigterm_exits_zero(void **state)
 {
     daemon_t d = {0};
@@ -868,6 +1052,11 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_info_time_config),
         cmocka_unit_test(test_maxclients),
         cmocka_unit_test(test_keyspace_commands),
+        cmocka_unit_test(test_ping_probe),
+        cmocka_unit_test(test_memory_usage),
+        cmocka_unit_test(test_output_buffer_limit),
+        cmocka_unit_test(test_idle_timeout),
+        cmocka_unit_test(test_protected_mode),
         cmocka_unit_test(test_sigterm_exits_zero),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
