@@ -440,24 +440,21 @@ static int load_filter(snap_reader_t *r, int db, const uint8_t *key,
                        const uint8_t *data, uint64_t dlen,
                        const cf_limits_t *lim, cf_filter_t **out)
 {
-    cf_limits_t l = {0};
     cf_filter_t *f = NULL;
     size_t used = 0;
-    bool file_cap;
     char label[40];
     int rc;
 
-    /* A header may not ask for much more table memory than the data it
-     * carries: whatever the caller's limit, the file must justify it. */
-    l.max_bytes = dlen + dlen / 8 + 4096;
-    file_cap = true;
-    if (lim != NULL && lim->max_bytes != 0 && lim->max_bytes <= l.max_bytes) {
-        l.max_bytes = lim->max_bytes;
-        file_cap = false;
-    }
-    rc = cf_load_header(hdr, hlen, &l, &f, &used);
+    /* The caller's limit is passed unchanged because the core keeps it as
+     * the loaded filter's growth cap. A header cannot make the core allocate
+     * more than that limit (or the core's absolute cap when there is none);
+     * the tables are calloc'd and so untouched until cf_load_data, and a
+     * header whose size disagrees with the data length is freed below
+     * before any data is copied, so resident memory stays within what the
+     * file holds. */
+    rc = cf_load_header(hdr, hlen, lim, &f, &used);
     key_label(label, sizeof(label), key, klen);
-    if (rc == -ENOMEM && !file_cap) {
+    if (rc == -ENOMEM) {
         set_err(r->err, r->errlen,
                 "%s: filter '%s' in db %d needs more memory than allowed",
                 r->name, label, db);
