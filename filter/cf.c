@@ -569,9 +569,9 @@ void cf_exists_many(const cf_filter_t *f, size_t n, const void *const *keys,
         if (i >= CF_WINDOW) {
             /* No short-circuit: with mixed hits and misses a branch per
              * item would be mispredicted half of the time. */
-            out[i - CF_WINDOW] = bucket_has(f, t, i1[r], fp[r]) |
-                                 bucket_has(f, t, i2[r], fp[r]) |
-                                 victim_is(t, i1[r], i2[r], fp[r]);
+            out[i - CF_WINDOW] = (int)bucket_has(f, t, i1[r], fp[r]) |
+                                 (int)bucket_has(f, t, i2[r], fp[r]) |
+                                 (int)victim_is(t, i1[r], i2[r], fp[r]);
         }
         if (i < n) {
             cf_hash_t hk = hash_key(f, keys[i], lens[i]);
