@@ -443,7 +443,7 @@ static int ibuf_append(resp_parser_t *p, const char *buf, size_t len)
             p->icap = 0;
         }
     }
-    if (p->icap - p->ilen < len && p->ihead >= used) {
+    if (p->icap - p->ilen < len && p->ihead > 0 && p->ihead >= used) {
         /* Moving the tail down is paid for by the bytes consumed before it,
          * so the copies stay linear in the input. */
         memmove(p->ibuf, p->ibuf + p->ihead, used);
