@@ -55,6 +55,17 @@ bool resp_out_failed(const resp_out_t *o)
     return o->failed;
 }
 
+/* True (and the buffer failed) when a payload of len bytes plus framing
+ * cannot be sized without overflow. */
+static bool too_big(resp_out_t *o, size_t len)
+{
+    if (len > SIZE_MAX / 2) {
+        o->failed = true;
+        return true;
+    }
+    return false;
+}
+
 /* Returns room for n more bytes at o->buf + o->len, or NULL (sticky). */
 static char *reserve(resp_out_t *o, size_t n)
 {
@@ -128,8 +139,11 @@ static void put_count(resp_out_t *o, char type, size_t n)
 
 static void put(resp_out_t *o, const void *p, size_t len)
 {
-    char *d = reserve(o, len);
+    char *d;
 
+    if (too_big(o, len))
+        return;
+    d = reserve(o, len);
     if (d == NULL)
         return;
     if (len > 0)
@@ -201,9 +215,12 @@ void resp_add_int(resp_out_t *o, int64_t v)
 
 void resp_add_bulk(resp_out_t *o, const void *p, size_t len)
 {
-    char *d = reserve(o, 1 + RESP_INT_MAX_CHARS + 2 + len + 2);
+    char *d;
     size_t n;
 
+    if (too_big(o, len))
+        return;
+    d = reserve(o, 1 + RESP_INT_MAX_CHARS + 2 + len + 2);
     if (d == NULL)
         return;
     d[0] = '$';
@@ -318,6 +335,8 @@ void resp_add_verbatim(resp_out_t *o, const char *fmt, const void *p,
     }
     if (fmt == NULL || strlen(fmt) != 3)
         fmt = "txt"; /* the format is exactly three characters */
+    if (too_big(o, len))
+        return;
     d = reserve(o, 1 + RESP_INT_MAX_CHARS + 2 + 4 + len + 2);
     if (d == NULL)
         return;
