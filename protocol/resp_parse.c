@@ -128,8 +128,8 @@ static void *obj_string(const redisReadTask *t, char *s, size_t len)
     resp_parser_t *p = t->privdata;
     resp_arg_t *a;
 
-    if (p == NULL || t->parent == NULL || t->idx < 0 ||
-        t->idx >= p->cmd.argc || p->arenacap - p->arenaused < len + 1)
+    if (p == NULL || t->parent == NULL || t->idx < 0 || t->idx >= p->cmd.argc ||
+        p->arenacap - p->arenaused < len + 1)
         return NULL;
     a = &p->cmd.argv[t->idx];
     a->ptr = p->arena + p->arenaused;
@@ -231,7 +231,8 @@ static bool parse_ll(const char *s, size_t len, long long *out)
     }
     if (i >= len || s[i] < '1' || s[i] > '9')
         return false;
-    lim = neg ? (unsigned long long)LLONG_MAX + 1 : (unsigned long long)LLONG_MAX;
+    lim =
+        neg ? (unsigned long long)LLONG_MAX + 1 : (unsigned long long)LLONG_MAX;
     for (; i < len; i++) {
         unsigned d;
 
@@ -621,12 +622,24 @@ static int split_inline(resp_parser_t *p, const char *s, size_t len)
                     s += 4;
                 } else if (c == '\\' && end - s >= 2) {
                     switch (s[1]) {
-                    case 'n': c = '\n'; break;
-                    case 'r': c = '\r'; break;
-                    case 't': c = '\t'; break;
-                    case 'b': c = '\b'; break;
-                    case 'a': c = '\a'; break;
-                    default: c = s[1]; break;
+                    case 'n':
+                        c = '\n';
+                        break;
+                    case 'r':
+                        c = '\r';
+                        break;
+                    case 't':
+                        c = '\t';
+                        break;
+                    case 'b':
+                        c = '\b';
+                        break;
+                    case 'a':
+                        c = '\a';
+                        break;
+                    default:
+                        c = s[1];
+                        break;
                     }
                     p->arena[p->arenaused++] = c;
                     s += 2;

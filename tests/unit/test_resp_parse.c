@@ -272,7 +272,8 @@ static void test_inline_unbalanced(void **state)
 static void test_empty_frames_skipped(void **state)
 {
     resp_parser_t *p = new_parser(NULL);
-    static const char in[] = "*0\r\n*-1\r\n*-5\r\n\r\n \n*1\r\n$1\r\nA\r\n*0\r\n";
+    static const char in[] =
+        "*0\r\n*-1\r\n*-5\r\n\r\n \n*1\r\n$1\r\nA\r\n*0\r\n";
     dstr_t d = {0};
     int n = 0;
 
@@ -472,8 +473,7 @@ static void test_query_buffer_limit(void **state)
     assert_int_equal(resp_parser_pending(p), 49);
     assert_int_equal(resp_parser_feed(p, big, 16), -EPROTO);
     assert_non_null(resp_parser_error(p));
-    assert_int_equal(strncmp(resp_parser_error(p), "Protocol error: ", 16),
-                     0);
+    assert_int_equal(strncmp(resp_parser_error(p), "Protocol error: ", 16), 0);
     assert_int_equal(resp_parser_next(p, &c), -EPROTO);
     resp_parser_free(p);
 
@@ -503,8 +503,7 @@ static void test_commands_before_error(void **state)
 
     /* Unbalanced quotes after a good inline line. */
     p = new_parser(NULL);
-    assert_int_equal(resp_parser_feed(p, "A\nB \"x\n*1\r\n$1\r\nC\r\n", 18),
-                     0);
+    assert_int_equal(resp_parser_feed(p, "A\nB \"x\n*1\r\n$1\r\nC\r\n", 18), 0);
     assert_int_equal(resp_parser_next(p, &c), 1);
     assert_string_equal(c->argv[0].ptr, "A");
     assert_int_equal(resp_parser_next(p, &c), -EPROTO);
@@ -678,7 +677,8 @@ static void test_pipeline_10k(void **state)
             ds_printf(&in, "CF.EXISTS %d\r\n", i);
     }
     /* In one piece, then in 4 KB reads as a socket would give them. */
-    for (size_t chunk = in.len; chunk >= 4096; chunk = chunk == 4096 ? 0 : 4096) {
+    for (size_t chunk = in.len; chunk >= 4096;
+         chunk = chunk == 4096 ? 0 : 4096) {
         size_t off = 0;
 
         p = new_parser(NULL);
