@@ -753,6 +753,43 @@ static void test_command_100k_args(void **state)
     ds_free(&in);
 }
 
+static void test_large_bulk(void **state)
+{
+    const size_t n = 4 * 1024 * 1024;
+    char *payload = malloc(n);
+    resp_parser_t *p = new_parser(NULL);
+    resp_cmd_t *c;
+    char hdr[32];
+    size_t off;
+    int len;
+
+    assert_non_null(payload);
+    for (off = 0; off < n; off++)
+        payload[off] = (char)(off * 7);
+    len = snprintf(hdr, sizeof(hdr), "*2\r\n$3\r\nSET\r\n$%zu\r\n", n);
+    assert_int_equal(resp_parser_feed(p, hdr, (size_t)len), 0);
+    for (off = 0; off < n; off += 65536) {
+        assert_int_equal(resp_parser_feed(p, payload + off, 65536), 0);
+        assert_int_equal(resp_parser_next(p, &c), 0);
+    }
+    assert_int_equal(resp_parser_feed(p, "\r\nPING\r\n", 8), 0);
+    assert_int_equal(resp_parser_next(p, &c), 1);
+    assert_int_equal(c->argc, 2);
+    assert_int_equal(c->argv[1].len, n);
+    assert_memory_equal(c->argv[1].ptr, payload, n);
+    assert_int_equal(c->argv[1].ptr[n], '\0');
+    /* Small commands after it reuse (or shrink) the buffers. */
+    assert_int_equal(resp_parser_next(p, &c), 1);
+    assert_string_equal(c->argv[0].ptr, "PING");
+    assert_int_equal(resp_parser_feed(p, "*1\r\n$1\r\nx\r\n", 11), 0);
+    assert_int_equal(resp_parser_next(p, &c), 1);
+    assert_string_equal(c->argv[0].ptr, "x");
+    assert_int_equal(resp_parser_next(p, &c), 0);
+    assert_int_equal(resp_parser_pending(p), 0);
+    resp_parser_free(p);
+    free(payload);
+}
+
 static void test_pending(void **state)
 {
     resp_parser_t *p = new_parser(NULL);
@@ -799,6 +836,7 @@ int main(void)
         cmocka_unit_test(test_command_valid_across_feed),
         cmocka_unit_test(test_pipeline_10k),
         cmocka_unit_test(test_command_100k_args),
+        cmocka_unit_test(test_large_bulk),
         cmocka_unit_test(test_pending),
     };
 
