@@ -93,6 +93,48 @@ def test_time_and_command_count(r):
     assert r.command_count() > 10
 
 
+def test_command_introspection(server):
+    c = server.raw()
+    n = c.command("COMMAND", "COUNT")
+    assert isinstance(n, int) and n > 10
+    names = c.command("COMMAND", "LIST")
+    assert b"ping" in names and b"select" in names
+    assert len(names) >= n   # LIST also names subcommands (client|id)
+    info = c.command("COMMAND", "INFO", "ping", "nosuchcommand")
+    assert info[0][0] == b"ping" and info[0][1] == -1
+    assert info[1] is None
+    docs = c.command("COMMAND", "DOCS", "echo")
+    d = dict(zip(docs[0::2], docs[1::2]))
+    assert b"echo" in d
+    doc = dict(zip(d[b"echo"][0::2], d[b"echo"][1::2]))
+    assert b"summary" in doc and b"arguments" in doc
+    c.close()
+
+
+@pytest.mark.cf
+def test_command_introspection_cf(server):
+    c = server.raw()
+    names = c.command("COMMAND", "LIST")
+    for name in (b"cf.reserve", b"cf.add", b"cf.addnx", b"cf.insert",
+                 b"cf.insertnx", b"cf.exists", b"cf.mexists", b"cf.del",
+                 b"cf.count", b"cf.info", b"cf.scandump", b"cf.loadchunk"):
+        assert name in names, name
+    info = c.command("COMMAND", "INFO", "cf.add")
+    assert info[0][0] == b"cf.add" and info[0][1] == 3
+    docs = c.command("COMMAND", "DOCS", "cf.insert")
+    d = dict(zip(docs[0::2], docs[1::2]))
+    doc = dict(zip(d[b"cf.insert"][0::2], d[b"cf.insert"][1::2]))
+    argnames = [dict(zip(a[0::2], a[1::2]))[b"name"]
+                for a in doc[b"arguments"]]
+    assert argnames[0] == b"key"
+    assert b"items" in [x.lower() for x in argnames] or \
+        b"item" in [x.lower() for x in argnames]
+    # Client library handshakes send CLIENT SETINFO; it must not fail.
+    assert c.command("CLIENT", "SETINFO", "LIB-NAME", "integ") == "OK"
+    assert c.command("CLIENT", "SETINFO", "LIB-VER", "1.0") == "OK"
+    c.close()
+
+
 def test_empty_keyspace(r):
     assert r.dbsize() == 0
     assert r.keys("*") == []
