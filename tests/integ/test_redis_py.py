@@ -277,9 +277,11 @@ def test_cf_helpers(r):
 
 
 @pytest.mark.cf
-def test_cf_info_order_resp2(r):
+def test_cf_info_order_resp2(server, r):
     r.cf().create("f", 100)
-    reply = r.execute_command("CF.INFO", "f")
+    raw = server.raw()
+    reply = raw.command("CF.INFO", "f")
+    raw.close()
     names = [x.decode() for x in reply[0::2]]
     assert names[:8] == CF_INFO_FIELDS
     assert all(isinstance(v, int) for v in reply[1:16:2])
