@@ -52,7 +52,9 @@ void resp_parser_set_limits(resp_parser_t *p, const resp_limits_t *lim);
 
 /* Appends len bytes of input. 0, or -EPROTO when the bytes buffered but not
  * yet parsed would pass max_query_buf, or a declared bulk or multibulk length
- * is over its limit (checked before the payload is buffered), or -ENOMEM. */
+ * is over its limit (checked before the payload is buffered), or -ENOMEM.
+ * An error found behind a complete command is held back: 0 is returned, and
+ * resp_parser_next() gives the commands before the error, then -EPROTO. */
 int resp_parser_feed(resp_parser_t *p, const char *buf, size_t len);
 
 /* Parses the next complete command: 1 and *out set when there is one, 0 when

@@ -1,0 +1,733 @@
+/*
+ * resp_parse.c - request parsing over hiredis's reader.
+ *
+ * hiredis 0.14.1 buffers without limit, accepts nested and non-bulk
+ * elements, parses lengths leniently and compacts its buffer with a memmove
+ * of the unread tail on every call that has consumed 1 KB. So the parser
+ * keeps its own input buffer and runs a small incremental scanner over it
+ * that validates one frame's headers as the bytes arrive (each byte is
+ * looked at once, payloads are skipped by length). Only validated bytes of
+ * the current multibulk frame are handed to the reader, and only once the
+ * frame is complete is redisReaderGetReply() called: it then consumes
+ * everything it holds, so its compaction never moves anything, and our
+ * object functions can size the argv array and the argument arena up front
+ * from the lengths the scanner saw. Inline lines never reach the reader.
+ */
+#include "resp.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hiredis/read.h>
+
+#define RESP_ERR_MBULK "Protocol error: invalid multibulk length"
+#define RESP_ERR_BULK "Protocol error: invalid bulk length"
+#define RESP_ERR_INLINE "Protocol error: too big inline request"
+#define RESP_ERR_QUOTES "Protocol error: unbalanced quotes in request"
+#define RESP_ERR_MBULK_BIG "Protocol error: too big mbulk count string"
+#define RESP_ERR_BULK_BIG "Protocol error: too big bulk count string"
+#define RESP_ERR_QUERYBUF "Protocol error: query buffer limit exceeded"
+
+/* Buffers bigger than this are released when a smaller command follows. */
+#define RESP_KEEP_BYTES (256u * 1024u)
+#define RESP_KEEP_ARGS 4096u
+
+/* Longest number line string2ll can accept: "-9223372036854775808". */
+#define RESP_NUM_MAX 20
+
+enum scan_state {
+    ST_START,       /* at a command boundary */
+    ST_MB_LINE,     /* in "*N\r\n", after the '*' */
+    ST_BULK_START,  /* expecting the '$' of the next element */
+    ST_BULK_LINE,   /* in "$N\r\n", after the '$' */
+    ST_BULK_DATA,   /* skipping a payload and its CRLF */
+    ST_INLINE,      /* in an inline line */
+    ST_DONE_MB,     /* a complete multibulk frame is in the reader */
+    ST_DONE_INLINE, /* a complete inline line is in ibuf */
+};
+
+struct resp_parser {
+    resp_limits_t lim;
+    redisReader *rd;
+
+    /* Input not yet handed on: ibuf[ihead, ilen); scanned up to spos. */
+    char *ibuf;
+    size_t ihead, ilen, icap, spos;
+    size_t inflight; /* bytes of the current frame already in the reader */
+
+    /* Scanner state for the current frame. */
+    enum scan_state st;
+    size_t nargs;    /* declared element count */
+    size_t argi;     /* elements whose header has been seen */
+    size_t payload;  /* sum of len + 1 over the elements */
+    uint64_t remain; /* payload bytes + CRLF left to skip */
+    size_t linelen;  /* bytes seen on the current line */
+    bool cr;         /* the last byte of the line was '\r' */
+    char num[RESP_NUM_MAX + 1];
+
+    /* The command handed out by resp_parser_next(). */
+    resp_cmd_t cmd;
+    size_t argcap;
+    char *arena;
+    size_t arenacap, arenaused;
+
+    int err; /* 0, -EPROTO or -ENOMEM; sticky */
+    char errmsg[128];
+};
+
+void resp_limits_default(resp_limits_t *l)
+{
+    l->max_bulk_len = 512ull * 1024 * 1024;
+    l->max_query_buf = 1024ull * 1024 * 1024;
+    l->max_args = 1024 * 1024;
+    l->max_inline_len = 64 * 1024;
+}
+
+static void set_limits(resp_parser_t *p, const resp_limits_t *lim)
+{
+    if (lim != NULL)
+        p->lim = *lim;
+    else
+        resp_limits_default(&p->lim);
+    /* The reader's createArray takes an int. */
+    if (p->lim.max_args > INT_MAX)
+        p->lim.max_args = INT_MAX;
+}
+
+static int fail(resp_parser_t *p, int err, const char *msg)
+{
+    if (p->err == 0) {
+        p->err = err;
+        snprintf(p->errmsg, sizeof(p->errmsg), "%s", msg);
+    }
+    return p->err;
+}
+
+/* ---- object functions for the reader ---------------------------------- */
+
+/* The scanner has already checked the frame: one flat array of bulk
+ * strings, whose sizes were reserved in argv and arena before the reader
+ * runs. Nothing here allocates. */
+static void *obj_array(const redisReadTask *t, int n)
+{
+    resp_parser_t *p = t->privdata;
+
+    if (p == NULL || t->parent != NULL || n < 0 || (size_t)n > p->argcap)
+        return NULL;
+    p->cmd.argc = n;
+    return &p->cmd;
+}
+
+static void *obj_string(const redisReadTask *t, char *s, size_t len)
+{
+    resp_parser_t *p = t->privdata;
+    resp_arg_t *a;
+
+    if (p == NULL || t->parent == NULL || t->idx < 0 || t->idx >= p->cmd.argc ||
+        p->arenacap - p->arenaused < len + 1)
+        return NULL;
+    a = &p->cmd.argv[t->idx];
+    a->ptr = p->arena + p->arenaused;
+    a->len = len;
+    memcpy(a->ptr, s, len);
+    a->ptr[len] = '\0';
+    p->arenaused += len + 1;
+    return a;
+}
+
+static void *obj_integer(const redisReadTask *t, long long v)
+{
+    return NULL; /* never reached: the scanner accepts bulk elements only */
+}
+
+static void *obj_nil(const redisReadTask *t)
+{
+    return NULL; /* never reached: "*-1" frames are skipped by the scanner */
+}
+
+/* Objects live in the parser; on error the reader hands back a partly
+ * built root (or NULL), and there is nothing to free. */
+static void obj_free(void *obj)
+{
+}
+
+static redisReplyObjectFunctions obj_fns = {
+    .createString = obj_string,
+    .createArray = obj_array,
+    .createInteger = obj_integer,
+    .createNil = obj_nil,
+    .freeObject = obj_free,
+};
+
+/* ---- life cycle ----------------------------------------------------- */
+
+resp_parser_t *resp_parser_new(const resp_limits_t *lim)
+{
+    resp_parser_t *p = calloc(1, sizeof(*p));
+
+    if (p == NULL)
+        return NULL;
+    set_limits(p, lim);
+    p->rd = redisReaderCreateWithFunctions(&obj_fns);
+    if (p->rd == NULL) {
+        free(p);
+        return NULL;
+    }
+    /* redisReaderSetPrivdata() casts the assignment to int. */
+    p->rd->privdata = p;
+    p->st = ST_START;
+    return p;
+}
+
+void resp_parser_free(resp_parser_t *p)
+{
+    if (p == NULL)
+        return;
+    redisReaderFree(p->rd);
+    free(p->ibuf);
+    free(p->cmd.argv);
+    free(p->arena);
+    free(p);
+}
+
+void resp_parser_set_limits(resp_parser_t *p, const resp_limits_t *lim)
+{
+    set_limits(p, lim);
+}
+
+const char *resp_parser_error(const resp_parser_t *p)
+{
+    return p->err != 0 ? p->errmsg : NULL;
+}
+
+size_t resp_parser_pending(const resp_parser_t *p)
+{
+    return p->ilen - p->ihead + p->inflight;
+}
+
+/* ---- scanner -------------------------------------------------------- */
+
+/* Redis's string2ll: optional '-', no '+', no leading zeros, no overflow. */
+static bool parse_ll(const char *s, size_t len, long long *out)
+{
+    unsigned long long v = 0, lim;
+    bool neg = false;
+    size_t i = 0;
+
+    if (len == 0 || len > RESP_NUM_MAX)
+        return false;
+    if (len == 1 && s[0] == '0') {
+        *out = 0;
+        return true;
+    }
+    if (s[0] == '-') {
+        neg = true;
+        i = 1;
+    }
+    if (i >= len || s[i] < '1' || s[i] > '9')
+        return false;
+    lim =
+        neg ? (unsigned long long)LLONG_MAX + 1 : (unsigned long long)LLONG_MAX;
+    for (; i < len; i++) {
+        unsigned d;
+
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        d = (unsigned)(s[i] - '0');
+        if (v > (lim - d) / 10)
+            return false;
+        v = v * 10 + d;
+    }
+    *out = neg ? (long long)(0 - v) : (long long)v;
+    return true;
+}
+
+/* Feeds one byte of a "*N" or "$N" line. Returns 1 at the end of the line,
+ * 0 when more is needed, or an error once the line is too long. */
+static int line_byte(resp_parser_t *p, char c, const char *toobig)
+{
+    if (p->cr && c == '\n') {
+        p->linelen--; /* the '\r' was the terminator */
+        return 1;
+    }
+    if (p->linelen < sizeof(p->num))
+        p->num[p->linelen] = c;
+    p->linelen++;
+    p->cr = c == '\r';
+    if (p->linelen - (p->cr ? 1 : 0) > p->lim.max_inline_len)
+        return fail(p, -EPROTO, toobig);
+    return 0;
+}
+
+static void line_reset(resp_parser_t *p)
+{
+    p->linelen = 0;
+    p->cr = false;
+}
+
+/* Hands the scanned bytes of the current multibulk frame to the reader. */
+static int forward(resp_parser_t *p)
+{
+    size_t n = p->spos - p->ihead;
+
+    if (n == 0)
+        return 0;
+    if (redisReaderFeed(p->rd, p->ibuf + p->ihead, n) != REDIS_OK)
+        return fail(p, -ENOMEM, "out of memory");
+    p->ihead += n;
+    p->inflight += n;
+    return 0;
+}
+
+/* Drops the bytes of a frame that produced no command. */
+static void skip_frame(resp_parser_t *p)
+{
+    p->ihead = p->spos;
+    p->st = ST_START;
+}
+
+static int mb_header_done(resp_parser_t *p)
+{
+    long long n;
+
+    if (!parse_ll(p->num, p->linelen, &n) || n > (long long)p->lim.max_args)
+        return fail(p, -EPROTO, RESP_ERR_MBULK);
+    if (n <= 0) {
+        skip_frame(p); /* "*0" and "*-1" are no commands */
+        return 0;
+    }
+    p->nargs = (size_t)n;
+    p->argi = 0;
+    p->payload = 0;
+    p->st = ST_BULK_START;
+    return 0;
+}
+
+static int bulk_header_done(resp_parser_t *p)
+{
+    long long n;
+
+    if (!parse_ll(p->num, p->linelen, &n) || n < 0 ||
+        (unsigned long long)n > p->lim.max_bulk_len)
+        return fail(p, -EPROTO, RESP_ERR_BULK);
+    p->payload += (size_t)n + 1;
+    p->remain = (uint64_t)n + 2;
+    p->argi++;
+    p->st = ST_BULK_DATA;
+    return 0;
+}
+
+/* Advances the scanner over ibuf[spos, ilen) until the current frame is
+ * complete, the input runs out, or an error. */
+static int scan(resp_parser_t *p)
+{
+    int rc;
+
+    while (p->spos < p->ilen && p->st != ST_DONE_MB &&
+           p->st != ST_DONE_INLINE) {
+        char c = p->ibuf[p->spos];
+
+        switch (p->st) {
+        case ST_START:
+            line_reset(p);
+            p->spos++;
+            if (c == '*') {
+                p->st = ST_MB_LINE;
+            } else if (c == '\n') {
+                p->st = ST_DONE_INLINE;
+            } else {
+                p->linelen = 1;
+                p->st = ST_INLINE;
+            }
+            break;
+        case ST_INLINE: {
+            /* Redis ends an inline line at '\n' and counts the bytes before
+             * it against the cap. */
+            size_t avail = p->ilen - p->spos;
+            size_t room = p->lim.max_inline_len >= p->linelen
+                              ? p->lim.max_inline_len - p->linelen + 1
+                              : 0;
+            size_t look = avail < room ? avail : room;
+            const char *nl = memchr(p->ibuf + p->spos, '\n', look);
+
+            if (nl != NULL) {
+                p->linelen += (size_t)(nl - (p->ibuf + p->spos));
+                p->spos = (size_t)(nl - p->ibuf) + 1;
+                p->st = ST_DONE_INLINE;
+                if (p->linelen > p->lim.max_inline_len)
+                    return fail(p, -EPROTO, RESP_ERR_INLINE);
+            } else {
+                p->linelen += look;
+                p->spos += look;
+                if (p->linelen > p->lim.max_inline_len)
+                    return fail(p, -EPROTO, RESP_ERR_INLINE);
+            }
+            break;
+        }
+        case ST_MB_LINE:
+            p->spos++;
+            rc = line_byte(p, c, RESP_ERR_MBULK_BIG);
+            if (rc < 0)
+                return rc;
+            if (rc == 1 && (rc = mb_header_done(p)) < 0)
+                return rc;
+            break;
+        case ST_BULK_START:
+            if (c != '$') {
+                char msg[64];
+
+                /* An error reply cannot carry CR, LF (or, for us, NUL). */
+                if (c == '\r' || c == '\n' || c == '\0')
+                    c = ' ';
+                snprintf(msg, sizeof(msg),
+                         "Protocol error: expected '$', got '%c'", c);
+                return fail(p, -EPROTO, msg);
+            }
+            p->spos++;
+            line_reset(p);
+            p->st = ST_BULK_LINE;
+            break;
+        case ST_BULK_LINE:
+            p->spos++;
+            rc = line_byte(p, c, RESP_ERR_BULK_BIG);
+            if (rc < 0)
+                return rc;
+            if (rc == 1 && (rc = bulk_header_done(p)) < 0)
+                return rc;
+            break;
+        case ST_BULK_DATA: {
+            size_t avail = p->ilen - p->spos;
+            size_t n = p->remain < avail ? (size_t)p->remain : avail;
+
+            p->spos += n;
+            p->remain -= n;
+            if (p->remain == 0)
+                p->st = p->argi == p->nargs ? ST_DONE_MB : ST_BULK_START;
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    switch (p->st) {
+    case ST_BULK_START:
+    case ST_BULK_LINE:
+    case ST_BULK_DATA:
+    case ST_DONE_MB:
+        return forward(p);
+    default:
+        return 0;
+    }
+}
+
+static bool frame_ready(const resp_parser_t *p)
+{
+    return p->st == ST_DONE_MB || p->st == ST_DONE_INLINE;
+}
+
+/* ---- input buffer --------------------------------------------------- */
+
+static int ibuf_append(resp_parser_t *p, const char *buf, size_t len)
+{
+    size_t used = p->ilen - p->ihead;
+
+    if (p->ihead == p->ilen) {
+        p->ihead = p->ilen = p->spos = 0;
+        if (p->icap > RESP_KEEP_BYTES && len <= RESP_KEEP_BYTES) {
+            free(p->ibuf);
+            p->ibuf = NULL;
+            p->icap = 0;
+        }
+    }
+    if (p->icap - p->ilen < len && p->ihead > 0 && p->ihead >= used) {
+        /* Moving the tail down is paid for by the bytes consumed before it,
+         * so the copies stay linear in the input. */
+        memmove(p->ibuf, p->ibuf + p->ihead, used);
+        p->spos -= p->ihead;
+        p->ilen = used;
+        p->ihead = 0;
+    }
+    if (p->icap - p->ilen < len) {
+        size_t need = p->ilen + len;
+        size_t cap = p->icap < 4096 ? 4096 : p->icap;
+        char *nb;
+
+        while (cap < need)
+            cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+        nb = realloc(p->ibuf, cap);
+        if (nb == NULL)
+            return fail(p, -ENOMEM, "out of memory");
+        p->ibuf = nb;
+        p->icap = cap;
+    }
+    memcpy(p->ibuf + p->ilen, buf, len);
+    p->ilen += len;
+    return 0;
+}
+
+int resp_parser_feed(resp_parser_t *p, const char *buf, size_t len)
+{
+    int rc;
+
+    if (p->err != 0)
+        return p->err;
+    if (len == 0)
+        return 0;
+    if (len > p->lim.max_query_buf ||
+        resp_parser_pending(p) > p->lim.max_query_buf - len) {
+        fail(p, -EPROTO, RESP_ERR_QUERYBUF);
+        return frame_ready(p) ? 0 : p->err;
+    }
+    if ((rc = ibuf_append(p, buf, len)) < 0)
+        return rc;
+    if (frame_ready(p))
+        return 0; /* scanned by resp_parser_next() once that one is out */
+    if ((rc = scan(p)) < 0) {
+        /* Nothing past the error is ever used. */
+        p->ilen = p->spos = p->ihead;
+        return rc;
+    }
+    return 0;
+}
+
+/* ---- commands ------------------------------------------------------- */
+
+static int reserve(resp_parser_t *p, size_t nargs, size_t bytes)
+{
+    if (nargs > p->argcap ||
+        (p->argcap > RESP_KEEP_ARGS && nargs <= RESP_KEEP_ARGS)) {
+        size_t cap = nargs > 16 ? nargs : 16;
+        resp_arg_t *a = realloc(p->cmd.argv, cap * sizeof(*a));
+
+        if (a == NULL)
+            return fail(p, -ENOMEM, "out of memory");
+        p->cmd.argv = a;
+        p->argcap = cap;
+    }
+    if (bytes > p->arenacap ||
+        (p->arenacap > RESP_KEEP_BYTES && bytes <= RESP_KEEP_BYTES)) {
+        size_t cap = bytes > 256 ? bytes : 256;
+        char *a;
+
+        /* Old contents are dead: no need for realloc's copy. */
+        free(p->arena);
+        p->arena = NULL;
+        p->arenacap = 0;
+        a = malloc(cap);
+        if (a == NULL)
+            return fail(p, -ENOMEM, "out of memory");
+        p->arena = a;
+        p->arenacap = cap;
+    }
+    p->arenaused = 0;
+    p->cmd.argc = 0;
+    return 0;
+}
+
+static int take_multibulk(resp_parser_t *p, resp_cmd_t **out)
+{
+    void *reply = NULL;
+    int rc;
+
+    /* Whatever happens, this frame is finished with. */
+    p->st = ST_START;
+    if ((rc = reserve(p, p->nargs, p->payload)) < 0)
+        return rc;
+    if (redisReaderGetReply(p->rd, &reply) != REDIS_OK || reply == NULL ||
+        p->cmd.argc != (int)p->nargs) {
+        /* The scanner and the reader disagree: not expected to happen. */
+        if (p->rd->err == REDIS_ERR_OOM)
+            return fail(p, -ENOMEM, "out of memory");
+        return fail(p, -EPROTO, RESP_ERR_MBULK);
+    }
+    p->inflight = 0;
+    *out = &p->cmd;
+    return 1;
+}
+
+static bool is_blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' ||
+           c == '\r';
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+static int add_arg(resp_parser_t *p, size_t start)
+{
+    resp_arg_t *a;
+
+    if ((size_t)p->cmd.argc == p->argcap) {
+        size_t cap = p->argcap * 2;
+        resp_arg_t *na = realloc(p->cmd.argv, cap * sizeof(*na));
+
+        if (na == NULL)
+            return fail(p, -ENOMEM, "out of memory");
+        p->cmd.argv = na;
+        p->argcap = cap;
+    }
+    a = &p->cmd.argv[p->cmd.argc++];
+    a->ptr = p->arena + start;
+    a->len = p->arenaused - start;
+    p->arena[p->arenaused++] = '\0';
+    return 0;
+}
+
+/* Splits an inline line as Redis's sdssplitargs() does, into the arena.
+ * Like it, the line ends at the first NUL. */
+static int split_inline(resp_parser_t *p, const char *s, size_t len)
+{
+    const char *end = s + len;
+    const char *z = memchr(s, '\0', len);
+    int rc;
+
+    if (z != NULL)
+        end = z;
+    /* Output never exceeds the input plus one NUL. */
+    if ((rc = reserve(p, 16, (size_t)(end - s) + 1)) < 0)
+        return rc;
+    for (;;) {
+        size_t start;
+        bool inq = false, insq = false;
+
+        while (s < end && is_blank(*s))
+            s++;
+        if (s == end)
+            return 0;
+        start = p->arenaused;
+        for (;;) {
+            char c = s < end ? *s : '\0';
+
+            if (inq) {
+                if (c == '\0') {
+                    return fail(p, -EPROTO, RESP_ERR_QUOTES);
+                } else if (c == '\\' && end - s >= 4 && s[1] == 'x' &&
+                           hexval(s[2]) >= 0 && hexval(s[3]) >= 0) {
+                    p->arena[p->arenaused++] =
+                        (char)(hexval(s[2]) * 16 + hexval(s[3]));
+                    s += 4;
+                } else if (c == '\\' && end - s >= 2) {
+                    switch (s[1]) {
+                    case 'n':
+                        c = '\n';
+                        break;
+                    case 'r':
+                        c = '\r';
+                        break;
+                    case 't':
+                        c = '\t';
+                        break;
+                    case 'b':
+                        c = '\b';
+                        break;
+                    case 'a':
+                        c = '\a';
+                        break;
+                    default:
+                        c = s[1];
+                        break;
+                    }
+                    p->arena[p->arenaused++] = c;
+                    s += 2;
+                } else if (c == '"') {
+                    s++;
+                    if (s < end && !is_blank(*s))
+                        return fail(p, -EPROTO, RESP_ERR_QUOTES);
+                    break;
+                } else {
+                    p->arena[p->arenaused++] = c;
+                    s++;
+                }
+            } else if (insq) {
+                if (c == '\0') {
+                    return fail(p, -EPROTO, RESP_ERR_QUOTES);
+                } else if (c == '\\' && end - s >= 2 && s[1] == '\'') {
+                    p->arena[p->arenaused++] = '\'';
+                    s += 2;
+                } else if (c == '\'') {
+                    s++;
+                    if (s < end && !is_blank(*s))
+                        return fail(p, -EPROTO, RESP_ERR_QUOTES);
+                    break;
+                } else {
+                    p->arena[p->arenaused++] = c;
+                    s++;
+                }
+            } else if (c == ' ' || c == '\n' || c == '\r' || c == '\t' ||
+                       c == '\0') {
+                if (s < end)
+                    s++;
+                break;
+            } else if (c == '"') {
+                inq = true;
+                s++;
+            } else if (c == '\'') {
+                insq = true;
+                s++;
+            } else {
+                p->arena[p->arenaused++] = c;
+                s++;
+            }
+        }
+        if ((rc = add_arg(p, start)) < 0)
+            return rc;
+    }
+}
+
+static int take_inline(resp_parser_t *p, resp_cmd_t **out)
+{
+    const char *line = p->ibuf + p->ihead;
+    size_t len = p->spos - p->ihead; /* includes the '\n' */
+    int rc;
+
+    len--;
+    if (len > 0 && line[len - 1] == '\r')
+        len--;
+    rc = split_inline(p, line, len);
+    p->ihead = p->spos;
+    p->st = ST_START;
+    if (rc < 0)
+        return rc;
+    if (p->cmd.argc == 0)
+        return 0; /* a blank line */
+    *out = &p->cmd;
+    return 1;
+}
+
+int resp_parser_next(resp_parser_t *p, resp_cmd_t **out)
+{
+    int rc;
+
+    *out = NULL;
+    for (;;) {
+        if (p->st == ST_DONE_MB)
+            return take_multibulk(p, out);
+        if (p->st == ST_DONE_INLINE) {
+            if ((rc = take_inline(p, out)) != 0)
+                return rc;
+            continue;
+        }
+        if (p->err != 0)
+            return p->err;
+        if ((rc = scan(p)) < 0) {
+            p->ilen = p->spos = p->ihead;
+            return rc;
+        }
+        if (!frame_ready(p))
+            return 0;
+    }
+}

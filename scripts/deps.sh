@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages cuckood needs to build, run and test.
+# Only what is missing is installed; needs root (or sudo) for that.
+#   scripts/deps.sh          build and run
+#   scripts/deps.sh test     also what the tests use
+set -euo pipefail
+
+pkgs=(gcc make cmake pkg-config libuv1-dev libhiredis-dev libxxhash-dev)
+if [ "${1:-}" = test ]; then
+    pkgs+=(libcmocka-dev redis-tools python3 python3-redis python3-pytest
+           clang libclang-rt-dev)
+    command -v node >/dev/null 2>&1 || pkgs+=(nodejs)
+    command -v npm >/dev/null 2>&1 || pkgs+=(npm)
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+        missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "installing: ${missing[*]}"
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,236 @@
+// node-redis (npm `redis`, with its bundled @redis/bloom) against cuckood,
+// in RESP2, RESP3 and the library's default (RESP3: HELLO 3 on connect).
+
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createClient, RESP_TYPES } from 'redis';
+import { startDaemon, skipCf } from './daemon.mjs';
+
+const INFO_FIELDS = [
+  'Size', 'Number of buckets', 'Number of filters',
+  'Number of items inserted', 'Number of items deleted', 'Bucket size',
+  'Expansion rate', 'Max iterations',
+];
+
+async function connect(port, opts = {}) {
+  const client = createClient({
+    socket: { host: '127.0.0.1', port, reconnectStrategy: false },
+    ...opts,
+  });
+  client.on('error', () => {});
+  await client.connect();
+  return client;
+}
+
+let daemon;
+before(async () => { daemon = await startDaemon(); });
+after(async () => { await daemon.stop(); });
+
+for (const RESP of [2, 3, undefined]) {
+  const label = RESP === undefined ? 'default protocol' : `RESP${RESP}`;
+  const opts = RESP === undefined ? {} : { RESP };
+  // Replies that differ by protocol when sent raw with sendCommand.
+  const bool = (b) => (RESP === 2 ? (b ? 1 : 0) : b);
+
+  describe(`node-redis ${label}`, () => {
+    let client;
+    const k = (name) => `${label}:${name}`;
+
+    before(async () => { client = await connect(daemon.port, opts); });
+    after(async () => { await client.quit(); });
+
+    test('ping, echo, info', async () => {
+      assert.equal(await client.ping(), 'PONG');
+      assert.equal(await client.echo('hi'), 'hi');
+      const info = await client.info();
+      assert.match(info, /redis_version:/);
+      assert.match(info, /loading:0/);
+    });
+
+    test('unknown command is a rejected promise', async () => {
+      await assert.rejects(client.sendCommand(['NOSUCHCMD', 'a', 'b']),
+        (e) => e.message ===
+          "ERR unknown command 'NOSUCHCMD', with args beginning with: " +
+          "'a' 'b' ");
+      assert.equal(await client.ping(), 'PONG');
+    });
+
+    test('CF via sendCommand', { skip: skipCf }, async () => {
+      const f = k('raw');
+      assert.equal(await client.sendCommand(['CF.RESERVE', f, '1000']), 'OK');
+      assert.equal(await client.sendCommand(['CF.ADD', f, 'a']), bool(true));
+      assert.equal(await client.sendCommand(['CF.EXISTS', f, 'a']),
+        bool(true));
+      assert.equal(await client.sendCommand(['CF.EXISTS', f, 'nope']),
+        bool(false));
+      assert.deepEqual(await client.sendCommand(['CF.MEXISTS', f, 'a',
+        'nope']), [bool(true), bool(false)]);
+      assert.equal(await client.sendCommand(['CF.COUNT', f, 'a']), 1);
+      const info = await client.sendCommand(['CF.INFO', f]);
+      if (RESP === 2) {
+        assert.deepEqual(info.filter((_, i) => i % 2 === 0).slice(0, 8),
+          INFO_FIELDS);
+      } else {
+        assert.deepEqual(Object.keys(info).slice(0, 8), INFO_FIELDS);
+      }
+      await assert.rejects(client.sendCommand(['CF.INFO', k('missing')]),
+        /not found/i);
+      await assert.rejects(client.sendCommand(['CF.RESERVE', f, '1000']),
+        /exists/i);
+    });
+
+    test('CF via the bloom module (client.cf)', { skip: skipCf }, async () => {
+      const f = k('mod');
+      assert.equal(await client.cf.reserve(f, 1000,
+        { BUCKETSIZE: 4, MAXITERATIONS: 20, EXPANSION: 2 }), 'OK');
+      assert.equal(await client.cf.add(f, 'a'), true);
+      assert.equal(await client.cf.addNX(f, 'a'), false);
+      assert.equal(await client.cf.addNX(f, 'b'), true);
+      assert.deepEqual(await client.cf.insert(f, ['c', 'd']), [true, true]);
+      assert.deepEqual(await client.cf.insertNX(f, ['d', 'e']), [0, 1]);
+      assert.equal(await client.cf.exists(f, 'c'), true);
+      assert.equal(await client.cf.exists(f, 'nope'), false);
+      assert.deepEqual(await client.cf.mExists(f, ['a', 'nope', 'e']),
+        [true, false, true]);
+      assert.equal(await client.cf.count(f, 'a'), 1);
+      assert.equal(await client.cf.del(f, 'a'), true);
+      assert.equal(await client.cf.exists(f, 'a'), false);
+      const info = await client.cf.info(f);
+      assert.equal(info['Number of filters'], 1);
+      assert.equal(info['Number of items inserted'], 4);
+      assert.equal(info['Number of items deleted'], 1);
+      assert.equal(info['Bucket size'], 4);
+      assert.equal(info['Expansion rate'], 2);
+      assert.equal(info['Max iterations'], 20);
+      assert.ok(info['Size'] > 0);
+      assert.ok(info['Number of buckets'] >= 250);
+      // Auto-create with CAPACITY; NOCREATE on a missing key is an error.
+      assert.deepEqual(await client.cf.insert(k('auto'), ['x'],
+        { CAPACITY: 5000 }), [true]);
+      assert.equal(await client.type(k('auto')), 'MBbloomCF');
+      await assert.rejects(client.cf.insert(k('nocreate'), ['x'],
+        { NOCREATE: true }));
+      assert.equal(await client.exists(k('nocreate')), 0);
+    });
+
+    test('SCANDUMP / LOADCHUNK round trip', { skip: skipCf }, async () => {
+      const bin = client.withTypeMapping({
+        [RESP_TYPES.BLOB_STRING]: Buffer,
+      });
+      const src = k('dump-src');
+      const dst = k('dump-dst');
+      await client.cf.reserve(src, 10000);
+      const items = Array.from({ length: 5000 }, (_, i) => `it${i}`);
+      const added = await client.cf.insert(src, items);
+      assert.ok(added.every((x) => x === true));
+      const chunks = [];
+      let iterator = 0;
+      for (;;) {
+        const r = await bin.cf.scanDump(src, iterator);
+        iterator = r.iterator;
+        if (iterator === 0) break;
+        assert.ok(Buffer.isBuffer(r.chunk));
+        chunks.push([iterator, r.chunk]);
+        assert.ok(chunks.length < 10000);
+      }
+      assert.ok(chunks.length > 0);
+      for (const [it, chunk] of chunks) {
+        assert.equal(await client.cf.loadChunk(dst, it, chunk), 'OK');
+      }
+      const found = await client.cf.mExists(dst, items);
+      assert.ok(found.every((x) => x === true));
+      assert.deepEqual(await client.cf.info(dst), await client.cf.info(src));
+    });
+
+    test('10k pipelined commands', { skip: skipCf }, async () => {
+      const f = k('pipe');
+      const multi = client.multi();
+      for (let i = 0; i < 10000; i++) multi.cf.add(f, `p${i}`);
+      const res = await multi.execAsPipeline();
+      assert.equal(res.length, 10000);
+      assert.ok(res.every((x) => x === true));
+      // Implicit pipelining: many commands in flight at once.
+      const all = await Promise.all(Array.from({ length: 10000 },
+        (_, i) => client.cf.exists(f, `p${i}`)));
+      assert.ok(all.every((x) => x === true));
+      assert.equal((await client.cf.info(f))['Number of items inserted'],
+        10000);
+    });
+
+    test('binary-safe keys and items', { skip: skipCf }, async () => {
+      const key = Buffer.from(`${label}\x00\r\nbin\xff`, 'latin1');
+      const items = [Buffer.from([0]), Buffer.from('\r\n'),
+        Buffer.from([0xff, 0, 0xfe]), Buffer.alloc(0)];
+      for (const it of items) {
+        assert.equal(await client.sendCommand(['CF.ADD', key, it]),
+          bool(true));
+      }
+      assert.deepEqual(await client.sendCommand(['CF.MEXISTS', key,
+        ...items]), items.map(() => bool(true)));
+      const bin = client.withTypeMapping({
+        [RESP_TYPES.BLOB_STRING]: Buffer,
+      });
+      const keys = await bin.keys(Buffer.from(`${label}\x00*`, 'latin1'));
+      assert.equal(keys.length, 1);
+      assert.ok(keys[0].equals(key));
+    });
+
+    test('database selection', { skip: skipCf }, async () => {
+      const c3 = await connect(daemon.port, { ...opts, database: 3 });
+      const f = k('db');
+      assert.equal(await c3.cf.add(f, 'x'), true);
+      assert.equal(await c3.cf.exists(f, 'x'), true);
+      assert.equal(await client.cf.exists(f, 'x'), false);
+      assert.equal(await c3.exists(f), 1);
+      assert.equal(await client.exists(f), 0);
+      await c3.quit();
+    });
+
+    test('client name', async () => {
+      const c = await connect(daemon.port, { ...opts, name: 'node-integ' });
+      assert.equal(await c.clientGetName(), 'node-integ');
+      await c.quit();
+    });
+  });
+}
+
+describe('node-redis with a password', () => {
+  let d;
+  before(async () => { d = await startDaemon({ password: 'node-pw' }); });
+  after(async () => { await d.stop(); });
+
+  for (const RESP of [2, 3]) {
+    test(`RESP${RESP}: auth on connect`, async () => {
+      const c = await connect(d.port, { RESP, password: 'node-pw',
+                                        database: 2 });
+      assert.equal(await c.ping(), 'PONG');
+      if (!skipCf) {
+        assert.equal(await c.cf.add('authed', 'x'), true);
+        assert.equal(await c.cf.exists('authed', 'x'), true);
+      }
+      await c.quit();
+    });
+
+    test(`RESP${RESP}: wrong password fails to connect`, async () => {
+      const c = createClient({
+        socket: { host: '127.0.0.1', port: d.port,
+                  reconnectStrategy: false },
+        RESP, password: 'wrong',
+      });
+      c.on('error', () => {});
+      await assert.rejects(c.connect(), /WRONGPASS/);
+      if (c.isOpen) c.destroy();
+    });
+  }
+
+  test('no password: NOAUTH', async () => {
+    const c = createClient({
+      socket: { host: '127.0.0.1', port: d.port, reconnectStrategy: false },
+      RESP: 2,
+    });
+    c.on('error', () => {});
+    await c.connect();
+    await assert.rejects(c.ping(), /NOAUTH/);
+    c.destroy();
+  });
+});
