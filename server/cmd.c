@@ -17,11 +17,6 @@
 
 #define CMD_NAME_MAX 64
 
-/* The CF commands live in their own module; a weak reference lets the
- * daemon build and serve the server commands without it (the table is
- * then NULL and simply has no commands). */
-#pragma weak cmd_cf_table
-
 typedef struct cmd_entry {
     const cmd_def_t *def;
     uint64_t hash;
