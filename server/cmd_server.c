@@ -910,9 +910,17 @@ static void collect_cfg(void *ctx, const char *name, const char *value)
 
 static void config_get_proc(client_t *c, int argc, const resp_arg_t *argv)
 {
+    /* Directives we do not have but tools read (redis-benchmark asks for
+     * appendonly), with the value that describes us. */
+    static const char *const compat[][2] = {{"appendonly", "no"}};
     cfg_pairs_t p = {0};
-    for (int i = 2; i < argc; i++)
+    for (int i = 2; i < argc; i++) {
         cfg_get(c->srv->cfg, argv[i].ptr, collect_cfg, &p);
+        for (size_t j = 0; j < sizeof(compat) / sizeof(compat[0]); j++)
+            if (glob_match(argv[i].ptr, argv[i].len, compat[j][0],
+                           strlen(compat[j][0]), true))
+                collect_cfg(&p, compat[j][0], compat[j][1]);
+    }
     if (p.failed) {
         resp_add_error(&c->out, "ERR out of memory");
     } else {

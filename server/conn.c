@@ -19,6 +19,8 @@
 
 /* Pending output above which a client's input is no longer read. */
 #define CONN_PAUSE_BYTES (4u * 1024 * 1024)
+/* Pending output allowed to a client that has not authenticated. */
+#define CONN_UNAUTH_OUT_MAX (64u * 1024)
 
 typedef struct conn_write {
     uv_write_t req;
@@ -222,6 +224,14 @@ void conn_flush(conn_t *c)
     if (cfg->cobl_hard > 0 && queued > cfg->cobl_hard) {
         log_notice("Client %s closed for overcoming of output buffer "
                    "limits.", c->addr);
+        conn_close(c);
+        return;
+    }
+    /* A client without the password has no business making replies pile
+     * up (Redis closes such clients too). */
+    if (!c->cl.authenticated && queued > CONN_UNAUTH_OUT_MAX) {
+        log_notice("Closing unauthenticated client %s: replies piling up",
+                   c->addr);
         conn_close(c);
         return;
     }

@@ -885,32 +885,22 @@ static void test_memory_usage(void **state)
     redisFree(c);
 }
 
-static void test_output_buffer_limit(void **state)
+/* Sends req over and over without reading any reply (at most 64 MB), then
+ * reads: true when the server closed the connection before that. */
+static bool flood_until_closed(const daemon_t *d, const char *req,
+                               size_t reqlen)
 {
-    redisContext *c = connect_to(&main_d);
-    expect_status(redisCommand(c, "CONFIG SET client-output-buffer-limit %s",
-                               "normal 1mb 0 0"),
-                  "OK");
-    /* A client that sends much and reads nothing. */
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     int small = 4096;
     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
     struct sockaddr_in a = {0};
     a.sin_family = AF_INET;
-    a.sin_port = htons((uint16_t)main_d.port);
+    a.sin_port = htons((uint16_t)d->port);
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-    static char req[32 * 1024 + 64];
-    char payload[32 * 1024];
-    memset(payload, 'p', sizeof(payload));
-    int n = snprintf(req, sizeof(req), "*2\r\n$4\r\nECHO\r\n$%zu\r\n",
-                     sizeof(payload));
-    memcpy(req + n, payload, sizeof(payload));
-    memcpy(req + n + sizeof(payload), "\r\n", 2);
-    size_t reqlen = (size_t)n + sizeof(payload) + 2;
     bool closed = false;
-    /* At most 64 MB sent: the server must close long before. */
-    for (int i = 0; i < 2048 && !closed; i++) {
+    size_t sent = 0, off = 0; /* off: where in req the stream is */
+    while (sent < 64u * 1024 * 1024 && !closed) {
         struct pollfd p = {fd, POLLOUT, 0};
         if (poll(&p, 1, 5000) <= 0)
             break;
@@ -918,13 +908,18 @@ static void test_output_buffer_limit(void **state)
             closed = true;
             break;
         }
-        if (send(fd, req, reqlen, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 &&
-            errno != EAGAIN)
+        ssize_t m = send(fd, req + off, reqlen - off,
+                         MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (m < 0 && errno != EAGAIN)
             closed = true;
+        if (m > 0) {
+            sent += (size_t)m;
+            off = (off + (size_t)m) % reqlen;
+        }
     }
     if (!closed) {
         /* Drain: the stream must end (EOF or reset), not deliver all. */
-        char buf[65536];
+        static char buf[65536];
         for (;;) {
             struct pollfd p = {fd, POLLIN, 0};
             if (poll(&p, 1, 5000) <= 0)
@@ -937,12 +932,40 @@ static void test_output_buffer_limit(void **state)
         }
     }
     close(fd);
+    return closed;
+}
+
+static void test_output_buffer_limit(void **state)
+{
+    redisContext *c = connect_to(&main_d);
+    expect_status(redisCommand(c, "CONFIG SET client-output-buffer-limit %s",
+                               "normal 1mb 0 0"),
+                  "OK");
+    static char req[32 * 1024 + 64];
+    char payload[32 * 1024];
+    memset(payload, 'p', sizeof(payload));
+    int n = snprintf(req, sizeof(req), "*2\r\n$4\r\nECHO\r\n$%zu\r\n",
+                     sizeof(payload));
+    memcpy(req + n, payload, sizeof(payload));
+    memcpy(req + n + sizeof(payload), "\r\n", 2);
+    bool closed = flood_until_closed(&main_d, req,
+                                     (size_t)n + sizeof(payload) + 2);
     assert_true(closed);
     expect_status(redisCommand(c, "CONFIG SET client-output-buffer-limit %s",
                                "normal 0 0 0"),
                   "OK");
     expect_status(redisCommand(c, "PING"), "PONG");
     redisFree(c);
+}
+
+static void test_unauthenticated_pileup(void **state)
+{
+    /* Without the password, NOAUTH replies may not pile up. */
+    static char req[6 * 4096];
+    for (size_t i = 0; i < sizeof(req); i += 6)
+        memcpy(req + i, "PING\r\n", 6);
+    assert_true(flood_until_closed(&auth_d, req, sizeof(req)));
+    assert_true(ping_ok(auth_d.port));
 }
 
 static void test_idle_timeout(void **state)
@@ -1055,6 +1078,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_ping_probe),
         cmocka_unit_test(test_memory_usage),
         cmocka_unit_test(test_output_buffer_limit),
+        cmocka_unit_test(test_unauthenticated_pileup),
         cmocka_unit_test(test_idle_timeout),
         cmocka_unit_test(test_protected_mode),
         cmocka_unit_test(test_sigterm_exits_zero),
