@@ -3,6 +3,7 @@
  * and shutdown of the event loop.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
 #include <signal.h>
@@ -140,6 +141,38 @@ static int probe(const char *target)
     return 1;
 }
 
+/* Detaches from the terminal as redis-server does: the parent exits, the
+ * child leads a new session with its standard streams on /dev/null. */
+static int daemonize(void)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return -errno;
+    if (pid > 0)
+        _exit(0);
+    setsid();
+    int fd = open("/dev/null", O_RDWR);
+    if (fd >= 0) {
+        dup2(fd, STDIN_FILENO);
+        dup2(fd, STDOUT_FILENO);
+        dup2(fd, STDERR_FILENO);
+        if (fd > STDERR_FILENO)
+            close(fd);
+    }
+    return 0;
+}
+
+static void write_pidfile(const char *path)
+{
+    FILE *fp = fopen(path, "w");
+    if (fp == NULL) {
+        log_warning("Failed to write PID file %s: %s", path, strerror(errno));
+        return;
+    }
+    fprintf(fp, "%d\n", (int)getpid());
+    fclose(fp);
+}
+
 static void close_walk_cb(uv_handle_t *h, void *arg)
 {
     if (!uv_is_closing(h))
@@ -174,6 +207,11 @@ int main(int argc, char **argv)
         cfg_free(&cfg);
         return 1;
     }
+    if (cfg.daemonize && daemonize() < 0) {
+        fprintf(stderr, "cuckood: cannot daemonize: %s\n", strerror(errno));
+        cfg_free(&cfg);
+        return 1;
+    }
     if (log_init(cfg.loglevel, cfg.logfile) < 0)
         fprintf(stderr, "cuckood: cannot open log file %s, logging to "
                 "stdout\n", cfg.logfile);
@@ -203,6 +241,8 @@ int main(int argc, char **argv)
         log_close();
         return 1;
     }
+    if (cfg.pidfile != NULL && cfg.pidfile[0] != '\0')
+        write_pidfile(cfg.pidfile);
     log_notice("Server initialized");
     if (cfg.port > 0)
         log_notice("Ready to accept connections tcp on port %d", cfg.port);
@@ -218,6 +258,8 @@ int main(int argc, char **argv)
     if (uv_loop_close(loop) != 0)
         log_warning("Event loop did not close cleanly");
     server_free(&srv);
+    if (cfg.pidfile != NULL && cfg.pidfile[0] != '\0')
+        unlink(cfg.pidfile);
     log_notice("cuckood is now ready to exit, bye bye...");
     log_close();
     cfg_free(&cfg);

@@ -1022,6 +1022,40 @@ static void test_protected_mode(void **state)
     assert_int_equal(stop_daemon(&d), 0);
 }
 
+static void test_ipv6_and_pidfile(void **state)
+{
+    daemon_t d = {0};
+    int fd6 = socket(AF_INET6, SOCK_STREAM, 0);
+    struct sockaddr_in6 lo = {0};
+    lo.sin6_family = AF_INET6;
+    lo.sin6_addr = in6addr_loopback;
+    bool have_v6 = fd6 >= 0 &&
+                   bind(fd6, (struct sockaddr *)&lo, sizeof(lo)) == 0;
+    if (fd6 >= 0)
+        close(fd6);
+    if (!have_v6)
+        skip(); /* no IPv6 loopback here */
+    assert_int_equal(start_daemon(&d, "ipv6", "--bind", "127.0.0.1", "::1",
+                                  "--pidfile", "cuckood.pid", NULL), 0);
+    redisContext *c = redisConnect("::1", d.port);
+    assert_non_null(c);
+    assert_int_equal(c->err, 0);
+    expect_status(redisCommand(c, "PING"), "PONG");
+    redisReply *r = redisCommand(c, "CLIENT INFO");
+    assert_non_null(strstr(r->str, "addr=[::1]:"));
+    freeReplyObject(r);
+    redisFree(c);
+    char path[400], buf[32] = "";
+    snprintf(path, sizeof(path), "%s/cuckood.pid", d.dir);
+    FILE *fp = fopen(path, "r");
+    assert_non_null(fp);
+    assert_non_null(fgets(buf, sizeof(buf), fp));
+    fclose(fp);
+    assert_int_equal(atoi(buf), d.pid);
+    assert_int_equal(stop_daemon(&d), 0);
+    assert_int_equal(access(path, F_OK), -1); /* removed at exit */
+}
+
 static void test_sigterm_exits_zero(void **state)
 {
     daemon_t d = {0};
@@ -1081,6 +1115,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_unauthenticated_pileup),
         cmocka_unit_test(test_idle_timeout),
         cmocka_unit_test(test_protected_mode),
+        cmocka_unit_test(test_ipv6_and_pidfile),
         cmocka_unit_test(test_sigterm_exits_zero),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
