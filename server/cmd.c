@@ -46,8 +46,7 @@ static uint64_t name_hash(const char *s, size_t len)
 static bool name_eq(const char *lower, const char *s, size_t len)
 {
     for (size_t i = 0; i < len; i++)
-        if (lower[i] == '\0' ||
-            lower[i] != (char)tolower((unsigned char)s[i]))
+        if (lower[i] == '\0' || lower[i] != (char)tolower((unsigned char)s[i]))
             return false;
     return lower[len] == '\0';
 }
@@ -126,8 +125,8 @@ static cmd_entry_t *lookup_entry(const server_t *s, const char *name,
     uint64_t h = name_hash(name, len);
     size_t i = (size_t)h & (ix->nslots - 1);
     while (ix->slots[i].def != NULL) {
-        if (ix->slots[i].hash == h && name_eq(ix->slots[i].def->name, name,
-                                              len))
+        if (ix->slots[i].hash == h &&
+            name_eq(ix->slots[i].def->name, name, len))
             return &ix->slots[i];
         i = (i + 1) & (ix->nslots - 1);
     }
@@ -143,8 +142,7 @@ const cmd_def_t *cmd_lookup(const server_t *s, const char *name, size_t len)
 const cmd_def_t *cmd_find_sub(const cmd_def_t *parent, const char *name,
                               size_t len)
 {
-    for (const cmd_def_t *d = parent->subcommands; d != NULL && d->name;
-         d++)
+    for (const cmd_def_t *d = parent->subcommands; d != NULL && d->name; d++)
         if (name_eq(d->name, name, len))
             return d;
     return NULL;
@@ -227,8 +225,8 @@ void cmd_dispatch(client_t *c, const resp_cmd_t *cmd)
         return;
     }
     if (d->subcommands != NULL && cmd->argc >= 2) {
-        const cmd_def_t *sub = cmd_find_sub(d, cmd->argv[1].ptr,
-                                            cmd->argv[1].len);
+        const cmd_def_t *sub =
+            cmd_find_sub(d, cmd->argv[1].ptr, cmd->argv[1].len);
         if (sub == NULL) {
             cmd_reply_unknown_sub(c, d->name, &cmd->argv[1]);
             e->rejected++;
@@ -399,8 +397,8 @@ static void add_arg(resp_out_t *o, const cmd_arg_t *a)
                     !!(a->flags & CMD_ARG_MULTIPLE) +
                     !!(a->flags & CMD_ARG_MULTIPLE_TOKEN);
     bool is_key = a->type != NULL && strcmp(a->type, "key") == 0;
-    size_t n = 2 + (a->token != NULL) + (nflags > 0) + (a->sub != NULL) +
-               is_key;
+    size_t n =
+        2 + (a->token != NULL) + (nflags > 0) + (a->sub != NULL) + is_key;
     resp_add_map(o, n);
     resp_add_cstr(o, "name");
     resp_add_cstr(o, a->name);

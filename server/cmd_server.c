@@ -53,8 +53,8 @@ static bool parse_ll(const resp_arg_t *a, long long *out)
     if (neg) {
         if (v > (unsigned long long)LLONG_MAX + 1)
             return false;
-        *out = v == (unsigned long long)LLONG_MAX + 1 ? LLONG_MIN
-                                                      : -(long long)v;
+        *out =
+            v == (unsigned long long)LLONG_MAX + 1 ? LLONG_MIN : -(long long)v;
     } else {
         if (v > (unsigned long long)LLONG_MAX)
             return false;
@@ -154,8 +154,8 @@ static void sb_printf(sbuf_t *b, const char *fmt, ...)
     for (;;) {
         va_list ap;
         va_start(ap, fmt);
-        int n = vsnprintf(b->p != NULL ? b->p + b->len : NULL,
-                          b->cap - b->len, fmt, ap);
+        int n = vsnprintf(b->p != NULL ? b->p + b->len : NULL, b->cap - b->len,
+                          fmt, ap);
         va_end(ap);
         if (n < 0) {
             b->failed = true;
@@ -277,9 +277,10 @@ static void hello_proc(client_t *c, int argc, const resp_arg_t *argv)
             i++;
         } else {
             char msg[200];
-            snprintf(msg, sizeof(msg), "ERR Syntax error in HELLO option "
-                     "'%.*s'", (int)(argv[i].len > 64 ? 64 : argv[i].len),
-                     argv[i].ptr);
+            snprintf(msg, sizeof(msg),
+                     "ERR Syntax error in HELLO option "
+                     "'%.*s'",
+                     (int)(argv[i].len > 64 ? 64 : argv[i].len), argv[i].ptr);
             for (char *p = msg; *p; p++)
                 if (*p == '\r' || *p == '\n')
                     *p = ' ';
@@ -348,8 +349,7 @@ static void client_id_proc(client_t *c, int argc, const resp_arg_t *argv)
     resp_add_int(&c->out, (int64_t)c->id);
 }
 
-static void client_getname_proc(client_t *c, int argc,
-                                const resp_arg_t *argv)
+static void client_getname_proc(client_t *c, int argc, const resp_arg_t *argv)
 {
     if (c->name != NULL)
         resp_add_cstr(&c->out, c->name);
@@ -357,15 +357,13 @@ static void client_getname_proc(client_t *c, int argc,
         resp_add_null(&c->out);
 }
 
-static void client_setname_proc(client_t *c, int argc,
-                                const resp_arg_t *argv)
+static void client_setname_proc(client_t *c, int argc, const resp_arg_t *argv)
 {
     if (setname(c, &argv[2]))
         reply_ok(c);
 }
 
-static void client_setinfo_proc(client_t *c, int argc,
-                                const resp_arg_t *argv)
+static void client_setinfo_proc(client_t *c, int argc, const resp_arg_t *argv)
 {
     conn_t *cn = (conn_t *)c;
     char **slot;
@@ -383,13 +381,14 @@ static void client_setinfo_proc(client_t *c, int argc,
         return;
     }
     if (!printable_token(&argv[3])) {
-        resp_add_errorf(&c->out, "ERR %s cannot contain spaces, newlines or "
-                        "special characters.", attr);
+        resp_add_errorf(&c->out,
+                        "ERR %s cannot contain spaces, newlines or "
+                        "special characters.",
+                        attr);
         return;
     }
     char *copy = NULL;
-    if (argv[3].len > 0 &&
-        (copy = strndup(argv[3].ptr, argv[3].len)) == NULL) {
+    if (argv[3].len > 0 && (copy = strndup(argv[3].ptr, argv[3].len)) == NULL) {
         resp_add_error(&c->out, "ERR out of memory");
         return;
     }
@@ -462,16 +461,20 @@ static void client_help_proc(client_t *c, int argc, const resp_arg_t *argv)
 {
     static const char *lines[] = {
         "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "GETNAME", "    Return the name of the current connection.",
-        "ID", "    Return the ID of the current connection.",
-        "INFO", "    Return information about the current client connection.",
+        "GETNAME",
+        "    Return the name of the current connection.",
+        "ID",
+        "    Return the ID of the current connection.",
+        "INFO",
+        "    Return information about the current client connection.",
         "LIST [TYPE <type>] [ID <id> [<id> ...]]",
         "    Return information about client connections.",
         "SETINFO <option> <value>",
         "    Set client meta attr. Options are LIB-NAME and LIB-VER.",
-        "SETNAME <name>", "    Assign the name <name> to the current "
-                          "connection.",
-        "HELP", "    Print this help.",
+        "SETNAME <name>",
+        "    Assign the name <name> to the current connection.",
+        "HELP",
+        "    Print this help.",
     };
     size_t n = sizeof(lines) / sizeof(lines[0]);
     resp_add_array(&c->out, n);
@@ -617,8 +620,8 @@ static void scan_proc(client_t *c, int argc, const resp_arg_t *argv)
 
 static void rename_proc(client_t *c, int argc, const resp_arg_t *argv)
 {
-    int rc = ks_rename(c->db, argv[1].ptr, argv[1].len, argv[2].ptr,
-                       argv[2].len);
+    int rc =
+        ks_rename(c->db, argv[1].ptr, argv[1].len, argv[2].ptr, argv[2].len);
     if (rc == -ENOENT) {
         resp_add_error(&c->out, "ERR no such key");
         return;
@@ -703,7 +706,8 @@ static void info_cmdstat(void *ctx, const char *name, uint64_t calls,
                          uint64_t usec)
 {
     sbuf_t *b = ctx;
-    sb_printf(b, "cmdstat_%s:calls=%" PRIu64 ",usec=%" PRIu64
+    sb_printf(b,
+              "cmdstat_%s:calls=%" PRIu64 ",usec=%" PRIu64
               ",usec_per_call=%.2f,rejected_calls=0,failed_calls=0\r\n",
               name, calls, usec,
               calls > 0 ? (double)usec / (double)calls : 0.0);
@@ -719,9 +723,8 @@ enum {
     INFO_CPU = 1 << 6,
     INFO_COMMANDSTATS = 1 << 7,
     INFO_KEYSPACE = 1 << 8,
-    INFO_DEFAULT = INFO_SERVER | INFO_CLIENTS | INFO_MEMORY |
-                   INFO_PERSISTENCE | INFO_STATS | INFO_REPLICATION |
-                   INFO_CPU | INFO_KEYSPACE,
+    INFO_DEFAULT = INFO_SERVER | INFO_CLIENTS | INFO_MEMORY | INFO_PERSISTENCE |
+                   INFO_STATS | INFO_REPLICATION | INFO_CPU | INFO_KEYSPACE,
     INFO_ALL = INFO_DEFAULT | INFO_COMMANDSTATS,
 };
 
@@ -731,12 +734,12 @@ static unsigned info_section(const resp_arg_t *a)
         const char *name;
         unsigned bit;
     } names[] = {
-        {"server", INFO_SERVER},   {"clients", INFO_CLIENTS},
-        {"memory", INFO_MEMORY},   {"persistence", INFO_PERSISTENCE},
-        {"stats", INFO_STATS},     {"replication", INFO_REPLICATION},
-        {"cpu", INFO_CPU},         {"commandstats", INFO_COMMANDSTATS},
+        {"server", INFO_SERVER},     {"clients", INFO_CLIENTS},
+        {"memory", INFO_MEMORY},     {"persistence", INFO_PERSISTENCE},
+        {"stats", INFO_STATS},       {"replication", INFO_REPLICATION},
+        {"cpu", INFO_CPU},           {"commandstats", INFO_COMMANDSTATS},
         {"keyspace", INFO_KEYSPACE}, {"default", INFO_DEFAULT},
-        {"all", INFO_ALL},         {"everything", INFO_ALL},
+        {"all", INFO_ALL},           {"everything", INFO_ALL},
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (cmd_arg_is(a, names[i].name))
@@ -754,10 +757,10 @@ static void info_proc(client_t *c, int argc, const resp_arg_t *argv)
     sbuf_t b = {0};
     char h1[32], h2[32];
     bool first = true;
-#define SECTION(bit, title)                                                   \
-    if ((want & (bit)) && (sb_printf(&b, "%s# " title "\r\n",                 \
-                                     first ? "" : "\r\n"),                    \
-                           first = false, true))
+#define SECTION(bit, title)                                                    \
+    if ((want & (bit)) &&                                                      \
+        (sb_printf(&b, "%s# " title "\r\n", first ? "" : "\r\n"),              \
+         first = false, true))
 
     uint64_t now_ms = server_now_ms(s);
     SECTION(INFO_SERVER, "Server")
@@ -781,11 +784,10 @@ static void info_proc(client_t *c, int argc, const resp_arg_t *argv)
                   "uptime_in_days:%" PRIu64 "\r\n"
                   "hz:10\r\n"
                   "config_file:%s\r\n",
-                  un.sysname, un.release, un.machine,
-                  (int)(sizeof(void *) * 8), uv_version_string(),
-                  (int)getpid(), cfg->port,
-                  (long long)tv.tv_sec * 1000000 + tv.tv_usec,
-                  now_ms / 1000, now_ms / 86400000,
+                  un.sysname, un.release, un.machine, (int)(sizeof(void *) * 8),
+                  uv_version_string(), (int)getpid(), cfg->port,
+                  (long long)tv.tv_sec * 1000000 + tv.tv_usec, now_ms / 1000,
+                  now_ms / 86400000,
                   cfg->config_file != NULL ? cfg->config_file : "");
     }
     SECTION(INFO_CLIENTS, "Clients")
@@ -955,8 +957,7 @@ static void config_set_proc(client_t *c, int argc, const resp_arg_t *argv)
     reply_ok(c);
 }
 
-static void config_resetstat_proc(client_t *c, int argc,
-                                  const resp_arg_t *argv)
+static void config_resetstat_proc(client_t *c, int argc, const resp_arg_t *argv)
 {
     server_t *s = c->srv;
     cmd_stats_reset(s);
@@ -993,47 +994,53 @@ static void memory_usage_proc(client_t *c, int argc, const resp_arg_t *argv)
         return;
     }
     /* The filter's exact size plus what the key takes in the table. */
-    resp_add_int(&c->out,
-                 (int64_t)(cf_size_bytes(f) + argv[2].len + 1 + 40));
+    resp_add_int(&c->out, (int64_t)(cf_size_bytes(f) + argv[2].len + 1 + 40));
 }
 
 /* ---- the table --------------------------------------------------------- */
 
-#define END {NULL, NULL, NULL, 0, NULL}
+#define END                                                                    \
+    {                                                                          \
+        NULL, NULL, NULL, 0, NULL                                              \
+    }
 
 static const cmd_arg_t message_opt[] = {
     {"message", "string", NULL, CMD_ARG_OPTIONAL, NULL}, END};
-static const cmd_arg_t message_arg[] = {
-    {"message", "string", NULL, 0, NULL}, END};
+static const cmd_arg_t message_arg[] = {{"message", "string", NULL, 0, NULL},
+                                        END};
 static const cmd_arg_t auth_args[] = {
     {"username", "string", NULL, CMD_ARG_OPTIONAL, NULL},
-    {"password", "string", NULL, 0, NULL}, END};
+    {"password", "string", NULL, 0, NULL},
+    END};
 static const cmd_arg_t hello_auth_block[] = {
     {"username", "string", NULL, 0, NULL},
-    {"password", "string", NULL, 0, NULL}, END};
+    {"password", "string", NULL, 0, NULL},
+    END};
 static const cmd_arg_t hello_block[] = {
     {"protover", "integer", NULL, 0, NULL},
     {"auth", "block", "AUTH", CMD_ARG_OPTIONAL, hello_auth_block},
-    {"clientname", "string", "SETNAME", CMD_ARG_OPTIONAL, NULL}, END};
+    {"clientname", "string", "SETNAME", CMD_ARG_OPTIONAL, NULL},
+    END};
 static const cmd_arg_t hello_args[] = {
     {"arguments", "block", NULL, CMD_ARG_OPTIONAL, hello_block}, END};
-static const cmd_arg_t index_arg[] = {
-    {"index", "integer", NULL, 0, NULL}, END};
+static const cmd_arg_t index_arg[] = {{"index", "integer", NULL, 0, NULL}, END};
 static const cmd_arg_t keys_multi[] = {
     {"key", "key", NULL, CMD_ARG_MULTIPLE, NULL}, END};
 static const cmd_arg_t key_arg[] = {{"key", "key", NULL, 0, NULL}, END};
-static const cmd_arg_t pattern_arg[] = {
-    {"pattern", "pattern", NULL, 0, NULL}, END};
+static const cmd_arg_t pattern_arg[] = {{"pattern", "pattern", NULL, 0, NULL},
+                                        END};
 static const cmd_arg_t scan_args[] = {
     {"cursor", "integer", NULL, 0, NULL},
     {"pattern", "pattern", "MATCH", CMD_ARG_OPTIONAL, NULL},
     {"count", "integer", "COUNT", CMD_ARG_OPTIONAL, NULL},
-    {"type", "string", "TYPE", CMD_ARG_OPTIONAL, NULL}, END};
+    {"type", "string", "TYPE", CMD_ARG_OPTIONAL, NULL},
+    END};
 static const cmd_arg_t rename_args[] = {
     {"key", "key", NULL, 0, NULL}, {"newkey", "key", NULL, 0, NULL}, END};
 static const cmd_arg_t flush_mode[] = {
     {"async", "pure-token", "ASYNC", 0, NULL},
-    {"sync", "pure-token", "SYNC", 0, NULL}, END};
+    {"sync", "pure-token", "SYNC", 0, NULL},
+    END};
 static const cmd_arg_t flush_args[] = {
     {"flush-type", "oneof", NULL, CMD_ARG_OPTIONAL, flush_mode}, END};
 static const cmd_arg_t section_args[] = {
@@ -1043,70 +1050,78 @@ static const cmd_arg_t name_arg[] = {
     {"connection-name", "string", NULL, 0, NULL}, END};
 static const cmd_arg_t setinfo_attr[] = {
     {"libname", "string", "LIB-NAME", 0, NULL},
-    {"libver", "string", "LIB-VER", 0, NULL}, END};
+    {"libver", "string", "LIB-VER", 0, NULL},
+    END};
 static const cmd_arg_t setinfo_args[] = {
     {"attr", "oneof", NULL, 0, setinfo_attr}, END};
 static const cmd_arg_t client_type[] = {
     {"normal", "pure-token", "NORMAL", 0, NULL},
     {"master", "pure-token", "MASTER", 0, NULL},
     {"replica", "pure-token", "REPLICA", 0, NULL},
-    {"pubsub", "pure-token", "PUBSUB", 0, NULL}, END};
+    {"pubsub", "pure-token", "PUBSUB", 0, NULL},
+    END};
 static const cmd_arg_t client_list_args[] = {
     {"client-type", "oneof", "TYPE", CMD_ARG_OPTIONAL, client_type},
-    {"client-id", "integer", "ID", CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE,
-     NULL}, END};
+    {"client-id", "integer", "ID", CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE, NULL},
+    END};
 static const cmd_arg_t command_names[] = {
-    {"command-name", "string", NULL, CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE,
-     NULL}, END};
+    {"command-name", "string", NULL, CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE, NULL},
+    END};
 static const cmd_arg_t config_get_args[] = {
     {"parameter", "string", NULL, CMD_ARG_MULTIPLE, NULL}, END};
-static const cmd_arg_t config_pair[] = {
-    {"parameter", "string", NULL, 0, NULL},
-    {"value", "string", NULL, 0, NULL}, END};
+static const cmd_arg_t config_pair[] = {{"parameter", "string", NULL, 0, NULL},
+                                        {"value", "string", NULL, 0, NULL},
+                                        END};
 static const cmd_arg_t config_set_args[] = {
     {"data", "block", NULL, CMD_ARG_MULTIPLE, config_pair}, END};
 static const cmd_arg_t shutdown_save[] = {
     {"nosave", "pure-token", "NOSAVE", 0, NULL},
-    {"save", "pure-token", "SAVE", 0, NULL}, END};
+    {"save", "pure-token", "SAVE", 0, NULL},
+    END};
 static const cmd_arg_t shutdown_args[] = {
     {"save-selector", "oneof", NULL, CMD_ARG_OPTIONAL, shutdown_save},
     {"now", "pure-token", "NOW", CMD_ARG_OPTIONAL, NULL},
-    {"force", "pure-token", "FORCE", CMD_ARG_OPTIONAL, NULL}, END};
+    {"force", "pure-token", "FORCE", CMD_ARG_OPTIONAL, NULL},
+    END};
 
-#define CMD_END {NULL, 0, 0, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL}
+#define CMD_END                                                                \
+    {                                                                          \
+        NULL, 0, 0, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL          \
+    }
 
 static const cmd_arg_t memory_usage_args[] = {
     {"key", "key", NULL, 0, NULL},
-    {"count", "integer", "SAMPLES", CMD_ARG_OPTIONAL, NULL}, END};
+    {"count", "integer", "SAMPLES", CMD_ARG_OPTIONAL, NULL},
+    END};
 
 static const cmd_def_t memory_subs[] = {
     {"usage", -3, CMD_READONLY, memory_usage_proc, 2, 2, 1, "server",
-     "Estimates the memory usage of a key.", "4.0.0",
-     "O(1)", memory_usage_args, NULL},
+     "Estimates the memory usage of a key.", "4.0.0", "O(1)", memory_usage_args,
+     NULL},
     CMD_END,
 };
 
 static const cmd_def_t client_subs[] = {
-    {"getname", 2, CMD_FAST, client_getname_proc, 0, 0, 0,
-     "connection", "Returns the name of the connection.", "2.6.9", "O(1)",
-     NULL, NULL},
+    {"getname", 2, CMD_FAST, client_getname_proc, 0, 0, 0, "connection",
+     "Returns the name of the connection.", "2.6.9", "O(1)", NULL, NULL},
     {"id", 2, CMD_FAST, client_id_proc, 0, 0, 0, "connection",
-     "Returns the unique client ID of the connection.", "5.0.0", "O(1)",
-     NULL, NULL},
-    {"info", 2, 0, client_info_proc, 0, 0, 0, "connection",
-     "Returns information about the connection.", "6.2.0", "O(1)", NULL,
+     "Returns the unique client ID of the connection.", "5.0.0", "O(1)", NULL,
      NULL},
+    {"info", 2, 0, client_info_proc, 0, 0, 0, "connection",
+     "Returns information about the connection.", "6.2.0", "O(1)", NULL, NULL},
     {"list", -2, CMD_ADMIN, client_list_proc, 0, 0, 0, "connection",
-     "Lists open connections.", "2.4.0", "O(N) where N is the number of "
-     "client connections", client_list_args, NULL},
+     "Lists open connections.", "2.4.0",
+     "O(N) where N is the number of "
+     "client connections",
+     client_list_args, NULL},
     {"setinfo", 4, 0, client_setinfo_proc, 0, 0, 0, "connection",
-     "Sets information specific to the client or connection.", "7.2.0",
-     "O(1)", setinfo_args, NULL},
+     "Sets information specific to the client or connection.", "7.2.0", "O(1)",
+     setinfo_args, NULL},
     {"setname", 3, 0, client_setname_proc, 0, 0, 0, "connection",
      "Sets the connection name.", "2.6.9", "O(1)", name_arg, NULL},
     {"help", 2, 0, client_help_proc, 0, 0, 0, "connection",
-     "Returns helpful text about the different subcommands.", "5.0.0",
-     "O(1)", NULL, NULL},
+     "Returns helpful text about the different subcommands.", "5.0.0", "O(1)",
+     NULL, NULL},
     CMD_END,
 };
 
@@ -1119,8 +1134,7 @@ static const cmd_def_t command_subs[] = {
      command_names, NULL},
     {"info", -2, 0, cmd_command_info_proc, 0, 0, 0, "server",
      "Returns information about one, multiple or all commands.", "2.8.13",
-     "O(N) where N is the number of commands to look up", command_names,
-     NULL},
+     "O(N) where N is the number of commands to look up", command_names, NULL},
     {"list", -2, 0, cmd_command_list_proc, 0, 0, 0, "server",
      "Returns a list of command names.", "7.0.0",
      "O(N) where N is the total number of commands", NULL, NULL},
@@ -1143,30 +1157,28 @@ static const cmd_def_t config_subs[] = {
 
 const cmd_def_t cmd_server_table[] = {
     {"ping", -1, CMD_FAST, ping_proc, 0, 0, 0, "connection",
-     "Returns the server's liveliness response.", "1.0.0", "O(1)",
-     message_opt, NULL},
+     "Returns the server's liveliness response.", "1.0.0", "O(1)", message_opt,
+     NULL},
     {"echo", 2, CMD_FAST, echo_proc, 0, 0, 0, "connection",
      "Returns the given string.", "1.0.0", "O(1)", message_arg, NULL},
-    {"quit", -1, CMD_FAST | CMD_NOAUTH | CMD_LOADING | CMD_STALE, quit_proc,
-     0, 0, 0, "connection", "Closes the connection.", "1.0.0", "O(1)", NULL,
+    {"quit", -1, CMD_FAST | CMD_NOAUTH | CMD_LOADING | CMD_STALE, quit_proc, 0,
+     0, 0, "connection", "Closes the connection.", "1.0.0", "O(1)", NULL, NULL},
+    {"hello", -1, CMD_FAST | CMD_NOAUTH | CMD_LOADING | CMD_STALE, hello_proc,
+     0, 0, 0, "connection", "Handshakes with the server.", "6.0.0", "O(1)",
+     hello_args, NULL},
+    {"auth", -2, CMD_FAST | CMD_NOAUTH | CMD_LOADING | CMD_STALE, auth_proc, 0,
+     0, 0, "connection", "Authenticates the connection.", "1.0.0",
+     "O(N) where N is the number of passwords defined for the user", auth_args,
      NULL},
-    {"hello", -1, CMD_FAST | CMD_NOAUTH | CMD_LOADING | CMD_STALE,
-     hello_proc, 0, 0, 0, "connection", "Handshakes with the server.",
-     "6.0.0", "O(1)", hello_args, NULL},
-    {"auth", -2, CMD_FAST | CMD_NOAUTH | CMD_LOADING | CMD_STALE, auth_proc,
-     0, 0, 0, "connection", "Authenticates the connection.", "1.0.0",
-     "O(N) where N is the number of passwords defined for the user",
-     auth_args, NULL},
     {"select", 2, CMD_FAST | CMD_LOADING | CMD_STALE, select_proc, 0, 0, 0,
-     "connection", "Changes the selected database.", "1.0.0", "O(1)",
-     index_arg, NULL},
+     "connection", "Changes the selected database.", "1.0.0", "O(1)", index_arg,
+     NULL},
     {"client", -2, 0, NULL, 0, 0, 0, "connection",
      "A container for client connection commands.", "2.4.0",
      "Depends on subcommand.", NULL, client_subs},
     {"command", -1, CMD_LOADING | CMD_STALE, cmd_command_proc, 0, 0, 0,
      "server", "Returns detailed information about all commands.", "2.8.13",
-     "O(N) where N is the total number of Redis commands", NULL,
-     command_subs},
+     "O(N) where N is the total number of Redis commands", NULL, command_subs},
     {"del", -2, CMD_WRITE, del_proc, 1, -1, 1, "generic",
      "Deletes one or more keys.", "1.0.0",
      "O(N) where N is the number of keys that will be removed.", keys_multi,
@@ -1178,12 +1190,11 @@ const cmd_def_t cmd_server_table[] = {
      "Determines whether one or more keys exist.", "1.0.0",
      "O(N) where N is the number of keys to check.", keys_multi, NULL},
     {"type", 2, CMD_READONLY | CMD_FAST, type_proc, 1, 1, 1, "generic",
-     "Determines the type of value stored at a key.", "1.0.0", "O(1)",
-     key_arg, NULL},
+     "Determines the type of value stored at a key.", "1.0.0", "O(1)", key_arg,
+     NULL},
     {"keys", 2, CMD_READONLY, keys_proc, 0, 0, 0, "generic",
      "Returns all key names that match a pattern.", "1.0.0",
-     "O(N) with N being the number of keys in the database", pattern_arg,
-     NULL},
+     "O(N) with N being the number of keys in the database", pattern_arg, NULL},
     {"scan", -2, CMD_READONLY, scan_proc, 0, 0, 0, "generic",
      "Iterates over the key names in the database.", "2.8.0",
      "O(1) for every call. O(N) for a complete iteration.", scan_args, NULL},
@@ -1195,15 +1206,15 @@ const cmd_def_t cmd_server_table[] = {
      NULL},
     {"flushdb", -1, CMD_WRITE, flushdb_proc, 0, 0, 0, "server",
      "Removes all keys from the current database.", "1.0.0",
-     "O(N) where N is the number of keys in the selected database",
-     flush_args, NULL},
+     "O(N) where N is the number of keys in the selected database", flush_args,
+     NULL},
     {"flushall", -1, CMD_WRITE, flushall_proc, 0, 0, 0, "server",
      "Removes all keys from all databases.", "1.0.0",
-     "O(N) where N is the total number of keys in all databases",
-     flush_args, NULL},
+     "O(N) where N is the total number of keys in all databases", flush_args,
+     NULL},
     {"info", -1, CMD_LOADING | CMD_STALE, info_proc, 0, 0, 0, "server",
-     "Returns information and statistics about the server.", "1.0.0",
-     "O(1)", section_args, NULL},
+     "Returns information and statistics about the server.", "1.0.0", "O(1)",
+     section_args, NULL},
     {"time", 1, CMD_FAST | CMD_LOADING | CMD_STALE, time_proc, 0, 0, 0,
      "server", "Returns the server time.", "2.6.0", "O(1)", NULL, NULL},
     {"config", -2, 0, NULL, 0, 0, 0, "server",
@@ -1212,10 +1223,13 @@ const cmd_def_t cmd_server_table[] = {
     {"memory", -2, 0, NULL, 0, 0, 0, "server",
      "A container for memory diagnostics commands.", "4.0.0",
      "Depends on subcommand.", NULL, memory_subs},
-    {"shutdown", -1, CMD_ADMIN | CMD_LOADING | CMD_STALE,
-     shutdown_proc, 0, 0, 0, "server",
+    {"shutdown", -1, CMD_ADMIN | CMD_LOADING | CMD_STALE, shutdown_proc, 0, 0,
+     0, "server",
      "Synchronously saves the database(s) to disk and shuts down the "
-     "server.", "1.0.0", "O(N) when saving, where N is the total number of "
-     "keys in all databases", shutdown_args, NULL},
+     "server.",
+     "1.0.0",
+     "O(N) when saving, where N is the total number of "
+     "keys in all databases",
+     shutdown_args, NULL},
     CMD_END,
 };

@@ -223,7 +223,8 @@ void conn_flush(conn_t *c)
     size_t queued = conn_out_queued(c);
     if (cfg->cobl_hard > 0 && queued > cfg->cobl_hard) {
         log_notice("Client %s closed for overcoming of output buffer "
-                   "limits.", c->addr);
+                   "limits.",
+                   c->addr);
         conn_close(c);
         return;
     }
@@ -235,8 +236,7 @@ void conn_flush(conn_t *c)
         conn_close(c);
         return;
     }
-    if (cfg->cobl_soft > 0 && queued > cfg->cobl_soft &&
-        c->obl_soft_since == 0)
+    if (cfg->cobl_soft > 0 && queued > cfg->cobl_soft && c->obl_soft_since == 0)
         c->obl_soft_since = server_now_ms(c->cl.srv) | 1;
     if (queued >= CONN_PAUSE_BYTES || c->cl.close_after_reply)
         conn_stop_reading(c);
@@ -366,8 +366,8 @@ void conn_accept(server_t *s, uv_stream_t *listener, bool is_unix)
     c->cl.dbnum = 0;
     c->cl.db = s->dbs[0];
     c->cl.resp = 2;
-    c->cl.authenticated = s->cfg->requirepass == NULL ||
-                          s->cfg->requirepass[0] == '\0';
+    c->cl.authenticated =
+        s->cfg->requirepass == NULL || s->cfg->requirepass[0] == '\0';
     resp_out_init(&c->cl.out, 2);
     c->created_ms = c->last_ms = server_now_ms(s);
     c->lastcmd = "NULL";
@@ -408,9 +408,8 @@ size_t conn_describe(const conn_t *c, char *buf, size_t len)
         "user=default redir=-1 resp=%d lib-name=%s lib-ver=%s\n",
         c->cl.id, c->addr, c->laddr, c->fd,
         c->cl.name != NULL ? c->cl.name : "", (now - c->created_ms) / 1000,
-        (now - c->last_ms) / 1000, c->cl.dbnum, qbuf, SERVER_READ_SLAB,
-        omem, omem + qbuf, cmd, c->cl.resp,
-        c->lib_name != NULL ? c->lib_name : "",
+        (now - c->last_ms) / 1000, c->cl.dbnum, qbuf, SERVER_READ_SLAB, omem,
+        omem + qbuf, cmd, c->cl.resp, c->lib_name != NULL ? c->lib_name : "",
         c->lib_ver != NULL ? c->lib_ver : "");
     if (n < 0)
         return 0;
@@ -435,7 +434,8 @@ void conn_cron(server_t *s)
             now - c->obl_soft_since >=
                 (uint64_t)cfg->cobl_soft_seconds * 1000) {
             log_notice("Client %s closed for overcoming of output buffer "
-                       "limits.", c->addr);
+                       "limits.",
+                       c->addr);
             conn_close(c);
         }
     }

@@ -29,7 +29,7 @@ struct conn {
     bool closing;
     bool reading;
     uint64_t created_ms;
-    uint64_t last_ms;    /* last interaction, for timeout and idle= */
+    uint64_t last_ms;        /* last interaction, for timeout and idle= */
     uint64_t obl_soft_since; /* when the soft limit was first passed, or 0 */
     int writes_pending;
     const char *lastcmd; /* static name of the last command */

@@ -120,8 +120,8 @@ static void resize(ks_db_t *db, size_t n)
 
 static void maybe_grow(ks_db_t *db)
 {
-    if (db->size >= db->nbuckets && db->nbuckets <= SIZE_MAX / 2 /
-                                                        sizeof(ks_entry_t *))
+    if (db->size >= db->nbuckets &&
+        db->nbuckets <= SIZE_MAX / 2 / sizeof(ks_entry_t *))
         resize(db, db->nbuckets * 2);
 }
 
@@ -292,8 +292,8 @@ uint64_t ks_scan(const ks_db_t *db, uint64_t cursor, size_t count,
     uint64_t mask = db->nbuckets - 1;
     size_t seen = 0;
     /* Empty buckets cost work too: bound them so one call stays short. */
-    size_t budget = count == 0 ? 10 : (count > SIZE_MAX / 10 ? SIZE_MAX
-                                                             : count * 10);
+    size_t budget =
+        count == 0 ? 10 : (count > SIZE_MAX / 10 ? SIZE_MAX : count * 10);
     if (count == 0)
         count = 1;
     do {

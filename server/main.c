@@ -181,14 +181,14 @@ static void close_walk_cb(uv_handle_t *h, void *arg)
 
 int main(int argc, char **argv)
 {
-    if (argc >= 2 && (strcmp(argv[1], "--version") == 0 ||
-                      strcmp(argv[1], "-v") == 0)) {
+    if (argc >= 2 &&
+        (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-v") == 0)) {
         printf("cuckood v=%s (Redis protocol %s compatible) libuv=%s\n",
                CUCKOOD_VERSION, SERVER_REDIS_VERSION, uv_version_string());
         return 0;
     }
-    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 ||
-                      strcmp(argv[1], "-h") == 0)) {
+    if (argc >= 2 &&
+        (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
         usage(stdout);
         return 0;
     }
@@ -213,8 +213,10 @@ int main(int argc, char **argv)
         return 1;
     }
     if (log_init(cfg.loglevel, cfg.logfile) < 0)
-        fprintf(stderr, "cuckood: cannot open log file %s, logging to "
-                "stdout\n", cfg.logfile);
+        fprintf(stderr,
+                "cuckood: cannot open log file %s, logging to "
+                "stdout\n",
+                cfg.logfile);
 
     signal(SIGPIPE, SIG_IGN);
 

@@ -147,8 +147,7 @@ static void server_on_connection(uv_stream_t *listener, int status)
     conn_accept(s, listener, listener->type == UV_NAMED_PIPE);
 }
 
-static int listen_tcp(server_t *s, const char *addr, char *err,
-                      size_t errlen)
+static int listen_tcp(server_t *s, const char *addr, char *err, size_t errlen)
 {
     struct sockaddr_storage ss;
     int rc;
@@ -186,8 +185,10 @@ static int listen_tcp(server_t *s, const char *addr, char *err,
                        uv_strerror(rc));
             return 0;
         }
-        snprintf(err, errlen, "Could not create server TCP listening socket "
-                 "%s:%d: %s", host, s->cfg->port, uv_strerror(rc));
+        snprintf(err, errlen,
+                 "Could not create server TCP listening socket "
+                 "%s:%d: %s",
+                 host, s->cfg->port, uv_strerror(rc));
         return rc;
     }
     s->tcp[s->ntcp++] = t;

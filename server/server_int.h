@@ -20,10 +20,10 @@ typedef struct cmd_index cmd_index_t;
 
 struct server {
     uv_loop_t *loop;
-    cfg_t *cfg;           /* not owned */
-    ks_db_t **dbs;        /* cfg->databases of them */
+    cfg_t *cfg;    /* not owned */
+    ks_db_t **dbs; /* cfg->databases of them */
     int ndbs;
-    cmd_index_t *cmds;    /* cmd.c */
+    cmd_index_t *cmds; /* cmd.c */
 
     /* listeners */
     uv_tcp_t *tcp[CFG_MAX_BIND];
@@ -37,11 +37,11 @@ struct server {
     conn_t *clients;
     uint64_t nclients;
     uint64_t next_client_id;
-    char *read_slab;      /* one loop-wide read buffer */
+    char *read_slab; /* one loop-wide read buffer */
 
     /* stats */
     time_t start_time;
-    uint64_t start_ms;    /* uv_now at start */
+    uint64_t start_ms; /* uv_now at start */
     uint64_t dirty;
     uint64_t total_commands;
     uint64_t total_connections;
@@ -51,7 +51,7 @@ struct server {
     uint64_t peak_memory;
     uint64_t ops_sample_cmds, ops_sample_ms;
     uint64_t ops_per_sec;
-    time_t lastsave;      /* for the persistence module to update */
+    time_t lastsave; /* for the persistence module to update */
 
     uint64_t seed_state;
     bool shutting_down;

@@ -4,18 +4,18 @@
  * client and with raw sockets where exact bytes matter (RESP3, protocol
  * errors, connection closes).
  */
+#include <cmocka.h>
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
-#include <cmocka.h>
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <hiredis.h>
 #include <ifaddrs.h>
 #include <limits.h>
-#include <hiredis.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -75,8 +75,8 @@ static bool ping_ok(int port)
     if (c != NULL && !c->err) {
         redisReply *r = redisCommand(c, "PING");
         /* NOAUTH also proves the server is up. */
-        ok = r != NULL && (r->type == REDIS_REPLY_STATUS ||
-                           r->type == REDIS_REPLY_ERROR);
+        ok = r != NULL &&
+             (r->type == REDIS_REPLY_STATUS || r->type == REDIS_REPLY_ERROR);
         freeReplyObject(r);
     }
     if (c != NULL)
@@ -475,8 +475,8 @@ static void test_hello(void **state)
      * array. */
     const char *tail = "$7\r\nmodules\r\n*0\r\n";
     size_t got = 0;
-    while (got < strlen(tail) || memcmp(buf + got - strlen(tail), tail,
-                             strlen(tail)) != 0) {
+    while (got < strlen(tail) ||
+           memcmp(buf + got - strlen(tail), tail, strlen(tail)) != 0) {
         size_t m = raw_read(fd, buf + got, 1, &eof);
         assert_int_equal(m, 1);
         got++;
@@ -486,8 +486,9 @@ static void test_hello(void **state)
     assert_non_null(strstr(buf, "$5\r\nproto\r\n:3\r\n"));
     /* CONFIG GET answers a map in RESP3. */
     char req[128], want[128];
-    snprintf(req, sizeof(req), "*3\r\n$6\r\nCONFIG\r\n$3\r\nGET\r\n$4\r\nport"
-                               "\r\n");
+    snprintf(req, sizeof(req),
+             "*3\r\n$6\r\nCONFIG\r\n$3\r\nGET\r\n$4\r\nport"
+             "\r\n");
     char port[16];
     int plen = snprintf(port, sizeof(port), "%d", main_d.port);
     snprintf(want, sizeof(want), "%%1\r\n$4\r\nport\r\n$%d\r\n%s\r\n", plen,
@@ -592,8 +593,9 @@ static void test_protocol_error(void **state)
     close(fd);
 
     fd = raw_connect(&main_d);
-    raw_expect(fd, "*1\r\n:5\r\n", "-ERR Protocol error: expected '$', got "
-                                   "':'\r\n");
+    raw_expect(fd, "*1\r\n:5\r\n",
+               "-ERR Protocol error: expected '$', got "
+               "':'\r\n");
     assert_true(raw_closed(fd));
     close(fd);
 
@@ -908,8 +910,8 @@ static bool flood_until_closed(const daemon_t *d, const char *req,
             closed = true;
             break;
         }
-        ssize_t m = send(fd, req + off, reqlen - off,
-                         MSG_NOSIGNAL | MSG_DONTWAIT);
+        ssize_t m =
+            send(fd, req + off, reqlen - off, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (m < 0 && errno != EAGAIN)
             closed = true;
         if (m > 0) {
@@ -948,8 +950,8 @@ static void test_output_buffer_limit(void **state)
                      sizeof(payload));
     memcpy(req + n, payload, sizeof(payload));
     memcpy(req + n + sizeof(payload), "\r\n", 2);
-    bool closed = flood_until_closed(&main_d, req,
-                                     (size_t)n + sizeof(payload) + 2);
+    bool closed =
+        flood_until_closed(&main_d, req, (size_t)n + sizeof(payload) + 2);
     assert_true(closed);
     expect_status(redisCommand(c, "CONFIG SET client-output-buffer-limit %s",
                                "normal 0 0 0"),
@@ -1005,8 +1007,8 @@ static void test_protected_mode(void **state)
     if (!local_ip(ip, sizeof(ip)))
         skip(); /* no non-loopback interface to connect from */
     daemon_t d = {0};
-    assert_int_equal(start_daemon(&d, "protected", "--bind", "127.0.0.1", ip,
-                                  NULL), 0);
+    assert_int_equal(
+        start_daemon(&d, "protected", "--bind", "127.0.0.1", ip, NULL), 0);
     redisContext *c = redisConnect(ip, d.port);
     assert_non_null(c);
     assert_int_equal(c->err, 0);
@@ -1029,14 +1031,15 @@ static void test_ipv6_and_pidfile(void **state)
     struct sockaddr_in6 lo = {0};
     lo.sin6_family = AF_INET6;
     lo.sin6_addr = in6addr_loopback;
-    bool have_v6 = fd6 >= 0 &&
-                   bind(fd6, (struct sockaddr *)&lo, sizeof(lo)) == 0;
+    bool have_v6 =
+        fd6 >= 0 && bind(fd6, (struct sockaddr *)&lo, sizeof(lo)) == 0;
     if (fd6 >= 0)
         close(fd6);
     if (!have_v6)
         skip(); /* no IPv6 loopback here */
     assert_int_equal(start_daemon(&d, "ipv6", "--bind", "127.0.0.1", "::1",
-                                  "--pidfile", "cuckood.pid", NULL), 0);
+                                  "--pidfile", "cuckood.pid", NULL),
+                     0);
     redisContext *c = redisConnect("::1", d.port);
     assert_non_null(c);
     assert_int_equal(c->err, 0);
@@ -1079,8 +1082,7 @@ int main(int argc, char **argv)
     /* The daemon runs in its own directory: make the path absolute. */
     static char abs_bin[4096];
     if (realpath(daemon_bin, abs_bin) == NULL) {
-        fprintf(stderr, "test_server: %s: %s\n", daemon_bin,
-                strerror(errno));
+        fprintf(stderr, "test_server: %s: %s\n", daemon_bin, strerror(errno));
         return 2;
     }
     daemon_bin = abs_bin;

@@ -1,14 +1,14 @@
 /* Unit tests for server/keyspace.c. */
+#include <cmocka.h>
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
-#include <cmocka.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <errno.h>
 
 #include "cf.h"
 #include "keyspace.h"
@@ -299,15 +299,13 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_binary_keys, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rename, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flush, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_growth_many_keys, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_growth_many_keys, setup, teardown),
         cmocka_unit_test_setup_teardown(test_scan_complete, setup, teardown),
         cmocka_unit_test_setup_teardown(test_scan_across_resize, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_scan_empty, setup, teardown),
         cmocka_unit_test_setup_teardown(test_foreach, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_bytes_accounting, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_bytes_accounting, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
