@@ -4,11 +4,12 @@
  * client and with raw sockets where exact bytes matter (RESP3, protocol
  * errors, connection closes).
  */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <cmocka.h>
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -1,9 +1,10 @@
 /* Unit tests for server/keyspace.c. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <cmocka.h>
 
 #include <errno.h>
 #include <stdio.h>
