@@ -317,6 +317,15 @@ void server_config_changed(server_t *s, const char *name)
 {
     if (strcasecmp(name, "loglevel") == 0) {
         log_set_level(s->cfg->loglevel);
+    } else if (strcasecmp(name, "requirepass") == 0) {
+        /* Without a password every client is the (nopass) default user,
+         * also those that connected while one was required. */
+        if (s->cfg->requirepass == NULL || s->cfg->requirepass[0] == '\0')
+            for (conn_t *c = s->clients; c != NULL; c = c->next)
+                if (!c->cl.authenticated) {
+                    c->cl.authenticated = true;
+                    conn_apply_limits(c);
+                }
     } else if (strcasecmp(name, "proto-max-bulk-len") == 0 ||
                strcasecmp(name, "client-query-buffer-limit") == 0) {
         for (conn_t *c = s->clients; c != NULL; c = c->next)

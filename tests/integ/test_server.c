@@ -569,6 +569,21 @@ static void test_auth(void **state)
     assert_true(raw_closed(fd));
     close(fd);
 
+    /* Removing the password at run time frees clients that waited. */
+    redisContext *waiting = connect_to(&auth_d);
+    expect_error(redisCommand(waiting, "PING"),
+                 "NOAUTH Authentication required.");
+    c = connect_to(&auth_d);
+    expect_status(redisCommand(c, "AUTH s3cret"), "OK");
+    expect_status(redisCommand(c, "CONFIG SET requirepass %s", ""), "OK");
+    expect_status(redisCommand(waiting, "PING"), "PONG");
+    expect_status(redisCommand(c, "CONFIG SET requirepass s3cret"), "OK");
+    redisFree(c);
+    redisFree(waiting);
+    c = connect_to(&auth_d);
+    expect_error(redisCommand(c, "PING"), "NOAUTH Authentication required.");
+    redisFree(c);
+
     /* An unauthenticated client may not send big requests. */
     fd = raw_connect(&auth_d);
     const char *big = "*1\r\n$100000\r\n";
