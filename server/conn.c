@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,7 +198,7 @@ void conn_flush(conn_t *c)
             conn_close(c);
         return;
     }
-    conn_write_t *w = malloc(sizeof(*w));
+    conn_write_t *w = len <= UINT_MAX ? malloc(sizeof(*w)) : NULL;
     if (w == NULL) {
         free(buf);
         conn_close(c);
@@ -248,6 +249,13 @@ static void conn_on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
     resp_cmd_t *cmd;
     int rc;
 
+    if (nread == UV_EOF && c->writes_pending > 0) {
+        /* The client finished sending (a half-close, as "nc -q" does):
+         * deliver the replies still queued, then close. */
+        c->cl.close_after_reply = true;
+        conn_stop_reading(c);
+        return;
+    }
     if (nread < 0) {
         conn_close(c); /* EOF or error */
         return;

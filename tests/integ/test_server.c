@@ -627,6 +627,30 @@ static void test_inline_and_empty(void **state)
     close(fd);
 }
 
+static void test_half_close_gets_replies(void **state)
+{
+    /* A client that sends a big pipeline and shuts down its sending side
+     * still receives every reply. */
+    enum { N = 20000 };
+    static char req[N * 14];
+    size_t len = 0;
+    for (int i = 0; i < N; i++) {
+        memcpy(req + len, "*1\r\n$4\r\nPING\r\n", 14);
+        len += 14;
+    }
+    int fd = raw_connect(&main_d);
+    raw_send(fd, req, len);
+    shutdown(fd, SHUT_WR);
+    static char buf[N * 7 + 1];
+    bool eof;
+    size_t n = raw_read(fd, buf, N * 7, &eof);
+    assert_int_equal(n, N * 7);
+    for (int i = 0; i < N; i++)
+        assert_memory_equal(buf + i * 7, "+PONG\r\n", 7);
+    assert_true(raw_closed(fd));
+    close(fd);
+}
+
 static void test_quit(void **state)
 {
     int fd = raw_connect(&main_d);
@@ -1122,6 +1146,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_auth),
         cmocka_unit_test(test_protocol_error),
         cmocka_unit_test(test_inline_and_empty),
+        cmocka_unit_test(test_half_close_gets_replies),
         cmocka_unit_test(test_quit),
         cmocka_unit_test(test_unix_socket),
         cmocka_unit_test(test_info_time_config),
