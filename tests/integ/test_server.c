@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -41,8 +42,9 @@ typedef struct daemon {
     char dir[300];
 } daemon_t;
 
-static daemon_t main_d; /* no password */
-static daemon_t auth_d; /* --requirepass s3cret */
+static daemon_t main_d;     /* no password */
+static rlim_t child_nofile; /* RLIMIT_NOFILE for the next daemon, 0 = keep */
+static daemon_t auth_d;     /* --requirepass s3cret */
 
 static void sleep_ms(int ms)
 {
@@ -128,6 +130,10 @@ static int start_daemon(daemon_t *d, const char *name, ...)
             if (fd >= 0) {
                 dup2(fd, 1);
                 dup2(fd, 2);
+            }
+            if (child_nofile > 0) {
+                struct rlimit rl = {child_nofile, child_nofile};
+                setrlimit(RLIMIT_NOFILE, &rl);
             }
             /* A crashed test run must not leave daemons behind. */
             prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -1099,6 +1105,44 @@ static void test_ipv6_and_pidfile(void **state)
     assert_int_equal(access(path, F_OK), -1); /* removed at exit */
 }
 
+static void test_fd_limit_caps_maxclients(void **state)
+{
+    /* With 64 descriptors, maxclients becomes 64 - 32: the 33rd client is
+     * refused with Redis's error, and the server keeps serving. */
+    daemon_t d = {0};
+    child_nofile = 64;
+    int rc = start_daemon(&d, "nofile", NULL);
+    child_nofile = 0;
+    assert_int_equal(rc, 0);
+    enum { N = 40 };
+    int fds[N];
+    int refused = 0;
+    for (int i = 0; i < N; i++) {
+        fds[i] = raw_connect(&d);
+        raw_send(fds[i], "PING\r\n", 6);
+        char buf[128];
+        bool eof;
+        size_t n = raw_read(fds[i], buf, 7, &eof);
+        assert_true(n == 7);
+        if (memcmp(buf, "+PONG\r\n", 7) != 0) {
+            assert_memory_equal(buf, "-ERR ma", 7);
+            refused++;
+        }
+    }
+    assert_int_equal(refused, N - 32);
+    for (int i = 0; i < N; i++)
+        close(fds[i]);
+    /* Closed clients free their places. */
+    bool served = false;
+    for (int i = 0; i < 100 && !served; i++) {
+        served = ping_ok(d.port);
+        if (!served)
+            sleep_ms(20);
+    }
+    assert_true(served);
+    assert_int_equal(stop_daemon(&d), 0);
+}
+
 static void test_sigterm_exits_zero(void **state)
 {
     daemon_t d = {0};
@@ -1159,6 +1203,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_idle_timeout),
         cmocka_unit_test(test_protected_mode),
         cmocka_unit_test(test_ipv6_and_pidfile),
+        cmocka_unit_test(test_fd_limit_caps_maxclients),
         cmocka_unit_test(test_sigterm_exits_zero),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
