@@ -1143,6 +1143,21 @@ static void test_fd_limit_caps_maxclients(void **state)
     assert_int_equal(stop_daemon(&d), 0);
 }
 
+static void test_shutdown_command(void **state)
+{
+    daemon_t d = {0};
+    assert_int_equal(start_daemon(&d, "shutdown", NULL), 0);
+    redisContext *c = connect_to(&d);
+    expect_error(redisCommand(c, "SHUTDOWN BOGUS"), "ERR syntax error");
+    redisReply *r = redisCommand(c, "SHUTDOWN NOSAVE");
+    assert_null(r); /* no reply: the connection closes */
+    redisFree(c);
+    int st = 0;
+    assert_int_equal(waitpid(d.pid, &st, 0), d.pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 static void test_sigterm_exits_zero(void **state)
 {
     daemon_t d = {0};
@@ -1204,6 +1219,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_protected_mode),
         cmocka_unit_test(test_ipv6_and_pidfile),
         cmocka_unit_test(test_fd_limit_caps_maxclients),
+        cmocka_unit_test(test_shutdown_command),
         cmocka_unit_test(test_sigterm_exits_zero),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
