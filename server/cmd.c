@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "conn.h"
+#include "glob.h"
 
 #define CMD_NAME_MAX 64
 
@@ -492,18 +493,62 @@ void cmd_command_count_proc(client_t *c, int argc, const resp_arg_t *argv)
     resp_add_int(&c->out, (int64_t)c->srv->cmds->n);
 }
 
+/* Whether d belongs to ACL category cat ("write", "fast", ...). */
+static bool in_category(const cmd_def_t *d, const resp_arg_t *cat)
+{
+    if (cmd_arg_is(cat, "all"))
+        return true;
+    if (cmd_arg_is(cat, "write"))
+        return d->flags & CMD_WRITE;
+    if (cmd_arg_is(cat, "read"))
+        return d->flags & CMD_READONLY;
+    if (cmd_arg_is(cat, "fast"))
+        return d->flags & CMD_FAST;
+    if (cmd_arg_is(cat, "slow"))
+        return !(d->flags & CMD_FAST);
+    if (cmd_arg_is(cat, "admin"))
+        return d->flags & CMD_ADMIN;
+    if (cmd_arg_is(cat, "connection"))
+        return d->group != NULL && strcmp(d->group, "connection") == 0;
+    return false;
+}
+
 void cmd_command_list_proc(client_t *c, int argc, const resp_arg_t *argv)
 {
     const cmd_index_t *ix = c->srv->cmds;
-    if (argc > 2) {
-        /* FILTERBY MODULE|ACLCAT|PATTERN: we support PATTERN-less listing
-         * only; anything else is a syntax error as in Redis. */
+    const resp_arg_t *pattern = NULL, *cat = NULL;
+    bool none = false;
+    if (argc == 5 && cmd_arg_is(&argv[2], "filterby")) {
+        if (cmd_arg_is(&argv[3], "pattern"))
+            pattern = &argv[4];
+        else if (cmd_arg_is(&argv[3], "aclcat"))
+            cat = &argv[4];
+        else if (cmd_arg_is(&argv[3], "module"))
+            none = true; /* no modules here */
+        else {
+            reply_syntax_error(c);
+            return;
+        }
+    } else if (argc != 2) {
         reply_syntax_error(c);
         return;
     }
-    resp_add_array(&c->out, ix->n);
-    for (size_t i = 0; i < ix->n; i++)
-        resp_add_cstr(&c->out, ix->order[i]->def->name);
+    size_t n = 0;
+    for (size_t i = 0; i < ix->n && !none; i++) {
+        const cmd_def_t *d = ix->order[i]->def;
+        if ((pattern == NULL || glob_match(pattern->ptr, pattern->len, d->name,
+                                           strlen(d->name), true)) &&
+            (cat == NULL || in_category(d, cat)))
+            n++;
+    }
+    resp_add_array(&c->out, n);
+    for (size_t i = 0; i < ix->n && n > 0; i++) {
+        const cmd_def_t *d = ix->order[i]->def;
+        if ((pattern == NULL || glob_match(pattern->ptr, pattern->len, d->name,
+                                           strlen(d->name), true)) &&
+            (cat == NULL || in_category(d, cat)))
+            resp_add_cstr(&c->out, d->name);
+    }
 }
 
 /* Resolves "name" or "parent|sub". */

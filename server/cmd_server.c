@@ -1067,6 +1067,13 @@ static const cmd_arg_t client_list_args[] = {
 static const cmd_arg_t command_names[] = {
     {"command-name", "string", NULL, CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE, NULL},
     END};
+static const cmd_arg_t filterby_opts[] = {
+    {"module-name", "string", "MODULE", 0, NULL},
+    {"category", "string", "ACLCAT", 0, NULL},
+    {"pattern", "pattern", "PATTERN", 0, NULL},
+    END};
+static const cmd_arg_t command_list_args[] = {
+    {"filterby", "oneof", "FILTERBY", CMD_ARG_OPTIONAL, filterby_opts}, END};
 static const cmd_arg_t config_get_args[] = {
     {"parameter", "string", NULL, CMD_ARG_MULTIPLE, NULL}, END};
 static const cmd_arg_t config_pair[] = {{"parameter", "string", NULL, 0, NULL},
@@ -1137,7 +1144,7 @@ static const cmd_def_t command_subs[] = {
      "O(N) where N is the number of commands to look up", command_names, NULL},
     {"list", -2, 0, cmd_command_list_proc, 0, 0, 0, "server",
      "Returns a list of command names.", "7.0.0",
-     "O(N) where N is the total number of commands", NULL, NULL},
+     "O(N) where N is the total number of commands", command_list_args, NULL},
     CMD_END,
 };
 

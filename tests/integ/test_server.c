@@ -726,6 +726,16 @@ static void test_info_time_config(void **state)
     assert_int_equal(r->element[0]->element[1]->integer, -1);
     assert_int_equal(r->element[1]->type, REDIS_REPLY_NIL);
     freeReplyObject(r);
+    r = redisCommand(c, "COMMAND LIST FILTERBY PATTERN fl*");
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    assert_int_equal(r->elements, 2); /* flushdb, flushall */
+    freeReplyObject(r);
+    r = redisCommand(c, "COMMAND LIST FILTERBY ACLCAT connection");
+    assert_int_equal(r->type, REDIS_REPLY_ARRAY);
+    assert_true(r->elements >= 6);
+    freeReplyObject(r);
+    expect_error(redisCommand(c, "COMMAND LIST FILTERBY nope x"),
+                 "ERR syntax error");
     r = redisCommand(c, "COMMAND DOCS scan");
     assert_int_equal(r->type, REDIS_REPLY_ARRAY);
     assert_int_equal(r->elements, 2);
