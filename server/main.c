@@ -240,6 +240,13 @@ int main(int argc, char **argv)
         cfg_free(&cfg);
         return 1;
     }
+    /* As redis-server does, "dir" is the working directory: snapshots,
+     * relative log, pid and socket paths live there. */
+    if (cfg.dir != NULL && cfg.dir[0] != '\0' && chdir(cfg.dir) < 0) {
+        fprintf(stderr, "Can't chdir to '%s': %s\n", cfg.dir, strerror(errno));
+        cfg_free(&cfg);
+        return 1;
+    }
     if (cfg.daemonize && daemonize() < 0) {
         fprintf(stderr, "cuckood: cannot daemonize: %s\n", strerror(errno));
         cfg_free(&cfg);

@@ -66,7 +66,9 @@ int server_listen(server_t *s, char *err, size_t errlen);
 /* Stops listening, closes every client and every handle; the loop then
  * ends. Calls server_on_shutdown() first. */
 void server_shutdown(server_t *s, int exit_code);
-/* The hook for work at shutdown (the final snapshot goes here). */
+/* The hook for work at shutdown (the final snapshot goes here). main()
+ * has made cfg->dir the working directory, as redis-server does, so the
+ * snapshot file is cfg->dbfilename relative to it. */
 void server_on_shutdown(server_t *s);
 /* Frees what server_init allocated (after the loop has ended). */
 void server_free(server_t *s);

@@ -1168,6 +1168,25 @@ static void test_shutdown_command(void **state)
     assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+static void test_bad_dir_refuses_to_start(void **state)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open("/dev/null", O_WRONLY);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        execl(daemon_bin, daemon_bin, "--port", "0", "--unixsocket", "s",
+              "--dir", "/nonexistent/cuckood-test", (char *)NULL);
+        _exit(127);
+    }
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 1);
+}
+
 static void test_sigterm_exits_zero(void **state)
 {
     daemon_t d = {0};
@@ -1230,6 +1249,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_ipv6_and_pidfile),
         cmocka_unit_test(test_fd_limit_caps_maxclients),
         cmocka_unit_test(test_shutdown_command),
+        cmocka_unit_test(test_bad_dir_refuses_to_start),
         cmocka_unit_test(test_sigterm_exits_zero),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
