@@ -421,7 +421,11 @@ size_t conn_describe(const conn_t *c, char *buf, size_t len)
         c->lib_ver != NULL ? c->lib_ver : "");
     if (n < 0)
         return 0;
-    return (size_t)n < len ? (size_t)n : len - 1;
+    if ((size_t)n < len)
+        return (size_t)n;
+    /* Cut (a very long name): the line still ends the way readers expect. */
+    buf[len - 2] = '\n';
+    return len - 1;
 }
 
 void conn_cron(server_t *s)
