@@ -634,15 +634,45 @@ static bool table_insert(cf_filter_t *f, cf_table_t *t, uint64_t i1,
     return true;
 }
 
-/* A free slot in either bucket of any table, newest first. */
+/* Empty slots in bucket i. */
+static uint32_t bucket_free(const cf_filter_t *f, const cf_table_t *t,
+                            uint64_t i)
+{
+    if (f->swar) {
+        /* Exact per-lane zero test: adding the low bits of each lane to
+         * themselves sets the lane's top bit unless the lane is zero, and
+         * cannot carry into the next lane. */
+        uint64_t x = load64(bucket_addr(f, t, i)) & f->bucket_mask;
+        uint64_t low = f->bucket_mask & ~f->lane_highs;
+        uint64_t nz = ((x & low) + low) | x;
+        /* One bit per empty lane, moved to the lane's bottom; multiplying
+         * by the lane pattern sums the lanes into the top lane (b <= 8 keeps
+         * the sum below 2^fp_bits). No popcount instruction needed. */
+        uint64_t e = (~nz & f->lane_highs) >> (f->fp_bits - 1);
+        return (uint32_t)((e * f->lane_ones) >> ((f->b - 1) * f->fp_bits)) &
+               f->fp_mask;
+    }
+    uint32_t n = 0;
+    uint64_t s = i * f->b;
+    for (uint32_t j = 0; j < f->b; j++)
+        n += slot_get(f, t, s + j) == 0;
+    return n;
+}
+
+/* A free slot in either bucket of any table, newest first. In each table
+ * the emptier of the two buckets is taken ("two choices"), which keeps
+ * buckets balanced and puts off relocations to far higher loads. */
 static bool place_free(cf_filter_t *f, cf_hash_t hk)
 {
     for (uint32_t k = f->nfilters; k-- > 0;) {
         cf_table_t *t = &f->t[k];
         uint64_t i1 = index1(t, hk.h);
-        if (bucket_put(f, t, i1, hk.fp) ||
-            bucket_put(f, t, alt_index(t, i1, hk.fp), hk.fp))
-            return true;
+        uint64_t i2 = alt_index(t, i1, hk.fp);
+        prefetch(bucket_addr(f, t, i1));
+        prefetch(bucket_addr(f, t, i2));
+        uint32_t n1 = bucket_free(f, t, i1), n2 = bucket_free(f, t, i2);
+        if (n1 | n2)
+            return bucket_put(f, t, n1 >= n2 ? i1 : i2, hk.fp);
     }
     return false;
 }
