@@ -276,7 +276,7 @@ void cmd_stats_each(const server_t *s, cmd_stat_fn *fn, void *ctx)
     for (size_t i = 0; i < ix->n; i++)
         if (ix->order[i]->calls > 0 || ix->order[i]->rejected > 0)
             fn(ctx, ix->order[i]->def->name, ix->order[i]->calls,
-               ix->order[i]->usec);
+               ix->order[i]->usec, ix->order[i]->rejected);
 }
 
 void cmd_stats_reset(server_t *s)

@@ -20,9 +20,10 @@ const cmd_def_t *cmd_lookup(const server_t *s, const char *name, size_t len);
 /* Runs one parsed command for c, appending its reply to c->out. */
 void cmd_dispatch(client_t *c, const resp_cmd_t *cmd);
 
-/* Appends INFO's commandstats section lines to buf (see info_add()). */
+/* Calls fn for every command that was called or rejected (INFO
+ * commandstats). */
 typedef void cmd_stat_fn(void *ctx, const char *name, uint64_t calls,
-                         uint64_t usec);
+                         uint64_t usec, uint64_t rejected);
 void cmd_stats_each(const server_t *s, cmd_stat_fn *fn, void *ctx);
 void cmd_stats_reset(server_t *s);
 
