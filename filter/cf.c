@@ -1,0 +1,930 @@
+/*
+ * cf.c - the cuckoo filter core.
+ *
+ * Layout. A filter is a chain of up to CF_MAX_FILTERS tables ("sub-filters").
+ * A table is nbuckets buckets of b slots; slot s (s = bucket * b + j) holds a
+ * fingerprint of fp_bits bits at bit offset s * fp_bits of a packed,
+ * little-endian byte array. So 12-bit fingerprints take 12 bits, not 16, and
+ * a table takes exactly ceil(nbuckets * b * fp_bits / 8) bytes (plus 8 bytes
+ * of padding after it, never serialised, so that any bucket can be read with
+ * one unaligned 64-bit load). Fingerprint 0 marks an empty slot.
+ *
+ * Indexing. h = XXH3_64(key, seed). fp = the low fp_bits bits of h (0 is
+ * remapped to 1). The primary bucket is i1 = (h * m) >> 64 (Lemire's
+ * multiply-shift reduction, any table size m). The alternate bucket is
+ * alt(i, fp) = (H(fp) - i) mod m, where H(fp) = (mix(fp) * m) >> 64.
+ * alt(alt(i)) = H - (H - i) = i: an involution for every m, so a kicked
+ * fingerprint moves without its item, and the table need not be a power of
+ * two (xor with a power-of-two mask would waste up to half the memory when
+ * the capacity is just above a power of two).
+ *
+ * Fast path. When a bucket is at most 64 bits and starts on a byte boundary
+ * (b*fp_bits in {8,16,24,32,48,64}: b=1,2,4 at 8/16 bits, b=2,4 at 12 bits,
+ * b=8 at 8 bits) a bucket is one 64-bit load and all its slots are compared
+ * at once with the has-zero-lane trick (SWAR). Other shapes loop over slots.
+ *
+ * Full tables. An insert relocates fingerprints for at most max_kicks steps,
+ * looking one step ahead for a slot whose alternate bucket has room. When it
+ * gives up, the homeless fingerprint goes into the table's one-entry victim
+ * stash, so nothing is lost; the next insert into that table then fails over
+ * to growth (a new table expansion times larger) or to -ENOSPC.
+ *
+ * Serialised form, little-endian, version 1:
+ *   0  u32 magic "CKF1"      4  u16 version      6  u16 header length
+ *   8  u32 bucket size      12  u8 fp bits      13  u8 nfilters   14 u16 0
+ *  16  u32 max kicks        20  u32 expansion   24  u32 max filters 28 u32 0
+ *  32  u64 seed             40  u64 items       48  u64 deleted
+ *  56  per table, 32 bytes: u64 nbuckets, u64 capacity, u64 victim bucket,
+ *      u16 victim fingerprint, u8 victim used, 5 bytes 0
+ *  ..  u64 XXH3-64 of all the header bytes before it
+ * followed by the data: every table's bytes, oldest table first.
+ */
+#include "cf.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <xxhash.h>
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "cuckood's filter layout assumes a little-endian host"
+#endif
+
+#define CF_MAGIC 0x31464B43u /* "CKF1" */
+#define CF_VERSION 1
+#define CF_HDR_FIXED 56
+#define CF_HDR_TABLE 32
+#define CF_PAD 8
+/* Nothing we load may ask for more than 1 TiB of tables, whatever the caller
+ * allows: sizes beyond it are garbage, and the arithmetic stays far from
+ * overflow. */
+#define CF_ABS_MAX_BYTES (1ull << 40)
+#define CF_WINDOW 16
+
+typedef struct cf_table {
+    uint8_t *data;     /* bytes + CF_PAD zeroed bytes */
+    uint64_t nbuckets;
+    uint64_t capacity;
+    uint64_t bytes;    /* serialised length of data */
+    uint64_t victim_index;
+    uint32_t victim_fp;
+    bool victim_used;
+} cf_table_t;
+
+struct cf_filter {
+    uint32_t b;
+    uint32_t fp_bits;
+    uint32_t max_kicks;
+    uint32_t expansion;
+    uint32_t max_filters;
+    uint32_t nfilters;
+    uint64_t seed;
+    uint64_t items;
+    uint64_t deleted;
+    uint64_t max_bytes;
+    uint64_t size_bytes;
+    uint64_t rng;
+    /* SWAR constants; swar false when the bucket shape has no fast path */
+    bool swar;
+    uint32_t bucket_bytes; /* when swar */
+    uint64_t lane_ones, lane_highs, bucket_mask;
+    uint32_t fp_mask;
+    cf_table_t t[CF_MAX_FILTERS];
+};
+
+/* ---- small helpers ---- */
+
+static inline uint64_t load64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+}
+
+static inline uint16_t load16(const uint8_t *p)
+{
+    uint16_t v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+}
+
+static inline void store16(uint8_t *p, uint16_t v)
+{
+    memcpy(p, &v, sizeof(v));
+}
+
+static inline void put_u16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static inline void put_u32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline void put_u64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline uint16_t get_u16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static inline uint32_t get_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+           (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t get_u64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static inline uint64_t mulhi(uint64_t a, uint64_t b)
+{
+    return (uint64_t)(((unsigned __int128)a * b) >> 64);
+}
+
+static inline uint64_t rng_next(cf_filter_t *f)
+{
+    /* xorshift64*: only picks which slot to kick, so quality needs little. */
+    uint64_t x = f->rng;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    f->rng = x;
+    return x * 0x2545F4914F6CDD1Dull;
+}
+
+/* ---- hashing and indexing ---- */
+
+typedef struct cf_hash {
+    uint64_t h;
+    uint32_t fp;
+} cf_hash_t;
+
+static inline cf_hash_t hash_key(const cf_filter_t *f, const void *key,
+                                 size_t len)
+{
+    cf_hash_t r;
+    r.h = XXH3_64bits_withSeed(key, len, f->seed);
+    r.fp = (uint32_t)r.h & f->fp_mask;
+    r.fp += (r.fp == 0);
+    return r;
+}
+
+static inline uint64_t index1(const cf_table_t *t, uint64_t h)
+{
+    return mulhi(h, t->nbuckets);
+}
+
+static inline uint64_t alt_index(const cf_table_t *t, uint64_t i, uint32_t fp)
+{
+    uint64_t hf = mulhi((uint64_t)fp * 0x9E3779B97F4A7C15ull ^
+                            ((uint64_t)fp << 47),
+                        t->nbuckets);
+    return hf >= i ? hf - i : hf + t->nbuckets - i;
+}
+
+static inline const uint8_t *bucket_addr(const cf_filter_t *f,
+                                         const cf_table_t *t, uint64_t i)
+{
+    return t->data + ((i * f->b * f->fp_bits) >> 3);
+}
+
+/* ---- slots ---- */
+
+static inline uint32_t slot_get(const cf_filter_t *f, const cf_table_t *t,
+                                uint64_t s)
+{
+    switch (f->fp_bits) {
+    case 8:
+        return t->data[s];
+    case 16:
+        return load16(t->data + 2 * s);
+    default: /* 12 */
+        return (uint32_t)(load16(t->data + ((3 * s) >> 1)) >> ((s & 1) * 4)) &
+               0xFFF;
+    }
+}
+
+static inline void slot_set(const cf_filter_t *f, cf_table_t *t, uint64_t s,
+                            uint32_t fp)
+{
+    switch (f->fp_bits) {
+    case 8:
+        t->data[s] = (uint8_t)fp;
+        break;
+    case 16:
+        store16(t->data + 2 * s, (uint16_t)fp);
+        break;
+    default: {
+        uint8_t *p = t->data + ((3 * s) >> 1);
+        unsigned sh = (unsigned)(s & 1) * 4;
+        uint16_t v = load16(p);
+        v = (uint16_t)((v & ~(0xFFFu << sh)) | (fp << sh));
+        store16(p, v);
+    }
+    }
+}
+
+/* Any lane of w (b lanes of fp_bits) equal to fp? */
+static inline bool word_has(const cf_filter_t *f, uint64_t w, uint32_t fp)
+{
+    uint64_t x = (w & f->bucket_mask) ^ (f->lane_ones * fp);
+    return ((x - f->lane_ones) & ~x & f->lane_highs) != 0;
+}
+
+static inline bool bucket_has(const cf_filter_t *f, const cf_table_t *t,
+                              uint64_t i, uint32_t fp)
+{
+    if (f->swar)
+        return word_has(f, load64(bucket_addr(f, t, i)), fp);
+    uint64_t s = i * f->b;
+    for (uint32_t j = 0; j < f->b; j++)
+        if (slot_get(f, t, s + j) == fp)
+            return true;
+    return false;
+}
+
+static inline bool victim_is(const cf_table_t *t, uint64_t i1, uint64_t i2,
+                             uint32_t fp)
+{
+    return t->victim_used && t->victim_fp == fp &&
+           (t->victim_index == i1 || t->victim_index == i2);
+}
+
+static inline void prefetch(const void *p)
+{
+    __builtin_prefetch(p, 0, 3);
+}
+
+/* Index of the first slot in bucket i holding fp, or -1. */
+static int bucket_find(const cf_filter_t *f, const cf_table_t *t, uint64_t i,
+                       uint32_t fp)
+{
+    if (f->swar && !word_has(f, load64(bucket_addr(f, t, i)), fp))
+        return -1;
+    uint64_t s = i * f->b;
+    for (uint32_t j = 0; j < f->b; j++)
+        if (slot_get(f, t, s + j) == fp)
+            return (int)j;
+    return -1;
+}
+
+static uint64_t bucket_count(const cf_filter_t *f, const cf_table_t *t,
+                             uint64_t i, uint32_t fp)
+{
+    uint64_t n = 0, s = i * f->b;
+    for (uint32_t j = 0; j < f->b; j++)
+        n += slot_get(f, t, s + j) == fp;
+    return n;
+}
+
+static bool bucket_put(const cf_filter_t *f, cf_table_t *t, uint64_t i,
+                       uint32_t fp)
+{
+    int j = bucket_find(f, t, i, 0);
+    if (j < 0)
+        return false;
+    slot_set(f, t, i * f->b + (uint64_t)j, fp);
+    return true;
+}
+
+/* ---- parameters and sizing ---- */
+
+void cf_params_default(cf_params_t *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->capacity = 1024;
+    p->bucket_size = 4;
+    p->fp_bits = 12;
+    p->max_kicks = 500;
+    p->expansion = 1;
+    p->max_filters = CF_DEFAULT_MAX_FILTERS;
+}
+
+int cf_params_check(const cf_params_t *p)
+{
+    if (p == NULL || p->capacity < 1 || p->bucket_size < 1 ||
+        p->bucket_size > CF_MAX_BUCKET_SIZE ||
+        (p->fp_bits != 8 && p->fp_bits != 12 && p->fp_bits != 16) ||
+        p->max_kicks < 1 || p->max_kicks > CF_MAX_KICKS ||
+        p->expansion > CF_MAX_EXPANSION || p->max_filters < 1 ||
+        p->max_filters > CF_MAX_FILTERS)
+        return -EINVAL;
+    return 0;
+}
+
+/* The load a bucket size reaches reliably with max kicks in the hundreds
+ * and one-step lookahead (the paper's 50/84/95/98% for b = 1/2/4/8 with a
+ * small margin where the walk gets help from the lookahead). */
+static double target_load(uint32_t b)
+{
+    static const double load[] = {0, 0.50, 0.84, 0.90, 0.95,
+                                  0.96, 0.965, 0.97, 0.98};
+    return b < 9 ? load[b] : 0.98;
+}
+
+/* Buckets for capacity items at bucket size b; 0 if absurdly large. */
+static uint64_t buckets_for(uint64_t capacity, uint32_t b)
+{
+    if (capacity > (1ull << 50))
+        return 0;
+    double nb = ceil((double)capacity / ((double)b * target_load(b)));
+    if (nb < 1)
+        nb = 1;
+    return (uint64_t)nb;
+}
+
+/* Serialised bytes of a table, or 0 when it passes CF_ABS_MAX_BYTES. */
+static uint64_t table_bytes(uint64_t nbuckets, uint32_t b, uint32_t fp_bits)
+{
+    if (nbuckets == 0 || nbuckets > (CF_ABS_MAX_BYTES * 8) / (b * fp_bits))
+        return 0;
+    return (nbuckets * b * fp_bits + 7) / 8;
+}
+
+uint64_t cf_params_table_bytes(const cf_params_t *p)
+{
+    if (cf_params_check(p) < 0)
+        return 0;
+    uint64_t nb = buckets_for(p->capacity, p->bucket_size);
+    uint64_t bytes = table_bytes(nb, p->bucket_size, p->fp_bits);
+    return bytes ? bytes + CF_PAD : 0;
+}
+
+double cf_error_bound(uint32_t bucket_size, uint32_t fp_bits)
+{
+    if (fp_bits == 0 || fp_bits > 32)
+        return 1.0;
+    double e = 2.0 * bucket_size / (ldexp(1.0, (int)fp_bits) - 1.0);
+    return e > 1.0 ? 1.0 : e;
+}
+
+uint32_t cf_fp_bits_for_rate(uint32_t bucket_size, double rate)
+{
+    static const uint32_t widths[] = {8, 12, 16};
+    if (!(rate > 0.0 && rate < 1.0))
+        return 0;
+    for (size_t i = 0; i < sizeof(widths) / sizeof(widths[0]); i++)
+        if (cf_error_bound(bucket_size, widths[i]) <= rate)
+            return widths[i];
+    return 0;
+}
+
+/* ---- create / free ---- */
+
+static void setup_lanes(cf_filter_t *f)
+{
+    uint32_t bits = f->b * f->fp_bits;
+    f->fp_mask = (1u << f->fp_bits) - 1;
+    f->swar = bits <= 64 && bits % 8 == 0;
+    if (!f->swar)
+        return;
+    f->bucket_bytes = bits / 8;
+    f->lane_ones = 0;
+    for (uint32_t j = 0; j < f->b; j++)
+        f->lane_ones |= 1ull << (j * f->fp_bits);
+    f->lane_highs = f->lane_ones << (f->fp_bits - 1);
+    f->bucket_mask = bits == 64 ? ~0ull : (1ull << bits) - 1;
+}
+
+/* Allocates table number f->nfilters with the given shape. */
+static int table_alloc(cf_filter_t *f, uint64_t nbuckets, uint64_t capacity)
+{
+    uint64_t bytes = table_bytes(nbuckets, f->b, f->fp_bits);
+    if (bytes == 0)
+        return -ENOMEM;
+    if (f->max_bytes && f->size_bytes + bytes + CF_PAD > f->max_bytes)
+        return -ENOMEM;
+    if (bytes + CF_PAD > SIZE_MAX)
+        return -ENOMEM;
+    uint8_t *data = calloc(1, (size_t)(bytes + CF_PAD));
+    if (data == NULL)
+        return -ENOMEM;
+    cf_table_t *t = &f->t[f->nfilters++];
+    memset(t, 0, sizeof(*t));
+    t->data = data;
+    t->nbuckets = nbuckets;
+    t->capacity = capacity;
+    t->bytes = bytes;
+    f->size_bytes += bytes + CF_PAD;
+    return 0;
+}
+
+static cf_filter_t *filter_new(uint32_t b, uint32_t fp_bits, uint32_t kicks,
+                               uint32_t expansion, uint32_t max_filters,
+                               uint64_t seed, uint64_t max_bytes)
+{
+    cf_filter_t *f = calloc(1, sizeof(*f));
+    if (f == NULL)
+        return NULL;
+    f->b = b;
+    f->fp_bits = fp_bits;
+    f->max_kicks = kicks;
+    f->expansion = expansion;
+    f->max_filters = max_filters;
+    f->seed = seed;
+    f->max_bytes = max_bytes;
+    f->rng = seed ^ 0x9E3779B97F4A7C15ull;
+    if (f->rng == 0)
+        f->rng = 1;
+    f->size_bytes = sizeof(*f);
+    setup_lanes(f);
+    return f;
+}
+
+int cf_create(const cf_params_t *p, cf_filter_t **out)
+{
+    *out = NULL;
+    if (cf_params_check(p) < 0)
+        return -EINVAL;
+    uint64_t nb = buckets_for(p->capacity, p->bucket_size);
+    if (nb == 0)
+        return -ENOMEM;
+    cf_filter_t *f = filter_new(p->bucket_size, p->fp_bits, p->max_kicks,
+                                p->expansion, p->max_filters, p->seed,
+                                p->max_bytes);
+    if (f == NULL)
+        return -ENOMEM;
+    int rc = table_alloc(f, nb, p->capacity);
+    if (rc < 0) {
+        free(f);
+        return rc;
+    }
+    *out = f;
+    return 0;
+}
+
+void cf_free(cf_filter_t *f)
+{
+    if (f == NULL)
+        return;
+    for (uint32_t k = 0; k < f->nfilters; k++)
+        free(f->t[k].data);
+    free(f);
+}
+
+/* ---- lookups ---- */
+
+static bool table_has(const cf_filter_t *f, const cf_table_t *t,
+                      cf_hash_t hk)
+{
+    uint64_t i1 = index1(t, hk.h);
+    uint64_t i2 = alt_index(t, i1, hk.fp);
+    prefetch(bucket_addr(f, t, i1));
+    prefetch(bucket_addr(f, t, i2));
+    return bucket_has(f, t, i1, hk.fp) || bucket_has(f, t, i2, hk.fp) ||
+           victim_is(t, i1, i2, hk.fp);
+}
+
+static bool filter_has(const cf_filter_t *f, cf_hash_t hk)
+{
+    for (uint32_t k = f->nfilters; k-- > 0;)
+        if (table_has(f, &f->t[k], hk))
+            return true;
+    return false;
+}
+
+bool cf_exists(const cf_filter_t *f, const void *key, size_t len)
+{
+    return filter_has(f, hash_key(f, key, len));
+}
+
+uint64_t cf_count(const cf_filter_t *f, const void *key, size_t len)
+{
+    cf_hash_t hk = hash_key(f, key, len);
+    uint64_t n = 0;
+    for (uint32_t k = 0; k < f->nfilters; k++) {
+        const cf_table_t *t = &f->t[k];
+        uint64_t i1 = index1(t, hk.h);
+        uint64_t i2 = alt_index(t, i1, hk.fp);
+        n += bucket_count(f, t, i1, hk.fp);
+        if (i2 != i1)
+            n += bucket_count(f, t, i2, hk.fp);
+        n += victim_is(t, i1, i2, hk.fp);
+    }
+    return n;
+}
+
+void cf_exists_many(const cf_filter_t *f, size_t n, const void *const *keys,
+                    const size_t *lens, bool *out)
+{
+    if (f->nfilters != 1) {
+        for (size_t i = 0; i < n; i++)
+            out[i] = cf_exists(f, keys[i], lens[i]);
+        return;
+    }
+    /* One table: hash a window, prefetch both buckets of every item in it,
+     * then probe, so the DRAM misses of the window overlap. */
+    const cf_table_t *t = &f->t[0];
+    uint64_t i1[CF_WINDOW], i2[CF_WINDOW];
+    uint32_t fp[CF_WINDOW];
+    for (size_t base = 0; base < n; base += CF_WINDOW) {
+        size_t w = n - base < CF_WINDOW ? n - base : CF_WINDOW;
+        for (size_t j = 0; j < w; j++) {
+            cf_hash_t hk = hash_key(f, keys[base + j], lens[base + j]);
+            fp[j] = hk.fp;
+            i1[j] = index1(t, hk.h);
+            i2[j] = alt_index(t, i1[j], hk.fp);
+            prefetch(bucket_addr(f, t, i1[j]));
+            prefetch(bucket_addr(f, t, i2[j]));
+        }
+        for (size_t j = 0; j < w; j++)
+            out[base + j] = bucket_has(f, t, i1[j], fp[j]) ||
+                            bucket_has(f, t, i2[j], fp[j]) ||
+                            victim_is(t, i1[j], i2[j], fp[j]);
+    }
+}
+
+/* ---- inserts ---- */
+
+/* Looks one step ahead from bucket i: a slot whose fingerprint can move to
+ * its alternate bucket right away. On success the slot is freed for fp. */
+static bool lookahead_place(cf_filter_t *f, cf_table_t *t, uint64_t i,
+                            uint32_t fp)
+{
+    uint64_t s = i * f->b;
+    for (uint32_t j = 0; j < f->b; j++) {
+        uint32_t other = slot_get(f, t, s + j);
+        uint64_t a = alt_index(t, i, other);
+        if (a != i && bucket_put(f, t, a, other)) {
+            slot_set(f, t, s + j, fp);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Stores fp in table t, relocating others. false when the table's victim is
+ * taken (it is full); otherwise true, with fp or a displaced fingerprint
+ * possibly in the victim stash. */
+static bool table_insert(cf_filter_t *f, cf_table_t *t, uint64_t i1,
+                         uint64_t i2, uint32_t fp)
+{
+    if (t->victim_used)
+        return false;
+    if (bucket_put(f, t, i1, fp) || bucket_put(f, t, i2, fp))
+        return true;
+    uint64_t i = (rng_next(f) & 1) ? i1 : i2;
+    bool ahead = f->b <= 8;
+    for (uint32_t n = 0; n < f->max_kicks; n++) {
+        if (ahead && lookahead_place(f, t, i, fp))
+            return true;
+        uint64_t s = i * f->b + rng_next(f) % f->b;
+        uint32_t kicked = slot_get(f, t, s);
+        slot_set(f, t, s, fp);
+        fp = kicked;
+        i = alt_index(t, i, fp);
+        if (bucket_put(f, t, i, fp))
+            return true;
+    }
+    t->victim_used = true;
+    t->victim_fp = fp;
+    t->victim_index = i;
+    return true;
+}
+
+/* A free slot in either bucket of any table, newest first. */
+static bool place_free(cf_filter_t *f, cf_hash_t hk)
+{
+    for (uint32_t k = f->nfilters; k-- > 0;) {
+        cf_table_t *t = &f->t[k];
+        uint64_t i1 = index1(t, hk.h);
+        if (bucket_put(f, t, i1, hk.fp) ||
+            bucket_put(f, t, alt_index(t, i1, hk.fp), hk.fp))
+            return true;
+    }
+    return false;
+}
+
+static int grow(cf_filter_t *f)
+{
+    if (f->expansion == 0)
+        return -ENOSPC;
+    if (f->nfilters >= f->max_filters)
+        return -EOVERFLOW;
+    const cf_table_t *last = &f->t[f->nfilters - 1];
+    if (last->capacity > (1ull << 50) / f->expansion)
+        return -ENOMEM;
+    uint64_t cap = last->capacity * f->expansion;
+    uint64_t nb = buckets_for(cap, f->b);
+    if (nb == 0)
+        return -ENOMEM;
+    return table_alloc(f, nb, cap);
+}
+
+static int insert_hashed(cf_filter_t *f, cf_hash_t hk)
+{
+    if (place_free(f, hk))
+        goto stored;
+    cf_table_t *t = &f->t[f->nfilters - 1];
+    uint64_t i1 = index1(t, hk.h);
+    if (table_insert(f, t, i1, alt_index(t, i1, hk.fp), hk.fp))
+        goto stored;
+    int rc = grow(f);
+    if (rc < 0)
+        return rc;
+    t = &f->t[f->nfilters - 1];
+    i1 = index1(t, hk.h);
+    if (!table_insert(f, t, i1, alt_index(t, i1, hk.fp), hk.fp))
+        return -ENOSPC; /* unreachable: a new table's victim is free */
+stored:
+    f->items++;
+    return 0;
+}
+
+int cf_add(cf_filter_t *f, const void *key, size_t len)
+{
+    return insert_hashed(f, hash_key(f, key, len));
+}
+
+int cf_add_nx(cf_filter_t *f, const void *key, size_t len)
+{
+    cf_hash_t hk = hash_key(f, key, len);
+    if (filter_has(f, hk))
+        return 0;
+    int rc = insert_hashed(f, hk);
+    return rc < 0 ? rc : 1;
+}
+
+void cf_add_many(cf_filter_t *f, size_t n, const void *const *keys,
+                 const size_t *lens, bool nx, int *rc)
+{
+    cf_hash_t hk[CF_WINDOW];
+    for (size_t base = 0; base < n; base += CF_WINDOW) {
+        size_t w = n - base < CF_WINDOW ? n - base : CF_WINDOW;
+        const cf_table_t *t = &f->t[f->nfilters - 1];
+        for (size_t j = 0; j < w; j++) {
+            hk[j] = hash_key(f, keys[base + j], lens[base + j]);
+            uint64_t i1 = index1(t, hk[j].h);
+            prefetch(bucket_addr(f, t, i1));
+            prefetch(bucket_addr(f, t, alt_index(t, i1, hk[j].fp)));
+        }
+        for (size_t j = 0; j < w; j++) {
+            if (nx && filter_has(f, hk[j])) {
+                rc[base + j] = 0;
+                continue;
+            }
+            int r = insert_hashed(f, hk[j]);
+            rc[base + j] = r < 0 ? r : (nx ? 1 : 0);
+        }
+    }
+}
+
+/* ---- delete ---- */
+
+/* After a slot frees up in t, the victim may fit into one of its buckets. */
+static void victim_retry(cf_filter_t *f, cf_table_t *t)
+{
+    if (!t->victim_used)
+        return;
+    uint64_t i = t->victim_index;
+    uint32_t fp = t->victim_fp;
+    if (bucket_put(f, t, i, fp) || bucket_put(f, t, alt_index(t, i, fp), fp))
+        t->victim_used = false;
+}
+
+int cf_del(cf_filter_t *f, const void *key, size_t len)
+{
+    cf_hash_t hk = hash_key(f, key, len);
+    for (uint32_t k = f->nfilters; k-- > 0;) {
+        cf_table_t *t = &f->t[k];
+        uint64_t i1 = index1(t, hk.h);
+        uint64_t i2 = alt_index(t, i1, hk.fp);
+        uint64_t bi = i1;
+        int j = bucket_find(f, t, i1, hk.fp);
+        if (j < 0) {
+            bi = i2;
+            j = bucket_find(f, t, i2, hk.fp);
+        }
+        if (j >= 0) {
+            slot_set(f, t, bi * f->b + (uint64_t)j, 0);
+            victim_retry(f, t);
+        } else if (victim_is(t, i1, i2, hk.fp)) {
+            t->victim_used = false;
+        } else {
+            continue;
+        }
+        if (f->items > 0)
+            f->items--;
+        f->deleted++;
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- stats ---- */
+
+void cf_stats(const cf_filter_t *f, cf_stats_t *st)
+{
+    memset(st, 0, sizeof(*st));
+    for (uint32_t k = 0; k < f->nfilters; k++) {
+        st->nbuckets += f->t[k].nbuckets;
+        st->capacity += f->t[k].capacity;
+    }
+    st->size_bytes = f->size_bytes;
+    st->nfilters = f->nfilters;
+    st->items = f->items;
+    st->deleted = f->deleted;
+    st->bucket_size = f->b;
+    st->fp_bits = f->fp_bits;
+    st->expansion = f->expansion;
+    st->max_kicks = f->max_kicks;
+    st->max_filters = f->max_filters;
+    st->seed = f->seed;
+}
+
+uint64_t cf_size_bytes(const cf_filter_t *f)
+{
+    return f->size_bytes;
+}
+
+/* ---- serialisation ---- */
+
+size_t cf_header_len(const cf_filter_t *f)
+{
+    return CF_HDR_FIXED + (size_t)f->nfilters * CF_HDR_TABLE + 8;
+}
+
+void cf_header_write(const cf_filter_t *f, void *buf)
+{
+    uint8_t *p = buf;
+    size_t len = cf_header_len(f);
+    memset(p, 0, len);
+    put_u32(p, CF_MAGIC);
+    put_u16(p + 4, CF_VERSION);
+    put_u16(p + 6, (uint16_t)len);
+    put_u32(p + 8, f->b);
+    p[12] = (uint8_t)f->fp_bits;
+    p[13] = (uint8_t)f->nfilters;
+    put_u32(p + 16, f->max_kicks);
+    put_u32(p + 20, f->expansion);
+    put_u32(p + 24, f->max_filters);
+    put_u64(p + 32, f->seed);
+    put_u64(p + 40, f->items);
+    put_u64(p + 48, f->deleted);
+    for (uint32_t k = 0; k < f->nfilters; k++) {
+        uint8_t *q = p + CF_HDR_FIXED + k * CF_HDR_TABLE;
+        const cf_table_t *t = &f->t[k];
+        put_u64(q, t->nbuckets);
+        put_u64(q + 8, t->capacity);
+        put_u64(q + 16, t->victim_used ? t->victim_index : 0);
+        put_u16(q + 24, (uint16_t)(t->victim_used ? t->victim_fp : 0));
+        q[26] = t->victim_used;
+    }
+    put_u64(p + len - 8, XXH3_64bits(p, len - 8));
+}
+
+uint64_t cf_data_len(const cf_filter_t *f)
+{
+    uint64_t n = 0;
+    for (uint32_t k = 0; k < f->nfilters; k++)
+        n += f->t[k].bytes;
+    return n;
+}
+
+/* The table holding data offset *off; *off becomes the offset inside it. */
+static const cf_table_t *table_at(const cf_filter_t *f, uint64_t *off)
+{
+    for (uint32_t k = 0; k < f->nfilters; k++) {
+        if (*off < f->t[k].bytes)
+            return &f->t[k];
+        *off -= f->t[k].bytes;
+    }
+    return NULL;
+}
+
+size_t cf_data_view(const cf_filter_t *f, uint64_t off, size_t max,
+                    const void **p)
+{
+    const cf_table_t *t = table_at(f, &off);
+    if (t == NULL) {
+        *p = NULL;
+        return 0;
+    }
+    uint64_t n = t->bytes - off;
+    *p = t->data + off;
+    return n < max ? (size_t)n : max;
+}
+
+static bool zero(const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i])
+            return false;
+    return true;
+}
+
+int cf_load_header(const void *buf, size_t len, const cf_limits_t *lim,
+                   cf_filter_t **out, size_t *used)
+{
+    const uint8_t *p = buf;
+    *out = NULL;
+    if (len < CF_HDR_FIXED + CF_HDR_TABLE + 8)
+        return -EINVAL;
+    if (get_u32(p) != CF_MAGIC || get_u16(p + 4) != CF_VERSION)
+        return -EINVAL;
+    uint32_t nf = p[13];
+    size_t hlen = CF_HDR_FIXED + (size_t)nf * CF_HDR_TABLE + 8;
+    if (nf < 1 || nf > CF_MAX_FILTERS || get_u16(p + 6) != hlen ||
+        len < hlen)
+        return -EINVAL;
+    if (get_u64(p + hlen - 8) != XXH3_64bits(p, hlen - 8))
+        return -EINVAL;
+    cf_params_t prm = {
+        .capacity = 1,
+        .bucket_size = get_u32(p + 8),
+        .fp_bits = p[12],
+        .max_kicks = get_u32(p + 16),
+        .expansion = get_u32(p + 20),
+        .max_filters = get_u32(p + 24),
+    };
+    if (cf_params_check(&prm) < 0 || nf > prm.max_filters ||
+        get_u16(p + 14) != 0 || get_u32(p + 28) != 0)
+        return -EINVAL;
+
+    /* Validate every table before allocating any. */
+    uint64_t total = 0, slots = 0;
+    uint32_t fpmask = (1u << prm.fp_bits) - 1;
+    for (uint32_t k = 0; k < nf; k++) {
+        const uint8_t *q = p + CF_HDR_FIXED + k * CF_HDR_TABLE;
+        uint64_t nb = get_u64(q), cap = get_u64(q + 8);
+        uint64_t vi = get_u64(q + 16);
+        uint32_t vfp = get_u16(q + 24);
+        if (nb == 0 || cap < 1 || cap > (1ull << 50) || q[26] > 1 ||
+            !zero(q + 27, 5))
+            return -EINVAL;
+        uint64_t bytes = table_bytes(nb, prm.bucket_size, prm.fp_bits);
+        if (bytes == 0)
+            return -ENOMEM; /* larger than anything we would allocate */
+        if (q[26] ? (vi >= nb || vfp == 0 || vfp > fpmask)
+                  : (vi != 0 || vfp != 0))
+            return -EINVAL;
+        total += bytes + CF_PAD;
+        slots += nb * prm.bucket_size + 1;
+        if (total > CF_ABS_MAX_BYTES)
+            return -ENOMEM;
+    }
+    if (get_u64(p + 40) > slots)
+        return -EINVAL;
+    if (lim != NULL && lim->max_bytes && total > lim->max_bytes)
+        return -ENOMEM;
+
+    cf_filter_t *f = filter_new(prm.bucket_size, prm.fp_bits, prm.max_kicks,
+                                prm.expansion, prm.max_filters,
+                                get_u64(p + 32), lim ? lim->max_bytes : 0);
+    if (f == NULL)
+        return -ENOMEM;
+    f->max_bytes = 0; /* the whole shape was checked against the limit */
+    for (uint32_t k = 0; k < nf; k++) {
+        const uint8_t *q = p + CF_HDR_FIXED + k * CF_HDR_TABLE;
+        if (table_alloc(f, get_u64(q), get_u64(q + 8)) < 0) {
+            cf_free(f);
+            return -ENOMEM;
+        }
+        cf_table_t *t = &f->t[k];
+        t->victim_used = q[26];
+        t->victim_index = get_u64(q + 16);
+        t->victim_fp = get_u16(q + 24);
+    }
+    f->max_bytes = lim ? lim->max_bytes : 0;
+    f->items = get_u64(p + 40);
+    f->deleted = get_u64(p + 48);
+    *out = f;
+    *used = hlen;
+    return 0;
+}
+
+int cf_load_data(cf_filter_t *f, uint64_t off, const void *p, size_t len)
+{
+    uint64_t total = cf_data_len(f);
+    if (off > total || len > total - off)
+        return -EINVAL;
+    const uint8_t *src = p;
+    while (len > 0) {
+        uint64_t in = off;
+        cf_table_t *t = (cf_table_t *)table_at(f, &in);
+        uint64_t n = t->bytes - in;
+        if (n > len)
+            n = len;
+        memcpy(t->data + in, src, (size_t)n);
+        src += n;
+        off += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}

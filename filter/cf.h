@@ -38,7 +38,8 @@ typedef struct cf_params {
     uint32_t expansion;   /* growth factor; 0 = never grow */
     uint32_t max_filters; /* sub-filter cap, 1..CF_MAX_FILTERS */
     uint64_t seed;        /* hash seed; stored with the filter */
-    uint64_t max_bytes;   /* largest table allocation allowed; 0 = no cap */
+    uint64_t max_bytes;   /* cap on the filter's total memory, growth
+                             included (-ENOMEM past it); 0 = no cap */
 } cf_params_t;
 
 /* Fills *p with the project's defaults: bucket size 4, 12-bit fingerprints,

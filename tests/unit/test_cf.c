@@ -1,0 +1,620 @@
+/* Unit tests of the cuckoo filter core (filter/cf.h). */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <xxhash.h>
+
+#include "cf.h"
+
+/* Keys are 8-byte little-endian integers: i for members, i | 1 << 63 for
+ * items that were never added. */
+static uint64_t key_of(uint64_t i)
+{
+    /* splitmix64, so keys are not sequential */
+    uint64_t z = i + 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static cf_filter_t *make(uint64_t cap, uint32_t b, uint32_t fp,
+                         uint32_t expansion)
+{
+    cf_params_t p;
+    cf_params_default(&p);
+    p.capacity = cap;
+    p.bucket_size = b;
+    p.fp_bits = fp;
+    p.expansion = expansion;
+    p.seed = 42;
+    cf_filter_t *f = NULL;
+    assert_int_equal(cf_create(&p, &f), 0);
+    assert_non_null(f);
+    return f;
+}
+
+static int add_u64(cf_filter_t *f, uint64_t i)
+{
+    uint64_t k = key_of(i);
+    return cf_add(f, &k, sizeof(k));
+}
+
+static bool has_u64(const cf_filter_t *f, uint64_t i)
+{
+    uint64_t k = key_of(i);
+    return cf_exists(f, &k, sizeof(k));
+}
+
+static void test_params(void **state)
+{
+    (void)state;
+    cf_params_t p;
+    cf_filter_t *f = (cf_filter_t *)1;
+    cf_params_default(&p);
+    assert_int_equal(p.bucket_size, 4);
+    assert_int_equal(p.fp_bits, 12);
+    assert_int_equal(p.max_kicks, 500);
+    assert_int_equal(p.expansion, 1);
+    assert_int_equal(cf_params_check(&p), 0);
+
+    cf_params_t bad = p;
+    bad.bucket_size = 0;
+    assert_int_equal(cf_create(&bad, &f), -EINVAL);
+    assert_null(f);
+    bad = p;
+    bad.bucket_size = 256;
+    assert_int_equal(cf_params_check(&bad), -EINVAL);
+    bad = p;
+    bad.fp_bits = 10;
+    assert_int_equal(cf_params_check(&bad), -EINVAL);
+    bad = p;
+    bad.max_kicks = 0;
+    assert_int_equal(cf_params_check(&bad), -EINVAL);
+    bad = p;
+    bad.max_kicks = 65536;
+    assert_int_equal(cf_params_check(&bad), -EINVAL);
+    bad = p;
+    bad.expansion = 32769;
+    assert_int_equal(cf_params_check(&bad), -EINVAL);
+    bad = p;
+    bad.capacity = 0;
+    assert_int_equal(cf_params_check(&bad), -EINVAL);
+    bad = p;
+    bad.max_filters = CF_MAX_FILTERS + 1;
+    assert_int_equal(cf_params_check(&bad), -EINVAL);
+
+    /* Absurd capacities are refused without allocating. */
+    bad = p;
+    bad.capacity = UINT64_MAX;
+    assert_int_equal(cf_create(&bad, &f), -ENOMEM);
+    assert_int_equal(cf_params_table_bytes(&bad), 0);
+    /* A byte cap refuses a table larger than it. */
+    bad = p;
+    bad.capacity = 1000000;
+    bad.max_bytes = 4096;
+    assert_int_equal(cf_create(&bad, &f), -ENOMEM);
+
+    /* 12-bit, b=4, 95% load: about 12.6 bits per item. */
+    p.capacity = 1000000;
+    uint64_t bytes = cf_params_table_bytes(&p);
+    assert_true(bytes * 8.0 / 1e6 < 13.0);
+    assert_true(bytes * 8.0 / 1e6 > 12.0);
+}
+
+static void test_error_rate(void **state)
+{
+    (void)state;
+    assert_true(cf_error_bound(4, 8) > 0.031 && cf_error_bound(4, 8) < 0.032);
+    assert_int_equal(cf_fp_bits_for_rate(4, 0.05), 8);
+    assert_int_equal(cf_fp_bits_for_rate(4, 0.01), 12);
+    assert_int_equal(cf_fp_bits_for_rate(4, 0.002), 12);
+    assert_int_equal(cf_fp_bits_for_rate(4, 0.001), 16);
+    assert_int_equal(cf_fp_bits_for_rate(4, 0.0002), 16);
+    assert_int_equal(cf_fp_bits_for_rate(4, 0.0001), 0);
+    assert_int_equal(cf_fp_bits_for_rate(4, 0), 0);
+    assert_int_equal(cf_fp_bits_for_rate(4, 1.5), 0);
+}
+
+/* 1M items: every one found; after deleting half, the rest all found. */
+static void no_false_negatives(uint32_t b, uint32_t fp)
+{
+    const uint64_t n = 1000000;
+    cf_filter_t *f = make(n, b, fp, 1);
+    for (uint64_t i = 0; i < n; i++)
+        assert_int_equal(add_u64(f, i), 0);
+    for (uint64_t i = 0; i < n; i++)
+        if (!has_u64(f, i))
+            fail_msg("b=%u fp=%u: item %llu lost", b, fp,
+                     (unsigned long long)i);
+    for (uint64_t i = 0; i < n; i += 2) {
+        uint64_t k = key_of(i);
+        assert_int_equal(cf_del(f, &k, sizeof(k)), 1);
+    }
+    for (uint64_t i = 1; i < n; i += 2)
+        if (!has_u64(f, i))
+            fail_msg("b=%u fp=%u: item %llu lost after deletes", b, fp,
+                     (unsigned long long)i);
+    cf_stats_t st;
+    cf_stats(f, &st);
+    assert_int_equal(st.items, n / 2);
+    assert_int_equal(st.deleted, n / 2);
+    cf_free(f);
+}
+
+static void test_no_false_negatives(void **state)
+{
+    (void)state;
+    no_false_negatives(4, 12);
+    no_false_negatives(4, 8);
+    no_false_negatives(4, 16);
+    no_false_negatives(2, 12);
+    no_false_negatives(3, 12); /* generic path */
+}
+
+/* Batched lookups agree with single ones, over one and several tables. */
+static void test_batched(void **state)
+{
+    (void)state;
+    enum { N = 20000, Q = 40000 };
+    for (int grown = 0; grown < 2; grown++) {
+        cf_filter_t *f = make(grown ? 2000 : N, 4, 12, 2);
+        uint64_t keys[Q];
+        const void *ptrs[Q];
+        size_t lens[Q];
+        bool out[Q];
+        int rc[N];
+        for (size_t i = 0; i < Q; i++) {
+            keys[i] = key_of(i);
+            ptrs[i] = &keys[i];
+            lens[i] = sizeof(keys[i]);
+        }
+        cf_add_many(f, N, ptrs, lens, false, rc);
+        for (size_t i = 0; i < N; i++)
+            assert_int_equal(rc[i], 0);
+        cf_stats_t st;
+        cf_stats(f, &st);
+        assert_int_equal(st.nfilters > 1, grown);
+        cf_exists_many(f, Q, ptrs, lens, out);
+        for (size_t i = 0; i < Q; i++) {
+            assert_int_equal(out[i], cf_exists(f, ptrs[i], lens[i]));
+            if (i < N)
+                assert_true(out[i]);
+        }
+        /* NX: the members exist, so nothing is added. */
+        cf_add_many(f, 100, ptrs, lens, true, rc);
+        for (size_t i = 0; i < 100; i++)
+            assert_int_equal(rc[i], 0);
+        cf_stats(f, &st);
+        assert_int_equal(st.items, N);
+        cf_free(f);
+    }
+}
+
+static double measure_fpr(uint32_t b, uint32_t fp)
+{
+    const uint64_t n = 1000000;
+    cf_filter_t *f = make(n, b, fp, 1);
+    for (uint64_t i = 0; i < n; i++)
+        assert_int_equal(add_u64(f, i), 0);
+    uint64_t fpos = 0;
+    for (uint64_t i = 0; i < n; i++)
+        fpos += has_u64(f, i | 1ull << 63);
+    cf_free(f);
+    return (double)fpos / (double)n;
+}
+
+static void test_false_positive_rate(void **state)
+{
+    (void)state;
+    static const uint32_t bs[] = {4, 2};
+    static const uint32_t fps[] = {8, 12, 16};
+    for (size_t i = 0; i < 2; i++)
+        for (size_t j = 0; j < 3; j++) {
+            double rate = measure_fpr(bs[i], fps[j]);
+            double bound = cf_error_bound(bs[i], fps[j]);
+            /* The bound is for a full table; allow statistical slack:
+             * 10% relative plus a few counts out of a million. */
+            printf("b=%u fp=%u: fpr %.6f bound %.6f\n", bs[i], fps[j], rate,
+                   bound);
+            assert_true(rate <= bound * 1.1 + 5e-6);
+            /* and it is not trivially zero for the wide-open 8-bit case */
+            if (fps[j] == 8)
+                assert_true(rate > bound / 10);
+        }
+}
+
+/* A filter reserved for N takes N distinct items without growing. */
+static void test_reserved_capacity(void **state)
+{
+    (void)state;
+    static const uint64_t ns[] = {1000, 100000, 1000000};
+    static const uint32_t bs[] = {2, 4, 8};
+    for (size_t i = 0; i < 3; i++)
+        for (size_t j = 0; j < 3; j++) {
+            cf_filter_t *f = make(ns[i], bs[j], 12, 0);
+            for (uint64_t k = 0; k < ns[i]; k++)
+                if (add_u64(f, k + 7 * ns[i]) != 0)
+                    fail_msg("N=%llu b=%u: insert %llu failed",
+                             (unsigned long long)ns[i], bs[j],
+                             (unsigned long long)k);
+            cf_stats_t st;
+            cf_stats(f, &st);
+            assert_int_equal(st.nfilters, 1);
+            assert_int_equal(st.items, ns[i]);
+            cf_free(f);
+        }
+}
+
+/* At b=4 the table fills past 94% before the first insert fails. */
+static void test_load_factor(void **state)
+{
+    (void)state;
+    static const uint32_t fps[] = {8, 12, 16};
+    for (size_t j = 0; j < 3; j++) {
+        cf_filter_t *f = make(100000, 4, fps[j], 0);
+        cf_stats_t st;
+        cf_stats(f, &st);
+        uint64_t slots = st.nbuckets * 4, i = 0;
+        int rc;
+        while ((rc = add_u64(f, i)) == 0)
+            i++;
+        assert_int_equal(rc, -ENOSPC);
+        double load = (double)i / (double)slots;
+        printf("fp=%u: first failure at load %.4f\n", fps[j], load);
+        assert_true(load >= 0.94);
+        /* Nothing stored before the failure was lost. */
+        for (uint64_t k = 0; k < i; k++)
+            assert_true(has_u64(f, k));
+        cf_free(f);
+    }
+}
+
+static void test_duplicates_count_delete(void **state)
+{
+    (void)state;
+    cf_filter_t *f = make(1000, 4, 16, 0);
+    const char *k = "apple";
+    assert_false(cf_exists(f, k, 5));
+    assert_int_equal(cf_count(f, k, 5), 0);
+    assert_int_equal(cf_del(f, k, 5), 0); /* absent */
+    assert_int_equal(cf_add_nx(f, k, 5), 1);
+    assert_int_equal(cf_add_nx(f, k, 5), 0);
+    assert_int_equal(cf_add(f, k, 5), 0);
+    assert_int_equal(cf_add(f, k, 5), 0);
+    assert_int_equal(cf_count(f, k, 5), 3);
+    /* Two buckets of four: eight copies fit, the ninth goes to the victim
+     * stash, the tenth finds the filter full (no expansion). */
+    for (int i = 3; i < 9; i++)
+        assert_int_equal(cf_add(f, k, 5), 0);
+    assert_int_equal(cf_count(f, k, 5), 9);
+    assert_int_equal(cf_add(f, k, 5), -ENOSPC);
+    assert_int_equal(cf_count(f, k, 5), 9);
+    cf_stats_t st;
+    cf_stats(f, &st);
+    assert_int_equal(st.items, 9);
+    for (int i = 9; i > 0; i--) {
+        assert_int_equal(cf_del(f, k, 5), 1);
+        assert_int_equal(cf_count(f, k, 5), (uint64_t)i - 1);
+    }
+    assert_int_equal(cf_del(f, k, 5), 0);
+    assert_false(cf_exists(f, k, 5));
+    cf_stats(f, &st);
+    assert_int_equal(st.items, 0);
+    assert_int_equal(st.deleted, 9);
+    /* Binary-safe keys: embedded NULs and the empty key. */
+    assert_int_equal(cf_add(f, "a\0b", 3), 0);
+    assert_true(cf_exists(f, "a\0b", 3));
+    assert_int_equal(cf_add(f, "", 0), 0);
+    assert_true(cf_exists(f, "", 0));
+    cf_free(f);
+}
+
+/* One item added over and over grows the filter up to the sub-filter cap,
+ * checked per insert: 140,000 copies never pass it. */
+static void test_growth_cap(void **state)
+{
+    (void)state;
+    cf_filter_t *f = make(8, 4, 12, 1);
+    int rc = 0;
+    uint64_t i;
+    for (i = 0; i < 140000; i++)
+        if ((rc = cf_add(f, "x", 1)) != 0)
+            break;
+    assert_int_equal(rc, -EOVERFLOW);
+    cf_stats_t st;
+    cf_stats(f, &st);
+    assert_int_equal(st.nfilters, CF_DEFAULT_MAX_FILTERS);
+    /* each table holds its two buckets' copies plus one in its victim
+     * stash; small tables may have both candidates in one bucket */
+    assert_true(st.items >= (uint64_t)CF_DEFAULT_MAX_FILTERS * 5);
+    assert_true(st.items <= (uint64_t)CF_DEFAULT_MAX_FILTERS * 9);
+    assert_int_equal(cf_count(f, "x", 1), st.items);
+    cf_free(f);
+
+    /* Expansion 2 doubles each new table. */
+    f = make(1000, 4, 12, 2);
+    for (i = 0; i < 10000; i++)
+        assert_int_equal(add_u64(f, i), 0);
+    cf_stats(f, &st);
+    assert_true(st.nfilters >= 3);
+    assert_int_equal(st.capacity, 1000ull * ((1ull << st.nfilters) - 1));
+    for (i = 0; i < 10000; i++)
+        assert_true(has_u64(f, i));
+    cf_free(f);
+
+    /* A byte cap stops growth with -ENOMEM and keeps what is stored. */
+    cf_params_t p;
+    cf_params_default(&p);
+    p.capacity = 1000;
+    p.expansion = 4;
+    p.max_bytes = cf_params_table_bytes(&p) + 4096;
+    assert_int_equal(cf_create(&p, &f), 0);
+    for (i = 0; (rc = add_u64(f, i)) == 0; i++)
+        ;
+    assert_int_equal(rc, -ENOMEM);
+    for (uint64_t k = 0; k < i; k++)
+        assert_true(has_u64(f, k));
+    cf_free(f);
+}
+
+/* Unusual shapes go through the generic path and still work. */
+static void test_generic_shapes(void **state)
+{
+    (void)state;
+    static const uint32_t bs[] = {1, 3, 5, 8, 16, 255};
+    static const uint32_t fps[] = {8, 12, 16};
+    for (size_t i = 0; i < 6; i++)
+        for (size_t j = 0; j < 3; j++) {
+            cf_filter_t *f = make(3000, bs[i], fps[j], 2);
+            for (uint64_t k = 0; k < 3000; k++)
+                assert_int_equal(add_u64(f, k), 0);
+            for (uint64_t k = 0; k < 3000; k++)
+                assert_true(has_u64(f, k));
+            uint64_t fpos = 0;
+            for (uint64_t k = 0; k < 3000; k++)
+                fpos += has_u64(f, k | 1ull << 63);
+            /* bounded by the per-table bound times the tables probed */
+            cf_stats_t st;
+            cf_stats(f, &st);
+            assert_true((double)fpos / 3000 <=
+                        cf_error_bound(bs[i], fps[j]) * st.nfilters * 1.5 +
+                            0.01);
+            for (uint64_t k = 0; k < 3000; k += 3) {
+                uint64_t key = key_of(k);
+                assert_int_equal(cf_del(f, &key, 8), 1);
+            }
+            for (uint64_t k = 1; k < 3000; k += 3)
+                assert_true(has_u64(f, k));
+            cf_free(f);
+        }
+}
+
+/* Serialises f into one buffer: header then data. */
+static uint8_t *encode(const cf_filter_t *f, size_t *len)
+{
+    size_t h = cf_header_len(f);
+    uint64_t d = cf_data_len(f);
+    uint8_t *buf = malloc(h + d);
+    assert_non_null(buf);
+    cf_header_write(f, buf);
+    /* read the data through views of at most 1000 bytes, as SCANDUMP does */
+    uint64_t off = 0;
+    while (off < d) {
+        const void *p;
+        size_t n = cf_data_view(f, off, 1000, &p);
+        assert_true(n > 0 && n <= 1000);
+        memcpy(buf + h + off, p, n);
+        off += n;
+    }
+    const void *p;
+    assert_int_equal(cf_data_view(f, d, 1000, &p), 0);
+    *len = h + d;
+    return buf;
+}
+
+/* Loads an encoding; chunks of 777 bytes. */
+static int decode(const uint8_t *buf, size_t len, cf_filter_t **out)
+{
+    size_t used;
+    cf_limits_t lim = {.max_bytes = 64u << 20};
+    int rc = cf_load_header(buf, len, &lim, out, &used);
+    if (rc < 0)
+        return rc;
+    uint64_t d = cf_data_len(*out);
+    if (len - used != d) {
+        cf_free(*out);
+        *out = NULL;
+        return -EINVAL;
+    }
+    for (uint64_t off = 0; off < d; off += 777) {
+        size_t n = d - off < 777 ? (size_t)(d - off) : 777;
+        assert_int_equal(cf_load_data(*out, off, buf + used + off, n), 0);
+    }
+    return 0;
+}
+
+static void assert_same_answers(const cf_filter_t *a, const cf_filter_t *b,
+                                uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        assert_int_equal(has_u64(a, i), has_u64(b, i));
+        assert_int_equal(has_u64(a, i | 1ull << 63),
+                         has_u64(b, i | 1ull << 63));
+    }
+    cf_stats_t sa, sb;
+    cf_stats(a, &sa);
+    cf_stats(b, &sb);
+    assert_memory_equal(&sa, &sb, sizeof(sa));
+}
+
+static void test_serialise_round_trip(void **state)
+{
+    (void)state;
+    static const uint32_t bs[] = {4, 2, 3};
+    static const uint32_t fps[] = {8, 12, 16};
+    for (size_t i = 0; i < 3; i++)
+        for (size_t j = 0; j < 3; j++)
+            for (int grown = 0; grown < 2; grown++) {
+                uint64_t n = 5000;
+                cf_filter_t *f = make(grown ? 500 : n, bs[i], fps[j], 2);
+                for (uint64_t k = 0; k < n; k++)
+                    assert_int_equal(add_u64(f, k), 0);
+                /* In a chain of tables a delete may take a colliding
+                 * fingerprint from another table than its item's, so a
+                 * later delete can miss: only one table promises all. */
+                for (uint64_t k = 0; k < n; k += 5) {
+                    uint64_t key = key_of(k);
+                    if (cf_del(f, &key, 8) != 1 && !grown)
+                        fail_msg("b=%u fp=%u: %llu not deleted", bs[i],
+                                 fps[j], (unsigned long long)k);
+                }
+                size_t len;
+                uint8_t *buf = encode(f, &len);
+                cf_filter_t *g = NULL;
+                assert_int_equal(decode(buf, len, &g), 0);
+                assert_same_answers(f, g, n);
+                /* and the copy keeps working as a filter */
+                assert_int_equal(add_u64(g, n + 1), 0);
+                assert_true(has_u64(g, n + 1));
+                free(buf);
+                cf_free(g);
+                cf_free(f);
+            }
+}
+
+/* A filter whose victim stash is in use survives the round trip. */
+static void test_serialise_victim(void **state)
+{
+    (void)state;
+    cf_filter_t *f = make(1000, 4, 12, 0);
+    for (int i = 0; i < 9; i++)
+        assert_int_equal(cf_add(f, "v", 1), 0);
+    size_t len;
+    uint8_t *buf = encode(f, &len);
+    cf_filter_t *g = NULL;
+    assert_int_equal(decode(buf, len, &g), 0);
+    assert_int_equal(cf_count(g, "v", 1), 9);
+    assert_int_equal(cf_add(g, "v", 1), -ENOSPC);
+    free(buf);
+    cf_free(g);
+    cf_free(f);
+}
+
+static void test_serialise_hostile(void **state)
+{
+    (void)state;
+    cf_filter_t *f = make(300, 4, 12, 2);
+    for (uint64_t k = 0; k < 1000; k++)
+        assert_int_equal(add_u64(f, k), 0);
+    size_t len;
+    uint8_t *buf = encode(f, &len);
+    cf_filter_t *g = NULL;
+
+    /* Every truncation is rejected. */
+    for (size_t cut = 0; cut < len; cut++) {
+        uint8_t *copy = malloc(cut + 1);
+        memcpy(copy, buf, cut);
+        assert_true(decode(copy, cut, &g) < 0);
+        assert_null(g);
+        free(copy);
+    }
+
+    /* Random mutations: rejected, or loaded into a filter that answers
+     * queries without crashing (run under ASan/UBSan in CI). */
+    srand(7);
+    size_t hlen = cf_header_len(f);
+    int loaded = 0, refused = 0;
+    for (int round = 0; round < 10000; round++) {
+        uint8_t *copy = malloc(len);
+        memcpy(copy, buf, len);
+        int nflips = 1 + rand() % 4;
+        for (int k = 0; k < nflips; k++) {
+            /* most flips land in the header, where they matter */
+            size_t at = (rand() % 4) ? (size_t)rand() % hlen
+                                     : (size_t)rand() % len;
+            copy[at] ^= (uint8_t)(1 + rand() % 255);
+        }
+        if (decode(copy, len, &g) == 0) {
+            loaded++;
+            for (uint64_t k = 0; k < 50; k++) {
+                (void)has_u64(g, k);
+                (void)add_u64(g, k + 5000);
+                uint64_t key = key_of(k);
+                (void)cf_count(g, &key, 8);
+                (void)cf_del(g, &key, 8);
+            }
+            cf_free(g);
+            g = NULL;
+        } else {
+            refused++;
+        }
+        free(copy);
+    }
+    /* The header checksum rejects header flips; data flips load. */
+    assert_true(refused > 5000);
+    assert_true(loaded > 100);
+
+    /* A well-formed header that asks for 64 TB is refused, not allocated. */
+    uint8_t hdr[256];
+    cf_filter_t *small = make(10, 4, 12, 1);
+    size_t sh = cf_header_len(small);
+    cf_header_write(small, hdr);
+    uint64_t nb = 1ull << 46;
+    for (int i = 0; i < 8; i++)
+        hdr[56 + i] = (uint8_t)(nb >> (8 * i));
+    /* fix the header checksum so only the size check can refuse it */
+    uint64_t sum = XXH3_64bits(hdr, sh - 8);
+    for (int i = 0; i < 8; i++)
+        hdr[sh - 8 + i] = (uint8_t)(sum >> (8 * i));
+    size_t used;
+    cf_limits_t lim = {.max_bytes = 0};
+    assert_int_equal(cf_load_header(hdr, sh, &lim, &g, &used), -ENOMEM);
+    /* and a modest one over the caller's limit too */
+    nb = 1ull << 20;
+    for (int i = 0; i < 8; i++)
+        hdr[56 + i] = (uint8_t)(nb >> (8 * i));
+    sum = XXH3_64bits(hdr, sh - 8);
+    for (int i = 0; i < 8; i++)
+        hdr[sh - 8 + i] = (uint8_t)(sum >> (8 * i));
+    lim.max_bytes = 1u << 20;
+    assert_int_equal(cf_load_header(hdr, sh, &lim, &g, &used), -ENOMEM);
+    lim.max_bytes = 64u << 20;
+    assert_int_equal(cf_load_header(hdr, sh, &lim, &g, &used), 0);
+    assert_int_equal(used, sh);
+    /* data ranges outside the tables are refused */
+    uint64_t d = cf_data_len(g);
+    assert_int_equal(cf_load_data(g, d, "x", 1), -EINVAL);
+    assert_int_equal(cf_load_data(g, UINT64_MAX, "x", 1), -EINVAL);
+    assert_int_equal(cf_load_data(g, d - 1, "x", 1), 0);
+    cf_free(g);
+    cf_free(small);
+    free(buf);
+    cf_free(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_params),
+        cmocka_unit_test(test_error_rate),
+        cmocka_unit_test(test_no_false_negatives),
+        cmocka_unit_test(test_batched),
+        cmocka_unit_test(test_false_positive_rate),
+        cmocka_unit_test(test_reserved_capacity),
+        cmocka_unit_test(test_load_factor),
+        cmocka_unit_test(test_duplicates_count_delete),
+        cmocka_unit_test(test_growth_cap),
+        cmocka_unit_test(test_generic_shapes),
+        cmocka_unit_test(test_serialise_round_trip),
+        cmocka_unit_test(test_serialise_victim),
+        cmocka_unit_test(test_serialise_hostile),
+    };
+    return cmocka_run_group_tests_name("cf", tests, NULL, NULL);
+}
