@@ -426,7 +426,7 @@ static void insert_common(client_t *c, int argc, const resp_arg_t *argv,
             } else if (rc == 0) {
                 changes++;
                 resp_add_bool(&c->out, true);
-            } else if (c->resp >= 3) {
+            } else if (c->out.proto >= 3) {
                 resp_add_bool(&c->out, false);
             } else {
                 resp_add_int(&c->out, -1);

@@ -142,7 +142,7 @@ def test_reserve_unknown_option(raw2, key):
 
 
 @pytest.mark.parametrize("rate,bits", [("0.05", 8), ("0.01", 12),
-                                       ("0.001", 16), ("1e-4", 16)])
+                                       ("0.001", 16), ("2e-4", 16)])
 def test_reserve_error_rate_picks_bits(raw2, key, rate, bits):
     assert raw2.cmd("CF.RESERVE", key, 1000, "ERROR", rate) == "OK"
     inf = info2(raw2, key)
@@ -151,7 +151,7 @@ def test_reserve_error_rate_picks_bits(raw2, key, rate, bits):
 
 
 @pytest.mark.parametrize("rate", ["0", "1", "1.5", "-0.1", "nan", "inf",
-                                  "abc", "1e-9", "0.01x"])
+                                  "abc", "1e-4", "1e-9", "0.01x"])
 def test_reserve_impossible_error_rate(raw2, key, rate):
     rep = raw2.cmd("CF.RESERVE", key, 1000, "ERROR", rate)
     assert is_err(rep, "ERR ERROR"), rep
@@ -246,7 +246,7 @@ def test_full_filter_without_expansion(raw2, key):
             assert rep == Err("ERR Filter is full")
             break
         stored += 1
-    assert 1 <= stored <= 4              # two buckets of two slots at most
+    assert 1 <= stored <= 5     # two buckets of two slots, and a victim
     assert raw2.cmd("CF.COUNT", key, "same") == stored
     assert raw2.cmd("CF.INSERT", key, "ITEMS", "same", "same") == [-1, -1]
     assert raw2.cmd("CF.INSERTNX", key, "ITEMS", "same", "other") in \
@@ -466,7 +466,7 @@ def test_command_docs_for_insert(raw2):
                 yield from flat(y)
         else:
             yield x
-    words = set(flat(rep))
+    words = {w.encode() if isinstance(w, str) else w for w in flat(rep)}
     for w in (b"cf.insert", b"cf", b"CAPACITY", b"ERROR", b"NOCREATE",
               b"ITEMS", b"key", b"item", b"optional", b"multiple"):
         assert w in words, w
