@@ -45,6 +45,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <xxhash.h>
 
@@ -62,9 +63,13 @@
  * overflow. */
 #define CF_ABS_MAX_BYTES (1ull << 40)
 #define CF_WINDOW 16
+/* Tables from this size up are mapped directly and marked for huge pages:
+ * random probes over a large table otherwise miss the TLB on every access. */
+#define CF_MAP_MIN (2u << 20)
 
 typedef struct cf_table {
     uint8_t *data;     /* bytes + CF_PAD zeroed bytes */
+    bool mapped;       /* data came from mmap(), not calloc() */
     uint64_t nbuckets;
     uint64_t capacity;
     uint64_t bytes;    /* serialised length of data */
@@ -402,6 +407,28 @@ static void setup_lanes(cf_filter_t *f)
     f->bucket_mask = bits == 64 ? ~0ull : (1ull << bits) - 1;
 }
 
+/* Zeroed memory straight from the kernel, hinted for transparent huge
+ * pages; NULL on failure. */
+static uint8_t *table_map(size_t n)
+{
+    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    (void)madvise(p, n, MADV_HUGEPAGE);
+#endif
+    return p;
+}
+
+static void table_release(cf_table_t *t)
+{
+    if (t->mapped)
+        munmap(t->data, (size_t)(t->bytes + CF_PAD));
+    else
+        free(t->data);
+}
+
 /* Allocates table number f->nfilters with the given shape. */
 static int table_alloc(cf_filter_t *f, uint64_t nbuckets, uint64_t capacity)
 {
@@ -412,12 +439,15 @@ static int table_alloc(cf_filter_t *f, uint64_t nbuckets, uint64_t capacity)
         return -ENOMEM;
     if (bytes + CF_PAD > SIZE_MAX)
         return -ENOMEM;
-    uint8_t *data = calloc(1, (size_t)(bytes + CF_PAD));
+    bool mapped = bytes + CF_PAD >= CF_MAP_MIN;
+    uint8_t *data = mapped ? table_map((size_t)(bytes + CF_PAD))
+                           : calloc(1, (size_t)(bytes + CF_PAD));
     if (data == NULL)
         return -ENOMEM;
     cf_table_t *t = &f->t[f->nfilters++];
     memset(t, 0, sizeof(*t));
     t->data = data;
+    t->mapped = mapped;
     t->nbuckets = nbuckets;
     t->capacity = capacity;
     t->bytes = bytes;
@@ -474,7 +504,7 @@ void cf_free(cf_filter_t *f)
     if (f == NULL)
         return;
     for (uint32_t k = 0; k < f->nfilters; k++)
-        free(f->t[k].data);
+        table_release(&f->t[k]);
     free(f);
 }
 
@@ -528,25 +558,29 @@ void cf_exists_many(const cf_filter_t *f, size_t n, const void *const *keys,
             out[i] = cf_exists(f, keys[i], lens[i]);
         return;
     }
-    /* One table: hash a window, prefetch both buckets of every item in it,
-     * then probe, so the DRAM misses of the window overlap. */
+    /* One table, software-pipelined: item i is hashed and both its buckets
+     * prefetched CF_WINDOW items before it is probed, so that many DRAM
+     * misses are always in flight. */
     const cf_table_t *t = &f->t[0];
     uint64_t i1[CF_WINDOW], i2[CF_WINDOW];
     uint32_t fp[CF_WINDOW];
-    for (size_t base = 0; base < n; base += CF_WINDOW) {
-        size_t w = n - base < CF_WINDOW ? n - base : CF_WINDOW;
-        for (size_t j = 0; j < w; j++) {
-            cf_hash_t hk = hash_key(f, keys[base + j], lens[base + j]);
-            fp[j] = hk.fp;
-            i1[j] = index1(t, hk.h);
-            i2[j] = alt_index(t, i1[j], hk.fp);
-            prefetch(bucket_addr(f, t, i1[j]));
-            prefetch(bucket_addr(f, t, i2[j]));
+    for (size_t i = 0; i < n + CF_WINDOW; i++) {
+        size_t r = i % CF_WINDOW;
+        if (i >= CF_WINDOW) {
+            /* No short-circuit: with mixed hits and misses a branch per
+             * item would be mispredicted half of the time. */
+            out[i - CF_WINDOW] = bucket_has(f, t, i1[r], fp[r]) |
+                                 bucket_has(f, t, i2[r], fp[r]) |
+                                 victim_is(t, i1[r], i2[r], fp[r]);
         }
-        for (size_t j = 0; j < w; j++)
-            out[base + j] = bucket_has(f, t, i1[j], fp[j]) ||
-                            bucket_has(f, t, i2[j], fp[j]) ||
-                            victim_is(t, i1[j], i2[j], fp[j]);
+        if (i < n) {
+            cf_hash_t hk = hash_key(f, keys[i], lens[i]);
+            fp[r] = hk.fp;
+            i1[r] = index1(t, hk.h);
+            i2[r] = alt_index(t, i1[r], hk.fp);
+            prefetch(bucket_addr(f, t, i1[r]));
+            prefetch(bucket_addr(f, t, i2[r]));
+        }
     }
 }
 
@@ -557,11 +591,13 @@ void cf_exists_many(const cf_filter_t *f, size_t n, const void *const *keys,
 static bool lookahead_place(cf_filter_t *f, cf_table_t *t, uint64_t i,
                             uint32_t fp)
 {
-    uint64_t s = i * f->b;
+    uint64_t s = i * f->b, alt[8];
     for (uint32_t j = 0; j < f->b; j++) {
-        uint32_t other = slot_get(f, t, s + j);
-        uint64_t a = alt_index(t, i, other);
-        if (a != i && bucket_put(f, t, a, other)) {
+        alt[j] = alt_index(t, i, slot_get(f, t, s + j));
+        prefetch(bucket_addr(f, t, alt[j]));
+    }
+    for (uint32_t j = 0; j < f->b; j++) {
+        if (alt[j] != i && bucket_put(f, t, alt[j], slot_get(f, t, s + j))) {
             slot_set(f, t, s + j, fp);
             return true;
         }
@@ -664,23 +700,27 @@ int cf_add_nx(cf_filter_t *f, const void *key, size_t len)
 void cf_add_many(cf_filter_t *f, size_t n, const void *const *keys,
                  const size_t *lens, bool nx, int *rc)
 {
+    /* The same pipeline as cf_exists_many: hash and prefetch ahead, insert
+     * in order. Growth may add a table mid-batch; prefetches are only hints,
+     * so they simply aim at the newest table of the moment. */
     cf_hash_t hk[CF_WINDOW];
-    for (size_t base = 0; base < n; base += CF_WINDOW) {
-        size_t w = n - base < CF_WINDOW ? n - base : CF_WINDOW;
-        const cf_table_t *t = &f->t[f->nfilters - 1];
-        for (size_t j = 0; j < w; j++) {
-            hk[j] = hash_key(f, keys[base + j], lens[base + j]);
-            uint64_t i1 = index1(t, hk[j].h);
-            prefetch(bucket_addr(f, t, i1));
-            prefetch(bucket_addr(f, t, alt_index(t, i1, hk[j].fp)));
-        }
-        for (size_t j = 0; j < w; j++) {
-            if (nx && filter_has(f, hk[j])) {
-                rc[base + j] = 0;
-                continue;
+    for (size_t i = 0; i < n + CF_WINDOW; i++) {
+        size_t r = i % CF_WINDOW;
+        if (i >= CF_WINDOW) {
+            size_t k = i - CF_WINDOW;
+            if (nx && filter_has(f, hk[r])) {
+                rc[k] = 0;
+            } else {
+                int e = insert_hashed(f, hk[r]);
+                rc[k] = e < 0 ? e : (nx ? 1 : 0);
             }
-            int r = insert_hashed(f, hk[j]);
-            rc[base + j] = r < 0 ? r : (nx ? 1 : 0);
+        }
+        if (i < n) {
+            const cf_table_t *t = &f->t[f->nfilters - 1];
+            hk[r] = hash_key(f, keys[i], lens[i]);
+            uint64_t i1 = index1(t, hk[r].h);
+            prefetch(bucket_addr(f, t, i1));
+            prefetch(bucket_addr(f, t, alt_index(t, i1, hk[r].fp)));
         }
     }
 }

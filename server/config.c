@@ -1,0 +1,1123 @@
+/*
+ * config.c - one table of directives drives the file parser, the command
+ * line, CONFIG GET and CONFIG SET. Error texts follow Redis 7 where Redis has
+ * the same directive, so operators see familiar messages.
+ */
+#include "config.h"
+
+#include "glob.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* A config file larger than this is refused rather than read into memory. */
+#define CFG_MAX_FILE (16u << 20)
+#define CFG_MAX_INITIAL_SIZE (1ull << 32)
+#define WHY_LEN 256
+
+enum {
+    T_INT,    /* int */
+    T_U32,    /* uint32_t */
+    T_U64,    /* uint64_t, plain integer */
+    T_MEM,    /* uint64_t, memory units accepted */
+    T_BOOL,   /* bool, yes/no */
+    T_STR,    /* char * */
+    T_OCTAL,  /* unsigned, octal */
+    T_ENUM,   /* int, one of enum_names */
+    T_DOUBLE, /* double */
+    T_SAVE,   /* save points, several pairs */
+    T_BIND,   /* several addresses */
+    T_COBL,   /* client-output-buffer-limit classes */
+};
+
+#define F_MUT 0x01      /* CONFIG SET may change it */
+#define F_NULLABLE 0x02 /* "" is stored as NULL */
+#define F_NONEMPTY 0x04 /* "" is refused */
+#define F_NOPATH 0x08   /* a file name, not a path */
+
+typedef union cfg_val {
+    uint64_t u;
+    double d;
+} cfg_val_t;
+
+typedef struct cfg_def {
+    const char *name;
+    unsigned char type;
+    unsigned char flags;
+    size_t off;
+    uint64_t min, max;
+    /* Cross-field check of a parsed number: NULL, or writes the reason into
+     * why and returns it. Must not change c. */
+    const char *(*check)(const cfg_t *c, cfg_val_t v, char *why);
+    /* Side effects on other fields, once the value is stored. */
+    void (*after)(cfg_t *c);
+} cfg_def_t;
+
+/* State shared by the lines of one start-up load (file, then command line):
+ * as in Redis, the first "save" line replaces the defaults and later ones
+ * append to it. */
+typedef struct cfg_load {
+    bool save_seen;
+} cfg_load_t;
+
+/* Returned as a reason when an allocation failed: apply() maps it to
+ * -ENOMEM. */
+static const char oom[] = "out of memory";
+
+static const char *const loglevel_names[] = {"debug", "verbose", "notice",
+                                             "warning"};
+
+/* Redis's defaults for the classes we accept but do not keep. */
+static const char cobl_others[] =
+    "slave 268435456 67108864 60 pubsub 33554432 8388608 60";
+
+/* Smallest fingerprint width whose bound 2b / (2^f - 1) meets rate, or 0:
+ * the semantic of cf_fp_bits_for_rate(), computed here so that this module
+ * stands alone. */
+static uint32_t fp_bits_for_rate(uint64_t bucket_size, double rate)
+{
+    static const uint32_t widths[] = {8, 12, 16};
+
+    if (!(rate > 0 && rate < 1))
+        return 0;
+    for (size_t i = 0; i < sizeof(widths) / sizeof(widths[0]); i++)
+        if (2.0 * (double)bucket_size / (double)((1u << widths[i]) - 1) <=
+            rate)
+            return widths[i];
+    return 0;
+}
+
+static const char *check_bucket_size(const cfg_t *c, cfg_val_t v, char *why)
+{
+    if (v.u * 2 > c->cf_initial_size) {
+        snprintf(why, WHY_LEN,
+                 "cf-initial-size %llu must be at least twice the bucket "
+                 "size",
+                 (unsigned long long)c->cf_initial_size);
+        return why;
+    }
+    if (c->cf_error_rate > 0 && fp_bits_for_rate(v.u, c->cf_error_rate) == 0) {
+        snprintf(why, WHY_LEN,
+                 "cf-error-rate %g cannot be met with this bucket size",
+                 c->cf_error_rate);
+        return why;
+    }
+    return NULL;
+}
+
+static void after_bucket_size(cfg_t *c)
+{
+    if (c->cf_error_rate > 0)
+        c->cf_fingerprint_bits =
+            fp_bits_for_rate(c->cf_bucket_size, c->cf_error_rate);
+}
+
+static const char *check_fp_bits(const cfg_t *c, cfg_val_t v, char *why)
+{
+    if (v.u != 8 && v.u != 12 && v.u != 16)
+        return strcpy(why, "argument must be 8, 12 or 16");
+    return NULL;
+}
+
+static void after_fp_bits(cfg_t *c)
+{
+    c->cf_error_rate = 0; /* an explicit width overrides a rate */
+}
+
+static const char *check_error_rate(const cfg_t *c, cfg_val_t v, char *why)
+{
+    if (v.d == 0)
+        return NULL;
+    if (!(v.d > 0 && v.d < 1))
+        return strcpy(why, "argument must be 0 (unset) or between 0 and 1");
+    if (fp_bits_for_rate(c->cf_bucket_size, v.d) == 0) {
+        snprintf(why, WHY_LEN,
+                 "rate %g is below what 16-bit fingerprints give with "
+                 "bucket size %u",
+                 v.d, (unsigned)c->cf_bucket_size);
+        return why;
+    }
+    return NULL;
+}
+
+static void after_error_rate(cfg_t *c)
+{
+    if (c->cf_error_rate > 0)
+        c->cf_fingerprint_bits =
+            fp_bits_for_rate(c->cf_bucket_size, c->cf_error_rate);
+}
+
+static const char *check_initial_size(const cfg_t *c, cfg_val_t v, char *why)
+{
+    if (v.u < 2ull * c->cf_bucket_size) {
+        snprintf(why, WHY_LEN,
+                 "argument must be at least twice cf-bucket-size (%u)",
+                 (unsigned)c->cf_bucket_size);
+        return why;
+    }
+    return NULL;
+}
+
+#define OFF(f) offsetof(cfg_t, f)
+#define NUM(n, t, fl, f, lo, hi)                                               \
+    {.name = n, .type = t, .flags = fl, .off = OFF(f), .min = lo, .max = hi}
+#define HOOK(n, t, fl, f, lo, hi, ck, af)                                      \
+    {.name = n,                                                                \
+     .type = t,                                                                \
+     .flags = fl,                                                              \
+     .off = OFF(f),                                                            \
+     .min = lo,                                                                \
+     .max = hi,                                                                \
+     .check = ck,                                                              \
+     .after = af}
+
+static const cfg_def_t defs[] = {
+    NUM("port", T_INT, 0, port, 0, 65535),
+    NUM("bind", T_BIND, 0, bind, 0, 0),
+    NUM("unixsocket", T_STR, F_NULLABLE, unixsocket, 0, 0),
+    NUM("unixsocketperm", T_OCTAL, 0, unixsocketperm, 0, 0777),
+    NUM("protected-mode", T_BOOL, F_MUT, protected_mode, 0, 0),
+    NUM("tcp-backlog", T_INT, 0, tcp_backlog, 0, INT_MAX),
+    NUM("tcp-keepalive", T_INT, F_MUT, tcp_keepalive, 0, INT_MAX),
+    NUM("timeout", T_INT, F_MUT, timeout, 0, INT_MAX),
+    NUM("requirepass", T_STR, F_MUT | F_NULLABLE, requirepass, 0, 0),
+    NUM("maxclients", T_U64, F_MUT, maxclients, 1, UINT32_MAX),
+    NUM("maxmemory", T_MEM, F_MUT, maxmemory, 0, UINT64_MAX),
+    NUM("proto-max-bulk-len", T_MEM, F_MUT, proto_max_bulk_len, 1 << 20,
+        INT64_MAX),
+    NUM("client-query-buffer-limit", T_MEM, F_MUT, client_query_buffer_limit,
+        1 << 20, INT64_MAX),
+    NUM("client-output-buffer-limit", T_COBL, F_MUT, cobl_hard, 0, 0),
+    NUM("databases", T_INT, 0, databases, 1, 10000),
+    NUM("dir", T_STR, F_NONEMPTY, dir, 0, 0),
+    NUM("dbfilename", T_STR, F_MUT | F_NONEMPTY | F_NOPATH, dbfilename, 0, 0),
+    NUM("save", T_SAVE, F_MUT, save, 0, 0),
+    NUM("stop-writes-on-bgsave-error", T_BOOL, F_MUT,
+        stop_writes_on_bgsave_error, 0, 0),
+    NUM("loglevel", T_ENUM, F_MUT, loglevel, 0, 0),
+    NUM("logfile", T_STR, 0, logfile, 0, 0),
+    NUM("pidfile", T_STR, F_NULLABLE, pidfile, 0, 0),
+    NUM("daemonize", T_BOOL, 0, daemonize, 0, 0),
+    HOOK("cf-bucket-size", T_U32, F_MUT, cf_bucket_size, 1, 255,
+         check_bucket_size, after_bucket_size),
+    HOOK("cf-fingerprint-bits", T_U32, F_MUT, cf_fingerprint_bits, 8, 16,
+         check_fp_bits, after_fp_bits),
+    HOOK("cf-error-rate", T_DOUBLE, F_MUT, cf_error_rate, 0, 0,
+         check_error_rate, after_error_rate),
+    NUM("cf-max-iterations", T_U32, F_MUT, cf_max_iterations, 1, 65535),
+    NUM("cf-expansion-factor", T_U32, F_MUT, cf_expansion_factor, 0, 32768),
+    NUM("cf-max-expansions", T_U32, F_MUT, cf_max_expansions, 1, 64),
+    HOOK("cf-initial-size", T_U64, F_MUT, cf_initial_size, 2,
+         CFG_MAX_INITIAL_SIZE, check_initial_size, NULL),
+};
+
+#define NDEFS (sizeof(defs) / sizeof(defs[0]))
+
+static const cfg_def_t *def_find(const char *name)
+{
+    for (size_t i = 0; i < NDEFS; i++)
+        if (strcasecmp(defs[i].name, name) == 0)
+            return &defs[i];
+    return NULL;
+}
+
+#define FIELD(c, d, type) ((type *)((char *)(c) + (d)->off))
+#define CFIELD(c, d, type) ((const type *)((const char *)(c) + (d)->off))
+
+/* ---- argument splitting, as Redis's sdssplitargs() ---- */
+
+static int hexval(int ch)
+{
+    if (ch >= '0' && ch <= '9')
+        return ch - '0';
+    ch = tolower(ch);
+    if (ch >= 'a' && ch <= 'f')
+        return ch - 'a' + 10;
+    return -1;
+}
+
+/* Splits line into words in place of a buffer the caller frees (*buf) and an
+ * array (*out, also the caller's): "..." takes \n \r \t \b \a \xHH and \c,
+ * '...' takes \' only, and a closing quote must be followed by a space or the
+ * end. 0, -EINVAL on unbalanced quotes (or a NUL byte from \x00), -ENOMEM. */
+static int split_args(const char *line, char ***out, int *argc_out,
+                      char **buf_out)
+{
+    size_t len = strlen(line);
+    char *buf = malloc(len + 1 + len / 2 + 1);
+    char **argv = calloc(len / 2 + 2, sizeof(*argv));
+    const char *p = line;
+    char *w = buf;
+    int argc = 0;
+
+    if (buf == NULL || argv == NULL) {
+        free(buf);
+        free(argv);
+        return -ENOMEM;
+    }
+    for (;;) {
+        bool inq = false, insq = false, done = false;
+
+        while (*p != '\0' && isspace((unsigned char)*p))
+            p++;
+        if (*p == '\0')
+            break;
+        argv[argc++] = w;
+        while (!done) {
+            if (inq) {
+                if (*p == '\0')
+                    goto unbalanced;
+                if (p[0] == '\\' && p[1] == 'x' && hexval(p[2]) >= 0 &&
+                    hexval(p[3]) >= 0) {
+                    char ch = (char)(hexval(p[2]) * 16 + hexval(p[3]));
+                    if (ch == '\0')
+                        goto unbalanced; /* cannot live in a C string */
+                    *w++ = ch;
+                    p += 3;
+                } else if (p[0] == '\\' && p[1] != '\0') {
+                    p++;
+                    switch (*p) {
+                    case 'n': *w++ = '\n'; break;
+                    case 'r': *w++ = '\r'; break;
+                    case 't': *w++ = '\t'; break;
+                    case 'b': *w++ = '\b'; break;
+                    case 'a': *w++ = '\a'; break;
+                    default: *w++ = *p; break;
+                    }
+                } else if (*p == '"') {
+                    if (p[1] != '\0' && !isspace((unsigned char)p[1]))
+                        goto unbalanced;
+                    done = true;
+                } else {
+                    *w++ = *p;
+                }
+            } else if (insq) {
+                if (*p == '\0')
+                    goto unbalanced;
+                if (p[0] == '\\' && p[1] == '\'') {
+                    p++;
+                    *w++ = '\'';
+                } else if (*p == '\'') {
+                    if (p[1] != '\0' && !isspace((unsigned char)p[1]))
+                        goto unbalanced;
+                    done = true;
+                } else {
+                    *w++ = *p;
+                }
+            } else {
+                switch (*p) {
+                case ' ': case '\n': case '\r': case '\t': case '\v':
+                case '\f': case '\0':
+                    done = true;
+                    break;
+                case '"': inq = true; break;
+                case '\'': insq = true; break;
+                default: *w++ = *p; break;
+                }
+            }
+            if (*p != '\0')
+                p++;
+        }
+        *w++ = '\0';
+    }
+    *out = argv;
+    *argc_out = argc;
+    *buf_out = buf;
+    return 0;
+
+unbalanced:
+    free(buf);
+    free(argv);
+    return -EINVAL;
+}
+
+/* ---- value parsing ---- */
+
+/* Strict unsigned decimal: digits only, no sign or space, no overflow. */
+static bool parse_digits(const char *s, size_t n, uint64_t *out)
+{
+    uint64_t v = 0;
+
+    if (n == 0)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        unsigned d = (unsigned)(s[i] - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return false;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return true;
+}
+
+/* Digits with an optional unit as Redis: k=1000, kb=1024, m, mb, g, gb, b. */
+static bool parse_memory(const char *s, uint64_t *out)
+{
+    static const struct {
+        const char *unit;
+        uint64_t mul;
+    } units[] = {{"", 1},          {"b", 1},
+                 {"k", 1000},      {"kb", 1024},
+                 {"m", 1000000},   {"mb", 1024 * 1024},
+                 {"g", 1000000000}, {"gb", 1024ull * 1024 * 1024}};
+    size_t n = 0;
+    uint64_t v;
+
+    while (s[n] >= '0' && s[n] <= '9')
+        n++;
+    if (!parse_digits(s, n, &v))
+        return false;
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+        if (strcasecmp(s + n, units[i].unit) != 0)
+            continue;
+        if (v > UINT64_MAX / units[i].mul)
+            return false;
+        *out = v * units[i].mul;
+        return true;
+    }
+    return false;
+}
+
+static const char *range_error(const cfg_def_t *d, char *why)
+{
+    snprintf(why, WHY_LEN, "argument must be between %llu and %llu inclusive",
+             (unsigned long long)d->min, (unsigned long long)d->max);
+    return why;
+}
+
+/* Parses a number of type d->type from s into *v; NULL or the reason. */
+static const char *parse_number(const cfg_def_t *d, const char *s,
+                                cfg_val_t *v, char *why)
+{
+    switch (d->type) {
+    case T_MEM:
+        if (!parse_memory(s, &v->u))
+            return "argument must be a memory value";
+        break;
+    case T_OCTAL:
+        v->u = 0;
+        if (*s == '\0')
+            return "argument couldn't be parsed as an octal number";
+        for (const char *p = s; *p != '\0'; p++) {
+            if (*p < '0' || *p > '7')
+                return "argument couldn't be parsed as an octal number";
+            if (v->u > d->max)
+                break; /* already out of range; avoid overflow */
+            v->u = v->u * 8 + (uint64_t)(*p - '0');
+        }
+        if (v->u > d->max) {
+            snprintf(why, WHY_LEN, "argument must be between 0 and 0%llo",
+                     (unsigned long long)d->max);
+            return why;
+        }
+        return NULL;
+    case T_DOUBLE: {
+        char *end;
+        errno = 0;
+        if (*s == '\0' || isspace((unsigned char)*s))
+            return "argument couldn't be parsed into a number";
+        v->d = strtod(s, &end);
+        if (*end != '\0' || errno != 0 || !isfinite(v->d))
+            return "argument couldn't be parsed into a number";
+        return NULL;
+    }
+    default:
+        if (s[0] == '-') {
+            uint64_t mag;
+            if (!parse_digits(s + 1, strlen(s + 1), &mag))
+                return "argument couldn't be parsed into an integer";
+            if (mag != 0)
+                return range_error(d, why);
+            v->u = 0;
+        } else if (!parse_digits(s, strlen(s), &v->u)) {
+            return "argument couldn't be parsed into an integer";
+        }
+        break;
+    }
+    if (v->u < d->min || v->u > d->max)
+        return range_error(d, why);
+    return NULL;
+}
+
+static void store_number(cfg_t *c, const cfg_def_t *d, cfg_val_t v)
+{
+    switch (d->type) {
+    case T_INT:
+        *FIELD(c, d, int) = (int)v.u;
+        break;
+    case T_U32:
+        *FIELD(c, d, uint32_t) = (uint32_t)v.u;
+        break;
+    case T_OCTAL:
+        *FIELD(c, d, unsigned) = (unsigned)v.u;
+        break;
+    case T_DOUBLE:
+        *FIELD(c, d, double) = v.d;
+        break;
+    default:
+        *FIELD(c, d, uint64_t) = v.u;
+        break;
+    }
+}
+
+static const char *set_save(cfg_t *c, char **argv, int argc, cfg_load_t *ld,
+                            char *why)
+{
+    cfg_save_point_t pts[CFG_MAX_SAVE];
+    int n = 0, base;
+
+    if (argc == 1 && argv[0][0] == '\0')
+        argc = 0; /* save "" */
+    if (argc % 2 != 0)
+        return "Invalid save parameters";
+    for (int i = 0; i < argc; i += 2) {
+        uint64_t sec, chg;
+        if (!parse_digits(argv[i], strlen(argv[i]), &sec) || sec < 1 ||
+            sec > INT64_MAX ||
+            !parse_digits(argv[i + 1], strlen(argv[i + 1]), &chg) ||
+            chg > INT64_MAX)
+            return "Invalid save parameters";
+        if (n == CFG_MAX_SAVE)
+            goto too_many;
+        pts[n].seconds = (int64_t)sec;
+        pts[n].changes = (int64_t)chg;
+        n++;
+    }
+    /* At run time and on the first line of a load, replace; later lines of
+     * a load append, and save "" always clears. */
+    base = (ld != NULL && ld->save_seen && argc > 0) ? c->nsave : 0;
+    if (base + n > CFG_MAX_SAVE)
+        goto too_many;
+    memcpy(c->save + base, pts, (size_t)n * sizeof(pts[0]));
+    c->nsave = base + n;
+    if (ld != NULL)
+        ld->save_seen = true;
+    return NULL;
+
+too_many:
+    snprintf(why, WHY_LEN, "too many save points (at most %d)", CFG_MAX_SAVE);
+    return why;
+}
+
+static bool valid_address(const char *s)
+{
+    unsigned char addr[16];
+
+    return inet_pton(AF_INET, s, addr) == 1 ||
+           inet_pton(AF_INET6, s, addr) == 1;
+}
+
+static const char *set_bind(cfg_t *c, char **argv, int argc, char *why)
+{
+    char *copy[CFG_MAX_BIND];
+
+    if (argc < 1 || argc > CFG_MAX_BIND) {
+        snprintf(why, WHY_LEN, "between 1 and %d addresses expected",
+                 CFG_MAX_BIND);
+        return why;
+    }
+    for (int i = 0; i < argc; i++) {
+        if (!valid_address(argv[i])) {
+            snprintf(why, WHY_LEN,
+                     "'%.64s' is not a numeric IPv4 or IPv6 address", argv[i]);
+            return why;
+        }
+    }
+    for (int i = 0; i < argc; i++) {
+        copy[i] = strdup(argv[i]);
+        if (copy[i] == NULL) {
+            while (i-- > 0)
+                free(copy[i]);
+            return oom;
+        }
+    }
+    for (int i = 0; i < c->nbind; i++)
+        free(c->bind[i]);
+    memcpy(c->bind, copy, (size_t)argc * sizeof(copy[0]));
+    for (int i = argc; i < CFG_MAX_BIND; i++)
+        c->bind[i] = NULL;
+    c->nbind = argc;
+    return NULL;
+}
+
+static const char *set_cobl(cfg_t *c, char **argv, int argc)
+{
+    uint64_t hard = c->cobl_hard, soft = c->cobl_soft, secs;
+    int soft_seconds = c->cobl_soft_seconds;
+
+    if (argc == 0 || argc % 4 != 0)
+        return "Wrong number of arguments in buffer limit configuration.";
+    for (int i = 0; i < argc; i += 4) {
+        const char *cls = argv[i];
+        uint64_t h, s;
+        if (strcasecmp(cls, "normal") != 0 && strcasecmp(cls, "slave") != 0 &&
+            strcasecmp(cls, "replica") != 0 && strcasecmp(cls, "pubsub") != 0)
+            return "Invalid client class specified in buffer limit "
+                   "configuration.";
+        if (!parse_memory(argv[i + 1], &h) || !parse_memory(argv[i + 2], &s) ||
+            !parse_digits(argv[i + 3], strlen(argv[i + 3]), &secs) ||
+            secs > INT_MAX)
+            return "Error in hard, soft or soft_seconds setting in buffer "
+                   "limit configuration.";
+        if (strcasecmp(cls, "normal") == 0) {
+            hard = h;
+            soft = s;
+            soft_seconds = (int)secs;
+        }
+    }
+    c->cobl_hard = hard;
+    c->cobl_soft = soft;
+    c->cobl_soft_seconds = soft_seconds;
+    return NULL;
+}
+
+static const char *set_string(cfg_t *c, const cfg_def_t *d, const char *s)
+{
+    char **field = FIELD(c, d, char *);
+    char *copy = NULL;
+
+    if (s[0] == '\0' && (d->flags & F_NONEMPTY))
+        return "argument can't be empty";
+    if ((d->flags & F_NOPATH) && strchr(s, '/') != NULL)
+        return "dbfilename can't be a path, just a filename";
+    if (s[0] != '\0' || !(d->flags & F_NULLABLE)) {
+        copy = strdup(s);
+        if (copy == NULL)
+            return oom;
+    }
+    free(*field);
+    *field = copy;
+    return NULL;
+}
+
+/* Applies one directive. 0, or -EINVAL with the reason in why, or -ENOMEM.
+ * Nothing changes unless it returns 0. ld is NULL at run time. */
+static int apply(cfg_t *c, const cfg_def_t *d, char **argv, int argc,
+                 cfg_load_t *ld, char *why)
+{
+    const char *reason = NULL;
+    cfg_val_t v;
+
+    switch (d->type) {
+    case T_SAVE:
+        reason = set_save(c, argv, argc, ld, why);
+        break;
+    case T_BIND:
+        reason = set_bind(c, argv, argc, why);
+        break;
+    case T_COBL:
+        reason = set_cobl(c, argv, argc);
+        break;
+    default:
+        if (argc != 1) {
+            reason = "wrong number of arguments";
+            break;
+        }
+        if (d->type == T_STR) {
+            reason = set_string(c, d, argv[0]);
+        } else if (d->type == T_BOOL) {
+            if (strcasecmp(argv[0], "yes") == 0)
+                *FIELD(c, d, bool) = true;
+            else if (strcasecmp(argv[0], "no") == 0)
+                *FIELD(c, d, bool) = false;
+            else
+                reason = "argument must be 'yes' or 'no'";
+        } else if (d->type == T_ENUM) {
+            size_t i, n = sizeof(loglevel_names) / sizeof(loglevel_names[0]);
+            for (i = 0; i < n; i++)
+                if (strcasecmp(argv[0], loglevel_names[i]) == 0)
+                    break;
+            if (i == n)
+                reason = "argument(s) must be one of the following: debug, "
+                         "verbose, notice, warning";
+            else
+                *FIELD(c, d, int) = (int)i;
+        } else {
+            reason = parse_number(d, argv[0], &v, why);
+            if (reason == NULL && d->check != NULL)
+                reason = d->check(c, v, why);
+            if (reason == NULL) {
+                store_number(c, d, v);
+                if (d->after != NULL)
+                    d->after(c);
+            }
+        }
+        break;
+    }
+    if (reason == NULL)
+        return 0;
+    if (reason != why)
+        snprintf(why, WHY_LEN, "%s", reason);
+    return reason == oom ? -ENOMEM : -EINVAL;
+}
+
+/* ---- defaults and loading ---- */
+
+int cfg_init(cfg_t *c)
+{
+    static const cfg_save_point_t save_defaults[] = {
+        {3600, 1}, {300, 100}, {60, 10000}};
+
+    memset(c, 0, sizeof(*c));
+    c->port = 6379;
+    c->nbind = 1;
+    c->bind[0] = strdup("127.0.0.1");
+    c->protected_mode = true;
+    c->tcp_backlog = 511;
+    c->tcp_keepalive = 300;
+    c->maxclients = 10000;
+    c->proto_max_bulk_len = 512ull << 20;
+    c->client_query_buffer_limit = 1ull << 30;
+    c->databases = 16;
+    c->dir = strdup(".");
+    c->dbfilename = strdup("dump.cuckoo");
+    memcpy(c->save, save_defaults, sizeof(save_defaults));
+    c->nsave = 3;
+    c->stop_writes_on_bgsave_error = true;
+    c->loglevel = CFG_LOG_NOTICE;
+    c->logfile = strdup("");
+    c->cf_bucket_size = 4;
+    c->cf_fingerprint_bits = 12;
+    c->cf_max_iterations = 500;
+    c->cf_expansion_factor = 1;
+    c->cf_max_expansions = 32;
+    c->cf_initial_size = 1024;
+    if (c->bind[0] == NULL || c->dir == NULL || c->dbfilename == NULL ||
+        c->logfile == NULL) {
+        cfg_free(c);
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+void cfg_free(cfg_t *c)
+{
+    for (int i = 0; i < CFG_MAX_BIND; i++)
+        free(c->bind[i]);
+    free(c->config_file);
+    free(c->unixsocket);
+    free(c->requirepass);
+    free(c->dir);
+    free(c->dbfilename);
+    free(c->logfile);
+    free(c->pidfile);
+    memset(c, 0, sizeof(*c));
+}
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (err == NULL || errlen == 0)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* Applies one line (already trimmed, not a comment). */
+static int load_line(cfg_t *c, const char *where, const char *line,
+                     cfg_load_t *ld, char *err, size_t errlen)
+{
+    char why[WHY_LEN];
+    char **argv = NULL, *buf = NULL;
+    int argc = 0, rc;
+    const cfg_def_t *d;
+
+    rc = split_args(line, &argv, &argc, &buf);
+    if (rc == -EINVAL) {
+        set_err(err, errlen, "%s: '%s': Unbalanced quotes in configuration "
+                "line", where, line);
+        return rc;
+    }
+    if (rc < 0) {
+        set_err(err, errlen, "%s: out of memory", where);
+        return rc;
+    }
+    d = argc > 0 ? def_find(argv[0]) : NULL;
+    if (d == NULL) {
+        set_err(err, errlen, "%s: '%s': Bad directive or wrong number of "
+                "arguments", where, line);
+        rc = -EINVAL;
+    } else if ((rc = apply(c, d, argv + 1, argc - 1, ld, why)) < 0) {
+        set_err(err, errlen, "%s: '%s': %s", where, line, why);
+    }
+    free(argv);
+    free(buf);
+    return rc;
+}
+
+static int load_text(cfg_t *c, const char *name, const char *text,
+                     cfg_load_t *ld, char *err, size_t errlen)
+{
+    const char *p = text;
+    char where[512];
+    char *line = NULL;
+    size_t cap = 0;
+    int lineno = 0, rc = 0;
+
+    while (*p != '\0' && rc == 0) {
+        const char *eol = strchr(p, '\n');
+        size_t n = eol != NULL ? (size_t)(eol - p) : strlen(p);
+        const char *s = p, *e = p + n;
+
+        lineno++;
+        p = eol != NULL ? eol + 1 : p + n;
+        while (s < e && isspace((unsigned char)*s))
+            s++;
+        while (e > s && isspace((unsigned char)e[-1]))
+            e--;
+        if (s == e || *s == '#')
+            continue;
+        if ((size_t)(e - s) + 1 > cap) {
+            char *nl = realloc(line, (size_t)(e - s) + 1);
+            if (nl == NULL) {
+                set_err(err, errlen, "%s:%d: out of memory", name, lineno);
+                rc = -ENOMEM;
+                break;
+            }
+            line = nl;
+            cap = (size_t)(e - s) + 1;
+        }
+        memcpy(line, s, (size_t)(e - s));
+        line[e - s] = '\0';
+        snprintf(where, sizeof(where), "%s:%d", name, lineno);
+        rc = load_line(c, where, line, ld, err, errlen);
+    }
+    free(line);
+    return rc;
+}
+
+int cfg_load_string(cfg_t *c, const char *name, const char *text, char *err,
+                    size_t errlen)
+{
+    cfg_load_t ld = {false};
+
+    return load_text(c, name, text, &ld, err, errlen);
+}
+
+/* Reads the whole file (config is not a hot path). */
+static int read_file(const char *path, char **out, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    int rc = 0;
+
+    if (f == NULL) {
+        rc = -errno;
+        set_err(err, errlen, "%s: can't open the config file: %s", path,
+                strerror(errno));
+        return rc;
+    }
+    for (;;) {
+        if (cap - len < 4096) {
+            char *nb;
+            if (cap >= CFG_MAX_FILE) {
+                set_err(err, errlen, "%s: config file larger than %u bytes",
+                        path, CFG_MAX_FILE);
+                rc = -EFBIG;
+                break;
+            }
+            cap = cap == 0 ? 8192 : cap * 2;
+            nb = realloc(buf, cap + 1);
+            if (nb == NULL) {
+                set_err(err, errlen, "%s: out of memory", path);
+                rc = -ENOMEM;
+                break;
+            }
+            buf = nb;
+        }
+        size_t n = fread(buf + len, 1, cap - len, f);
+        len += n;
+        if (n == 0) {
+            if (ferror(f)) {
+                rc = -EIO;
+                set_err(err, errlen, "%s: can't read the config file: %s",
+                        path, strerror(errno != 0 ? errno : EIO));
+            }
+            break;
+        }
+    }
+    fclose(f);
+    if (rc == 0 && memchr(buf, '\0', len) != NULL) {
+        set_err(err, errlen, "%s: config file contains a NUL byte", path);
+        rc = -EINVAL;
+    }
+    if (rc < 0) {
+        free(buf);
+        return rc;
+    }
+    buf[len] = '\0';
+    *out = buf;
+    return 0;
+}
+
+/* One "--name v1 v2" group of the command line, applied as a config line so
+ * the same table and messages serve both. */
+static int load_option(cfg_t *c, char **argv, int from, int to,
+                       cfg_load_t *ld, char *err, size_t errlen)
+{
+    char why[WHY_LEN];
+    char **words = NULL, *buf = NULL, **all = NULL, *shown = NULL;
+    size_t shown_len = 1;
+    int nwords = 0, rc, nall = 0;
+    const cfg_def_t *d;
+
+    for (int i = from; i < to; i++)
+        shown_len += strlen(argv[i]) + 1;
+    shown = malloc(shown_len);
+    if (shown == NULL)
+        return -ENOMEM;
+    shown[0] = '\0';
+    for (int i = from; i < to; i++) {
+        if (i > from)
+            strcat(shown, " ");
+        strcat(shown, argv[i]);
+    }
+    /* "--port 7000" may also come as one word, as redis-server allows. */
+    rc = split_args(argv[from] + 2, &words, &nwords, &buf);
+    if (rc == -EINVAL) {
+        set_err(err, errlen, "command line: '%s': Unbalanced quotes", shown);
+        goto out;
+    }
+    if (rc < 0) {
+        set_err(err, errlen, "command line: out of memory");
+        goto out;
+    }
+    all = calloc((size_t)(nwords + (to - from) + 1), sizeof(*all));
+    if (all == NULL) {
+        rc = -ENOMEM;
+        set_err(err, errlen, "command line: out of memory");
+        goto out;
+    }
+    for (int i = 0; i < nwords; i++)
+        all[nall++] = words[i];
+    for (int i = from + 1; i < to; i++)
+        all[nall++] = argv[i];
+    d = nall > 0 ? def_find(all[0]) : NULL;
+    if (d == NULL) {
+        set_err(err, errlen, "command line: '%s': Bad directive or wrong "
+                "number of arguments", shown);
+        rc = -EINVAL;
+        goto out;
+    }
+    if (d->type == T_SAVE && nall == 1) {
+        static char empty[] = "";
+        all[nall++] = empty; /* a bare --save means save "" */
+    }
+    rc = apply(c, d, all + 1, nall - 1, ld, why);
+    if (rc < 0)
+        set_err(err, errlen, "command line: '%s': %s", shown, why);
+out:
+    free(all);
+    free(words);
+    free(buf);
+    free(shown);
+    return rc;
+}
+
+static bool is_option(const char *s)
+{
+    return s[0] == '-' && s[1] == '-';
+}
+
+int cfg_load_args(cfg_t *c, int argc, char **argv, char *err, size_t errlen)
+{
+    cfg_load_t ld = {false};
+    int i = 1, rc;
+
+    if (argc > 1 && !is_option(argv[1])) {
+        const char *path = argv[1];
+        char *text = NULL, *abs;
+
+        if ((rc = read_file(path, &text, err, errlen)) < 0)
+            return rc;
+        rc = load_text(c, path, text, &ld, err, errlen);
+        free(text);
+        if (rc < 0)
+            return rc;
+        abs = realpath(path, NULL);
+        if (abs == NULL)
+            abs = strdup(path);
+        if (abs == NULL) {
+            set_err(err, errlen, "%s: out of memory", path);
+            return -ENOMEM;
+        }
+        free(c->config_file);
+        c->config_file = abs;
+        i = 2;
+    }
+    while (i < argc) {
+        int j = i + 1;
+        if (!is_option(argv[i])) {
+            set_err(err, errlen, "command line: '%s': expected a --directive",
+                    argv[i]);
+            return -EINVAL;
+        }
+        while (j < argc && !is_option(argv[j]))
+            j++;
+        if ((rc = load_option(c, argv, i, j, &ld, err, errlen)) < 0)
+            return rc;
+        i = j;
+    }
+    return 0;
+}
+
+/* ---- CONFIG GET / SET ---- */
+
+static void fmt_double(double v, char *buf, size_t n)
+{
+    /* The shortest text that reads back as the same double. */
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, n, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            return;
+    }
+}
+
+static void append(char *buf, size_t n, size_t *len, const char *fmt, ...)
+{
+    va_list ap;
+    int w;
+
+    if (*len >= n)
+        return;
+    va_start(ap, fmt);
+    w = vsnprintf(buf + *len, n - *len, fmt, ap);
+    va_end(ap);
+    if (w > 0)
+        *len += (size_t)w;
+}
+
+/* The value of d as Redis's CONFIG GET prints it; buf is scratch space. */
+static const char *format_value(const cfg_t *c, const cfg_def_t *d, char *buf,
+                                size_t n)
+{
+    size_t len = 0;
+
+    buf[0] = '\0';
+    switch (d->type) {
+    case T_INT:
+    case T_ENUM: {
+        int v = *CFIELD(c, d, int);
+        if (d->type == T_ENUM)
+            return loglevel_names[v];
+        snprintf(buf, n, "%d", v);
+        break;
+    }
+    case T_U32:
+        snprintf(buf, n, "%u", (unsigned)*CFIELD(c, d, uint32_t));
+        break;
+    case T_U64:
+    case T_MEM:
+        snprintf(buf, n, "%llu",
+                 (unsigned long long)*CFIELD(c, d, uint64_t));
+        break;
+    case T_OCTAL:
+        snprintf(buf, n, "%o", *CFIELD(c, d, unsigned));
+        break;
+    case T_BOOL:
+        return *CFIELD(c, d, bool) ? "yes" : "no";
+    case T_STR: {
+        const char *s = *CFIELD(c, d, char *);
+        return s != NULL ? s : "";
+    }
+    case T_DOUBLE:
+        fmt_double(*CFIELD(c, d, double), buf, n);
+        break;
+    case T_SAVE:
+        for (int i = 0; i < c->nsave; i++)
+            append(buf, n, &len, "%s%lld %lld", i > 0 ? " " : "",
+                   (long long)c->save[i].seconds,
+                   (long long)c->save[i].changes);
+        break;
+    case T_BIND:
+        for (int i = 0; i < c->nbind; i++)
+            append(buf, n, &len, "%s%s", i > 0 ? " " : "", c->bind[i]);
+        break;
+    case T_COBL:
+        snprintf(buf, n, "normal %llu %llu %d %s",
+                 (unsigned long long)c->cobl_hard,
+                 (unsigned long long)c->cobl_soft, c->cobl_soft_seconds,
+                 cobl_others);
+        break;
+    }
+    return buf;
+}
+
+void cfg_get(const cfg_t *c, const char *pattern, cfg_get_fn *fn, void *ctx)
+{
+    /* 16 addresses of at most 45 characters, or 16 save points. */
+    char buf[1024];
+    size_t plen = strlen(pattern);
+
+    for (size_t i = 0; i < NDEFS; i++) {
+        const cfg_def_t *d = &defs[i];
+        if (glob_match(pattern, plen, d->name, strlen(d->name), true))
+            fn(ctx, d->name, format_value(c, d, buf, sizeof(buf)));
+    }
+}
+
+int cfg_set(cfg_t *c, const char *name, const char *value, char *err,
+            size_t errlen)
+{
+    const cfg_def_t *d = def_find(name);
+    char why[WHY_LEN];
+    char **argv = NULL, *buf = NULL;
+    char *one[1];
+    int argc, rc;
+
+    if (d == NULL) {
+        set_err(err, errlen,
+                "ERR Unknown option or number of arguments for CONFIG SET - "
+                "'%s'",
+                name);
+        return -EINVAL;
+    }
+    if (!(d->flags & F_MUT)) {
+        set_err(err, errlen,
+                "ERR CONFIG SET failed (possibly related to argument '%s') - "
+                "can't set immutable config",
+                name);
+        return -EINVAL;
+    }
+    if (d->type == T_SAVE || d->type == T_COBL) {
+        /* Several words in one value, as Redis splits them. */
+        rc = split_args(value, &argv, &argc, &buf);
+        if (rc == -ENOMEM) {
+            set_err(err, errlen, "ERR CONFIG SET failed (possibly related to "
+                    "argument '%s') - out of memory", name);
+            return rc;
+        }
+        if (rc < 0) {
+            snprintf(why, sizeof(why), "Unbalanced quotes");
+            goto fail;
+        }
+    } else {
+        one[0] = (char *)value;
+        argv = one;
+        argc = 1;
+    }
+    rc = apply(c, d, argv, argc, NULL, why);
+    if (argv != one)
+        free(argv);
+    free(buf);
+    if (rc == 0)
+        return 0;
+fail:
+    set_err(err, errlen,
+            "ERR CONFIG SET failed (possibly related to argument '%s') - %s",
+            name, why);
+    return rc < 0 ? rc : -EINVAL;
+}
