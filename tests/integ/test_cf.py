@@ -1,0 +1,608 @@
+"""CF.* commands against the real cuckood: arguments, replies in RESP2 and
+RESP3, errors, redis-py's r.cf() helpers, big batches, SCANDUMP/LOADCHUNK.
+
+Run: pytest-3 tests/integ/test_cf.py  (CUCKOOD_BIN names the binary)."""
+
+import redis
+import pytest
+
+from cf_fixture import (Daemon, Err, Map, Simple, cf_server, key, r,  # noqa
+                        raw2, raw3)
+
+OOM = "OOM command not allowed when used memory > 'maxmemory'."
+INFO_NAMES = [b"Size", b"Number of buckets", b"Number of filters",
+              b"Number of items inserted", b"Number of items deleted",
+              b"Bucket size", b"Expansion rate", b"Max iterations",
+              b"Fingerprint bits", b"Capacity", b"Error rate"]
+
+
+def info2(raw, k):
+    """CF.INFO over RESP2 as a dict, after checking the flat shape."""
+    rep = raw.cmd("CF.INFO", k)
+    assert isinstance(rep, list) and len(rep) == 22, rep
+    assert rep[0::2] == INFO_NAMES
+    return dict(zip(rep[0::2], rep[1::2]))
+
+
+def is_err(rep, prefix):
+    return isinstance(rep, Err) and rep.text.startswith(prefix)
+
+
+def dump(raw, k):
+    """Every (iterator, chunk) of a SCANDUMP, the final (0, nil) excluded."""
+    chunks, it = [], 0
+    while True:
+        rep = raw.cmd("CF.SCANDUMP", k, it)
+        assert isinstance(rep, list) and len(rep) == 2, rep
+        it, data = rep
+        if it == 0:
+            assert data is None
+            return chunks
+        assert isinstance(data, bytes) and len(data) > 0
+        chunks.append((it, data))
+        assert len(chunks) < 100000
+
+
+def header_of(raw, k):
+    rep = raw.cmd("CF.SCANDUMP", k, 0)
+    assert rep[0] == 1 and isinstance(rep[1], bytes)
+    return rep[1]
+
+
+# ---- CF.RESERVE -----------------------------------------------------------
+
+def test_reserve_defaults_and_info(raw2, key):
+    assert raw2.cmd("CF.RESERVE", key, 1000) == Simple("OK")
+    inf = info2(raw2, key)
+    assert inf[b"Number of filters"] == 1
+    assert inf[b"Number of items inserted"] == 0
+    assert inf[b"Number of items deleted"] == 0
+    assert inf[b"Bucket size"] == 4
+    assert inf[b"Expansion rate"] == 1
+    assert inf[b"Max iterations"] == 500
+    assert inf[b"Fingerprint bits"] == 12
+    assert inf[b"Capacity"] >= 1000
+    assert inf[b"Size"] > 0 and inf[b"Number of buckets"] >= 1000 // 4
+    rate = float(inf[b"Error rate"])
+    assert 0 < rate < 0.01
+
+
+def test_reserve_options_any_order_case_insensitive(raw2, key):
+    assert raw2.cmd("CF.RESERVE", key + "a", 1000, "maxiterations", 20,
+                    "Expansion", 2, "BUCKETSIZE", 2) == Simple("OK")
+    assert raw2.cmd("cf.reserve", key + "b", 1000, "bucketsize", 2,
+                    "EXPANSION", 2, "MaxIterations", 20) == Simple("OK")
+    for k in (key + "a", key + "b"):
+        inf = info2(raw2, k)
+        assert inf[b"Bucket size"] == 2
+        assert inf[b"Expansion rate"] == 2
+        assert inf[b"Max iterations"] == 20
+
+
+def test_reserve_existing_key(raw2, key):
+    assert raw2.cmd("CF.RESERVE", key, 100) == Simple("OK")
+    assert raw2.cmd("CF.RESERVE", key, 100) == Err("ERR item exists")
+    raw2.cmd("CF.ADD", key + "x", "a")
+    assert raw2.cmd("CF.RESERVE", key + "x", 100) == Err("ERR item exists")
+
+
+def test_reserve_even_args_is_wrong_arity(raw2, key):
+    for args in ([100, "BUCKETSIZE"], [100, "BUCKETSIZE", 2, "EXPANSION"]):
+        rep = raw2.cmd("CF.RESERVE", key, *args)
+        assert is_err(rep, "ERR wrong number of arguments"), rep
+        assert "cf.reserve" in rep.text.lower()
+    assert is_err(raw2.cmd("CF.RESERVE", key),
+                  "ERR wrong number of arguments")
+    assert raw2.cmd("EXISTS", key) == 0
+
+
+@pytest.mark.parametrize("cap", ["0", "-1", "abc", "10x", " 10", "1.5", "",
+                                 "+5", "99999999999999999999"])
+def test_reserve_bad_capacity(raw2, key, cap):
+    assert raw2.cmd("CF.RESERVE", key, cap) == Err("ERR Bad capacity")
+    assert raw2.cmd("EXISTS", key) == 0
+
+
+def test_reserve_capacity_below_two_buckets(raw2, key):
+    rep = raw2.cmd("CF.RESERVE", key, 7)          # bucket size 4
+    assert rep == Err("ERR Capacity must be at least (BucketSize * 2)")
+    rep = raw2.cmd("CF.RESERVE", key, 9, "BUCKETSIZE", 5)
+    assert rep == Err("ERR Capacity must be at least (BucketSize * 2)")
+    assert raw2.cmd("CF.RESERVE", key, 8) == Simple("OK")
+
+
+@pytest.mark.parametrize("opt,val,lo,hi", [
+    ("BUCKETSIZE", "0", 1, 255), ("BUCKETSIZE", "256", 1, 255),
+    ("BUCKETSIZE", "33554432", 1, 255), ("BUCKETSIZE", "x", 1, 255),
+    ("MAXITERATIONS", "0", 1, 65535), ("MAXITERATIONS", "65536", 1, 65535),
+    ("MAXITERATIONS", "-3", 1, 65535),
+    ("EXPANSION", "32769", 0, 32768), ("EXPANSION", "-1", 0, 32768),
+    ("EXPANSION", "1e3", 0, 32768),
+])
+def test_reserve_option_bounds(raw2, key, opt, val, lo, hi):
+    rep = raw2.cmd("CF.RESERVE", key, 100000, opt, val)
+    assert rep == Err("ERR %s: value must be an integer between %d and %d, "
+                      "inclusive." % (opt, lo, hi))
+    assert raw2.cmd("EXISTS", key) == 0
+
+
+def test_reserve_option_extremes_accepted(raw2, key):
+    assert raw2.cmd("CF.RESERVE", key + "1", 1000, "BUCKETSIZE", 255,
+                    "MAXITERATIONS", 65535, "EXPANSION", 32768) == "OK"
+    assert raw2.cmd("CF.RESERVE", key + "2", 1000, "BUCKETSIZE", 1,
+                    "MAXITERATIONS", 1, "EXPANSION", 0) == "OK"
+    assert info2(raw2, key + "1")[b"Bucket size"] == 255
+    assert info2(raw2, key + "2")[b"Expansion rate"] == 0
+
+
+def test_reserve_unknown_option(raw2, key):
+    rep = raw2.cmd("CF.RESERVE", key, 1000, "BUCKETSIZES", 4)
+    assert rep == Err("ERR Unknown argument received")
+    assert raw2.cmd("EXISTS", key) == 0
+
+
+@pytest.mark.parametrize("rate,bits", [("0.05", 8), ("0.01", 12),
+                                       ("0.001", 16), ("2e-4", 16)])
+def test_reserve_error_rate_picks_bits(raw2, key, rate, bits):
+    assert raw2.cmd("CF.RESERVE", key, 1000, "ERROR", rate) == "OK"
+    inf = info2(raw2, key)
+    assert inf[b"Fingerprint bits"] == bits
+    assert float(inf[b"Error rate"]) <= float(rate)
+
+
+@pytest.mark.parametrize("rate", ["0", "1", "1.5", "-0.1", "nan", "inf",
+                                  "abc", "1e-4", "1e-9", "0.01x"])
+def test_reserve_impossible_error_rate(raw2, key, rate):
+    rep = raw2.cmd("CF.RESERVE", key, 1000, "ERROR", rate)
+    assert is_err(rep, "ERR ERROR"), rep
+    assert raw2.cmd("EXISTS", key) == 0
+
+
+def test_reserved_capacity_holds_without_growing(r, key):
+    n = 100000
+    assert r.cf().create(key, n)
+    items = ["item-%d" % i for i in range(n)]
+    for i in range(0, n, 10000):
+        rep = r.execute_command("CF.INSERT", key, "ITEMS",
+                                *items[i:i + 10000])
+        assert rep == [1] * 10000
+    inf = r.cf().info(key)
+    assert inf.filterNum == 1
+    assert inf.insertedNum == n
+
+
+# ---- CF.ADD / ADDNX / EXISTS / DEL / COUNT -----------------------------------
+
+def test_add_exists_del_count(raw2, key):
+    assert raw2.cmd("CF.RESERVE", key, 1000) == "OK"
+    assert raw2.cmd("CF.EXISTS", key, "a") == 0
+    assert raw2.cmd("CF.ADD", key, "a") == 1
+    assert raw2.cmd("CF.ADD", key, "a") == 1        # no deduplication
+    assert raw2.cmd("CF.EXISTS", key, "a") == 1
+    assert raw2.cmd("CF.COUNT", key, "a") == 2
+    assert raw2.cmd("CF.DEL", key, "a") == 1
+    assert raw2.cmd("CF.COUNT", key, "a") == 1
+    assert raw2.cmd("CF.DEL", key, "a") == 1
+    assert raw2.cmd("CF.DEL", key, "a") == 0
+    assert raw2.cmd("CF.EXISTS", key, "a") == 0
+    inf = info2(raw2, key)
+    assert inf[b"Number of items inserted"] == 0
+    assert inf[b"Number of items deleted"] == 2
+
+
+def test_addnx(raw2, key):
+    assert raw2.cmd("CF.ADDNX", key, "a") == 1
+    assert raw2.cmd("CF.ADDNX", key, "a") == 0
+    assert raw2.cmd("CF.COUNT", key, "a") == 1
+
+
+def test_add_autocreates_with_config_defaults(raw2, key):
+    assert raw2.cmd("EXISTS", key) == 0
+    assert raw2.cmd("CF.ADD", key, "x") == 1
+    inf = info2(raw2, key)
+    assert inf[b"Bucket size"] == 4
+    assert inf[b"Fingerprint bits"] == 12
+    assert inf[b"Max iterations"] == 500
+    assert inf[b"Expansion rate"] == 1
+    assert inf[b"Capacity"] >= 1024
+    assert inf[b"Number of items inserted"] == 1
+
+
+def test_missing_key_replies(raw2, key):
+    k = key + "-missing"
+    assert raw2.cmd("CF.EXISTS", k, "a") == 0
+    assert raw2.cmd("CF.MEXISTS", k, "a", "b", "c") == [0, 0, 0]
+    assert raw2.cmd("CF.COUNT", k, "a") == 0
+    assert raw2.cmd("CF.DEL", k, "a") == Err("ERR Not found")
+    assert raw2.cmd("CF.INFO", k) == Err("ERR not found")
+    assert raw2.cmd("CF.SCANDUMP", k, 0) == Err("ERR not found")
+    assert raw2.cmd("CF.INSERT", k, "NOCREATE", "ITEMS", "a") == \
+        Err("ERR not found")
+    assert raw2.cmd("CF.INSERTNX", k, "NOCREATE", "ITEMS", "a") == \
+        Err("ERR not found")
+    assert raw2.cmd("EXISTS", k) == 0
+
+
+def test_wrong_arity(raw2, key):
+    for args in (["CF.ADD", key], ["CF.ADD", key, "a", "b"],
+                 ["CF.EXISTS", key], ["CF.MEXISTS", key], ["CF.DEL", key],
+                 ["CF.COUNT", key], ["CF.INFO"], ["CF.INFO", key, "x"],
+                 ["CF.SCANDUMP", key], ["CF.LOADCHUNK", key, 1],
+                 ["CF.INSERT", key, "ITEMS"],
+                 ["CF.INSERT", key, "NOCREATE", "ITEMS"],
+                 ["CF.INSERT", key, "CAPACITY", "100"]):
+        rep = raw2.cmd(*args)
+        assert is_err(rep, "ERR wrong number of arguments"), (args, rep)
+    assert raw2.cmd("EXISTS", key) == 0
+
+
+def test_full_filter_without_expansion(raw2, key):
+    assert raw2.cmd("CF.RESERVE", key, 4, "BUCKETSIZE", 2,
+                    "EXPANSION", 0) == "OK"
+    stored = 0
+    for _ in range(100):
+        rep = raw2.cmd("CF.ADD", key, "same")
+        if rep != 1:
+            assert rep == Err("ERR Filter is full")
+            break
+        stored += 1
+    assert 1 <= stored <= 5     # two buckets of two slots, and a victim
+    assert raw2.cmd("CF.COUNT", key, "same") == stored
+    assert raw2.cmd("CF.INSERT", key, "ITEMS", "same", "same") == [-1, -1]
+    assert raw2.cmd("CF.INSERTNX", key, "ITEMS", "same", "other") in \
+        ([0, -1], [0, 1])
+    assert info2(raw2, key)[b"Number of filters"] == 1
+
+
+def test_maximum_expansions_reached(raw2, key):
+    assert raw2.cmd("CF.RESERVE", key, 8, "BUCKETSIZE", 2) == "OK"
+    for i in range(100000):
+        rep = raw2.cmd("CF.ADD", key, "same")
+        if rep != 1:
+            assert rep == Err("ERR Maximum expansions reached")
+            break
+    else:
+        pytest.fail("the filter never stopped growing")
+    nfilters = info2(raw2, key)[b"Number of filters"]
+    assert nfilters == 32
+    # One CF.INSERT with many copies cannot pass the cap either.
+    k2 = key + "-insert"
+    assert raw2.cmd("CF.RESERVE", k2, 8, "BUCKETSIZE", 2) == "OK"
+    rep = raw2.cmd("CF.INSERT", k2, "ITEMS", *(["same"] * 5000))
+    assert len(rep) == 5000 and rep[-1] == -1 and rep[0] == 1
+    assert set(rep) == {1, -1}
+    assert info2(raw2, k2)[b"Number of filters"] == 32
+
+
+# ---- CF.INSERT / CF.INSERTNX / CF.MEXISTS -----------------------------------
+
+def test_insert_creates_with_capacity_and_rate(raw2, key):
+    rep = raw2.cmd("CF.INSERT", key, "CAPACITY", 5000, "ERROR", "0.001",
+                   "ITEMS", "a", "b", "a")
+    assert rep == [1, 1, 1]
+    inf = info2(raw2, key)
+    assert inf[b"Capacity"] >= 5000
+    assert inf[b"Fingerprint bits"] == 16
+    assert raw2.cmd("CF.COUNT", key, "a") == 2
+    # Options of an existing filter are ignored, NOCREATE is fine.
+    assert raw2.cmd("cf.insert", key, "nocreate", "capacity", 10,
+                    "items", "c") == [1]
+    assert info2(raw2, key)[b"Capacity"] == inf[b"Capacity"]
+
+
+def test_insertnx(raw2, key):
+    assert raw2.cmd("CF.INSERTNX", key, "ITEMS", "a", "b", "a") == [1, 1, 0]
+    assert raw2.cmd("CF.INSERTNX", key, "ITEMS", "a", "c") == [0, 1]
+    assert raw2.cmd("CF.COUNT", key, "a") == 1
+
+
+def test_insert_bad_options(raw2, key):
+    assert raw2.cmd("CF.INSERT", key, "CAPACITY", "x", "ITEMS", "a") == \
+        Err("ERR Bad capacity")
+    assert raw2.cmd("CF.INSERT", key, "CAPACITY", "0", "ITEMS", "a") == \
+        Err("ERR Bad capacity")
+    assert raw2.cmd("CF.INSERT", key, "CAPACITY", "3", "ITEMS", "a") == \
+        Err("ERR Capacity must be at least (BucketSize * 2)")
+    assert raw2.cmd("CF.INSERT", key, "FOO", "ITEMS", "a") == \
+        Err("ERR Unknown argument received")
+    assert is_err(raw2.cmd("CF.INSERT", key, "ERROR", "2", "ITEMS", "a"),
+                  "ERR ERROR")
+    assert raw2.cmd("CF.INSERT", key, "CAPACITY", "10", "a", "b") == \
+        Err("ERR Unknown argument received")
+    assert raw2.cmd("EXISTS", key) == 0
+
+
+def test_mexists(raw2, key):
+    raw2.cmd("CF.INSERT", key, "ITEMS", "a", "c")
+    assert raw2.cmd("CF.MEXISTS", key, "a", "b", "c") == [1, 0, 1]
+
+
+def test_big_batches(r, key):
+    n = 100000
+    present = [b"p%d" % i for i in range(n)]
+    absent = [b"q%d" % i for i in range(n)]
+    rep = r.execute_command("CF.INSERT", key, "CAPACITY", n, "ITEMS",
+                            *present)
+    assert rep == [1] * n
+    assert r.execute_command("CF.MEXISTS", key, *present) == [1] * n
+    fp = sum(r.execute_command("CF.MEXISTS", key, *absent))
+    assert fp < n // 100          # 12-bit fingerprints: about 0.2%
+    inf = r.cf().info(key)
+    assert inf.insertedNum == n and inf.filterNum == 1
+    rep = r.execute_command("CF.INSERTNX", key, "ITEMS", *present)
+    assert rep == [0] * n
+
+
+def test_binary_safe_keys_and_items(raw2):
+    k = b"bin\x00\r\n\xffkey"
+    items = [b"\x00", b"\x00\x00", b"\r\n", b"\xff\xfe\x00z", b""]
+    assert raw2.cmd("CF.INSERT", k, "ITEMS", *items) == [1] * 5
+    assert raw2.cmd("CF.MEXISTS", k, *items) == [1] * 5
+    for it in items:
+        assert raw2.cmd("CF.EXISTS", k, it) == 1
+        assert raw2.cmd("CF.COUNT", k, it) == 1
+    assert raw2.cmd("CF.EXISTS", b"bin\x00\r\n\xffkez", b"\x00") == 0
+    assert raw2.cmd("CF.DEL", k, b"\x00") == 1
+    assert raw2.cmd("CF.EXISTS", k, b"\x00\x00") == 1
+
+
+# ---- redis-py's helpers ---------------------------------------------------
+
+def test_redis_py_helpers(r, key):
+    cf = r.cf()
+    assert cf.create(key, 1000, expansion=2, bucket_size=4,
+                     max_iterations=20)
+    with pytest.raises(redis.ResponseError):
+        cf.create(key, 1000)
+    assert cf.add(key, "a") == 1
+    assert cf.addnx(key, "a") == 0
+    assert cf.insert(key, ["b", "c"]) == [1, 1]
+    assert cf.insertnx(key, ["b", "d"]) == [0, 1]
+    assert cf.exists(key, "a") == 1
+    assert cf.exists(key, "zz") == 0
+    assert cf.mexists(key, "a", "zz", "d") == [1, 0, 1]
+    assert cf.count(key, "a") == 1
+    assert cf.delete(key, "a") == 1
+    assert cf.exists(key, "a") == 0
+    inf = cf.info(key)
+    assert inf.insertedNum == 3 and inf.deletedNum == 1
+    assert inf.bucketSize == 4 and inf.expansionRate == 2
+    assert inf.maxIteration == 20 and inf.filterNum == 1
+    with pytest.raises(redis.ResponseError):
+        cf.insert(key + "-none", ["a"], nocreate=True)
+    assert cf.insert(key + "-cap", ["a"], capacity=500) == [1]
+    with pytest.raises(redis.ResponseError):
+        cf.delete(key + "-none", "a")
+    with pytest.raises(redis.ResponseError):
+        cf.info(key + "-none")
+
+    # SCANDUMP -> LOADCHUNK through the helpers.
+    chunks, it = [], 0
+    while True:
+        it, data = cf.scandump(key, it)
+        if it == 0:
+            break
+        chunks.append((it, data))
+    for it, data in chunks:
+        assert cf.loadchunk(key + "-copy", it, data)
+    for item in ("a", "b", "c", "d", "zz"):
+        assert cf.exists(key + "-copy", item) == cf.exists(key, item)
+
+
+# ---- RESP3 and RESP2 shapes -------------------------------------------------
+
+def test_resp3_shapes(raw3, key):
+    assert raw3.cmd("CF.RESERVE", key, 100, "BUCKETSIZE", 2,
+                    "EXPANSION", 0) == Simple("OK")
+    rep = raw3.cmd("CF.ADD", key, "a")
+    assert rep is True
+    assert raw3.cmd("CF.ADDNX", key, "a") is False
+    assert raw3.cmd("CF.EXISTS", key, "a") is True
+    assert raw3.cmd("CF.EXISTS", key, "b") is False
+    assert raw3.cmd("CF.EXISTS", key + "-none", "b") is False
+    rep = raw3.cmd("CF.MEXISTS", key, "a", "b")
+    assert rep == [True, False] and all(type(x) is bool for x in rep)
+    rep = raw3.cmd("CF.MEXISTS", key + "-none", "a")
+    assert rep == [False] and type(rep[0]) is bool
+    rep = raw3.cmd("CF.INSERT", key, "ITEMS", "c", "d")
+    assert rep == [True, True] and all(type(x) is bool for x in rep)
+    rep = raw3.cmd("CF.INSERTNX", key, "ITEMS", "c", "e")
+    assert rep == [0, 1] and all(type(x) is int for x in rep)
+    rep = raw3.cmd("CF.COUNT", key, "a")
+    assert rep == 1 and type(rep) is int
+    assert raw3.cmd("CF.DEL", key, "a") is True
+    assert raw3.cmd("CF.DEL", key, "a") is False
+    assert raw3.cmd("CF.DEL", key + "-none", "a") == Err("ERR Not found")
+    inf = raw3.cmd("CF.INFO", key)
+    assert isinstance(inf, Map)
+    assert [k for k, _ in inf] == INFO_NAMES
+    vals = dict(inf)
+    assert all(type(vals[k]) is int for k in INFO_NAMES[:10])
+    assert type(vals[b"Error rate"]) is float and 0 < vals[b"Error rate"] < 1
+    # A full filter answers false in an INSERT.
+    for _ in range(20):
+        raw3.cmd("CF.ADD", key, "same")
+    rep = raw3.cmd("CF.INSERT", key, "ITEMS", "same")
+    assert rep == [False] and type(rep[0]) is bool
+    assert raw3.cmd("CF.INSERTNX", key, "ITEMS", "new-one-1", "same") in \
+        ([1, 0], [-1, 0])
+    # SCANDUMP ends with [0, null].
+    it, chunks = 0, 0
+    while True:
+        rep = raw3.cmd("CF.SCANDUMP", key, it)
+        it, data = rep
+        if it == 0:
+            assert data is None
+            break
+        assert isinstance(data, bytes)
+        chunks += 1
+    assert chunks >= 2      # header + data
+
+
+def test_resp2_shapes(raw2, key):
+    assert raw2.cmd("CF.RESERVE", key, 100, "BUCKETSIZE", 2,
+                    "EXPANSION", 0) == Simple("OK")
+    rep = raw2.cmd("CF.ADD", key, "a")
+    assert rep == 1 and type(rep) is int
+    assert raw2.cmd("CF.MEXISTS", key, "a", "b") == [1, 0]
+    for _ in range(20):
+        raw2.cmd("CF.ADD", key, "same")
+    rep = raw2.cmd("CF.INSERT", key, "ITEMS", "same", "x1")
+    assert rep[0] == -1 and rep[1] in (1, -1)
+    inf = info2(raw2, key)
+    assert isinstance(inf[b"Error rate"], bytes)
+    assert 0 < float(inf[b"Error rate"]) < 1
+    assert raw2.cmd("CF.SCANDUMP", key, 10 ** 12) == [0, None]
+
+
+def test_command_docs_for_insert(raw2):
+    rep = raw2.cmd("COMMAND", "DOCS", "cf.insert")
+    if isinstance(rep, Err):
+        pytest.skip("COMMAND DOCS not available: %s" % rep.text)
+
+    def flat(x):
+        if isinstance(x, list):
+            for y in x:
+                yield from flat(y)
+        else:
+            yield x
+    words = {w.encode() if isinstance(w, str) else w for w in flat(rep)}
+    for w in (b"cf.insert", b"cf", b"CAPACITY", b"ERROR", b"NOCREATE",
+              b"ITEMS", b"key", b"item", b"optional", b"multiple"):
+        assert w in words, w
+
+
+# ---- SCANDUMP / LOADCHUNK ---------------------------------------------------
+
+def test_dump_and_load_round_trip(raw2, key):
+    # Big enough for several data chunks (about 7.5 MB of tables).
+    assert raw2.cmd("CF.RESERVE", key, 5000000) == "OK"
+    items = [b"i%d" % i for i in range(20000)]
+    other = [b"o%d" % i for i in range(20000)]
+    raw2.cmd("CF.INSERT", key, "ITEMS", *items)
+    raw2.cmd("CF.DEL", key, items[0])
+    chunks = dump(raw2, key)
+    assert chunks[0][0] == 1
+    assert len(chunks) >= 3
+    for it, data in chunks:
+        assert raw2.cmd("CF.LOADCHUNK", key + "-copy", it, data) == "OK"
+    # Chunks may also arrive in any order once the header is in.
+    assert raw2.cmd("CF.LOADCHUNK", key + "-rev", *chunks[0]) == "OK"
+    for it, data in reversed(chunks[1:]):
+        assert raw2.cmd("CF.LOADCHUNK", key + "-rev", it, data) == "OK"
+    want = raw2.cmd("CF.MEXISTS", key, *(items + other))
+    assert sum(want) >= len(items) - 1
+    for k in (key + "-copy", key + "-rev"):
+        assert raw2.cmd("CF.MEXISTS", k, *(items + other)) == want
+        assert info2(raw2, k) == info2(raw2, key)
+        assert dump(raw2, k) == chunks
+    # The header chunk onto an existing key is refused.
+    assert raw2.cmd("CF.LOADCHUNK", key + "-copy", *chunks[0]) == \
+        Err("ERR item exists")
+
+
+def test_empty_filter_round_trip(raw2, key):
+    assert raw2.cmd("CF.RESERVE", key, 1000, "BUCKETSIZE", 2) == "OK"
+    chunks = dump(raw2, key)
+    assert len(chunks) >= 1
+    for it, data in chunks:
+        assert raw2.cmd("CF.LOADCHUNK", key + "-copy", it, data) == "OK"
+    assert info2(raw2, key + "-copy") == info2(raw2, key)
+
+
+def test_loadchunk_bad_headers(cf_server, raw2, key):
+    raw2.cmd("CF.INSERT", key, "ITEMS", "a", "b")
+    hdr = header_of(raw2, key)
+    target = key + "-t"
+
+    def refused(data):
+        rep = raw2.cmd("CF.LOADCHUNK", target, 1, data)
+        assert is_err(rep, "ERR Invalid header") or rep == Err(OOM), rep
+        assert raw2.cmd("EXISTS", target) == 0
+
+    refused(b"")
+    refused(b"garbage")
+    refused(b"\x00" * 64)
+    refused(b"\xff" * 4096)
+    refused(hdr + b"x")
+    for n in range(len(hdr)):
+        refused(hdr[:n])
+    # Every 8-byte field blown up to huge values: refused or, when the field
+    # does not matter, a filter of sane size; the server never falls over.
+    for i in range(len(hdr)):
+        for blob in (b"\xff" * 8, b"\x00\x00\x00\x00\x00\x40\x00\x00"):
+            evil = hdr[:i] + blob[:len(hdr) - i] + hdr[i + 8:]
+            rep = raw2.cmd("CF.LOADCHUNK", target, 1, evil)
+            if rep == "OK":
+                size = info2(raw2, target)[b"Size"]
+                assert size < 1 << 40
+                assert raw2.cmd("DEL", target) == 1
+            else:
+                assert isinstance(rep, Err), rep
+                assert raw2.cmd("EXISTS", target) == 0
+    assert cf_server.alive()
+    assert raw2.cmd("PING") == "PONG"
+
+
+def test_loadchunk_bad_positions(raw2, key):
+    raw2.cmd("CF.INSERT", key, "ITEMS", "a", "b")
+    chunks = dump(raw2, key)
+    hdr_it, hdr = chunks[0]
+    data_it, data = chunks[1]
+    target = key + "-t"
+    assert raw2.cmd("CF.LOADCHUNK", target, data_it, data) == \
+        Err("ERR not found")
+    assert raw2.cmd("EXISTS", target) == 0
+    assert raw2.cmd("CF.LOADCHUNK", target, hdr_it, hdr) == "OK"
+    for it, payload in ((0, data), ("abc", data), (-5, data), ("1x", data),
+                        (data_it + 1, data), (data_it + 10 ** 9, data),
+                        (2 ** 63 - 1, data), ("99999999999999999999", data),
+                        (len(data), data), (data_it, b""), (2, data),
+                        (data_it, data + b"x")):
+        rep = raw2.cmd("CF.LOADCHUNK", target, it, payload)
+        assert rep == Err("ERR Invalid position"), (it, rep)
+    assert raw2.cmd("CF.LOADCHUNK", target, data_it, data) == "OK"
+    assert raw2.cmd("CF.MEXISTS", target, "a", "b") == [1, 1]
+    for it in ("abc", -1, "1.5"):
+        assert raw2.cmd("CF.SCANDUMP", key, it) == Err("ERR Invalid position")
+
+
+def test_loadchunk_and_reserve_respect_maxmemory(raw2, key):
+    raw2.cmd("CF.RESERVE", key, 10000000)
+    big_hdr = header_of(raw2, key)
+    d = Daemon("--maxmemory", "4mb")
+    try:
+        c = d.raw()
+        assert c.cmd("CF.RESERVE", "big", 10000000) == Err(OOM)
+        assert c.cmd("EXISTS", "big") == 0
+        assert c.cmd("CF.INSERT", "big", "CAPACITY", 10000000,
+                     "ITEMS", "a") == Err(OOM)
+        assert c.cmd("EXISTS", "big") == 0
+        rep = c.cmd("CF.LOADCHUNK", "big", 1, big_hdr)
+        assert isinstance(rep, Err), rep
+        assert c.cmd("EXISTS", "big") == 0
+        assert c.cmd("CF.RESERVE", "small", 1000) == "OK"
+        assert c.cmd("CF.ADD", "auto", "a") == 1
+        c.close()
+    finally:
+        d.stop()
+
+
+def test_loadchunk_counts_as_change(raw2, key):
+    def changes():
+        rep = raw2.cmd("INFO", "persistence")
+        if isinstance(rep, Err):
+            return None
+        for line in rep.decode().splitlines():
+            if line.startswith("rdb_changes_since_last_save:"):
+                return int(line.split(":")[1])
+        return None
+
+    raw2.cmd("CF.INSERT", key, "ITEMS", "a")
+    chunks = dump(raw2, key)
+    before = changes()
+    if before is None:
+        pytest.skip("INFO persistence has no rdb_changes_since_last_save")
+    for it, data in chunks:
+        raw2.cmd("CF.LOADCHUNK", key + "-copy", it, data)
+    assert changes() >= before + len(chunks)

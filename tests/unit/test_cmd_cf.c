@@ -1,0 +1,756 @@
+/*
+ * test_cmd_cf.c - the CF.* handlers, byte for byte on the wire.
+ *
+ * The handlers are compiled into this test (cmd_cf.c is included) next to a
+ * small fake of the services server.h promises: a configuration, counters
+ * for dirty/keyspace hits, and a switch for maxmemory. The real keyspace,
+ * filter core and reply encoder do the rest. Nothing here references a
+ * symbol that only the server core defines, so the linker never pulls the
+ * core's object from the static library and the fake does not clash with it.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cmocka.h>
+#include <xxhash.h>
+
+#include "cmd_cf.c"
+
+struct server {
+    cfg_t cfg;
+    uint64_t dirty;
+    uint64_t hits, misses;
+    uint64_t seeds;
+    bool limited;       /* maxmemory reached for any allocation */
+};
+
+const cfg_t *server_cfg(const server_t *s)
+{
+    return &s->cfg;
+}
+
+void server_dirty(server_t *s, uint64_t n)
+{
+    s->dirty += n;
+}
+
+bool server_over_maxmemory(const server_t *s, uint64_t extra)
+{
+    return s->limited && extra > 0;
+}
+
+uint64_t server_seed(server_t *s)
+{
+    return 0x1234567890abcdefull + s->seeds++;
+}
+
+void server_keyspace_hit(server_t *s, bool hit)
+{
+    if (hit)
+        s->hits++;
+    else
+        s->misses++;
+}
+
+void reply_wrong_arity(client_t *c, const char *cmd)
+{
+    resp_add_errorf(&c->out,
+                    "ERR wrong number of arguments for '%s' command", cmd);
+}
+
+void reply_syntax_error(client_t *c)
+{
+    resp_add_error(&c->out, "ERR syntax error");
+}
+
+void reply_ok(client_t *c)
+{
+    resp_add_simple(&c->out, "OK");
+}
+
+typedef struct fx {
+    server_t srv;
+    client_t c;
+    char *reply; /* last reply, NUL-terminated */
+    size_t reply_len;
+} fx_t;
+
+static void set_proto(fx_t *fx, int proto)
+{
+    fx->c.resp = proto;
+    fx->c.out.proto = proto;
+}
+
+static int setup(void **state)
+{
+    fx_t *fx = calloc(1, sizeof(*fx));
+    assert_non_null(fx);
+    fx->srv.cfg.cf_bucket_size = 4;
+    fx->srv.cfg.cf_fingerprint_bits = 12;
+    fx->srv.cfg.cf_max_iterations = 500;
+    fx->srv.cfg.cf_expansion_factor = 1;
+    fx->srv.cfg.cf_max_expansions = 32;
+    fx->srv.cfg.cf_initial_size = 1024;
+    fx->c.srv = &fx->srv;
+    fx->c.db = ks_db_new();
+    assert_non_null(fx->c.db);
+    resp_out_init(&fx->c.out, 2);
+    set_proto(fx, 2);
+    *state = fx;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fx_t *fx = *state;
+    ks_db_free(fx->c.db);
+    resp_out_release(&fx->c.out);
+    free(fx->reply);
+    free(fx);
+    return 0;
+}
+
+static const cmd_def_t *find_cmd(const char *name)
+{
+    for (const cmd_def_t *d = cmd_cf_table; d->name != NULL; d++)
+        if (strcasecmp(d->name, name) == 0)
+            return d;
+    return NULL;
+}
+
+/* Runs argv (argc entries, lens[i] bytes each) as the dispatcher would:
+ * arity from the table first. The reply lands in fx->reply. */
+static const char *runv(fx_t *fx, int argc, const char **argv,
+                        const size_t *lens)
+{
+    resp_arg_t args[argc];
+    const cmd_def_t *d = find_cmd(argv[0]);
+
+    assert_non_null(d);
+    for (int i = 0; i < argc; i++) {
+        args[i].ptr = (char *)argv[i];
+        args[i].len = lens != NULL ? lens[i] : strlen(argv[i]);
+    }
+    if ((d->arity > 0 && argc != d->arity) ||
+        (d->arity < 0 && argc < -d->arity))
+        reply_wrong_arity(&fx->c, d->name);
+    else
+        d->proc(&fx->c, argc, args);
+    free(fx->reply);
+    assert_false(resp_out_failed(&fx->c.out));
+    char *out = resp_out_take(&fx->c.out, &fx->reply_len);
+    fx->reply = malloc(fx->reply_len + 1);
+    assert_non_null(fx->reply);
+    if (fx->reply_len > 0)
+        memcpy(fx->reply, out, fx->reply_len);
+    fx->reply[fx->reply_len] = '\0';
+    free(out);
+    return fx->reply;
+}
+
+#define RUN(fx, ...)                                                         \
+    runv((fx), (int)(sizeof((const char *[]){__VA_ARGS__}) /                 \
+                     sizeof(const char *)),                                  \
+         (const char *[]){__VA_ARGS__}, NULL)
+
+#define EXPECT(fx, want, ...) assert_string_equal(RUN(fx, __VA_ARGS__), want)
+
+/* The integer value of INFO field name in the last RESP2 reply. */
+static int64_t info_field_of(fx_t *fx, const char *key, const char *name)
+{
+    char pat[128];
+    RUN(fx, "CF.INFO", key);
+    snprintf(pat, sizeof(pat), "$%zu\r\n%s\r\n:", strlen(name), name);
+    const char *p = strstr(fx->reply, pat);
+    assert_non_null(p);
+    return strtoll(p + strlen(pat), NULL, 10);
+}
+
+/* ---- CF.RESERVE ---- */
+
+static void test_reserve(void **state)
+{
+    fx_t *fx = *state;
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "k", "1000");
+    assert_int_equal(fx->srv.dirty, 1);
+    EXPECT(fx, "-ERR item exists\r\n", "CF.RESERVE", "k", "1000");
+    assert_int_equal(fx->srv.dirty, 1);
+    assert_int_equal(info_field_of(fx, "k", "Bucket size"), 4);
+    assert_int_equal(info_field_of(fx, "k", "Fingerprint bits"), 12);
+    assert_int_equal(info_field_of(fx, "k", "Max iterations"), 500);
+    assert_int_equal(info_field_of(fx, "k", "Expansion rate"), 1);
+    assert_int_equal(info_field_of(fx, "k", "Capacity"), 1000);
+    assert_int_equal(info_field_of(fx, "k", "Number of filters"), 1);
+
+    EXPECT(fx, "+OK\r\n", "cf.reserve", "o", "1000", "expansion", "2",
+           "MaxIterations", "20", "BUCKETSIZE", "2", "error", "0.0005");
+    assert_int_equal(info_field_of(fx, "o", "Bucket size"), 2);
+    assert_int_equal(info_field_of(fx, "o", "Expansion rate"), 2);
+    assert_int_equal(info_field_of(fx, "o", "Max iterations"), 20);
+    /* 2b / (2^bits - 1) <= 0.0005 first at 16 bits for b = 2. */
+    assert_int_equal(info_field_of(fx, "o", "Fingerprint bits"), 16);
+}
+
+static void test_reserve_errors(void **state)
+{
+    fx_t *fx = *state;
+    static const char *bad_caps[] = {"0", "-1", "abc", "10x", " 1", "+1",
+                                     "1.5", "", "99999999999999999999",
+                                     "18446744073709551616",
+                                     "1125899906842625000"};
+    for (size_t i = 0; i < sizeof(bad_caps) / sizeof(bad_caps[0]); i++)
+        EXPECT(fx, "-ERR Bad capacity\r\n", "CF.RESERVE", "k", bad_caps[i]);
+    EXPECT(fx, "-ERR wrong number of arguments for 'cf.reserve' command\r\n",
+           "CF.RESERVE", "k");
+    EXPECT(fx, "-ERR wrong number of arguments for 'cf.reserve' command\r\n",
+           "CF.RESERVE", "k", "100", "BUCKETSIZE");
+    EXPECT(fx, "-ERR Capacity must be at least (BucketSize * 2)\r\n",
+           "CF.RESERVE", "k", "7");
+    EXPECT(fx, "-ERR Capacity must be at least (BucketSize * 2)\r\n",
+           "CF.RESERVE", "k", "19", "BUCKETSIZE", "10");
+    EXPECT(fx, "-ERR BUCKETSIZE: value must be an integer between 1 and "
+               "255, inclusive.\r\n",
+           "CF.RESERVE", "k", "100000", "BUCKETSIZE", "33554432");
+    EXPECT(fx, "-ERR BUCKETSIZE: value must be an integer between 1 and "
+               "255, inclusive.\r\n",
+           "CF.RESERVE", "k", "100000", "BUCKETSIZE", "0");
+    EXPECT(fx, "-ERR MAXITERATIONS: value must be an integer between 1 and "
+               "65535, inclusive.\r\n",
+           "CF.RESERVE", "k", "1000", "MAXITERATIONS", "65536");
+    EXPECT(fx, "-ERR EXPANSION: value must be an integer between 0 and "
+               "32768, inclusive.\r\n",
+           "CF.RESERVE", "k", "1000", "EXPANSION", "-1");
+    EXPECT(fx, "-ERR Unknown argument received\r\n", "CF.RESERVE", "k",
+           "1000", "BUCKET", "4");
+    static const char *bad_rates[] = {"0", "1", "-0.5", "nan", "inf", "x",
+                                      "0.01 ", "1e-4", "1e-300"};
+    for (size_t i = 0; i < sizeof(bad_rates) / sizeof(bad_rates[0]); i++)
+        assert_non_null(strstr(RUN(fx, "CF.RESERVE", "k", "1000", "ERROR",
+                                   bad_rates[i]),
+                               "-ERR ERROR: rate"));
+    assert_int_equal(ks_size(fx->c.db), 0);
+    assert_int_equal(fx->srv.dirty, 0);
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "k", "8", "BUCKETSIZE", "255",
+           "BUCKETSIZE", "4", "MAXITERATIONS", "65535", "EXPANSION", "32768");
+}
+
+/* ---- single-item commands, both protocols ---- */
+
+static void test_add_exists_del_count(void **state)
+{
+    fx_t *fx = *state;
+    EXPECT(fx, ":1\r\n", "CF.ADD", "k", "a"); /* creates k */
+    assert_int_equal(fx->srv.dirty, 2);
+    assert_int_equal(info_field_of(fx, "k", "Capacity"), 1024);
+    EXPECT(fx, ":1\r\n", "CF.ADD", "k", "a");
+    EXPECT(fx, ":0\r\n", "CF.ADDNX", "k", "a");
+    EXPECT(fx, ":1\r\n", "CF.ADDNX", "k", "b");
+    EXPECT(fx, ":2\r\n", "CF.COUNT", "k", "a");
+    EXPECT(fx, ":1\r\n", "CF.EXISTS", "k", "b");
+    EXPECT(fx, ":0\r\n", "CF.EXISTS", "k", "c");
+    EXPECT(fx, "*3\r\n:1\r\n:0\r\n:1\r\n", "CF.MEXISTS", "k", "a", "c", "b");
+    EXPECT(fx, ":1\r\n", "CF.DEL", "k", "b");
+    EXPECT(fx, ":0\r\n", "CF.DEL", "k", "b");
+    assert_int_equal(info_field_of(fx, "k", "Number of items inserted"), 2);
+    assert_int_equal(info_field_of(fx, "k", "Number of items deleted"), 1);
+
+    set_proto(fx, 3);
+    EXPECT(fx, "#t\r\n", "CF.ADD", "k", "z");
+    EXPECT(fx, "#f\r\n", "CF.ADDNX", "k", "z");
+    EXPECT(fx, "#t\r\n", "CF.EXISTS", "k", "z");
+    EXPECT(fx, "#f\r\n", "CF.EXISTS", "nokey", "z");
+    EXPECT(fx, "*2\r\n#t\r\n#f\r\n", "CF.MEXISTS", "k", "z", "c");
+    EXPECT(fx, ":1\r\n", "CF.COUNT", "k", "z");
+    EXPECT(fx, "#t\r\n", "CF.DEL", "k", "z");
+    EXPECT(fx, "*2\r\n#t\r\n#t\r\n", "CF.INSERT", "k", "ITEMS", "p", "q");
+    EXPECT(fx, "*2\r\n:0\r\n:1\r\n", "CF.INSERTNX", "k", "ITEMS", "p", "r");
+    RUN(fx, "CF.INFO", "k");
+    assert_memory_equal(fx->reply, "%11\r\n$4\r\nSize\r\n:", 16);
+    assert_non_null(strstr(fx->reply, "$10\r\nError rate\r\n,"));
+}
+
+static void test_missing_keys(void **state)
+{
+    fx_t *fx = *state;
+    EXPECT(fx, ":0\r\n", "CF.EXISTS", "k", "a");
+    EXPECT(fx, "*2\r\n:0\r\n:0\r\n", "CF.MEXISTS", "k", "a", "b");
+    EXPECT(fx, ":0\r\n", "CF.COUNT", "k", "a");
+    EXPECT(fx, "-ERR Not found\r\n", "CF.DEL", "k", "a");
+    EXPECT(fx, "-ERR not found\r\n", "CF.INFO", "k");
+    EXPECT(fx, "-ERR not found\r\n", "CF.SCANDUMP", "k", "0");
+    EXPECT(fx, "-ERR not found\r\n", "CF.INSERT", "k", "NOCREATE", "ITEMS",
+           "a");
+    EXPECT(fx, "-ERR not found\r\n", "CF.INSERTNX", "k", "nocreate",
+           "items", "a");
+    EXPECT(fx, "-ERR not found\r\n", "CF.LOADCHUNK", "k", "9", "abcdefgh");
+    assert_int_equal(fx->srv.misses, 5);
+    assert_int_equal(fx->srv.hits, 0);
+    assert_int_equal(ks_size(fx->c.db), 0);
+    assert_int_equal(fx->srv.dirty, 0);
+    RUN(fx, "CF.ADD", "k", "a");
+    RUN(fx, "CF.EXISTS", "k", "a");
+    RUN(fx, "CF.COUNT", "k", "a");
+    assert_int_equal(fx->srv.hits, 2);
+}
+
+static void test_insert_options(void **state)
+{
+    fx_t *fx = *state;
+    EXPECT(fx, "-ERR wrong number of arguments for 'cf.insert' command\r\n",
+           "CF.INSERT", "k", "ITEMS");
+    EXPECT(fx, "-ERR wrong number of arguments for 'cf.insert' command\r\n",
+           "CF.INSERT", "k", "NOCREATE", "ITEMS");
+    EXPECT(fx,
+           "-ERR wrong number of arguments for 'cf.insertnx' command\r\n",
+           "CF.INSERTNX", "k", "CAPACITY", "100");
+    EXPECT(fx, "-ERR Unknown argument received\r\n", "CF.INSERT", "k",
+           "CAPACITY", "100", "a", "b");
+    EXPECT(fx, "-ERR Bad capacity\r\n", "CF.INSERT", "k", "CAPACITY",
+           "ITEMS", "a");
+    EXPECT(fx, "-ERR Capacity must be at least (BucketSize * 2)\r\n",
+           "CF.INSERT", "k", "CAPACITY", "7", "ITEMS", "a");
+    assert_non_null(strstr(RUN(fx, "CF.INSERT", "k", "ERROR", "1e-9",
+                               "ITEMS", "a"),
+                           "-ERR ERROR: rate"));
+    assert_int_equal(ks_size(fx->c.db), 0);
+
+    EXPECT(fx, "*3\r\n:1\r\n:1\r\n:1\r\n", "cf.insert", "k", "error",
+           "0.05", "capacity", "5000", "items", "a", "ITEMS", "a");
+    assert_int_equal(info_field_of(fx, "k", "Capacity"), 5000);
+    assert_int_equal(info_field_of(fx, "k", "Fingerprint bits"), 8);
+    EXPECT(fx, ":2\r\n", "CF.COUNT", "k", "a");
+    EXPECT(fx, ":1\r\n", "CF.COUNT", "k", "ITEMS");
+    /* Options for an existing filter change nothing. */
+    EXPECT(fx, "*1\r\n:0\r\n", "CF.INSERTNX", "k", "NOCREATE", "CAPACITY",
+           "99", "ITEMS", "a");
+    assert_int_equal(info_field_of(fx, "k", "Capacity"), 5000);
+}
+
+static void test_full_and_max_expansions(void **state)
+{
+    fx_t *fx = *state;
+    int stored = 0;
+
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "k", "4", "BUCKETSIZE", "2",
+           "EXPANSION", "0");
+    for (int i = 0; i < 50; i++) {
+        RUN(fx, "CF.ADD", "k", "same");
+        if (strcmp(fx->reply, ":1\r\n") != 0) {
+            assert_string_equal(fx->reply, "-ERR Filter is full\r\n");
+            break;
+        }
+        stored++;
+    }
+    assert_in_range(stored, 1, 5); /* two buckets, two slots, a victim */
+    EXPECT(fx, "*2\r\n:-1\r\n:-1\r\n", "CF.INSERT", "k", "ITEMS", "same",
+           "same");
+    EXPECT(fx, "*1\r\n:0\r\n", "CF.INSERTNX", "k", "ITEMS", "same");
+    set_proto(fx, 3);
+    EXPECT(fx, "*1\r\n#f\r\n", "CF.INSERT", "k", "ITEMS", "same");
+    set_proto(fx, 2);
+
+    /* The same item over and over: growth until the sub-filter cap. */
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "g", "8", "BUCKETSIZE", "2");
+    uint64_t base = ks_bytes(fx->c.db);
+    const cf_filter_t *g = ks_get(fx->c.db, "g", 1);
+    uint64_t size0 = cf_size_bytes(g);
+    int i;
+    for (i = 0; i < 10000; i++) {
+        RUN(fx, "CF.ADD", "g", "same");
+        if (strcmp(fx->reply, ":1\r\n") != 0)
+            break;
+    }
+    assert_string_equal(fx->reply, "-ERR Maximum expansions reached\r\n");
+    assert_int_equal(info_field_of(fx, "g", "Number of filters"), 32);
+    /* The growth went into the keyspace's accounting. */
+    assert_true(cf_size_bytes(g) > size0);
+    assert_int_equal(ks_bytes(fx->c.db) - base, cf_size_bytes(g) - size0);
+
+    /* One CF.INSERT of many copies stops at the cap too. */
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "h", "8", "BUCKETSIZE", "2");
+    const char *argv[3 + 2000];
+    argv[0] = "CF.INSERT";
+    argv[1] = "h";
+    argv[2] = "ITEMS";
+    for (int j = 0; j < 2000; j++)
+        argv[3 + j] = "same";
+    runv(fx, 2003, argv, NULL);
+    assert_memory_equal(fx->reply, "*2000\r\n:1\r\n", 11);
+    assert_non_null(strstr(fx->reply, ":-1\r\n:-1\r\n"));
+    assert_int_equal(info_field_of(fx, "h", "Number of filters"), 32);
+}
+
+/* Growth reported with ks_resized(): deleting the key returns the byte count
+ * to where it started. */
+static void test_growth_accounting(void **state)
+{
+    fx_t *fx = *state;
+    uint64_t empty = ks_bytes(fx->c.db);
+    char item[32];
+
+    fx->srv.cfg.cf_initial_size = 16;
+    fx->srv.cfg.cf_expansion_factor = 2;
+    for (int i = 0; i < 2000; i++) {
+        snprintf(item, sizeof(item), "item%d", i);
+        if (i % 2 == 0)
+            EXPECT(fx, ":1\r\n", "CF.ADD", "k", item);
+        else
+            EXPECT(fx, "*1\r\n:1\r\n", "CF.INSERT", "k", "ITEMS", item);
+    }
+    assert_true(info_field_of(fx, "k", "Number of filters") > 1);
+    assert_true(ks_bytes(fx->c.db) >=
+                empty + cf_size_bytes(ks_get(fx->c.db, "k", 1)));
+    assert_int_equal(ks_del(fx->c.db, "k", 1), 1);
+    assert_int_equal(ks_bytes(fx->c.db), empty);
+}
+
+static void test_maxmemory(void **state)
+{
+    fx_t *fx = *state;
+    fx->srv.limited = true;
+    const char *oom =
+        "-OOM command not allowed when used memory > 'maxmemory'.\r\n";
+    EXPECT(fx, oom, "CF.RESERVE", "k", "1000");
+    EXPECT(fx, oom, "CF.ADD", "k", "a");
+    EXPECT(fx, oom, "CF.ADDNX", "k", "a");
+    EXPECT(fx, oom, "CF.INSERT", "k", "ITEMS", "a");
+    assert_int_equal(ks_size(fx->c.db), 0);
+    assert_int_equal(fx->srv.dirty, 0);
+    fx->srv.limited = false;
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "k", "1000");
+    fx->srv.limited = true;
+    EXPECT(fx, ":1\r\n", "CF.ADD", "k", "a"); /* no new table needed */
+}
+
+static void test_binary_and_batches(void **state)
+{
+    fx_t *fx = *state;
+    enum { N = 1000 };
+    static char items[N][8];
+    const char *argv[3 + N];
+    size_t lens[3 + N];
+
+    argv[0] = "CF.INSERT";
+    argv[1] = "k\0\r\n";
+    argv[2] = "ITEMS";
+    lens[0] = 9;
+    lens[1] = 4;
+    lens[2] = 5;
+    for (int i = 0; i < N; i++) {
+        memcpy(items[i], &i, sizeof(i));
+        items[i][4] = '\0';
+        items[i][5] = '\r';
+        argv[3 + i] = items[i];
+        lens[3 + i] = 6;
+    }
+    char want[16];
+    size_t pos = (size_t)snprintf(want, sizeof(want), "*%d\r\n", N);
+    runv(fx, 3 + N, argv, lens);
+    assert_int_equal(fx->reply_len, pos + 4 * (size_t)N);
+    assert_memory_equal(fx->reply, want, pos);
+    for (int i = 0; i < N; i++)
+        assert_memory_equal(fx->reply + pos + 4 * (size_t)i, ":1\r\n", 4);
+
+    /* CF.MEXISTS key item...: drop the ITEMS token. */
+    const char *margv[2 + N];
+    size_t mlens[2 + N];
+    margv[0] = "CF.MEXISTS";
+    mlens[0] = 10;
+    margv[1] = argv[1];
+    mlens[1] = lens[1];
+    for (int i = 0; i < N; i++) {
+        margv[2 + i] = items[i];
+        mlens[2 + i] = 6;
+    }
+    runv(fx, 2 + N, margv, mlens);
+    assert_int_equal(fx->reply_len, pos + 4 * (size_t)N);
+    for (int i = 0; i < N; i++)
+        assert_memory_equal(fx->reply + pos + 4 * (size_t)i, ":1\r\n", 4);
+    /* A key one byte shorter holds nothing; an item one byte shorter is
+     * (almost surely) absent. */
+    mlens[1] = 3;
+    runv(fx, 2 + N, margv, mlens);
+    assert_null(strstr(fx->reply, ":1"));
+    EXPECT(fx, ":0\r\n", "CF.EXISTS", "k", "item");
+}
+
+/* ---- SCANDUMP / LOADCHUNK ---- */
+
+typedef struct chunk {
+    int64_t it;
+    char *data;
+    size_t len;
+} chunk_t;
+
+/* Parses "*2\r\n:<it>\r\n$<n>\r\n<data>\r\n" (or the final [0, nil]). */
+static bool parse_chunk(fx_t *fx, chunk_t *ch)
+{
+    char *p = fx->reply, *end;
+    assert_memory_equal(p, "*2\r\n:", 5);
+    ch->it = strtoll(p + 5, &end, 10);
+    assert_memory_equal(end, "\r\n", 2);
+    p = end + 2;
+    if (ch->it == 0) {
+        assert_string_equal(p, "$-1\r\n");
+        return false;
+    }
+    assert_true(*p == '$');
+    ch->len = strtoull(p + 1, &end, 10);
+    p = end + 2;
+    assert_int_equal((size_t)(p - fx->reply) + ch->len + 2, fx->reply_len);
+    ch->data = malloc(ch->len);
+    assert_non_null(ch->data);
+    memcpy(ch->data, p, ch->len);
+    return true;
+}
+
+static size_t dump_all(fx_t *fx, const char *key, chunk_t *chunks,
+                       size_t max)
+{
+    size_t n = 0;
+    char it[32] = "0";
+    for (;;) {
+        RUN(fx, "CF.SCANDUMP", key, it);
+        assert_true(n < max);
+        if (!parse_chunk(fx, &chunks[n]))
+            return n;
+        snprintf(it, sizeof(it), "%lld", (long long)chunks[n].it);
+        n++;
+    }
+}
+
+static const char *load(fx_t *fx, const char *key, int64_t it,
+                        const void *data, size_t len)
+{
+    char its[32];
+    snprintf(its, sizeof(its), "%lld", (long long)it);
+    const char *argv[] = {"CF.LOADCHUNK", key, its, data};
+    size_t lens[] = {12, strlen(key), strlen(its), len};
+    return runv(fx, 4, argv, lens);
+}
+
+static void free_chunks(chunk_t *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(c[i].data);
+}
+
+static void test_dump_load_round_trip(void **state)
+{
+    fx_t *fx = *state;
+    chunk_t ch[16];
+    char item[32];
+
+    /* 3M 12-bit slots: over 4 MB of data, so more than one data chunk. */
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "k", "3000000");
+    for (int i = 0; i < 3000; i++) {
+        snprintf(item, sizeof(item), "i%d", i);
+        RUN(fx, "CF.ADD", "k", item);
+    }
+    RUN(fx, "CF.DEL", "k", "i0");
+    size_t n = dump_all(fx, "k", ch, 16);
+    assert_true(n >= 3);
+    assert_int_equal(ch[0].it, 1);
+    for (size_t i = 1; i < n; i++)
+        assert_true(ch[i].len <= CF_DUMP_CHUNK);
+
+    uint64_t dirty = fx->srv.dirty;
+    assert_string_equal(load(fx, "copy", ch[0].it, ch[0].data, ch[0].len),
+                        "+OK\r\n");
+    for (size_t i = n; --i >= 1;) /* data in reverse order */
+        assert_string_equal(
+            load(fx, "copy", ch[i].it, ch[i].data, ch[i].len), "+OK\r\n");
+    assert_int_equal(fx->srv.dirty, dirty + n);
+    assert_string_equal(load(fx, "copy", ch[0].it, ch[0].data, ch[0].len),
+                        "-ERR item exists\r\n");
+
+    for (int i = 0; i < 6000; i++) {
+        snprintf(item, sizeof(item), "i%d", i);
+        RUN(fx, "CF.EXISTS", "k", item);
+        char want[8];
+        memcpy(want, fx->reply, fx->reply_len + 1);
+        EXPECT(fx, want, "CF.EXISTS", "copy", item);
+    }
+    RUN(fx, "CF.INFO", "k");
+    char *info = strdup(fx->reply);
+    EXPECT(fx, info, "CF.INFO", "copy");
+    free(info);
+    chunk_t again[16];
+    assert_int_equal(dump_all(fx, "copy", again, 16), n);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(again[i].it, ch[i].it);
+        assert_int_equal(again[i].len, ch[i].len);
+        assert_memory_equal(again[i].data, ch[i].data, ch[i].len);
+    }
+    free_chunks(again, n);
+    free_chunks(ch, n);
+}
+
+static void test_empty_filter_dump(void **state)
+{
+    fx_t *fx = *state;
+    chunk_t ch[4];
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "k", "100");
+    size_t n = dump_all(fx, "k", ch, 4);
+    assert_int_equal(n, 2); /* header and one data chunk */
+    assert_string_equal(load(fx, "c", ch[0].it, ch[0].data, ch[0].len),
+                        "+OK\r\n");
+    assert_string_equal(load(fx, "c", ch[1].it, ch[1].data, ch[1].len),
+                        "+OK\r\n");
+    assert_int_equal(info_field_of(fx, "c", "Capacity"), 100);
+    /* Past the end and odd iterators. */
+    EXPECT(fx, "*2\r\n:0\r\n$-1\r\n", "CF.SCANDUMP", "k",
+           "9223372036854775807");
+    EXPECT(fx, "-ERR Invalid position\r\n", "CF.SCANDUMP", "k", "-1");
+    EXPECT(fx, "-ERR Invalid position\r\n", "CF.SCANDUMP", "k", "x");
+    EXPECT(fx, "-ERR Invalid position\r\n", "CF.SCANDUMP", "k",
+           "9223372036854775808");
+    free_chunks(ch, n);
+}
+
+#define TOO_LARGE "-ERR Invalid header: the filter is too large\r\n"
+
+static void test_loadchunk_hostile(void **state)
+{
+    fx_t *fx = *state;
+    chunk_t ch[4];
+
+    RUN(fx, "CF.INSERT", "k", "ITEMS", "a", "b");
+    size_t n = dump_all(fx, "k", ch, 4);
+    assert_int_equal(n, 2);
+    const char *hdr = ch[0].data;
+    size_t hlen = ch[0].len;
+    char buf[4096];
+
+    /* Every truncation of the header, and trailing junk. */
+    for (size_t i = 0; i < hlen; i++)
+        assert_memory_equal(load(fx, "t", 1, hdr, i),
+                            "-ERR Invalid header", 19);
+    memcpy(buf, hdr, hlen);
+    buf[hlen] = 'x';
+    assert_memory_equal(load(fx, "t", 1, buf, hlen + 1),
+                        "-ERR Invalid header", 19);
+    memset(buf, 0xff, sizeof(buf));
+    assert_memory_equal(load(fx, "t", 1, buf, sizeof(buf)),
+                        "-ERR Invalid header", 19);
+    assert_null(ks_get(fx->c.db, "t", 1));
+
+    /* A header that asks for 64 TB of table, with a valid checksum (the
+     * layout is cf.c's: table 0 nbuckets at byte 56, XXH3 at the end). */
+    memcpy(buf, hdr, hlen);
+    uint64_t huge = (1ull << 46) / 6; /* buckets of 4 x 12 bits */
+    memcpy(buf + 56, &huge, 8);
+    uint64_t sum = XXH3_64bits(buf, hlen - 8);
+    memcpy(buf + hlen - 8, &sum, 8);
+    assert_string_equal(load(fx, "t", 1, buf, hlen), TOO_LARGE);
+    assert_null(ks_get(fx->c.db, "t", 1));
+    /* Within cf's own limits but over maxmemory: refused too. */
+    huge = 1ull << 30; /* 6 GB */
+    memcpy(buf + 56, &huge, 8);
+    sum = XXH3_64bits(buf, hlen - 8);
+    memcpy(buf + hlen - 8, &sum, 8);
+    fx->srv.cfg.maxmemory = 1 << 20;
+    assert_string_equal(load(fx, "t", 1, buf, hlen), TOO_LARGE);
+    fx->srv.cfg.maxmemory = 0;
+    fx->srv.limited = true;
+    assert_string_equal(load(fx, "t", 1, hdr, hlen),
+                        "-OOM command not allowed when used memory > "
+                        "'maxmemory'.\r\n");
+    fx->srv.limited = false;
+    assert_null(ks_get(fx->c.db, "t", 1));
+
+    /* Data chunks at wrong places. */
+    const char *data = ch[1].data;
+    size_t dlen = ch[1].len;
+    int64_t it = ch[1].it;
+    assert_string_equal(load(fx, "t", it, data, dlen), "-ERR not found\r\n");
+    assert_string_equal(load(fx, "t", 1, hdr, hlen), "+OK\r\n");
+    const int64_t bad_its[] = {0, -1, 2, (int64_t)dlen, it + 1, it + 1000,
+                               INT64_MAX};
+    for (size_t i = 0; i < sizeof(bad_its) / sizeof(bad_its[0]); i++)
+        assert_string_equal(load(fx, "t", bad_its[i], data, dlen),
+                            "-ERR Invalid position\r\n");
+    assert_string_equal(load(fx, "t", it, data, 0),
+                        "-ERR Invalid position\r\n");
+    memcpy(buf, data, dlen);
+    assert_string_equal(load(fx, "t", it, buf, dlen + 1),
+                        "-ERR Invalid position\r\n");
+    const char *argv[] = {"CF.LOADCHUNK", "t", "1x", "abc"};
+    assert_string_equal(runv(fx, 4, argv, NULL),
+                        "-ERR Invalid position\r\n");
+    assert_string_equal(load(fx, "t", it, data, dlen), "+OK\r\n");
+    EXPECT(fx, "*3\r\n:1\r\n:1\r\n:0\r\n", "CF.MEXISTS", "t", "a", "b",
+           "zzz-not-there");
+    free_chunks(ch, n);
+}
+
+/* ---- the table ---- */
+
+static void test_table(void **state)
+{
+    static const char *names[] = {
+        "cf.reserve", "cf.add",   "cf.addnx", "cf.insert",
+        "cf.insertnx", "cf.exists", "cf.mexists", "cf.del",
+        "cf.count",   "cf.info",  "cf.scandump", "cf.loadchunk"};
+    size_t n = 0;
+    for (const cmd_def_t *d = cmd_cf_table; d->name != NULL; d++, n++) {
+        assert_string_equal(d->name, names[n]);
+        assert_string_equal(d->group, "cf");
+        assert_string_equal(d->since, "1.0.0");
+        assert_non_null(d->summary);
+        assert_non_null(d->complexity);
+        assert_non_null(d->args);
+        assert_string_equal(d->args[0].type, "key");
+        assert_int_equal(d->first_key, 1);
+        assert_int_equal(d->last_key, 1);
+        assert_int_equal(d->key_step, 1);
+        bool w = (d->flags & CMD_WRITE) != 0;
+        bool r = (d->flags & CMD_READONLY) != 0;
+        assert_true(w != r);
+    }
+    assert_int_equal(n, 12);
+    assert_true(find_cmd("cf.exists")->flags & CMD_FAST);
+    assert_true(find_cmd("cf.insert")->flags & CMD_DENYOOM);
+    const cmd_arg_t *a = find_cmd("cf.insert")->args;
+    assert_string_equal(a[1].token, "CAPACITY");
+    assert_true(a[1].flags & CMD_ARG_OPTIONAL);
+    assert_string_equal(a[2].token, "ERROR");
+    assert_string_equal(a[3].token, "NOCREATE");
+    assert_string_equal(a[3].type, "pure-token");
+    assert_string_equal(a[4].token, "ITEMS");
+    assert_true(a[4].flags & CMD_ARG_MULTIPLE);
+    assert_false(a[4].flags & CMD_ARG_OPTIONAL);
+    assert_null(a[5].name);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_reserve, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reserve_errors, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_add_exists_del_count, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_missing_keys, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_insert_options, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_full_and_max_expansions, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_growth_accounting, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_maxmemory, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_binary_and_batches, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_dump_load_round_trip, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_empty_filter_dump, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_loadchunk_hostile, setup,
+                                        teardown),
+        cmocka_unit_test(test_table),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
