@@ -771,6 +771,10 @@ static void info_proc(client_t *c, int argc, const resp_arg_t *argv)
         gettimeofday(&tv, NULL);
         if (uname(&un) != 0)
             memset(&un, 0, sizeof(un));
+        char exe[4096];
+        size_t exelen = sizeof(exe);
+        if (uv_exepath(exe, &exelen) != 0)
+            exe[0] = '\0';
         sb_printf(&b,
                   "redis_version:" SERVER_REDIS_VERSION "\r\n"
                   "cuckood_version:" CUCKOOD_VERSION "\r\n"
@@ -784,11 +788,12 @@ static void info_proc(client_t *c, int argc, const resp_arg_t *argv)
                   "uptime_in_seconds:%" PRIu64 "\r\n"
                   "uptime_in_days:%" PRIu64 "\r\n"
                   "hz:10\r\n"
+                  "executable:%s\r\n"
                   "config_file:%s\r\n",
                   un.sysname, un.release, un.machine, (int)(sizeof(void *) * 8),
                   uv_version_string(), (int)getpid(), cfg->port,
                   (long long)tv.tv_sec * 1000000 + tv.tv_usec, now_ms / 1000,
-                  now_ms / 86400000,
+                  now_ms / 86400000, exe,
                   cfg->config_file != NULL ? cfg->config_file : "");
     }
     SECTION(INFO_CLIENTS, "Clients")

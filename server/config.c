@@ -509,10 +509,17 @@ too_many:
     return why;
 }
 
+/* A numeric IPv4 or IPv6 address, or Redis's wildcards "*" (every IPv4
+ * interface) and "::*" (every IPv6 one), each optionally prefixed by "-"
+ * (skipped without error when the address is not available). */
 static bool valid_address(const char *s)
 {
     unsigned char addr[16];
 
+    if (s[0] == '-')
+        s++;
+    if (strcmp(s, "*") == 0 || strcmp(s, "::*") == 0)
+        return true;
     return inet_pton(AF_INET, s, addr) == 1 ||
            inet_pton(AF_INET6, s, addr) == 1;
 }
@@ -529,7 +536,8 @@ static const char *set_bind(cfg_t *c, char **argv, int argc, char *why)
     for (int i = 0; i < argc; i++) {
         if (!valid_address(argv[i])) {
             snprintf(why, WHY_LEN,
-                     "'%.64s' is not a numeric IPv4 or IPv6 address", argv[i]);
+                     "'%.64s' is not a numeric IPv4 or IPv6 address, '*' or "
+                     "'::*'", argv[i]);
             return why;
         }
     }

@@ -14,12 +14,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "cmd.h"
 #include "log.h"
 
 /* Pending output above which a client's input is no longer read. */
 #define CONN_PAUSE_BYTES (4u * 1024 * 1024)
+/* Descriptors kept for the server itself beyond maxclients (listeners,
+ * files, the client being turned away). */
+#define CONN_RESERVED_FDS 32
 /* Pending output allowed to a client that has not authenticated. */
 #define CONN_UNAUTH_OUT_MAX (64u * 1024)
 
@@ -272,6 +276,14 @@ static void conn_on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
     }
     if (rc == -EPROTO) {
         const char *why = resp_parser_error(c->parser);
+        /* The tighter limits of a client that has not authenticated get
+         * Redis's own wording, so the client can tell why it was cut off. */
+        if (!c->cl.authenticated && why != NULL) {
+            if (strcmp(why, "Protocol error: invalid multibulk length") == 0)
+                why = "Protocol error: unauthenticated multibulk length";
+            else if (strcmp(why, "Protocol error: invalid bulk length") == 0)
+                why = "Protocol error: unauthenticated bulk length";
+        }
         resp_add_errorf(&c->cl.out, "ERR %s",
                         why != NULL ? why : "Protocol error");
         c->cl.close_after_reply = true;
@@ -451,4 +463,31 @@ void conn_cron(server_t *s)
             conn_close(c);
         }
     }
+}
+
+void conn_fit_maxclients(cfg_t *cfg)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+        return;
+    rlim_t want = (rlim_t)cfg->maxclients + CONN_RESERVED_FDS;
+    if (rl.rlim_cur >= want)
+        return;
+    rlim_t target = want;
+    if (rl.rlim_max != RLIM_INFINITY && target > rl.rlim_max)
+        target = rl.rlim_max;
+    struct rlimit nrl = {target, rl.rlim_max};
+    if (setrlimit(RLIMIT_NOFILE, &nrl) == 0)
+        rl.rlim_cur = target;
+    if (rl.rlim_cur >= want)
+        return;
+    uint64_t fit = rl.rlim_cur > CONN_RESERVED_FDS + 1
+                       ? (uint64_t)(rl.rlim_cur - CONN_RESERVED_FDS)
+                       : 1;
+    log_warning("You requested maxclients of %llu requiring at least %llu "
+                "max file descriptors; the limit is %llu, so maxclients is "
+                "now %llu.",
+                (unsigned long long)cfg->maxclients, (unsigned long long)want,
+                (unsigned long long)rl.rlim_cur, (unsigned long long)fit);
+    cfg->maxclients = fit;
 }

@@ -60,4 +60,11 @@ size_t conn_out_queued(const conn_t *c);
 /* Periodic checks: idle timeout, output buffer soft limit. */
 void conn_cron(server_t *s);
 
+/* Raises the descriptor limit to fit cfg->maxclients plus the server's own
+ * descriptors; where the system does not allow that, lowers maxclients to
+ * what fits (with a warning), as redis-server does, so clients get "max
+ * number of clients reached" instead of failed accepts. At start-up and
+ * after CONFIG SET maxclients. */
+void conn_fit_maxclients(cfg_t *cfg);
+
 #endif /* CONN_H */

@@ -15,6 +15,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "conn.h"
 #include "log.h"
 #include "server_int.h"
 
@@ -174,38 +175,6 @@ static void write_pidfile(const char *path)
     fclose(fp);
 }
 
-/* Raises the descriptor limit to fit maxclients plus the server's own
- * descriptors; where the system does not allow that, lowers maxclients to
- * what fits, as redis-server does, so clients get "max number of clients
- * reached" instead of failed accepts. */
-#define RESERVED_FDS 32
-static void adjust_open_files(cfg_t *cfg)
-{
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-        return;
-    rlim_t want = (rlim_t)cfg->maxclients + RESERVED_FDS;
-    if (rl.rlim_cur >= want)
-        return;
-    rlim_t target = want;
-    if (rl.rlim_max != RLIM_INFINITY && target > rl.rlim_max)
-        target = rl.rlim_max;
-    struct rlimit nrl = {target, rl.rlim_max};
-    if (setrlimit(RLIMIT_NOFILE, &nrl) == 0)
-        rl.rlim_cur = target;
-    if (rl.rlim_cur >= want)
-        return;
-    uint64_t fit = rl.rlim_cur > RESERVED_FDS + 1
-                       ? (uint64_t)(rl.rlim_cur - RESERVED_FDS)
-                       : 1;
-    log_warning("You requested maxclients of %llu requiring at least %llu "
-                "max file descriptors; the limit is %llu, so maxclients is "
-                "now %llu.",
-                (unsigned long long)cfg->maxclients, (unsigned long long)want,
-                (unsigned long long)rl.rlim_cur, (unsigned long long)fit);
-    cfg->maxclients = fit;
-}
-
 static void close_walk_cb(uv_handle_t *h, void *arg)
 {
     if (!uv_is_closing(h))
@@ -259,7 +228,7 @@ int main(int argc, char **argv)
                 cfg.logfile);
 
     signal(SIGPIPE, SIG_IGN);
-    adjust_open_files(&cfg);
+    conn_fit_maxclients(&cfg);
 
     uv_loop_t *loop = uv_default_loop();
     static server_t srv;
@@ -270,7 +239,9 @@ int main(int argc, char **argv)
     }
     log_notice("cuckood version=%s, pid=%d, just started", CUCKOOD_VERSION,
                (int)getpid());
-    if (cfg.config_file == NULL)
+    if (cfg.config_file != NULL)
+        log_notice("Configuration loaded from %s", cfg.config_file);
+    else
         log_warning("No config file specified, using the default config. "
                     "In order to specify a config file use cuckood "
                     "/path/to/cuckood.conf");

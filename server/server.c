@@ -326,6 +326,8 @@ void server_config_changed(server_t *s, const char *name)
                     c->cl.authenticated = true;
                     conn_apply_limits(c);
                 }
+    } else if (strcasecmp(name, "maxclients") == 0) {
+        conn_fit_maxclients(s->cfg);
     } else if (strcasecmp(name, "proto-max-bulk-len") == 0 ||
                strcasecmp(name, "client-query-buffer-limit") == 0) {
         for (conn_t *c = s->clients; c != NULL; c = c->next)

@@ -129,6 +129,21 @@ static void test_defaults(void **state)
     assert_int_equal(c->cf_initial_size, 1024);
 }
 
+/* Redis's wildcard forms: "*" for every IPv4 interface, "::*" for every
+ * IPv6 one, "-" for an address that may be missing. */
+static void test_bind_wildcards(void **state)
+{
+    cfg_t *c = *state;
+
+    assert_int_equal(load(c, "bind * -::* -127.0.0.1 -::1\n"), 0);
+    assert_int_equal(c->nbind, 4);
+    assert_string_equal(c->bind[0], "*");
+    assert_string_equal(c->bind[1], "-::*");
+    assert_string_equal(c->bind[2], "-127.0.0.1");
+    assert_string_equal(c->bind[3], "-::1");
+    assert_null(c->bind[4]);
+}
+
 /* ---- every directive lands in its field ---- */
 
 static void test_every_directive(void **state)
@@ -324,9 +339,15 @@ static const bad_t bads[] = {
      "and 16 addresses expected"},
     {"bind 127.0.0.1 localhost\n",
      "t.conf:1: 'bind 127.0.0.1 localhost': 'localhost' is not a numeric "
-     "IPv4 or IPv6 address"},
+     "IPv4 or IPv6 address, '*' or '::*'"},
     {"bind 300.1.1.1\n", "t.conf:1: 'bind 300.1.1.1': '300.1.1.1' is not a "
-                         "numeric IPv4 or IPv6 address"},
+                         "numeric IPv4 or IPv6 address, '*' or '::*'"},
+    {"bind -\n", "t.conf:1: 'bind -': '-' is not a numeric IPv4 or IPv6 "
+                 "address, '*' or '::*'"},
+    {"bind **\n", "t.conf:1: 'bind **': '**' is not a numeric IPv4 or IPv6 "
+                  "address, '*' or '::*'"},
+    {"bind --::*\n", "t.conf:1: 'bind --::*': '--::*' is not a numeric IPv4 "
+                     "or IPv6 address, '*' or '::*'"},
     {"cf-bucket-size 0\n", "t.conf:1: 'cf-bucket-size 0': argument must be "
                            "between 1 and 255 inclusive"},
     {"cf-bucket-size 256\n", "t.conf:1: 'cf-bucket-size 256': argument must "
@@ -1036,6 +1057,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bind_wildcards, setup, teardown),
         cmocka_unit_test_setup_teardown(test_every_directive, setup,
                                         teardown),
         cmocka_unit_test(test_bad_values),
