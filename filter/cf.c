@@ -823,6 +823,11 @@ uint64_t cf_size_bytes(const cf_filter_t *f)
     return f->size_bytes;
 }
 
+void cf_set_max_bytes(cf_filter_t *f, uint64_t max_bytes)
+{
+    f->max_bytes = max_bytes;
+}
+
 /* ---- serialisation ---- */
 
 size_t cf_header_len(const cf_filter_t *f)

@@ -108,6 +108,11 @@ void cf_stats(const cf_filter_t *f, cf_stats_t *st);
 /* stats.size_bytes alone, in O(1). */
 uint64_t cf_size_bytes(const cf_filter_t *f);
 
+/* Changes the cap on f's total memory (cf_params_t.max_bytes) for the
+ * growth still to come: an insert that would need a table past it fails with
+ * -ENOMEM and changes nothing. 0 = no cap. */
+void cf_set_max_bytes(cf_filter_t *f, uint64_t max_bytes);
+
 /* Upper bound of the false-positive rate for one lookup in one table:
  * 2b / (2^fp_bits - 1). */
 double cf_error_bound(uint32_t bucket_size, uint32_t fp_bits);

@@ -99,6 +99,15 @@ bool server_over_maxmemory(const server_t *s, uint64_t extra)
     return used > max || extra > max - used;
 }
 
+uint64_t server_memory_headroom(const server_t *s)
+{
+    uint64_t max = s->cfg->maxmemory;
+    if (max == 0)
+        return UINT64_MAX;
+    uint64_t used = server_used_memory(s);
+    return used >= max ? 0 : max - used;
+}
+
 /* splitmix64: a fresh, well-mixed seed per call from one random state. */
 uint64_t server_seed(server_t *s)
 {

@@ -361,6 +361,23 @@ static void test_growth_cap(void **state)
     assert_int_equal(rc, -ENOMEM);
     for (uint64_t k = 0; k < i; k++)
         assert_true(has_u64(f, k));
+    uint64_t size = cf_size_bytes(f);
+    cf_stats(f, &st);
+    uint64_t items = st.items, tables = st.nfilters;
+
+    /* A cap lowered to the current size refuses growth the same way and
+     * leaves the filter as it was; lifting it lets growth go on. */
+    cf_set_max_bytes(f, size);
+    assert_int_equal(add_u64(f, i), -ENOMEM);
+    assert_int_equal(cf_size_bytes(f), size);
+    cf_stats(f, &st);
+    assert_int_equal(st.items, items);
+    assert_int_equal(st.nfilters, tables);
+    cf_set_max_bytes(f, 0);
+    assert_int_equal(add_u64(f, i), 0);
+    assert_true(cf_size_bytes(f) > size);
+    for (uint64_t k = 0; k <= i; k++)
+        assert_true(has_u64(f, k));
     cf_free(f);
 }
 

@@ -42,6 +42,11 @@ bool server_over_maxmemory(const server_t *s, uint64_t extra)
     return s->limited && extra > 0;
 }
 
+uint64_t server_memory_headroom(const server_t *s)
+{
+    return s->limited ? 0 : UINT64_MAX;
+}
+
 uint64_t server_seed(server_t *s)
 {
     return 0x1234567890abcdefull + s->seeds++;
