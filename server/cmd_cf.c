@@ -214,6 +214,15 @@ static cf_filter_t *create_filter(client_t *c, const resp_arg_t *key,
     return f;
 }
 
+/* Lets f grow only into what maxmemory leaves server-wide, so an insert
+ * that would need a table past it fails whole with the OOM error. */
+static void cap_growth(client_t *c, cf_filter_t *f)
+{
+    uint64_t room = server_memory_headroom(c->srv);
+    uint64_t size = cf_size_bytes(f);
+    cf_set_max_bytes(f, room > UINT64_MAX - size ? 0 : size + room);
+}
+
 /* Reports growth of a stored filter to the keyspace's byte accounting. */
 static void note_resize(client_t *c, const cf_filter_t *f, uint64_t before)
 {
@@ -325,6 +334,7 @@ static void add_common(client_t *c, const resp_arg_t *argv, bool nx)
     if (f == NULL)
         return;
 
+    cap_growth(c, f);
     uint64_t before = cf_size_bytes(f);
     int rc = nx ? cf_add_nx(f, argv[2].ptr, argv[2].len)
                 : cf_add(f, argv[2].ptr, argv[2].len);
@@ -408,6 +418,7 @@ static void insert_common(client_t *c, int argc, const resp_arg_t *argv,
     const void *keys[CF_WINDOW];
     size_t lens[CF_WINDOW];
     int rcs[CF_WINDOW];
+    cap_growth(c, f);
     uint64_t before = cf_size_bytes(f), changes = created;
 
     resp_add_array(&c->out, n);

@@ -428,6 +428,28 @@ static void test_maxmemory(void **state)
     EXPECT(fx, "+OK\r\n", "CF.RESERVE", "k", "1000");
     fx->srv.limited = true;
     EXPECT(fx, ":1\r\n", "CF.ADD", "k", "a"); /* no new table needed */
+
+    /* Growth past maxmemory: the add that needs a new table is refused and
+     * the filter stays as it was; with room again, it grows. */
+    fx->srv.limited = false;
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "g", "8");
+    fx->srv.limited = true;
+    char item[32];
+    int n = 0;
+    for (;; n++) {
+        snprintf(item, sizeof(item), "i%d", n);
+        if (strcmp(RUN(fx, "CF.ADD", "g", item), ":1\r\n") != 0)
+            break;
+        assert_true(n < 1000);
+    }
+    assert_string_equal(fx->reply, oom);
+    assert_int_equal(info_field_of(fx, "g", "Number of filters"), 1);
+    assert_int_equal(info_field_of(fx, "g", "Number of items inserted"), n);
+    EXPECT(fx, "*1\r\n:-1\r\n", "CF.INSERT", "g", "ITEMS", item);
+    assert_int_equal(info_field_of(fx, "g", "Number of items inserted"), n);
+    fx->srv.limited = false;
+    EXPECT(fx, ":1\r\n", "CF.ADD", "g", item);
+    assert_int_equal(info_field_of(fx, "g", "Number of filters"), 2);
 }
 
 static void test_binary_and_batches(void **state)
