@@ -24,6 +24,7 @@ typedef struct cmd_entry {
     uint64_t calls;
     uint64_t usec;
     uint64_t rejected;
+    uint64_t failed; /* called, and replied with an error */
 } cmd_entry_t;
 
 struct cmd_index {
@@ -264,9 +265,12 @@ void cmd_dispatch(client_t *c, const resp_cmd_t *cmd)
         return;
     }
     uint64_t t0 = uv_hrtime();
+    size_t out_before = c->out.len;
     d->proc(c, cmd->argc, cmd->argv);
     e->usec += (uv_hrtime() - t0) / 1000;
     e->calls++;
+    if (c->out.len > out_before && c->out.buf[out_before] == '-')
+        e->failed++;
     s->total_commands++;
 }
 
@@ -276,7 +280,8 @@ void cmd_stats_each(const server_t *s, cmd_stat_fn *fn, void *ctx)
     for (size_t i = 0; i < ix->n; i++)
         if (ix->order[i]->calls > 0 || ix->order[i]->rejected > 0)
             fn(ctx, ix->order[i]->def->name, ix->order[i]->calls,
-               ix->order[i]->usec, ix->order[i]->rejected);
+               ix->order[i]->usec, ix->order[i]->rejected,
+               ix->order[i]->failed);
 }
 
 void cmd_stats_reset(server_t *s)
@@ -284,7 +289,7 @@ void cmd_stats_reset(server_t *s)
     const cmd_index_t *ix = s->cmds;
     for (size_t i = 0; i < ix->n; i++) {
         cmd_entry_t *e = (cmd_entry_t *)ix->order[i];
-        e->calls = e->usec = e->rejected = 0;
+        e->calls = e->usec = e->rejected = e->failed = 0;
     }
 }
 

@@ -21,9 +21,9 @@ const cmd_def_t *cmd_lookup(const server_t *s, const char *name, size_t len);
 void cmd_dispatch(client_t *c, const resp_cmd_t *cmd);
 
 /* Calls fn for every command that was called or rejected (INFO
- * commandstats). */
+ * commandstats). failed counts the calls that replied with an error. */
 typedef void cmd_stat_fn(void *ctx, const char *name, uint64_t calls,
-                         uint64_t usec, uint64_t rejected);
+                         uint64_t usec, uint64_t rejected, uint64_t failed);
 void cmd_stats_each(const server_t *s, cmd_stat_fn *fn, void *ctx);
 void cmd_stats_reset(server_t *s);
 

@@ -703,15 +703,15 @@ static void human_bytes(char *buf, size_t len, uint64_t n)
 }
 
 static void info_cmdstat(void *ctx, const char *name, uint64_t calls,
-                         uint64_t usec, uint64_t rejected)
+                         uint64_t usec, uint64_t rejected, uint64_t failed)
 {
     sbuf_t *b = ctx;
     sb_printf(b,
               "cmdstat_%s:calls=%" PRIu64 ",usec=%" PRIu64
               ",usec_per_call=%.2f,rejected_calls=%" PRIu64
-              ",failed_calls=0\r\n",
+              ",failed_calls=%" PRIu64 "\r\n",
               name, calls, usec, calls > 0 ? (double)usec / (double)calls : 0.0,
-              rejected);
+              rejected, failed);
 }
 
 enum {

@@ -1,0 +1,250 @@
+"""The container image, tested without a container engine: the Dockerfile
+has what the image promises, the built binary runs exactly as the image's
+ENTRYPOINT runs it (the image's config file, arguments appended, a non-root
+user, a scratch directory standing in for /data), the HEALTHCHECK probe
+answers as a health check must, SIGTERM stops it cleanly, and the binary
+needs no shared library beyond those the runtime image installs.
+"""
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from conftest import ROOT, daemon_binary, free_port, use_redis_server
+
+pytestmark = pytest.mark.skipif(use_redis_server(),
+                                reason="cuckood's own image")
+
+DOCKERFILE = os.path.join(ROOT, "Dockerfile")
+RUNTIME_PACKAGES = {"libuv1", "libhiredis0.14", "libxxhash0"}
+RUNTIME_LIBS = {"libuv.so.1", "libhiredis.so.0.14", "libxxhash.so.0",
+                "libc.so.6", "libm.so.6"}
+NOBODY = 65534
+
+
+def instructions():
+    """(stage index, INSTRUCTION, arguments) for every instruction, with
+    continuation lines joined and comments dropped."""
+    with open(DOCKERFILE) as f:
+        text = f.read()
+    text = re.sub(r"\\\n", " ", text)
+    out, stage = [], -1
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        word, _, rest = line.partition(" ")
+        word = word.upper()
+        if word == "FROM":
+            stage += 1
+        out.append((stage, word, rest.strip()))
+    return out
+
+
+def last(stage, word):
+    found = [a for s, w, a in instructions() if s == stage and w == word]
+    assert found, "%s missing in stage %d" % (word, stage)
+    return found[-1]
+
+
+def exec_form(args):
+    v = json.loads(args)
+    assert isinstance(v, list) and all(isinstance(x, str) for x in v)
+    return v
+
+
+def test_dockerfile_stages():
+    froms = [a for s, w, a in instructions() if w == "FROM"]
+    assert len(froms) == 2
+    assert re.match(r"^debian:bookworm\s+AS\s+builder$", froms[0], re.I)
+    assert froms[1] == "debian:bookworm-slim"
+    build = " ".join(a for s, w, a in instructions() if s == 0 and w == "RUN")
+    assert "-DCUCKOOD_WERROR=ON" in build
+    assert "ctest" in build and "-L unit" in build
+    copies = [a for s, w, a in instructions() if s == 1 and w == "COPY"]
+    assert any(c.startswith("--from=builder ") and "cuckood" in c
+               for c in copies)
+    assert any(c.split()[0] == "conf/docker.conf" for c in copies)
+    assert os.path.isfile(os.path.join(ROOT, "conf", "docker.conf"))
+
+
+def test_dockerfile_runtime_packages():
+    run = " ".join(a for s, w, a in instructions() if s == 1 and w == "RUN")
+    m = re.search(r"apt-get install ([^&;]*)", run)
+    assert m, run
+    pkgs = {p for p in m.group(1).split() if not p.startswith("-")}
+    assert pkgs == RUNTIME_PACKAGES
+
+
+def test_dockerfile_runtime_settings():
+    user = last(1, "USER")
+    uid = user.split(":")[0]
+    assert uid not in ("root", "0")
+    assert last(1, "WORKDIR") == "/data"
+    vol = last(1, "VOLUME")
+    assert vol in ("/data", '["/data"]')
+    assert "6379" in last(1, "EXPOSE").split()
+    assert last(1, "STOPSIGNAL") == "SIGTERM"
+    entry = exec_form(last(1, "ENTRYPOINT"))
+    assert entry[0] == "cuckood" and entry[1].endswith(".conf")
+    assert not [a for s, w, a in instructions() if w == "CMD"], \
+        "a CMD would be appended to the entry point's arguments"
+    hc = last(1, "HEALTHCHECK")
+    assert re.search(r"--interval=\d+s", hc) and re.search(r"--timeout=\d+s",
+                                                           hc)
+    probe = exec_form(hc[hc.index("CMD") + 3:].strip())
+    assert probe[:2] == ["cuckood", "--ping"]
+
+
+def test_dockerignore():
+    with open(os.path.join(ROOT, ".dockerignore")) as f:
+        lines = {ln.strip() for ln in f}
+    for p in ("build*/", ".git", "node_modules/"):
+        assert p in lines
+
+
+def image_conf(data_dir):
+    """The image's config file with /data mapped to the stand-in."""
+    with open(os.path.join(ROOT, "conf", "docker.conf")) as f:
+        text = f.read()
+    assert re.search(r"^dir /data$", text, re.M)
+    assert re.search(r"^bind \* -::\*$", text, re.M)
+    assert re.search(r"^daemonize no$", text, re.M)
+    return text.replace("dir /data", "dir " + data_dir)
+
+
+def as_nonroot():
+    """argv prefix that drops to an unprivileged user, as USER does."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        return None
+    return [setpriv, "--reuid=%d" % NOBODY, "--regid=%d" % NOBODY,
+            "--clear-groups"]
+
+
+def probe(port):
+    return subprocess.run([daemon_binary(), "--ping", "127.0.0.1:%d" % port],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          timeout=10)
+
+
+def test_entrypoint_probe_and_sigterm():
+    prefix = as_nonroot()
+    if prefix is None:
+        pytest.skip("no setpriv to drop root")
+    binary = daemon_binary()
+    if prefix:
+        # The unprivileged user must reach the binary, as in the image.
+        path = binary
+        while path != "/":
+            if not os.stat(path).st_mode & 0o001:
+                pytest.skip("%s not reachable by an unprivileged user" % path)
+            path = os.path.dirname(path)
+    tmp = tempfile.mkdtemp(prefix="cuckood-image-")
+    try:
+        data = os.path.join(tmp, "data")
+        os.mkdir(data)
+        conf = os.path.join(tmp, "cuckood.conf")
+        with open(conf, "w") as f:
+            f.write(image_conf(data))
+        os.chmod(tmp, 0o755)
+        os.chmod(conf, 0o644)
+        if prefix:
+            os.chown(data, NOBODY, NOBODY)
+        entry = exec_form(last(1, "ENTRYPOINT"))
+        port = free_port()
+        # `docker run IMAGE --requirepass s3cret --port N`: the arguments
+        # follow the entry point's. With a password, since the image's
+        # configuration listens on every interface.
+        argv = prefix + [binary, conf] + entry[2:] + [
+            "--requirepass", "s3cret", "--port", str(port)]
+        log = open(os.path.join(tmp, "stdout"), "wb")
+        proc = subprocess.Popen(argv, cwd=data, stdout=log,
+                                stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + 15
+            while probe(port).returncode != 0:
+                assert proc.poll() is None, open(log.name).read()
+                assert time.monotonic() < deadline, "never healthy"
+                time.sleep(0.1)
+            r = probe(port)
+            assert r.returncode == 0
+            assert r.stdout.startswith(b"NOAUTH")  # alive, wants a password
+            with socket.create_connection(("127.0.0.1", port), 5) as s:
+                s.sendall(b"*2\r\n$4\r\nAUTH\r\n$6\r\ns3cret\r\n"
+                          b"*3\r\n$6\r\nCF.ADD\r\n$1\r\nk\r\n$1\r\na\r\n"
+                          b"*3\r\n$6\r\nCONFIG\r\n$3\r\nGET\r\n$3\r\ndir\r\n")
+                got = b""
+                while got.count(b"\r\n") < 6:
+                    chunk = s.recv(4096)
+                    assert chunk
+                    got += chunk
+            assert got.startswith(b"+OK\r\n:1\r\n")
+            assert data.encode() in got  # dir from the image's file
+            if prefix:
+                with open("/proc/%d/status" % proc.pid) as f:
+                    uid = [ln for ln in f if ln.startswith("Uid:")][0]
+                assert uid.split()[1:] == [str(NOBODY)] * 4
+            proc.send_signal(signal.SIGTERM)  # docker stop
+            assert proc.wait(timeout=10) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            log.close()
+        out = open(log.name).read()
+        assert "Received SIGTERM" in out
+        assert "ready to exit" in out
+        r = probe(port)
+        assert r.returncode != 0  # down: unhealthy
+        for name in os.listdir(data):  # whatever it saved is the user's
+            st = os.stat(os.path.join(data, name))
+            if prefix:
+                assert st.st_uid == NOBODY
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_binary_needs_only_runtime_libraries():
+    ldd = shutil.which("ldd")
+    if ldd is None:
+        pytest.skip("no ldd")
+    out = subprocess.run([ldd, daemon_binary()], stdout=subprocess.PIPE,
+                         check=True).stdout.decode()
+    if "libasan" in out or "libubsan" in out:
+        pytest.skip("sanitizer build")
+    libs = {}
+    for line in out.splitlines():
+        m = re.match(r"\s*(\S+)(?: => (\S+))?", line)
+        name, path = m.group(1), m.group(2)
+        if name.startswith("linux-vdso") or "ld-linux" in name:
+            continue
+        libs[name] = path
+    assert set(libs) <= RUNTIME_LIBS, sorted(libs)
+    assert {"libuv.so.1", "libhiredis.so.0.14", "libxxhash.so.0"} <= \
+        set(libs)
+    # Each comes from a package the runtime image installs (or libc6).
+    if shutil.which("dpkg") is None:
+        return
+    for name, path in libs.items():
+        real = os.path.realpath(path)
+        owner = None
+        for p in (path, real, "/usr" + real if not real.startswith("/usr")
+                  else real[4:]):
+            r = subprocess.run(["dpkg", "-S", p], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL)
+            if r.returncode == 0:
+                owner = r.stdout.decode().split(":")[0]
+                break
+        assert owner is not None, path
+        assert owner in RUNTIME_PACKAGES | {"libc6"}, (name, owner)
