@@ -537,7 +537,8 @@ static const char *set_bind(cfg_t *c, char **argv, int argc, char *why)
         if (!valid_address(argv[i])) {
             snprintf(why, WHY_LEN,
                      "'%.64s' is not a numeric IPv4 or IPv6 address, '*' or "
-                     "'::*'", argv[i]);
+                     "'::*'",
+                     argv[i]);
             return why;
         }
     }
