@@ -141,8 +141,14 @@ int persist_load(server_t *s)
     if (rc < 0) {
         for (int i = 0; i < s->ndbs; i++)
             ks_flush(s->dbs[i]);
-        log_warning("Fatal error loading the snapshot '%s': %s. Exiting.",
-                    path, l.why[0] ? l.why : err[0] ? err : strerror(-rc));
+        if (l.why[0] != '\0')
+            log_warning("Fatal error loading the snapshot %s: %s. Exiting.",
+                        path, l.why);
+        else if (err[0] != '\0') /* snap_load's reason names the file */
+            log_warning("Fatal error loading the snapshot %s. Exiting.", err);
+        else
+            log_warning("Fatal error loading the snapshot %s: %s. Exiting.",
+                        path, strerror(-rc));
         return rc;
     }
     double secs = (double)(uv_hrtime() - t0) / 1e9;
