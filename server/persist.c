@@ -9,8 +9,8 @@
  * ran still count) and sets the last save time to the fork time, which is
  * the moment its image shows.
  *
- * The child closes the listening sockets (a killed parent must not leave
- * its port held by an orphan) and asks to be killed with its parent, so a
+ * The child closes every socket (a killed parent must not leave its port
+ * held by an orphan, and a client the parent closes must see it) and asks to be killed with its parent, so a
  * restarted server never races an orphan's rename. It reports a failure's
  * reason through a pipe, since only the parent writes the log.
  */
@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -181,15 +182,20 @@ static int save_now(server_t *s, char *err, size_t errlen)
     return 0;
 }
 
-static void close_listeners_in_child(server_t *s)
+/* Keeps only the standard streams and errfd (moved to descriptor 3):
+ * the listeners and the clients' sockets close with the parent alone. */
+static int close_fds_in_child(int errfd)
 {
-    uv_os_fd_t fd;
-    for (int i = 0; i < s->ntcp; i++)
-        if (uv_fileno((uv_handle_t *)s->tcp[i], &fd) == 0)
-            close(fd);
-    if (s->unix_listener != NULL &&
-        uv_fileno((uv_handle_t *)s->unix_listener, &fd) == 0)
-        close(fd);
+    if (errfd != 3 && dup2(errfd, 3) < 0)
+        return errfd;
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, 4u, ~0u, 0u) == 0)
+        return 3;
+#endif
+    long max = sysconf(_SC_OPEN_MAX);
+    for (long fd = 4; fd < (max > 0 ? max : 1024); fd++)
+        close((int)fd);
+    return 3;
 }
 
 static void child_main(server_t *s, pid_t parent, int errfd)
@@ -200,7 +206,7 @@ static void child_main(server_t *s, pid_t parent, int errfd)
     /* The parent's handlers must not run here. */
     signal(SIGTERM, SIG_DFL);
     signal(SIGINT, SIG_DFL);
-    close_listeners_in_child(s);
+    errfd = close_fds_in_child(errfd);
     char err[PERSIST_ERR_MAX] = "";
     int rc = snap_save(s->cfg->dbfilename, keyspace_iter, s, err, sizeof(err));
     if (rc < 0) {

@@ -510,3 +510,40 @@ def test_bgsave_kill9_rounds(workdir):
     assert len(confirmed) >= 4000
     print("kill -9 rounds: %d during a save, %d after it" %
           (mid_save, len(confirmed) // 1000))
+
+
+def test_sigterm_during_bgsave(workdir):
+    d, make = workdir
+    s = make().start()
+    c = s.client()
+    for name, cap in BIG[:2]:
+        c.execute_command("CF.RESERVE", name, cap)
+    add_items(c, "f", ["during"])
+    assert c.execute_command("BGSAVE") == b"Background saving started"
+    assert s.info()["rdb_bgsave_in_progress"] == 1
+    # BGSAVE SCHEDULE while one runs; a second plain BGSAVE is refused.
+    assert c.execute_command("BGSAVE", "SCHEDULE") == \
+        b"Background saving scheduled"
+    with pytest.raises(redis.ResponseError) as e:
+        c.execute_command("BGSAVE")
+    assert "already in progress" in str(e.value)
+    with pytest.raises(redis.ResponseError) as e:
+        c.execute_command("SAVE")
+    assert "already in progress" in str(e.value)
+    assert s.term() == 0  # the child is killed, then a foreground save
+    assert not [n for n in os.listdir(d) if ".tmp-" in n]
+    s.start()
+    assert s.client().execute_command("CF.EXISTS", "f", "during") == 1
+    assert s.client().dbsize() == 3
+
+
+def test_bgsave_schedule_runs_after_the_current_one(workdir):
+    d, make = workdir
+    s = make().start()
+    c = s.client()
+    c.execute_command("CF.RESERVE", "big0", BIG[0][1])
+    assert c.execute_command("BGSAVE") == b"Background saving started"
+    assert c.execute_command("BGSAVE", "SCHEDULE") == \
+        b"Background saving scheduled"
+    poll(lambda: s.info()["rdb_saves"] >= 2, what="the scheduled BGSAVE")
+    assert s.info()["rdb_last_bgsave_status"] == "ok"
