@@ -10,9 +10,10 @@
  * the moment its image shows.
  *
  * The child closes every socket (a killed parent must not leave its port
- * held by an orphan, and a client the parent closes must see it) and asks to be killed with its parent, so a
- * restarted server never races an orphan's rename. It reports a failure's
- * reason through a pipe, since only the parent writes the log.
+ * held by an orphan, and a client the parent closes must see it) and asks
+ * to be killed with its parent, so a restarted server never races an
+ * orphan's rename. It reports a failure's reason through a pipe, since only
+ * the parent writes the log.
  */
 #include "persist.h"
 
@@ -448,8 +449,7 @@ void persist_info(const server_t *s, char *buf, size_t len)
              "rdb_saves:%" PRIu64 "\r\n",
              s->dirty, p->child != 0, (long long)s->lastsave,
              p->last_bgsave_err ? "err" : "ok",
-             p->bgsave_ran ? p->last_bgsave_sec : -1, cur,
-             p->saves);
+             p->bgsave_ran ? p->last_bgsave_sec : -1, cur, p->saves);
 }
 
 /* ---- commands ---------------------------------------------------------- */
@@ -521,11 +521,11 @@ const cmd_def_t cmd_persist_table[] = {
      "Synchronously saves the database(s) to disk.", "1.0.0",
      "O(N) where N is the total number of keys in all databases", NULL, NULL},
     {"bgsave", -1, CMD_ADMIN, bgsave_proc, 0, 0, 0, "server",
-     "Asynchronously saves the database(s) to disk.", "1.0.0",
-     "O(1)", bgsave_args, NULL},
-    {"lastsave", 1, CMD_FAST | CMD_LOADING | CMD_STALE, lastsave_proc, 0, 0,
-     0, "server",
-     "Returns the Unix timestamp of the last successful save to disk.",
-     "1.0.0", "O(1)", NULL, NULL},
+     "Asynchronously saves the database(s) to disk.", "1.0.0", "O(1)",
+     bgsave_args, NULL},
+    {"lastsave", 1, CMD_FAST | CMD_LOADING | CMD_STALE, lastsave_proc, 0, 0, 0,
+     "server",
+     "Returns the Unix timestamp of the last successful save to disk.", "1.0.0",
+     "O(1)", NULL, NULL},
     {NULL, 0, 0, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL},
 };

@@ -23,20 +23,20 @@
 
 /* Lives in server_t; all zero is the state before anything happened. */
 typedef struct persist {
-    pid_t child;          /* background save in progress, or 0 */
-    char *child_path;     /* the path the child writes */
-    int child_errfd;      /* read end of the child's error pipe, or -1 */
+    pid_t child;      /* background save in progress, or 0 */
+    char *child_path; /* the path the child writes */
+    int child_errfd;  /* read end of the child's error pipe, or -1 */
     uint64_t dirty_at_fork;
-    time_t child_start;   /* wall clock at fork */
+    time_t child_start; /* wall clock at fork */
     uint64_t child_start_ms;
-    bool bgsave_scheduled; /* BGSAVE SCHEDULE waiting for the child */
+    bool bgsave_scheduled;   /* BGSAVE SCHEDULE waiting for the child */
     bool last_bgsave_err;    /* the last background save failed */
     bool bgsave_ran;         /* last_bgsave_sec is set */
     int64_t last_bgsave_sec; /* duration of the last one */
     time_t last_bgsave_try;
-    uint64_t saves;          /* successful saves since start */
-    bool shutdown_done;      /* the final save (or its skipping) happened */
-    bool shutdown_failed;    /* ... and failed: exit non-zero */
+    uint64_t saves;       /* successful saves since start */
+    bool shutdown_done;   /* the final save (or its skipping) happened */
+    bool shutdown_failed; /* ... and failed: exit non-zero */
     uv_timer_t timer;
     uv_signal_t sigchld;
     bool handles_open;
