@@ -83,9 +83,11 @@ static int index_add(cmd_index_t *ix, const cmd_def_t *d)
 
 int cmd_index_build(server_t *s)
 {
-    const cmd_def_t *tables[] = {cmd_server_table, cmd_cf_table};
+    const cmd_def_t *tables[] = {cmd_server_table, cmd_persist_table,
+                                 cmd_cf_table};
+    const size_t ntables = sizeof(tables) / sizeof(tables[0]);
     size_t total = 0;
-    for (size_t t = 0; t < 2; t++)
+    for (size_t t = 0; t < ntables; t++)
         total += table_len(tables[t]);
     cmd_index_t *ix = calloc(1, sizeof(*ix));
     if (ix == NULL)
@@ -101,7 +103,7 @@ int cmd_index_build(server_t *s)
         free(ix);
         return -ENOMEM;
     }
-    for (size_t t = 0; t < 2; t++)
+    for (size_t t = 0; t < ntables; t++)
         for (size_t i = 0; i < table_len(tables[t]); i++)
             (void)index_add(ix, &tables[t][i]);
     s->cmds = ix;
@@ -257,6 +259,11 @@ void cmd_dispatch(client_t *c, const resp_cmd_t *cmd)
         server_used_memory(s) > s->cfg->maxmemory) {
         resp_add_error(&c->out, "OOM command not allowed when used memory > "
                                 "'maxmemory'.");
+        e->rejected++;
+        return;
+    }
+    if ((d->flags & CMD_WRITE) && persist_deny_writes(s)) {
+        resp_add_error(&c->out, persist_misconf_msg);
         e->rejected++;
         return;
     }

@@ -826,14 +826,9 @@ static void info_proc(client_t *c, int argc, const resp_arg_t *argv)
     }
     SECTION(INFO_PERSISTENCE, "Persistence")
     {
-        sb_printf(&b,
-                  "loading:0\r\n"
-                  "rdb_changes_since_last_save:%" PRIu64 "\r\n"
-                  "rdb_bgsave_in_progress:0\r\n"
-                  "rdb_last_save_time:%lld\r\n"
-                  "rdb_last_bgsave_status:ok\r\n"
-                  "aof_enabled:0\r\n",
-                  s->dirty, (long long)s->lastsave);
+        char pbuf[512];
+        persist_info(s, pbuf, sizeof(pbuf));
+        sb_printf(&b, "%saof_enabled:0\r\n", pbuf);
     }
     SECTION(INFO_STATS, "Stats")
     {
@@ -977,13 +972,28 @@ static void config_resetstat_proc(client_t *c, int argc, const resp_arg_t *argv)
 
 static void shutdown_proc(client_t *c, int argc, const resp_arg_t *argv)
 {
-    for (int i = 1; i < argc; i++)
-        if (!cmd_arg_is(&argv[i], "nosave") && !cmd_arg_is(&argv[i], "save") &&
-            !cmd_arg_is(&argv[i], "now") && !cmd_arg_is(&argv[i], "force")) {
+    bool nosave = false, save = false, force = false;
+    for (int i = 1; i < argc; i++) {
+        if (cmd_arg_is(&argv[i], "nosave"))
+            nosave = true;
+        else if (cmd_arg_is(&argv[i], "save"))
+            save = true;
+        else if (cmd_arg_is(&argv[i], "force"))
+            force = true;
+        else if (!cmd_arg_is(&argv[i], "now")) {
             reply_syntax_error(c);
             return;
         }
+    }
+    if (nosave && save) {
+        reply_syntax_error(c);
+        return;
+    }
     log_warning("User requested shutdown...");
+    if (persist_shutdown_save(c->srv, nosave, save, force) < 0) {
+        resp_add_error(&c->out, "ERR Errors trying to SHUTDOWN. Check logs.");
+        return;
+    }
     c->close_after_reply = true;
     server_shutdown(c->srv, 0);
 }

@@ -245,6 +245,12 @@ int main(int argc, char **argv)
         log_warning("No config file specified, using the default config. "
                     "In order to specify a config file use cuckood "
                     "/path/to/cuckood.conf");
+    if (persist_load(&srv) < 0) {
+        server_free(&srv);
+        cfg_free(&cfg);
+        log_close();
+        return 1;
+    }
     if (server_listen(&srv, err, sizeof(err)) < 0) {
         log_warning("%s", err);
         server_free(&srv);
@@ -255,6 +261,7 @@ int main(int argc, char **argv)
         log_close();
         return 1;
     }
+    persist_start(&srv);
     if (cfg.pidfile != NULL && cfg.pidfile[0] != '\0')
         write_pidfile(cfg.pidfile);
     log_notice("Server initialized");

@@ -291,10 +291,9 @@ fail:
 
 void server_on_shutdown(server_t *s)
 {
-    /* The persistence module's final snapshot belongs here: it runs once,
-     * after the listeners are closed and before the clients are, and may
-     * set s->exit_code to non-zero when the save fails. */
-    (void)s;
+    /* Runs once, after the listeners are closed and before the clients
+     * are; a failed final save sets s->exit_code to non-zero. */
+    persist_on_shutdown(s);
 }
 
 void server_shutdown(server_t *s, int exit_code)

@@ -10,6 +10,7 @@
 
 #include <uv.h>
 
+#include "persist.h"
 #include "server.h"
 
 typedef struct conn conn_t;
@@ -51,7 +52,8 @@ struct server {
     uint64_t peak_memory;
     uint64_t ops_sample_cmds, ops_sample_ms;
     uint64_t ops_per_sec;
-    time_t lastsave; /* for the persistence module to update */
+    time_t lastsave;   /* for the persistence module to update */
+    persist_t persist; /* persist.c */
 
     uint64_t seed_state;
     bool shutting_down;

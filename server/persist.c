@@ -1,0 +1,531 @@
+/*
+ * persist.c - see persist.h.
+ *
+ * The bookkeeping follows Redis's serverCron and rdb.c: a save point fires
+ * a background save when dirty >= changes and more than seconds have passed
+ * since the last successful save; after a failed background save the next
+ * attempt waits PERSIST_RETRY_DELAY seconds. A successful background save
+ * subtracts the changes counted when it forked (writes made while the child
+ * ran still count) and sets the last save time to the fork time, which is
+ * the moment its image shows.
+ *
+ * The child closes every socket (a killed parent must not leave its port
+ * held by an orphan, and a client the parent closes must see it) and asks
+ * to be killed with its parent, so a restarted server never races an
+ * orphan's rename. It reports a failure's reason through a pipe, since only
+ * the parent writes the log.
+ */
+#include "persist.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "keyspace.h"
+#include "log.h"
+#include "server_int.h"
+#include "snapshot.h"
+
+#define PERSIST_CRON_MS 100
+#define PERSIST_RETRY_DELAY 5 /* seconds, as CONFIG_BGSAVE_RETRY_DELAY */
+#define PERSIST_ERR_MAX 512
+
+const char persist_misconf_msg[] =
+    "MISCONF Redis is configured to save RDB snapshots, but it's currently "
+    "unable to persist to disk. Commands that may modify the data set are "
+    "disabled, because this instance is configured to report errors during "
+    "writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). "
+    "Please check the Redis logs for details about the RDB error.";
+
+/* ---- the keyspace as the snapshot writer sees it ----------------------- */
+
+typedef struct walk {
+    snap_each_fn *each;
+    void *ctx;
+    int db;
+} walk_t;
+
+static int walk_key(void *ctx, const void *key, size_t len,
+                    const cf_filter_t *f)
+{
+    walk_t *w = ctx;
+    return w->each(w->ctx, w->db, key, len, f);
+}
+
+static int keyspace_iter(void *src, snap_each_fn *each, void *ctx)
+{
+    const server_t *s = src;
+    walk_t w = {each, ctx, 0};
+    for (int i = 0; i < s->ndbs; i++) {
+        if (ks_size(s->dbs[i]) == 0)
+            continue;
+        w.db = i;
+        int rc = ks_foreach(s->dbs[i], walk_key, &w);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* ---- loading ----------------------------------------------------------- */
+
+typedef struct load_ctx {
+    server_t *s;
+    uint64_t keys;
+    char why[PERSIST_ERR_MAX];
+} load_ctx_t;
+
+static int load_key(void *ctx, int db, const void *key, size_t len,
+                    cf_filter_t *f)
+{
+    load_ctx_t *l = ctx;
+    if (db < 0 || db >= l->s->ndbs) {
+        snprintf(l->why, sizeof(l->why),
+                 "the snapshot holds database %d but only %d are configured "
+                 "(databases)",
+                 db, l->s->ndbs);
+        cf_free(f);
+        return -ERANGE;
+    }
+    int rc = ks_add(l->s->dbs[db], key, len, f);
+    if (rc < 0) {
+        cf_free(f);
+        snprintf(l->why, sizeof(l->why), "%s",
+                 rc == -EEXIST ? "a key appears twice in one database"
+                               : "out of memory");
+        return rc;
+    }
+    l->keys++;
+    return 0;
+}
+
+/* The largest filter a snapshot may hold: maxmemory, else the machine's
+ * memory (the file's own size bounds it further). */
+static uint64_t load_cap(const server_t *s)
+{
+    if (s->cfg->maxmemory > 0)
+        return s->cfg->maxmemory;
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && psize > 0)
+        return (uint64_t)pages * (uint64_t)psize;
+    return 0;
+}
+
+int persist_load(server_t *s)
+{
+    const char *path = s->cfg->dbfilename;
+    int stale = snap_remove_stale(path);
+    if (stale > 0)
+        log_notice("Removed %d temporary snapshot file%s left by an "
+                   "interrupted save",
+                   stale, stale == 1 ? "" : "s");
+
+    load_ctx_t l = {.s = s};
+    char err[PERSIST_ERR_MAX] = "";
+    cf_limits_t lim = {.max_bytes = load_cap(s)};
+    uint64_t t0 = uv_hrtime();
+    int rc = snap_load(path, &lim, load_key, &l, err, sizeof(err));
+    if (rc == -ENOENT && l.keys == 0) {
+        log_notice("No snapshot file '%s': starting with an empty dataset",
+                   path);
+        return 0;
+    }
+    if (rc < 0) {
+        for (int i = 0; i < s->ndbs; i++)
+            ks_flush(s->dbs[i]);
+        if (l.why[0] != '\0')
+            log_warning("Fatal error loading the snapshot %s: %s. Exiting.",
+                        path, l.why);
+        else if (err[0] != '\0') /* snap_load's reason names the file */
+            log_warning("Fatal error loading the snapshot %s. Exiting.", err);
+        else
+            log_warning("Fatal error loading the snapshot %s: %s. Exiting.",
+                        path, strerror(-rc));
+        return rc;
+    }
+    double secs = (double)(uv_hrtime() - t0) / 1e9;
+    struct stat st;
+    uint64_t size = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+    log_notice("DB loaded from disk: %.3f seconds, %" PRIu64 " keys, %" PRIu64
+               " bytes",
+               secs, l.keys, size);
+    return 0;
+}
+
+/* ---- saving ------------------------------------------------------------ */
+
+/* A foreground save: 0 or a negative errno (logged, err filled). */
+static int save_now(server_t *s, char *err, size_t errlen)
+{
+    persist_t *p = &s->persist;
+    uint64_t t0 = uv_hrtime();
+    int rc = snap_save(s->cfg->dbfilename, keyspace_iter, s, err, errlen);
+    if (rc < 0) {
+        log_warning("Error saving DB on disk: %s", err);
+        return rc;
+    }
+    log_notice("DB saved on disk (%.3f seconds)",
+               (double)(uv_hrtime() - t0) / 1e9);
+    s->dirty = 0;
+    s->lastsave = time(NULL);
+    p->last_bgsave_err = false;
+    p->saves++;
+    return 0;
+}
+
+/* Keeps only the standard streams and errfd (moved to descriptor 3):
+ * the listeners and the clients' sockets close with the parent alone. */
+static int close_fds_in_child(int errfd)
+{
+    if (errfd != 3 && dup2(errfd, 3) < 0)
+        return errfd;
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, 4u, ~0u, 0u) == 0)
+        return 3;
+#endif
+    long max = sysconf(_SC_OPEN_MAX);
+    for (long fd = 4; fd < (max > 0 ? max : 1024); fd++)
+        close((int)fd);
+    return 3;
+}
+
+static void child_main(server_t *s, pid_t parent, int errfd)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(2);
+    /* The parent's handlers must not run here. */
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGINT, SIG_DFL);
+    errfd = close_fds_in_child(errfd);
+    char err[PERSIST_ERR_MAX] = "";
+    int rc = snap_save(s->cfg->dbfilename, keyspace_iter, s, err, sizeof(err));
+    if (rc < 0) {
+        size_t n = strlen(err);
+        if (n == 0)
+            n = (size_t)snprintf(err, sizeof(err), "%s", strerror(-rc));
+        ssize_t w = write(errfd, err, n);
+        (void)w;
+        _exit(1);
+    }
+    _exit(0);
+}
+
+/* Starts a background save: 0, or a negative errno (logged). */
+static int bgsave_start(server_t *s)
+{
+    persist_t *p = &s->persist;
+    int fds[2] = {-1, -1};
+    p->last_bgsave_try = time(NULL);
+    if (pipe(fds) < 0 || fcntl(fds[0], F_SETFD, FD_CLOEXEC) < 0 ||
+        fcntl(fds[1], F_SETFD, FD_CLOEXEC) < 0 ||
+        fcntl(fds[0], F_SETFL, O_NONBLOCK) < 0) {
+        int rc = -errno;
+        if (fds[0] >= 0) {
+            close(fds[0]);
+            close(fds[1]);
+        }
+        log_warning("Can't save in background: pipe: %s", strerror(-rc));
+        p->last_bgsave_err = true;
+        return rc;
+    }
+    char *path = strdup(s->cfg->dbfilename);
+    if (path == NULL) {
+        close(fds[0]);
+        close(fds[1]);
+        log_warning("Can't save in background: out of memory");
+        p->last_bgsave_err = true;
+        return -ENOMEM;
+    }
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        child_main(s, parent, fds[1]);
+    }
+    close(fds[1]);
+    if (pid < 0) {
+        int rc = -errno;
+        close(fds[0]);
+        free(path);
+        log_warning("Can't save in background: fork: %s", strerror(-rc));
+        p->last_bgsave_err = true;
+        return rc;
+    }
+    p->child = pid;
+    p->child_path = path;
+    p->child_errfd = fds[0];
+    p->dirty_at_fork = s->dirty;
+    p->child_start = time(NULL);
+    p->child_start_ms = uv_now(s->loop);
+    p->bgsave_scheduled = false;
+    log_notice("Background saving started by pid %d", (int)pid);
+    return 0;
+}
+
+static void child_forget(persist_t *p)
+{
+    if (p->child_errfd >= 0)
+        close(p->child_errfd);
+    p->child_errfd = -1;
+    free(p->child_path);
+    p->child_path = NULL;
+    p->child = 0;
+}
+
+/* The child has exited with status st. */
+static void bgsave_done(server_t *s, int st)
+{
+    persist_t *p = &s->persist;
+    p->last_bgsave_sec =
+        (int64_t)((uv_now(s->loop) - p->child_start_ms + 500) / 1000);
+    p->bgsave_ran = true;
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+        log_notice("Background saving terminated with success");
+        s->dirty -= p->dirty_at_fork < s->dirty ? p->dirty_at_fork : s->dirty;
+        s->lastsave = p->child_start;
+        p->last_bgsave_err = false;
+        p->saves++;
+    } else {
+        char why[PERSIST_ERR_MAX] = "";
+        ssize_t n = read(p->child_errfd, why, sizeof(why) - 1);
+        why[n > 0 ? n : 0] = '\0';
+        if (WIFSIGNALED(st))
+            log_warning("Background saving terminated by signal %d",
+                        WTERMSIG(st));
+        else
+            log_warning("Background saving error: %s",
+                        why[0] ? why : "unknown error");
+        /* A killed child may leave its temporary file. */
+        snap_remove_stale(p->child_path);
+        p->last_bgsave_err = true;
+    }
+    child_forget(p);
+}
+
+static void reap(server_t *s)
+{
+    persist_t *p = &s->persist;
+    int st;
+    if (p->child == 0)
+        return;
+    pid_t r = waitpid(p->child, &st, WNOHANG);
+    if (r == p->child) {
+        bgsave_done(s, st);
+    } else if (r < 0 && errno == ECHILD) {
+        /* Reaped elsewhere: the outcome is unknown, so count it failed. */
+        log_warning("Background saving child %d vanished", (int)p->child);
+        p->last_bgsave_err = true;
+        child_forget(p);
+    }
+}
+
+/* Kills a running child and waits for it; its temporary file goes. */
+static void bgsave_kill(server_t *s)
+{
+    persist_t *p = &s->persist;
+    if (p->child == 0)
+        return;
+    log_warning("There is a child saving a snapshot. Killing it!");
+    kill(p->child, SIGKILL);
+    while (waitpid(p->child, NULL, 0) < 0 && errno == EINTR)
+        ;
+    snap_remove_stale(p->child_path);
+    child_forget(p);
+}
+
+static void on_cron(uv_timer_t *t)
+{
+    server_t *s = t->data;
+    persist_t *p = &s->persist;
+    reap(s);
+    if (p->child != 0 || s->shutting_down)
+        return;
+    time_t now = time(NULL);
+    bool may_retry =
+        !p->last_bgsave_err || now - p->last_bgsave_try > PERSIST_RETRY_DELAY;
+    if (!may_retry)
+        return;
+    for (int i = 0; i < s->cfg->nsave; i++) {
+        const cfg_save_point_t *sp = &s->cfg->save[i];
+        if (s->dirty >= (uint64_t)sp->changes &&
+            now - s->lastsave > sp->seconds) {
+            log_notice("%" PRId64 " changes in %" PRId64 " seconds. Saving...",
+                       sp->changes, sp->seconds);
+            bgsave_start(s);
+            return;
+        }
+    }
+    if (p->bgsave_scheduled)
+        bgsave_start(s);
+}
+
+static void on_sigchld(uv_signal_t *h, int signum)
+{
+    (void)signum;
+    reap(h->data);
+}
+
+void persist_start(server_t *s)
+{
+    persist_t *p = &s->persist;
+    uv_timer_init(s->loop, &p->timer);
+    uv_signal_init(s->loop, &p->sigchld);
+    p->timer.data = p->sigchld.data = s;
+    uv_timer_start(&p->timer, on_cron, PERSIST_CRON_MS, PERSIST_CRON_MS);
+    uv_signal_start(&p->sigchld, on_sigchld, SIGCHLD);
+    p->handles_open = true;
+}
+
+int persist_shutdown_save(server_t *s, bool nosave, bool save, bool force)
+{
+    persist_t *p = &s->persist;
+    if (p->shutdown_done)
+        return 0;
+    bgsave_kill(s);
+    if (!nosave && (save || s->cfg->nsave > 0)) {
+        char err[PERSIST_ERR_MAX];
+        log_notice("Saving the final snapshot before exiting.");
+        if (save_now(s, err, sizeof(err)) < 0) {
+            if (!force) {
+                log_warning("Error trying to save the DB, can't exit.");
+                return -EIO;
+            }
+            log_warning("Error trying to save the DB; exiting anyway "
+                        "(FORCE).");
+            p->shutdown_failed = true;
+        }
+    }
+    p->shutdown_done = true;
+    return 0;
+}
+
+void persist_on_shutdown(server_t *s)
+{
+    persist_t *p = &s->persist;
+    if (!p->shutdown_done)
+        persist_shutdown_save(s, false, false, true);
+    if (p->shutdown_failed) {
+        log_warning("The final save failed: exiting with an error.");
+        s->exit_code = 1;
+    }
+    if (p->handles_open) {
+        uv_close((uv_handle_t *)&p->timer, NULL);
+        uv_close((uv_handle_t *)&p->sigchld, NULL);
+        p->handles_open = false;
+    }
+}
+
+bool persist_deny_writes(const server_t *s)
+{
+    return s->cfg->stop_writes_on_bgsave_error && s->cfg->nsave > 0 &&
+           s->persist.last_bgsave_err;
+}
+
+void persist_info(const server_t *s, char *buf, size_t len)
+{
+    const persist_t *p = &s->persist;
+    int64_t cur = -1;
+    if (p->child != 0)
+        cur = (int64_t)((uv_now(s->loop) - p->child_start_ms) / 1000);
+    snprintf(buf, len,
+             "loading:0\r\n"
+             "rdb_changes_since_last_save:%" PRIu64 "\r\n"
+             "rdb_bgsave_in_progress:%d\r\n"
+             "rdb_last_save_time:%lld\r\n"
+             "rdb_last_bgsave_status:%s\r\n"
+             "rdb_last_bgsave_time_sec:%" PRId64 "\r\n"
+             "rdb_current_bgsave_time_sec:%" PRId64 "\r\n"
+             "rdb_saves:%" PRIu64 "\r\n",
+             s->dirty, p->child != 0, (long long)s->lastsave,
+             p->last_bgsave_err ? "err" : "ok",
+             p->bgsave_ran ? p->last_bgsave_sec : -1, cur, p->saves);
+}
+
+/* ---- commands ---------------------------------------------------------- */
+
+static void save_proc(client_t *c, int argc, const resp_arg_t *argv)
+{
+    (void)argc;
+    (void)argv;
+    server_t *s = c->srv;
+    char err[PERSIST_ERR_MAX] = "";
+    if (s->persist.child != 0) {
+        resp_add_error(&c->out, "ERR Background save already in progress");
+        return;
+    }
+    if (save_now(s, err, sizeof(err)) < 0) {
+        for (char *q = err; *q; q++)
+            if (*q == '\r' || *q == '\n')
+                *q = ' ';
+        resp_add_errorf(&c->out, "ERR %s", err);
+        return;
+    }
+    reply_ok(c);
+}
+
+static void bgsave_proc(client_t *c, int argc, const resp_arg_t *argv)
+{
+    server_t *s = c->srv;
+    bool schedule = false;
+    if (argc == 2) {
+        if (!cmd_arg_is(&argv[1], "schedule")) {
+            reply_syntax_error(c);
+            return;
+        }
+        schedule = true;
+    } else if (argc > 2) {
+        reply_syntax_error(c);
+        return;
+    }
+    if (s->persist.child != 0) {
+        if (schedule) {
+            s->persist.bgsave_scheduled = true;
+            resp_add_simple(&c->out, "Background saving scheduled");
+        } else {
+            resp_add_error(&c->out, "ERR Background save already in progress");
+        }
+        return;
+    }
+    if (bgsave_start(s) < 0) {
+        resp_add_error(&c->out, "ERR Background save failed to start: check "
+                                "the logs");
+        return;
+    }
+    resp_add_simple(&c->out, "Background saving started");
+}
+
+static void lastsave_proc(client_t *c, int argc, const resp_arg_t *argv)
+{
+    (void)argc;
+    (void)argv;
+    resp_add_int(&c->out, (int64_t)c->srv->lastsave);
+}
+
+static const cmd_arg_t bgsave_args[] = {
+    {"schedule", "pure-token", "SCHEDULE", CMD_ARG_OPTIONAL, NULL},
+    {NULL, NULL, NULL, 0, NULL}};
+
+const cmd_def_t cmd_persist_table[] = {
+    {"save", 1, CMD_ADMIN, save_proc, 0, 0, 0, "server",
+     "Synchronously saves the database(s) to disk.", "1.0.0",
+     "O(N) where N is the total number of keys in all databases", NULL, NULL},
+    {"bgsave", -1, CMD_ADMIN, bgsave_proc, 0, 0, 0, "server",
+     "Asynchronously saves the database(s) to disk.", "1.0.0", "O(1)",
+     bgsave_args, NULL},
+    {"lastsave", 1, CMD_FAST | CMD_LOADING | CMD_STALE, lastsave_proc, 0, 0, 0,
+     "server",
+     "Returns the Unix timestamp of the last successful save to disk.", "1.0.0",
+     "O(1)", NULL, NULL},
+    {NULL, 0, 0, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL},
+};

@@ -1,0 +1,79 @@
+/*
+ * persist.h - persistence of the keyspace: loading the snapshot at start-up,
+ * save points, SAVE / BGSAVE / LASTSAVE, the final save at shutdown and the
+ * stop-writes-on-bgsave-error rule, as Redis does them for RDB files.
+ *
+ * A background save forks: the child writes the copy-on-write image of the
+ * keyspace with snap_save() and _exits; the parent keeps serving and reaps
+ * the child from a SIGCHLD handler and its cron timer.
+ *
+ * Contract: event loop thread only. The snapshot file is cfg->dbfilename
+ * relative to the working directory (main() has made cfg->dir current).
+ */
+#ifndef PERSIST_H
+#define PERSIST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+#include <uv.h>
+
+#include "server.h"
+
+/* Lives in server_t; all zero is the state before anything happened. */
+typedef struct persist {
+    pid_t child;      /* background save in progress, or 0 */
+    char *child_path; /* the path the child writes */
+    int child_errfd;  /* read end of the child's error pipe, or -1 */
+    uint64_t dirty_at_fork;
+    time_t child_start; /* wall clock at fork */
+    uint64_t child_start_ms;
+    bool bgsave_scheduled;   /* BGSAVE SCHEDULE waiting for the child */
+    bool last_bgsave_err;    /* the last background save failed */
+    bool bgsave_ran;         /* last_bgsave_sec is set */
+    int64_t last_bgsave_sec; /* duration of the last one */
+    time_t last_bgsave_try;
+    uint64_t saves;       /* successful saves since start */
+    bool shutdown_done;   /* the final save (or its skipping) happened */
+    bool shutdown_failed; /* ... and failed: exit non-zero */
+    uv_timer_t timer;
+    uv_signal_t sigchld;
+    bool handles_open;
+} persist_t;
+
+/* Loads the snapshot into the server's (empty) databases, before anything
+ * listens: removes stale temporary files, then reads and verifies the file.
+ * A missing file is an empty start. Returns 0, or a negative errno after
+ * logging why (a corrupt file, a database index the configuration does not
+ * have, an unreadable file): the server must not start then, and the file
+ * is left as it was. */
+int persist_load(server_t *s);
+
+/* Starts the save point timer and the SIGCHLD handler. */
+void persist_start(server_t *s);
+
+/* The save a shutdown needs: with nosave nothing; with save, or when save
+ * points are configured, a foreground save (after killing a background
+ * one). 0 when the server may exit, a negative errno when the save failed
+ * (logged) and force is false. With force a failed save only makes the exit
+ * code non-zero. Done once: later calls return 0. */
+int persist_shutdown_save(server_t *s, bool nosave, bool save, bool force);
+
+/* Called from server_on_shutdown(): the final save unless a SHUTDOWN already
+ * did it (a failure sets s->exit_code to 1), then closes the handles. */
+void persist_on_shutdown(server_t *s);
+
+/* true when write commands must be refused with persist_misconf_msg
+ * (stop-writes-on-bgsave-error after a failed background save). */
+bool persist_deny_writes(const server_t *s);
+extern const char persist_misconf_msg[];
+
+/* Formats the fields of INFO persistence into buf (NUL-terminated, cut at
+ * len). */
+void persist_info(const server_t *s, char *buf, size_t len);
+
+/* SAVE, BGSAVE, LASTSAVE. */
+extern const cmd_def_t cmd_persist_table[];
+
+#endif /* PERSIST_H */

@@ -1,0 +1,273 @@
+/* Unit tests for server/persist.c: loading at start-up, the write gate and
+ * INFO persistence, with a real server state and snapshot files in a
+ * temporary directory (the working directory, as main() arranges). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cf.h"
+#include "keyspace.h"
+#include "persist.h"
+#include "server_int.h"
+#include "snapshot.h"
+
+typedef struct fixture {
+    char dir[64];
+    char old_cwd[4096];
+    uv_loop_t loop;
+    cfg_t cfg;
+    server_t s;
+} fixture_t;
+
+static int setup(void **state)
+{
+    fixture_t *fx = calloc(1, sizeof(*fx));
+    assert_non_null(fx);
+    strcpy(fx->dir, "/tmp/test_persist-XXXXXX");
+    assert_non_null(mkdtemp(fx->dir));
+    assert_non_null(getcwd(fx->old_cwd, sizeof(fx->old_cwd)));
+    assert_int_equal(chdir(fx->dir), 0);
+    assert_int_equal(uv_loop_init(&fx->loop), 0);
+    assert_int_equal(cfg_init(&fx->cfg), 0);
+    *state = fx;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture_t *fx = *state;
+    server_free(&fx->s);
+    cfg_free(&fx->cfg);
+    uv_loop_close(&fx->loop);
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->dir);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(chdir(fx->old_cwd), 0);
+    free(fx);
+    return 0;
+}
+
+static void start(fixture_t *fx, int databases)
+{
+    fx->cfg.databases = databases;
+    assert_int_equal(server_init(&fx->s, &fx->loop, &fx->cfg), 0);
+}
+
+static cf_filter_t *mkfilter(const char *item)
+{
+    cf_params_t p;
+    cf_params_default(&p);
+    p.capacity = 1000;
+    cf_filter_t *f = NULL;
+    assert_int_equal(cf_create(&p, &f), 0);
+    assert_true(cf_add(f, item, strlen(item)) >= 0);
+    return f;
+}
+
+/* A snapshot with key "k<db>" holding item "i<db>" in each listed db. */
+typedef struct src {
+    const int *dbs;
+    int n;
+    cf_filter_t *f[8];
+} src_t;
+
+static int src_iter(void *p, snap_each_fn *each, void *ctx)
+{
+    src_t *s = p;
+    for (int i = 0; i < s->n; i++) {
+        char key[16];
+        snprintf(key, sizeof(key), "k%d", s->dbs[i]);
+        int rc = each(ctx, s->dbs[i], key, strlen(key), s->f[i]);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+static void write_snapshot(const int *dbs, int n)
+{
+    src_t s = {dbs, n, {0}};
+    char err[256];
+    for (int i = 0; i < n; i++) {
+        char item[16];
+        snprintf(item, sizeof(item), "i%d", dbs[i]);
+        s.f[i] = mkfilter(item);
+    }
+    assert_int_equal(snap_save("dump.cuckoo", src_iter, &s, err, sizeof(err)),
+                     0);
+    for (int i = 0; i < n; i++)
+        cf_free(s.f[i]);
+}
+
+static void test_missing_file_is_empty_start(void **state)
+{
+    fixture_t *fx = *state;
+    start(fx, 16);
+    assert_int_equal(persist_load(&fx->s), 0);
+    assert_int_equal(ks_size(fx->s.dbs[0]), 0);
+    assert_false(persist_deny_writes(&fx->s));
+}
+
+static void test_loads_every_database(void **state)
+{
+    fixture_t *fx = *state;
+    static const int dbs[] = {0, 3, 15};
+    write_snapshot(dbs, 3);
+    start(fx, 16);
+    assert_int_equal(persist_load(&fx->s), 0);
+    for (int i = 0; i < 3; i++) {
+        char key[16], item[16];
+        snprintf(key, sizeof(key), "k%d", dbs[i]);
+        snprintf(item, sizeof(item), "i%d", dbs[i]);
+        const cf_filter_t *f = ks_get(fx->s.dbs[dbs[i]], key, strlen(key));
+        assert_non_null(f);
+        assert_true(cf_exists(f, item, strlen(item)));
+        assert_int_equal(ks_size(fx->s.dbs[dbs[i]]), 1);
+    }
+    assert_int_equal(ks_size(fx->s.dbs[1]), 0);
+}
+
+static void test_database_out_of_range_refused(void **state)
+{
+    fixture_t *fx = *state;
+    static const int dbs[] = {1, 7};
+    write_snapshot(dbs, 2);
+    start(fx, 4);
+    assert_int_equal(persist_load(&fx->s), -ERANGE);
+    /* Nothing half-loaded stays. */
+    assert_int_equal(ks_size(fx->s.dbs[1]), 0);
+}
+
+static void test_corrupt_file_refused_and_kept(void **state)
+{
+    fixture_t *fx = *state;
+    static const int dbs[] = {0};
+    write_snapshot(dbs, 1);
+    FILE *fp = fopen("dump.cuckoo", "r+b");
+    assert_non_null(fp);
+    assert_int_equal(fseek(fp, 20, SEEK_SET), 0);
+    int ch = fgetc(fp);
+    assert_int_equal(fseek(fp, 20, SEEK_SET), 0);
+    fputc(ch ^ 0x01, fp);
+    fclose(fp);
+    struct stat before, after;
+    assert_int_equal(stat("dump.cuckoo", &before), 0);
+    start(fx, 16);
+    assert_int_equal(persist_load(&fx->s), -EINVAL);
+    assert_int_equal(ks_size(fx->s.dbs[0]), 0);
+    assert_int_equal(stat("dump.cuckoo", &after), 0);
+    assert_int_equal(before.st_size, after.st_size);
+    assert_int_equal(before.st_mtime, after.st_mtime);
+}
+
+static void test_stale_temp_removed(void **state)
+{
+    fixture_t *fx = *state;
+    FILE *fp = fopen("dump.cuckoo.tmp-99-3", "wb");
+    assert_non_null(fp);
+    fclose(fp);
+    start(fx, 16);
+    assert_int_equal(persist_load(&fx->s), 0);
+    assert_int_equal(access("dump.cuckoo.tmp-99-3", F_OK), -1);
+}
+
+static void test_write_gate(void **state)
+{
+    fixture_t *fx = *state;
+    start(fx, 16);
+    assert_int_equal(persist_load(&fx->s), 0);
+    assert_false(persist_deny_writes(&fx->s));
+    fx->s.persist.last_bgsave_err = true;
+    assert_true(persist_deny_writes(&fx->s));
+    fx->cfg.stop_writes_on_bgsave_error = false;
+    assert_false(persist_deny_writes(&fx->s));
+    fx->cfg.stop_writes_on_bgsave_error = true;
+    fx->cfg.nsave = 0; /* save "": no MISCONF, as Redis */
+    assert_false(persist_deny_writes(&fx->s));
+    assert_int_equal(strncmp(persist_misconf_msg, "MISCONF ", 8), 0);
+}
+
+static void test_info_fields(void **state)
+{
+    fixture_t *fx = *state;
+    char buf[1024];
+    start(fx, 16);
+    assert_int_equal(persist_load(&fx->s), 0);
+    fx->s.dirty = 42;
+    persist_info(&fx->s, buf, sizeof(buf));
+    assert_non_null(strstr(buf, "loading:0\r\n"));
+    assert_non_null(strstr(buf, "rdb_changes_since_last_save:42\r\n"));
+    assert_non_null(strstr(buf, "rdb_bgsave_in_progress:0\r\n"));
+    assert_non_null(strstr(buf, "rdb_last_bgsave_status:ok\r\n"));
+    assert_non_null(strstr(buf, "rdb_last_bgsave_time_sec:-1\r\n"));
+    assert_non_null(strstr(buf, "rdb_current_bgsave_time_sec:-1\r\n"));
+    fx->s.persist.last_bgsave_err = true;
+    persist_info(&fx->s, buf, sizeof(buf));
+    assert_non_null(strstr(buf, "rdb_last_bgsave_status:err\r\n"));
+}
+
+static void test_shutdown_save_writes_file(void **state)
+{
+    fixture_t *fx = *state;
+    start(fx, 16);
+    assert_int_equal(persist_load(&fx->s), 0);
+    assert_int_equal(ks_add(fx->s.dbs[2], "key", 3, mkfilter("x")), 0);
+    fx->s.dirty = 1;
+    assert_int_equal(persist_shutdown_save(&fx->s, false, true, false), 0);
+    assert_int_equal(fx->s.dirty, 0);
+    assert_int_equal(access("dump.cuckoo", F_OK), 0);
+    /* Once done, later calls do nothing. */
+    assert_int_equal(unlink("dump.cuckoo"), 0);
+    assert_int_equal(persist_shutdown_save(&fx->s, false, true, false), 0);
+    assert_int_equal(access("dump.cuckoo", F_OK), -1);
+}
+
+static void test_shutdown_save_failure(void **state)
+{
+    fixture_t *fx = *state;
+    char err[256];
+    start(fx, 16);
+    assert_int_equal(persist_load(&fx->s), 0);
+    assert_int_equal(mkdir("adir", 0755), 0);
+    assert_int_equal(cfg_set(&fx->cfg, "dbfilename", "adir", err, sizeof(err)),
+                     0);
+    assert_true(persist_shutdown_save(&fx->s, false, false, false) < 0);
+    /* NOSAVE needs no save; a forced exit after a failure exits non-zero. */
+    assert_int_equal(persist_shutdown_save(&fx->s, true, false, false), 0);
+    fx->s.persist.shutdown_done = false;
+    assert_int_equal(persist_shutdown_save(&fx->s, false, false, true), 0);
+    assert_true(fx->s.persist.shutdown_failed);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_missing_file_is_empty_start, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_loads_every_database, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_database_out_of_range_refused,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_corrupt_file_refused_and_kept,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stale_temp_removed, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_write_gate, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_info_fields, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shutdown_save_writes_file, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_shutdown_save_failure, setup,
+                                        teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
