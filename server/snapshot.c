@@ -14,7 +14,7 @@
  *                      u32 filter header length, header (cf_header_write),
  *                      u64 filter data length, data (cf_data_view)
  *            0xFF END  u64 number of KEY records in the file
- *   trailer  u64      XXH64 (seed 0) of every byte before the trailer
+ *   trailer  u64      XXH3-64 (seed 0) of every byte before the trailer
  *
  * Only databases that hold keys have a DB record, so an empty keyspace is
  * head + END + trailer (33 bytes). Keys carry no count up front because the
@@ -109,7 +109,7 @@ static uint64_t get_u64(const uint8_t *p)
 
 uint64_t snap_checksum(const void *buf, size_t len)
 {
-    return XXH64(buf, len - SNAP_TRAILER_LEN, 0);
+    return XXH3_64bits(buf, len - SNAP_TRAILER_LEN);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -119,7 +119,7 @@ typedef struct snap_writer {
     int fd;
     uint8_t *buf;
     size_t used;
-    XXH64_state_t *xs;
+    XXH3_state_t *xs;
     int err;         /* sticky: first negative errno */
     const char *why; /* what failed, for the message */
     int db;          /* database of the last DB record, -1 before any */
@@ -158,7 +158,7 @@ static int w_flush(snap_writer_t *w)
 
     if (w->err != 0 || w->used == 0)
         return w->err;
-    XXH64_update(w->xs, w->buf, w->used);
+    XXH3_64bits_update(w->xs, w->buf, w->used);
     rc = write_all(w->fd, w->buf, w->used);
     w->used = 0;
     if (rc < 0)
@@ -175,7 +175,7 @@ static int w_put(snap_writer_t *w, const void *p, size_t n)
     if (n >= SNAP_DIRECT_MIN) {
         if (w_flush(w) < 0)
             return w->err;
-        XXH64_update(w->xs, p, n);
+        XXH3_64bits_update(w->xs, p, n);
         rc = write_all(w->fd, p, n);
         if (rc < 0)
             return w_fail(w, rc, "Write error saving DB on disk");
@@ -316,11 +316,11 @@ int snap_save(const char *path, snap_iter_fn *iter, void *src, char *err,
         return rc;
     }
     w.buf = malloc(SNAP_BUF_SIZE);
-    w.xs = XXH64_createState();
+    w.xs = XXH3_createState();
     if (w.buf == NULL || w.xs == NULL) {
         w_fail(&w, -ENOMEM, "Out of memory saving DB");
     } else {
-        XXH64_reset(w.xs, 0);
+        XXH3_64bits_reset(w.xs);
         memcpy(head, SNAP_MAGIC, 8);
         put_u32(head + 8, SNAP_VERSION);
         put_u32(head + 12, 0);
@@ -338,7 +338,7 @@ int snap_save(const char *path, snap_iter_fn *iter, void *src, char *err,
         w_flush(&w);
     }
     if (w.err == 0) {
-        put_u64(tail, XXH64_digest(w.xs));
+        put_u64(tail, XXH3_64bits_digest(w.xs));
         rc = write_all(w.fd, tail, SNAP_TRAILER_LEN);
         if (rc < 0)
             w_fail(&w, rc, "Write error saving DB on disk");
@@ -348,7 +348,7 @@ int snap_save(const char *path, snap_iter_fn *iter, void *src, char *err,
     if (close(w.fd) < 0 && errno != EINTR)
         w_fail(&w, -errno, "Write error saving DB on disk (close)");
     free(w.buf);
-    XXH64_freeState(w.xs);
+    XXH3_freeState(w.xs);
     if (w.err == 0 && rename(tmp, path) < 0) {
         rc = -errno;
         set_err(err, errlen,
