@@ -109,13 +109,21 @@ echo "ports:  cuckood $CP, redis-server $RP; $CLIENTS clients," \
     "$RUNS runs each, median reported"
 echo
 
-# bench PORT PIPELINE N CMD...: one redis-benchmark run, prints ops/s.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+TCK=$(getconf CLK_TCK)
+
+# bench PID PORT PIPELINE N CMD...: one redis-benchmark run against the
+# server PID listening on PORT; prints "ops/s server-CPU-us-per-request".
 bench() {
-    local port=$1 pipe=$2 n=$3
-    shift 3
-    redis-benchmark -p "$port" -c "$CLIENTS" -P "$pipe" -n "$n" \
+    local pid=$1 port=$2 pipe=$3 n=$4 t0 t1 rps
+    shift 4
+    t0=$(cpu_ticks "$pid")
+    rps=$(redis-benchmark -p "$port" -c "$CLIENTS" -P "$pipe" -n "$n" \
         -r 100000000 --csv "$@" 2>/dev/null |
-        awk -F'","' 'NR == 2 { printf "%.0f\n", $2 }'
+        awk -F'","' 'NR == 2 { printf "%.0f\n", $2 }')
+    t1=$(cpu_ticks "$pid")
+    awk -v r="$rps" -v a="$t0" -v b="$t1" -v t="$TCK" -v n="$n" \
+        'BEGIN { printf "%s %.2f\n", r, (b - a) / t * 1e6 / n }'
 }
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
@@ -130,10 +138,14 @@ ccli CF.RESERVE bench "$FILL" >/dev/null
 for r in $(seq "$RUNS"); do
     for p in 1 32; do
         if [[ $p == 1 ]]; then n=$N1; else n=$N32_ADD; fi
-        v=$(bench "$CP" "$p" "$n" CF.ADD bench __rand_int__)
+        read -r v u < <(bench "$cpid" "$CP" "$p" "$n" \
+            CF.ADD bench __rand_int__)
         record "add_$p" "$v"
-        printf 'run %d  -P %-2s  CF.ADD        %10s ops/s  (items now %s)\n' \
-            "$r" "$p" "$v" "$(cf_info_field bench 'Number of items inserted')"
+        record "uadd_$p" "$u"
+        printf 'run %d  -P %-2s  CF.ADD   %10s ops/s  %6s us/req' \
+            "$r" "$p" "$v" "$u"
+        printf '  (items now %s)\n' \
+            "$(cf_info_field bench 'Number of items inserted')"
     done
 done
 
@@ -153,6 +165,22 @@ echo "filling the redis set benchset with $SET members"
 echo "benchset: $(rcli SCARD benchset) members"
 echo
 
+ratio() {
+    awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'
+}
+last() { tr ' ' '\n' <<<"${RES[$1]}" | grep . | tail -1; }
+
+# one RUN PIPE N NAME PID PORT LABEL CMD...: a measured run, recorded.
+one() {
+    local r=$1 p=$2 n=$3 name=$4 pid=$5 port=$6 label=$7 v u
+    shift 7
+    read -r v u < <(bench "$pid" "$port" "$p" "$n" "$@")
+    record "${name}_$p" "$v"
+    record "u${name}_$p" "$u"
+    printf 'run %d  %s  %10s ops/s  %6s us/req of server CPU\n' \
+        "$r" "$label" "$v" "$u"
+}
+
 perf_start() {
     [[ -n $PERF ]] || return 0
     mkdir -p "$PERF"
@@ -171,37 +199,34 @@ for p in 1 32; do
     if [[ $p == 1 ]]; then n=$N1; else n=$N32; fi
     echo "== -P $p, $n requests per run"
     for r in $(seq "$RUNS"); do
-        v=$(bench "$RP" "$p" "$n" PING)
-        record "rping_$p" "$v"
-        printf 'run %d  redis-server PING              %10s ops/s\n' "$r" "$v"
-        v=$(bench "$CP" "$p" "$n" PING)
-        record "cping_$p" "$v"
-        printf 'run %d  cuckood      PING              %10s ops/s\n' "$r" "$v"
+        one "$r" "$p" "$n" rping "$rpid" "$RP" "redis-server PING     " PING
+        one "$r" "$p" "$n" cping "$cpid" "$CP" "cuckood      PING     " PING
         [[ $r == 1 ]] && perf_start "$p"
-        v=$(bench "$CP" "$p" "$n" CF.EXISTS bench __rand_int__)
+        one "$r" "$p" "$n" exists "$cpid" "$CP" "cuckood      CF.EXISTS" \
+            CF.EXISTS bench __rand_int__
         [[ $r == 1 ]] && perf_stop
-        record "exists_$p" "$v"
-        printf 'run %d  cuckood      CF.EXISTS         %10s ops/s\n' "$r" "$v"
-        v=$(bench "$RP" "$p" "$n" SISMEMBER benchset __rand_int__)
-        record "sism_$p" "$v"
-        printf 'run %d  redis-server SISMEMBER         %10s ops/s\n' "$r" "$v"
+        one "$r" "$p" "$n" sism "$rpid" "$RP" "redis-server SISMEMBER" \
+            SISMEMBER benchset __rand_int__
+        # The two servers' runs next to each other in time, as a ratio.
+        record "rr_$p" "$(ratio "$(last "exists_$p")" "$(last "rping_$p")")"
     done
     echo
 done
 echo "load:   $(cut -d' ' -f1-3 /proc/loadavg) (after the throughput runs)"
 echo
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 
-echo "== medians (ops/s)"
-printf '%-34s %12s %12s\n' "" "-P 1" "-P 32"
-printf '%-34s %12s %12s\n' "redis-server PING" "$(med rping_1)" "$(med rping_32)"
-printf '%-34s %12s %12s\n' "redis-server SISMEMBER ($SET)" \
-    "$(med sism_1)" "$(med sism_32)"
-printf '%-34s %12s %12s\n' "cuckood PING" "$(med cping_1)" "$(med cping_32)"
-printf '%-34s %12s %12s\n' "cuckood CF.ADD" "$(med add_1)" "$(med add_32)"
-printf '%-34s %12s %12s\n' "cuckood CF.EXISTS ($FILL)" \
-    "$(med exists_1)" "$(med exists_32)"
+echo "== medians: ops/s, and server CPU microseconds per request"
+printf '%-30s %10s %8s %10s %8s\n' "" "-P 1" "us/req" "-P 32" "us/req"
+row() {
+    printf '%-30s %10s %8s %10s %8s\n' "$1" "$(med "${2}_1")" \
+        "$(med "u${2}_1")" "$(med "${2}_32")" "$(med "u${2}_32")"
+}
+row "redis-server PING" rping
+row "redis-server SISMEMBER ($SET)" sism
+row "cuckood PING" cping
+row "cuckood CF.ADD" add
+row "cuckood CF.EXISTS ($FILL)" exists
 echo
 echo "== ratios (of the medians)"
 printf '%-34s %12s %12s\n' "" "-P 1" "-P 32"
@@ -214,6 +239,10 @@ for row in "CF.EXISTS / redis PING:exists:rping" \
         "$(ratio "$(med "${a}_1")" "$(med "${b}_1")")" \
         "$(ratio "$(med "${a}_32")" "$(med "${b}_32")")"
 done
+printf '%-34s %12s %12s\n' "CF.EXISTS / redis PING, per run" \
+    "$(med rr_1)" "$(med rr_32)"
+echo "  (median of the ratios of runs done back to back: less exposed to"
+echo "   load that changes between runs)"
 echo "targets: CF.EXISTS / redis PING >= 0.90 at -P 1, >= 1.00 at -P 32"
 echo
 
