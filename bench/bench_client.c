@@ -95,10 +95,11 @@ int main(int argc, char **argv)
     uint64_t window = 16, inflight = 0, i;
     totals_t t = {0};
     redisContext *c;
-    const char **av;
-    size_t *avlen;
-    char *items;
+    const char **av = NULL;
+    size_t *avlen = NULL;
+    char *items = NULL;
     double t0, dt;
+    int status = 1;
 
     while ((opt = getopt(argc, argv, "h:p:n:b:s:w:f:m:")) != -1) {
         switch (opt) {
@@ -127,13 +128,13 @@ int main(int argc, char **argv)
     if (c == NULL || c->err) {
         fprintf(stderr, "bench_client: connect: %s\n",
                 c ? c->errstr : "out of memory");
-        return 1;
+        goto out;
     }
     av = malloc((nwords + batch) * sizeof(*av));
     avlen = malloc((nwords + batch) * sizeof(*avlen));
     items = malloc(batch * ITEM_MAX);
     if (av == NULL || avlen == NULL || items == NULL)
-        return 1;
+        goto out;
     for (opt = 0; opt < nwords; opt++) {
         av[opt] = argv[optind + opt];
         avlen[opt] = strlen(av[opt]);
@@ -151,26 +152,29 @@ int main(int argc, char **argv)
             if (mult != 1)
                 v = (v * mult) % 100000000u;
             len = snprintf(p, ITEM_MAX, fmt, v);
-            if (len < 0 || len >= ITEM_MAX)
-                return 2;
+            if (len < 0 || len >= ITEM_MAX) {
+                fprintf(stderr, "bench_client: item too long\n");
+                status = 2;
+                goto out;
+            }
             av[nwords + k] = p;
             avlen[nwords + k] = (size_t)len;
         }
         /* hiredis copies the arguments into its output buffer here. */
         if (redisAppendCommandArgv(c, nwords + (int)n, av, avlen) != REDIS_OK)
-            return 1;
+            goto out;
         t.commands++;
         t.items += n;
         i += n;
         if (++inflight >= window) {
             if (read_one(c, &t) != 0)
-                return 1;
+                goto out;
             inflight--;
         }
     }
     while (inflight > 0) {
         if (read_one(c, &t) != 0)
-            return 1;
+            goto out;
         inflight--;
     }
     dt = now_sec() - t0;
@@ -179,9 +183,12 @@ int main(int argc, char **argv)
            " seconds=%.3f items_per_sec=%.0f\n",
            t.commands, t.items, t.int_sum, t.ones, t.others, t.errors, dt,
            dt > 0 ? (double)t.items / dt : 0.0);
-    redisFree(c);
+    status = 0;
+out:
+    if (c != NULL)
+        redisFree(c);
     free(av);
     free(avlen);
     free(items);
-    return 0;
+    return status;
 }
