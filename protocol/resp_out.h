@@ -36,6 +36,13 @@ void resp_out_release(resp_out_t *o); /* frees the buffer */
 char *resp_out_take(resp_out_t *o, size_t *len);
 bool resp_out_failed(const resp_out_t *o);
 
+/* Drops the first n (at most len) bytes, which the caller has written
+ * straight from o->buf. The buffer is kept for the next replies, unless it
+ * is left empty with more than RESP_OUT_KEEP bytes allocated: then it is
+ * freed, so one large reply does not pin its memory to the connection. */
+#define RESP_OUT_KEEP (64u * 1024)
+void resp_out_consume(resp_out_t *o, size_t n);
+
 void resp_add_simple(resp_out_t *o, const char *s);       /* +s */
 void resp_add_error(resp_out_t *o, const char *s);        /* -s (no prefix added) */
 void resp_add_errorf(resp_out_t *o, const char *fmt, ...)

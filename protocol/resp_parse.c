@@ -322,6 +322,57 @@ static int bulk_header_done(resp_parser_t *p)
     return 0;
 }
 
+/* Reads "digits\r\n" at *q as a length: no sign, no leading zero (except
+ * "0" itself), at most 18 digits. false, with *q unchanged, otherwise. */
+static inline bool fast_num(const char **q, const char *end, uint64_t *out)
+{
+    const char *s = *q;
+    uint64_t v = 0;
+    int nd = 0;
+
+    while (s < end && *s >= '0' && *s <= '9' && nd < 19) {
+        v = v * 10 + (uint64_t)(*s - '0');
+        s++;
+        nd++;
+    }
+    if (nd == 0 || nd > 18 || (nd > 1 && (*q)[0] == '0') || end - s < 2 ||
+        s[0] != '\r' || s[1] != '\n')
+        return false;
+    *q = s + 2;
+    *out = v;
+    return true;
+}
+
+/* The common case in one pass: a whole, ordinary multibulk frame already in
+ * the buffer at spos (its '*'). On success the state is what the byte-wise
+ * scan would leave; false, with nothing changed, sends the frame down the
+ * byte-wise path, which reaches the same result and reports the errors. */
+static bool frame_fast(resp_parser_t *p)
+{
+    const char *q = p->ibuf + p->spos + 1, *end = p->ibuf + p->ilen;
+    uint64_t n, len;
+    size_t payload = 0;
+
+    if (!fast_num(&q, end, &n) || n == 0 || n > p->lim.max_args)
+        return false;
+    for (uint64_t i = 0; i < n; i++) {
+        if (q >= end || *q != '$')
+            return false;
+        q++;
+        if (!fast_num(&q, end, &len) || len > p->lim.max_bulk_len ||
+            (uint64_t)(end - q) < len + 2)
+            return false;
+        q += len + 2;
+        payload += (size_t)len + 1;
+    }
+    p->nargs = p->argi = (size_t)n;
+    p->payload = payload;
+    p->remain = 0;
+    p->spos = (size_t)(q - p->ibuf);
+    p->st = ST_DONE_MB;
+    return true;
+}
+
 /* Advances the scanner over ibuf[spos, ilen) until the current frame is
  * complete, the input runs out, or an error. */
 static int scan(resp_parser_t *p)
@@ -334,6 +385,8 @@ static int scan(resp_parser_t *p)
 
         switch (p->st) {
         case ST_START:
+            if (c == '*' && frame_fast(p))
+                break;
             line_reset(p);
             p->spos++;
             if (c == '*') {

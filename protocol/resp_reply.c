@@ -50,6 +50,18 @@ char *resp_out_take(resp_out_t *o, size_t *len)
     return b;
 }
 
+void resp_out_consume(resp_out_t *o, size_t n)
+{
+    if (n >= o->len) {
+        o->len = 0;
+        if (o->cap > RESP_OUT_KEEP)
+            resp_out_release(o);
+        return;
+    }
+    memmove(o->buf, o->buf + n, o->len - n);
+    o->len -= n;
+}
+
 bool resp_out_failed(const resp_out_t *o)
 {
     return o->failed;

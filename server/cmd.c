@@ -22,7 +22,7 @@ typedef struct cmd_entry {
     const cmd_def_t *def;
     uint64_t hash;
     uint64_t calls;
-    uint64_t usec;
+    uint64_t nsec; /* summed in ns: sub-microsecond calls must count */
     uint64_t rejected;
     uint64_t failed; /* called, and replied with an error */
 } cmd_entry_t;
@@ -34,12 +34,18 @@ struct cmd_index {
     size_t n;
 };
 
+/* ASCII lower case, without the locale lookup of tolower(). */
+static inline unsigned char fold(unsigned char ch)
+{
+    return ch >= 'A' && ch <= 'Z' ? (unsigned char)(ch + ('a' - 'A')) : ch;
+}
+
 /* FNV-1a over the lower-cased bytes. */
 static uint64_t name_hash(const char *s, size_t len)
 {
     uint64_t h = 1469598103934665603ull;
     for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)tolower((unsigned char)s[i]);
+        h ^= fold((unsigned char)s[i]);
         h *= 1099511628211ull;
     }
     return h;
@@ -48,7 +54,7 @@ static uint64_t name_hash(const char *s, size_t len)
 static bool name_eq(const char *lower, const char *s, size_t len)
 {
     for (size_t i = 0; i < len; i++)
-        if (lower[i] == '\0' || lower[i] != (char)tolower((unsigned char)s[i]))
+        if (lower[i] == '\0' || lower[i] != (char)fold((unsigned char)s[i]))
             return false;
     return lower[len] == '\0';
 }
@@ -271,10 +277,11 @@ void cmd_dispatch(client_t *c, const resp_cmd_t *cmd)
         reply_wrong_arity(c, e->def->name);
         return;
     }
-    uint64_t t0 = uv_hrtime();
     size_t out_before = c->out.len;
     d->proc(c, cmd->argc, cmd->argv);
-    e->usec += (uv_hrtime() - t0) / 1000;
+    uint64_t now = uv_hrtime();
+    e->nsec += now - s->cmd_clock;
+    s->cmd_clock = now;
     e->calls++;
     if (c->out.len > out_before && c->out.buf[out_before] == '-')
         e->failed++;
@@ -287,7 +294,7 @@ void cmd_stats_each(const server_t *s, cmd_stat_fn *fn, void *ctx)
     for (size_t i = 0; i < ix->n; i++)
         if (ix->order[i]->calls > 0 || ix->order[i]->rejected > 0)
             fn(ctx, ix->order[i]->def->name, ix->order[i]->calls,
-               ix->order[i]->usec, ix->order[i]->rejected,
+               ix->order[i]->nsec / 1000, ix->order[i]->rejected,
                ix->order[i]->failed);
 }
 
@@ -296,7 +303,7 @@ void cmd_stats_reset(server_t *s)
     const cmd_index_t *ix = s->cmds;
     for (size_t i = 0; i < ix->n; i++) {
         cmd_entry_t *e = (cmd_entry_t *)ix->order[i];
-        e->calls = e->usec = e->rejected = e->failed = 0;
+        e->calls = e->nsec = e->rejected = e->failed = 0;
     }
 }
 

@@ -26,6 +26,9 @@
 #define CONN_RESERVED_FDS 32
 /* Pending output allowed to a client that has not authenticated. */
 #define CONN_UNAUTH_OUT_MAX (64u * 1024)
+/* Replies up to this size are written straight from the client buffer;
+ * larger ones go to a write request without first being shifted. */
+#define CONN_TRY_WRITE_MAX (256u * 1024)
 
 typedef struct conn_write {
     uv_write_t req;
@@ -195,6 +198,23 @@ void conn_flush(conn_t *c)
         conn_close(c);
         return;
     }
+    /* Most batches fit the socket buffer: write them at once, from the
+     * connection's own buffer, which then stays for the next batch. Only
+     * what the kernel did not take goes through a write request. */
+    resp_out_t *o = &c->cl.out;
+    if (c->writes_pending == 0 && o->len > 0 && o->len <= CONN_TRY_WRITE_MAX) {
+        uv_buf_t now = uv_buf_init(o->buf, (unsigned)o->len);
+        int n = uv_try_write(&c->h.stream, &now, 1);
+        if (n > 0) {
+            c->cl.srv->net_output_bytes += (uint64_t)n;
+            resp_out_consume(o, (size_t)n);
+        }
+        if (o->len == 0) {
+            if (c->cl.close_after_reply)
+                conn_close(c);
+            return;
+        }
+    }
     size_t len;
     char *buf = resp_out_take(&c->cl.out, &len);
     if (buf == NULL) {
@@ -269,6 +289,7 @@ static void conn_on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
     c->cl.srv->net_input_bytes += (uint64_t)nread;
     c->last_ms = server_now_ms(c->cl.srv);
     rc = resp_parser_feed(c->parser, buf->base, (size_t)nread);
+    c->cl.srv->cmd_clock = uv_hrtime();
     if (rc == 0) {
         while (!c->cl.close_after_reply &&
                (rc = resp_parser_next(c->parser, &cmd)) == 1)

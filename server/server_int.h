@@ -49,6 +49,9 @@ struct server {
     uint64_t rejected_connections;
     uint64_t keyspace_hits, keyspace_misses;
     uint64_t net_input_bytes, net_output_bytes;
+    /* uv_hrtime() at the end of the last command dispatched, reset at each
+     * read batch: one clock reading per command times them all. */
+    uint64_t cmd_clock;
     uint64_t peak_memory;
     uint64_t ops_sample_cmds, ops_sample_ms;
     uint64_t ops_per_sec;

@@ -269,6 +269,41 @@ static void test_resp3_verbatim(void **state)
 
 /* ---- buffer semantics ----------------------------------------------- */
 
+/* A partly written buffer keeps its unwritten tail and its memory; an
+ * emptied large one gives its memory back. */
+static void test_consume(void **state)
+{
+    resp_out_t o;
+    (void)state;
+
+    resp_out_init(&o, 2);
+    resp_add_simple(&o, "OK");
+    resp_add_int(&o, 42);
+    char *kept = o.buf;
+    resp_out_consume(&o, 2);
+    assert_int_equal(o.len, 8);
+    assert_memory_equal(o.buf, "K\r\n:42\r\n", 8);
+    resp_out_consume(&o, 8);
+    assert_int_equal(o.len, 0);
+    assert_ptr_equal(o.buf, kept); /* small: reused for the next replies */
+    resp_add_simple(&o, "PONG");
+    assert_memory_equal(o.buf, "+PONG\r\n", 7);
+    resp_out_consume(&o, 100); /* more than there is: just empty */
+    assert_int_equal(o.len, 0);
+
+    static char big[RESP_OUT_KEEP * 2];
+    memset(big, 'x', sizeof(big));
+    resp_add_bulk(&o, big, sizeof(big));
+    assert_true(o.cap > RESP_OUT_KEEP);
+    resp_out_consume(&o, o.len);
+    assert_int_equal(o.len, 0);
+    assert_null(o.buf); /* large and empty: freed */
+    assert_int_equal(o.cap, 0);
+    resp_add_int(&o, 7); /* and encoding goes on */
+    assert_memory_equal(o.buf, ":7\r\n", 4);
+    resp_out_release(&o);
+}
+
 static void test_take_semantics(void **state)
 {
     resp_out_t o;
@@ -393,6 +428,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_resp3_verbatim, setup3, teardown),
         cmocka_unit_test(test_take_semantics),
         cmocka_unit_test(test_growth),
+        cmocka_unit_test(test_consume),
         cmocka_unit_test(test_sticky_failure),
         cmocka_unit_test(test_init_proto),
     };
