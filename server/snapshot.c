@@ -645,8 +645,10 @@ int snap_load(const char *path, const cf_limits_t *lim, snap_key_fn *on_key,
         return -EFBIG;
     }
     if (st.st_size > 0) {
-        map = mmap(NULL, (size_t)st.st_size, PROT_READ,
-                   MAP_PRIVATE | MAP_POPULATE, fd, 0);
+        /* No MAP_POPULATE: the pages are read in as the parse walks the
+         * file (sequential advice below), instead of all of the file being
+         * made resident next to the filters built from it. */
+        map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (map == MAP_FAILED) {
             rc = -errno;
             set_err(err, errlen, "%s: cannot map the file: %s", path,

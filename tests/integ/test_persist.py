@@ -186,9 +186,9 @@ def test_sigterm_saves_and_exits_zero(workdir):
     s = make().start()
     items = ["t%d" % i for i in range(2000)]
     add_items(s.client(), "f", items)
-    t0 = time.monotonic()
+    # term() waits (with a generous bound, not a timing assertion) for the
+    # exit status: 0 after the final save.
     assert s.term() == 0
-    assert time.monotonic() - t0 < 10
     assert os.path.exists(os.path.join(d, DUMP))
     s.start()
     assert all_exist(s.client(), "f", items)
