@@ -96,6 +96,8 @@ struct cf_filter {
     uint32_t bucket_bytes; /* when swar */
     uint32_t tail;         /* 7 when buckets may cross a cache line, else 0 */
     uint64_t lane_ones, lane_highs, bucket_mask;
+    uint32_t bucket_bits;   /* b * fp_bits */
+    uint8_t lane_of_bit[64]; /* when swar: slot of the lane a bit is in */
     uint32_t fp_mask;
     cf_table_t t[CF_MAX_FILTERS];
 };
@@ -207,7 +209,7 @@ static inline uint64_t alt_index(const cf_table_t *t, uint64_t i, uint32_t fp)
 static inline const uint8_t *bucket_addr(const cf_filter_t *f,
                                          const cf_table_t *t, uint64_t i)
 {
-    return t->data + ((i * f->b * f->fp_bits) >> 3);
+    return t->data + ((i * f->bucket_bits) >> 3);
 }
 
 /* ---- slots ---- */
@@ -410,6 +412,7 @@ uint32_t cf_fp_bits_for_rate(uint32_t bucket_size, double rate)
 static void setup_lanes(cf_filter_t *f)
 {
     uint32_t bits = f->b * f->fp_bits;
+    f->bucket_bits = bits;
     f->fp_mask = (1u << f->fp_bits) - 1;
     f->swar = bits <= 64 && bits % 8 == 0;
     f->tail = 7; /* generic shapes: any bucket may cross a line */
@@ -422,6 +425,8 @@ static void setup_lanes(cf_filter_t *f)
         f->lane_ones |= 1ull << (j * f->fp_bits);
     f->lane_highs = f->lane_ones << (f->fp_bits - 1);
     f->bucket_mask = bits == 64 ? ~0ull : (1ull << bits) - 1;
+    for (uint32_t bit = 0; bit < 64; bit++)
+        f->lane_of_bit[bit] = (uint8_t)(bit / f->fp_bits);
 }
 
 /* Zeroed memory straight from the kernel, hinted for transparent huge
@@ -651,24 +656,33 @@ static bool table_insert(cf_filter_t *f, cf_table_t *t, uint64_t i1,
     return true;
 }
 
+/* SWAR buckets: the top bit of every empty lane of bucket i, exactly.
+ * Adding the low bits of each lane to themselves sets the lane's top bit
+ * unless the lane is zero, and cannot carry into the next lane. */
+static inline uint64_t empty_lanes(const cf_filter_t *f, const cf_table_t *t,
+                                   uint64_t i)
+{
+    uint64_t x = load64(bucket_addr(f, t, i)) & f->bucket_mask;
+    uint64_t low = f->bucket_mask & ~f->lane_highs;
+    return ~(((x & low) + low) | x) & f->lane_highs;
+}
+
+/* How many lanes empty_lanes() marked: the marks, moved to the lanes'
+ * bottoms and multiplied by the lane pattern, sum up in the top lane
+ * (b <= 8 keeps the sum below 2^fp_bits). No popcount instruction needed. */
+static inline uint32_t lanes_count(const cf_filter_t *f, uint64_t marks)
+{
+    uint64_t e = marks >> (f->fp_bits - 1);
+    return (uint32_t)((e * f->lane_ones) >> ((f->b - 1) * f->fp_bits)) &
+           f->fp_mask;
+}
+
 /* Empty slots in bucket i. */
 static uint32_t bucket_free(const cf_filter_t *f, const cf_table_t *t,
                             uint64_t i)
 {
-    if (f->swar) {
-        /* Exact per-lane zero test: adding the low bits of each lane to
-         * themselves sets the lane's top bit unless the lane is zero, and
-         * cannot carry into the next lane. */
-        uint64_t x = load64(bucket_addr(f, t, i)) & f->bucket_mask;
-        uint64_t low = f->bucket_mask & ~f->lane_highs;
-        uint64_t nz = ((x & low) + low) | x;
-        /* One bit per empty lane, moved to the lane's bottom; multiplying
-         * by the lane pattern sums the lanes into the top lane (b <= 8 keeps
-         * the sum below 2^fp_bits). No popcount instruction needed. */
-        uint64_t e = (~nz & f->lane_highs) >> (f->fp_bits - 1);
-        return (uint32_t)((e * f->lane_ones) >> ((f->b - 1) * f->fp_bits)) &
-               f->fp_mask;
-    }
+    if (f->swar)
+        return lanes_count(f, empty_lanes(f, t, i));
     uint32_t n = 0;
     uint64_t s = i * f->b;
     for (uint32_t j = 0; j < f->b; j++)
@@ -685,8 +699,18 @@ static bool place_free(cf_filter_t *f, cf_hash_t hk)
         cf_table_t *t = &f->t[k];
         uint64_t i1 = index1(t, hk.h);
         uint64_t i2 = alt_index(t, i1, hk.fp);
-        prefetch_bucket(f, t, i1);
-        prefetch_bucket(f, t, i2);
+        if (f->swar) {
+            /* the chosen bucket's first empty lane, straight from the
+             * marks: no second pass over the slots */
+            uint64_t m1 = empty_lanes(f, t, i1), m2 = empty_lanes(f, t, i2);
+            if ((m1 | m2) == 0)
+                continue;
+            bool first = lanes_count(f, m1) >= lanes_count(f, m2);
+            uint64_t m = first ? m1 : m2;
+            uint64_t lane = f->lane_of_bit[__builtin_ctzll(m)];
+            slot_set(f, t, (first ? i1 : i2) * f->b + lane, hk.fp);
+            return true;
+        }
         uint32_t n1 = bucket_free(f, t, i1), n2 = bucket_free(f, t, i2);
         if (n1 | n2)
             return bucket_put(f, t, n1 >= n2 ? i1 : i2, hk.fp);
