@@ -315,9 +315,37 @@ static uint64_t bucket_count(const cf_filter_t *f, const cf_table_t *t,
     return n;
 }
 
+/* SWAR buckets: the top bit of every empty lane of bucket i, exactly.
+ * Adding the low bits of each lane to themselves sets the lane's top bit
+ * unless the lane is zero, and cannot carry into the next lane. */
+static inline uint64_t empty_lanes(const cf_filter_t *f, const cf_table_t *t,
+                                   uint64_t i)
+{
+    uint64_t x = load64(bucket_addr(f, t, i)) & f->bucket_mask;
+    uint64_t low = f->bucket_mask & ~f->lane_highs;
+    return ~(((x & low) + low) | x) & f->lane_highs;
+}
+
+/* How many lanes empty_lanes() marked: the marks, moved to the lanes'
+ * bottoms and multiplied by the lane pattern, sum up in the top lane
+ * (b <= 8 keeps the sum below 2^fp_bits). No popcount instruction needed. */
+static inline uint32_t lanes_count(const cf_filter_t *f, uint64_t marks)
+{
+    uint64_t e = marks >> (f->fp_bits - 1);
+    return (uint32_t)((e * f->lane_ones) >> ((f->b - 1) * f->fp_bits)) &
+           f->fp_mask;
+}
+
 static bool bucket_put(const cf_filter_t *f, cf_table_t *t, uint64_t i,
                        uint32_t fp)
 {
+    if (f->swar) {
+        uint64_t m = empty_lanes(f, t, i);
+        if (m == 0)
+            return false;
+        slot_set(f, t, i * f->b + f->lane_of_bit[__builtin_ctzll(m)], fp);
+        return true;
+    }
     int j = bucket_find(f, t, i, 0);
     if (j < 0)
         return false;
@@ -654,27 +682,6 @@ static bool table_insert(cf_filter_t *f, cf_table_t *t, uint64_t i1,
     t->victim_fp = fp;
     t->victim_index = i;
     return true;
-}
-
-/* SWAR buckets: the top bit of every empty lane of bucket i, exactly.
- * Adding the low bits of each lane to themselves sets the lane's top bit
- * unless the lane is zero, and cannot carry into the next lane. */
-static inline uint64_t empty_lanes(const cf_filter_t *f, const cf_table_t *t,
-                                   uint64_t i)
-{
-    uint64_t x = load64(bucket_addr(f, t, i)) & f->bucket_mask;
-    uint64_t low = f->bucket_mask & ~f->lane_highs;
-    return ~(((x & low) + low) | x) & f->lane_highs;
-}
-
-/* How many lanes empty_lanes() marked: the marks, moved to the lanes'
- * bottoms and multiplied by the lane pattern, sum up in the top lane
- * (b <= 8 keeps the sum below 2^fp_bits). No popcount instruction needed. */
-static inline uint32_t lanes_count(const cf_filter_t *f, uint64_t marks)
-{
-    uint64_t e = marks >> (f->fp_bits - 1);
-    return (uint32_t)((e * f->lane_ones) >> ((f->b - 1) * f->fp_bits)) &
-           f->fp_mask;
 }
 
 /* Empty slots in bucket i. */
