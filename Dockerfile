@@ -43,6 +43,9 @@ EXPOSE 6379
 # The server is PID 1 (exec form, no shell): docker stop's SIGTERM reaches
 # it, and it saves the snapshot in /data before it exits.
 STOPSIGNAL SIGTERM
+# The probe reads the image's config file (port, bind, unixsocket,
+# requirepass) and the address the running server leaves in /data, so
+# arguments given to `docker run IMAGE --port 7000` reach it too.
 HEALTHCHECK --interval=10s --timeout=5s --start-period=5s --retries=3 \
-    CMD ["cuckood", "--ping"]
+    CMD ["cuckood", "/etc/cuckood/cuckood.conf", "--ping"]
 ENTRYPOINT ["cuckood", "/etc/cuckood/cuckood.conf"]

@@ -22,7 +22,14 @@ done
 
 echo "installing: ${missing[*]}"
 sudo=""
-[ "$(id -u)" -ne 0 ] && sudo="sudo"
+if [ "$(id -u)" -ne 0 ]; then
+    if ! command -v sudo >/dev/null 2>&1; then
+        echo "deps.sh: installing packages needs root: run as root or" \
+             "install sudo (missing: ${missing[*]})" >&2
+        exit 1
+    fi
+    sudo="sudo"
+fi
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

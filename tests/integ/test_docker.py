@@ -100,8 +100,12 @@ def test_dockerfile_runtime_settings():
     hc = last(1, "HEALTHCHECK")
     assert re.search(r"--interval=\d+s", hc) and re.search(r"--timeout=\d+s",
                                                            hc)
-    probe = exec_form(hc[hc.index("CMD") + 3:].strip())
-    assert probe[:2] == ["cuckood", "--ping"]
+    assert healthcheck() == ["cuckood", entry[1], "--ping"]
+
+
+def healthcheck():
+    hc = last(1, "HEALTHCHECK")
+    return exec_form(hc[hc.index("CMD") + 3:].strip())
 
 
 def test_dockerignore():
@@ -136,6 +140,17 @@ def probe(port):
     return subprocess.run([daemon_binary(), "--ping", "127.0.0.1:%d" % port],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           timeout=10)
+
+
+def health(conf, cwd):
+    """The image's HEALTHCHECK command, run as the engine runs it: in the
+    container's working directory, the image's config file mapped."""
+    argv = healthcheck()
+    entry = exec_form(last(1, "ENTRYPOINT"))
+    argv = [daemon_binary()] + [conf if a == entry[1] else a
+                                for a in argv[1:]]
+    return subprocess.run(argv, cwd=cwd, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, timeout=10)
 
 
 def test_entrypoint_probe_and_sigterm():
@@ -180,6 +195,10 @@ def test_entrypoint_probe_and_sigterm():
             r = probe(port)
             assert r.returncode == 0
             assert r.stdout.startswith(b"NOAUTH")  # alive, wants a password
+            # The HEALTHCHECK itself follows `--port` given to docker run.
+            r = health(conf, data)
+            assert r.returncode == 0, r.stderr
+            assert r.stdout.startswith(b"NOAUTH")
             with socket.create_connection(("127.0.0.1", port), 5) as s:
                 s.sendall(b"*2\r\n$4\r\nAUTH\r\n$6\r\ns3cret\r\n"
                           b"*3\r\n$6\r\nCF.ADD\r\n$1\r\nk\r\n$1\r\na\r\n"
@@ -207,6 +226,7 @@ def test_entrypoint_probe_and_sigterm():
         assert "ready to exit" in out
         r = probe(port)
         assert r.returncode != 0  # down: unhealthy
+        assert health(conf, data).returncode != 0
         for name in os.listdir(data):  # whatever it saved is the user's
             st = os.stat(os.path.join(data, name))
             if prefix:

@@ -334,6 +334,113 @@ def test_health_probe_rejects_non_redis(tmp_path):
     assert p.wait(timeout=10) != 0
 
 
+def test_health_probe_reads_the_config_file(conf_daemon):
+    # `cuckood FILE --ping` probes the port the file names, not 6379.
+    d = conf_daemon("port {port}\ndir {dir}\nsave \"\"\n")
+    addr = os.path.join(d.dir, "cuckood.addr")
+    with open(addr) as f:
+        assert f.read() == "127.0.0.1:%d\n" % d.port
+    os.unlink(addr)  # only the file's directives are left to go by
+    r = run_binary(d.conf, "--ping")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == b"PONG\n"
+    # Directives after the file override it, as for the server.
+    other = free_port()
+    r = run_binary(d.conf, "--port", other, "--ping")
+    assert r.returncode != 0
+    assert ("127.0.0.1:%d" % other).encode() in r.stderr
+    assert d.stop() == 0
+    r = run_binary(d.conf, "--ping")
+    assert r.returncode != 0  # down: unhealthy
+    assert b"cannot connect" in r.stderr
+
+
+def test_health_probe_authenticates_with_requirepass(conf_daemon):
+    d = conf_daemon("port {port}\ndir {dir}\nrequirepass s3cret\n")
+    os.unlink(os.path.join(d.dir, "cuckood.addr"))
+    r = run_binary(d.conf, "--ping")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == b"PONG\n"  # AUTH went first: a real PONG
+    # Without the password it is still up: NOAUTH.
+    r = run_binary("--ping", "127.0.0.1:%d" % d.port)
+    assert r.returncode == 0
+    assert r.stdout.startswith(b"NOAUTH")
+    # A wrong password is reported, and the server still counts as up.
+    r = run_binary(d.conf, "--requirepass", "wrong", "--ping")
+    assert r.returncode == 0
+    assert r.stdout.startswith(b"NOAUTH")
+    assert b"WRONGPASS" in r.stderr
+    port = d.port
+    assert d.stop() == 0
+    r = run_binary(d.conf, "--ping")
+    assert r.returncode != 0
+    r = run_binary("--ping", "127.0.0.1:%d" % port)
+    assert r.returncode != 0
+
+
+def test_health_probe_follows_the_running_servers_arguments(tmp_path):
+    # Directives given only to the server (docker run IMAGE --port N) reach
+    # `cuckood FILE --ping` through the address file it leaves in its dir.
+    conf = str(tmp_path / "cuckood.conf")
+    with open(conf, "w") as f:
+        f.write("port 0\ndir %s\nsave \"\"\n" % tmp_path)
+    port = free_port()
+    log = open(str(tmp_path / "stdout.log"), "wb")
+    proc = subprocess.Popen([daemon_binary(), conf, "--port", str(port)],
+                            cwd="/", stdout=log, stderr=subprocess.STDOUT)
+    addr = os.path.join(str(tmp_path), "cuckood.addr")
+    try:
+        assert wait_until(lambda: run_binary(
+            "--ping", "127.0.0.1:%d" % port).returncode == 0, 15)
+        with open(addr) as f:
+            assert f.read() == "127.0.0.1:%d\n" % port
+        r = run_binary(conf, "--ping")  # the file itself says port 0
+        assert r.returncode == 0, r.stderr
+        assert r.stdout == b"PONG\n"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=15) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        log.close()
+    assert not os.path.exists(addr)  # removed on a clean exit
+    r = run_binary(conf, "--ping")
+    assert r.returncode != 0
+    assert b"no port" in r.stderr
+
+
+def test_health_probe_unix_socket_from_config(conf_daemon):
+    d = conf_daemon("port {port}\ndir {dir}\nunixsocket cuckood.sock\n")
+    addr = os.path.join(d.dir, "cuckood.addr")
+    with open(addr) as f:  # the socket, made absolute
+        assert f.read() == os.path.join(d.dir, "cuckood.sock") + "\n"
+    os.unlink(addr)
+    # With no TCP port left, only the (relative) socket can answer.
+    r = run_binary(d.conf, "--port", 0, "--ping", cwd="/")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == b"PONG\n"
+    r = run_binary("--ping", os.path.join(d.dir, "cuckood.sock"))
+    assert r.returncode == 0
+    assert d.stop() == 0
+    r = run_binary(d.conf, "--port", 0, "--ping")
+    assert r.returncode != 0
+
+
+def test_health_probe_bad_arguments(tmp_path):
+    conf = tmp_path / "bad.conf"
+    conf.write_text("port 99999\n")
+    r = run_binary(conf, "--ping")
+    assert r.returncode != 0
+    assert b"argument must be between 0 and 65535" in r.stderr
+    r = run_binary("--ping", "--no-such-directive", "x")
+    assert r.returncode != 0
+    assert b"Bad directive" in r.stderr
+    r = run_binary("--port", 0, "--ping", cwd=str(tmp_path))
+    assert r.returncode != 0
+    assert b"no port and no Unix socket" in r.stderr
+
+
 # ---- authentication -------------------------------------------------------
 
 def test_auth_wording_and_forms(daemon):
