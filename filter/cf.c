@@ -79,6 +79,11 @@ typedef struct cf_table {
 } cf_table_t;
 
 struct cf_filter {
+    /* The tables, oldest first: exactly tcap entries are allocated, which
+     * grows with the filter (a small filter does not carry CF_MAX_FILTERS
+     * of them). */
+    cf_table_t *t;
+    uint32_t tcap;
     uint32_t b;
     uint32_t fp_bits;
     uint32_t max_kicks;
@@ -99,8 +104,11 @@ struct cf_filter {
     uint32_t bucket_bits;   /* b * fp_bits */
     uint8_t lane_of_bit[64]; /* when swar: slot of the lane a bit is in */
     uint32_t fp_mask;
-    cf_table_t t[CF_MAX_FILTERS];
 };
+
+_Static_assert(CF_HEADER_MAX ==
+                   CF_HDR_FIXED + CF_MAX_FILTERS * CF_HDR_TABLE + 8,
+               "cf.h's CF_HEADER_MAX must match the header layout");
 
 /* ---- small helpers ---- */
 
@@ -479,13 +487,17 @@ static void table_release(cf_table_t *t)
         free(t->data);
 }
 
-/* Allocates table number f->nfilters with the given shape. */
+/* Allocates table number f->nfilters with the given shape, and room for
+ * its entry in f->t when there is none. On failure f is unchanged. */
 static int table_alloc(cf_filter_t *f, uint64_t nbuckets, uint64_t capacity)
 {
     uint64_t bytes = table_bytes(nbuckets, f->b, f->fp_bits);
     if (bytes == 0)
         return -ENOMEM;
-    if (f->max_bytes && f->size_bytes + bytes + CF_PAD > f->max_bytes)
+    bool more = f->nfilters == f->tcap;
+    uint64_t entry = more ? sizeof(cf_table_t) : 0;
+    if (f->max_bytes &&
+        f->size_bytes + bytes + CF_PAD + entry > f->max_bytes)
         return -ENOMEM;
     if (bytes + CF_PAD > SIZE_MAX)
         return -ENOMEM;
@@ -494,6 +506,19 @@ static int table_alloc(cf_filter_t *f, uint64_t nbuckets, uint64_t capacity)
                            : calloc(1, (size_t)(bytes + CF_PAD));
     if (data == NULL)
         return -ENOMEM;
+    if (more) {
+        /* One entry more, exactly: growth is rare (at most CF_MAX_FILTERS
+         * times) and the array's size is part of size_bytes. */
+        cf_table_t *nt = realloc(f->t, (f->tcap + 1) * sizeof(cf_table_t));
+        if (nt == NULL) {
+            cf_table_t tmp = {.data = data, .mapped = mapped, .bytes = bytes};
+            table_release(&tmp);
+            return -ENOMEM;
+        }
+        f->t = nt;
+        f->tcap++;
+        f->size_bytes += sizeof(cf_table_t);
+    }
     cf_table_t *t = &f->t[f->nfilters++];
     memset(t, 0, sizeof(*t));
     t->data = data;
@@ -505,13 +530,21 @@ static int table_alloc(cf_filter_t *f, uint64_t nbuckets, uint64_t capacity)
     return 0;
 }
 
+/* A filter without tables, with room for ntables of them (>= 1). */
 static cf_filter_t *filter_new(uint32_t b, uint32_t fp_bits, uint32_t kicks,
                                uint32_t expansion, uint32_t max_filters,
-                               uint64_t seed, uint64_t max_bytes)
+                               uint64_t seed, uint64_t max_bytes,
+                               uint32_t ntables)
 {
     cf_filter_t *f = calloc(1, sizeof(*f));
     if (f == NULL)
         return NULL;
+    f->t = calloc(ntables, sizeof(cf_table_t));
+    if (f->t == NULL) {
+        free(f);
+        return NULL;
+    }
+    f->tcap = ntables;
     f->b = b;
     f->fp_bits = fp_bits;
     f->max_kicks = kicks;
@@ -522,7 +555,7 @@ static cf_filter_t *filter_new(uint32_t b, uint32_t fp_bits, uint32_t kicks,
     f->rng = seed ^ 0x9E3779B97F4A7C15ull;
     if (f->rng == 0)
         f->rng = 1;
-    f->size_bytes = sizeof(*f);
+    f->size_bytes = sizeof(*f) + (uint64_t)ntables * sizeof(cf_table_t);
     setup_lanes(f);
     return f;
 }
@@ -537,12 +570,12 @@ int cf_create(const cf_params_t *p, cf_filter_t **out)
         return -ENOMEM;
     cf_filter_t *f = filter_new(p->bucket_size, p->fp_bits, p->max_kicks,
                                 p->expansion, p->max_filters, p->seed,
-                                p->max_bytes);
+                                p->max_bytes, 1);
     if (f == NULL)
         return -ENOMEM;
     int rc = table_alloc(f, nb, p->capacity);
     if (rc < 0) {
-        free(f);
+        cf_free(f);
         return rc;
     }
     *out = f;
@@ -555,6 +588,7 @@ void cf_free(cf_filter_t *f)
         return;
     for (uint32_t k = 0; k < f->nfilters; k++)
         table_release(&f->t[k]);
+    free(f->t);
     free(f);
 }
 
@@ -1009,7 +1043,8 @@ int cf_load_header(const void *buf, size_t len, const cf_limits_t *lim,
 
     cf_filter_t *f = filter_new(prm.bucket_size, prm.fp_bits, prm.max_kicks,
                                 prm.expansion, prm.max_filters,
-                                get_u64(p + 32), lim ? lim->max_bytes : 0);
+                                get_u64(p + 32), lim ? lim->max_bytes : 0,
+                                nf);
     if (f == NULL)
         return -ENOMEM;
     f->max_bytes = 0; /* the whole shape was checked against the limit */

@@ -129,7 +129,11 @@ uint32_t cf_fp_bits_for_rate(uint32_t bucket_size, double rate);
  * stream them without building a copy.
  */
 
-/* Length of the header of f. */
+/* Largest header of any filter (CF_MAX_FILTERS sub-filters), so a caller
+ * can write one into a buffer of its own without allocating. */
+#define CF_HEADER_MAX (56 + CF_MAX_FILTERS * 32 + 8)
+
+/* Length of the header of f, at most CF_HEADER_MAX. */
 size_t cf_header_len(const cf_filter_t *f);
 /* Writes the header into buf, which has room for cf_header_len(f) bytes. */
 void cf_header_write(const cf_filter_t *f, void *buf);

@@ -20,18 +20,24 @@
  *  - cfg cf-max-expansions is the cap on sub-filters (RedisBloom's 32).
  *  - CF.INFO "Error rate" is the bound for one lookup over every sub-filter:
  *    nfilters * cf_error_bound(), capped at 1.
+ *  - Memory: a new filter, a growth or a loaded header must fit in
+ *    server_memory_headroom() (maxmemory, or the machine's physical memory
+ *    when maxmemory is 0, less what the keyspace holds), checked before
+ *    anything is allocated. Over maxmemory the reply is Redis's OOM error;
+ *    over physical memory it is CF_ERR_RAM.
  */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
 
 #include "cf.h"
 #include "server.h"
 
 #define CF_ERR_OOM "OOM command not allowed when used memory > 'maxmemory'."
+/* The same refusal without maxmemory: the machine's memory is the limit. */
+#define CF_ERR_RAM "ERR capacity is too large for this machine's memory"
 
 /* Items hashed, prefetched and probed together by CF.MEXISTS and CF.INSERT;
  * the per-window arrays live on the stack. */
@@ -133,7 +139,6 @@ static void params_from_cfg(const client_t *c, cf_params_t *p, double *rate)
         p->max_filters = CF_MAX_FILTERS;
     if (cfg->cf_initial_size != 0)
         p->capacity = cfg->cf_initial_size;
-    p->max_bytes = cfg->maxmemory;
     *rate = cfg->cf_error_rate;
 }
 
@@ -175,6 +180,14 @@ static void reply_bad_rate(client_t *c)
 
 /* ---- creating filters ---------------------------------------------------- */
 
+/* The refusal of an allocation past server_memory_headroom(). */
+static void reply_no_memory(client_t *c)
+{
+    resp_add_error(&c->out,
+                   server_cfg(c->srv)->maxmemory != 0 ? CF_ERR_OOM
+                                                      : CF_ERR_RAM);
+}
+
 /* Creates a filter with p under key. Replies the error itself and returns
  * NULL on failure; nothing is created then. */
 static cf_filter_t *create_filter(client_t *c, const resp_arg_t *key,
@@ -193,15 +206,22 @@ static cf_filter_t *create_filter(client_t *c, const resp_arg_t *key,
         resp_add_error(&c->out, "ERR Bad capacity");
         return NULL;
     }
-    if (server_over_maxmemory(c->srv, bytes)) {
-        resp_add_error(&c->out, CF_ERR_OOM);
+    /* The table alone first, then cf_create() checks the whole filter
+     * (struct included) against the same room. */
+    uint64_t room = server_memory_headroom(c->srv);
+    if (bytes > room) {
+        reply_no_memory(c);
         return NULL;
     }
+    p->max_bytes = room == UINT64_MAX ? 0 : room;
     p->seed = server_seed(c->srv);
     rc = cf_create(p, &f);
+    if (rc == -ENOMEM) {
+        reply_no_memory(c);
+        return NULL;
+    }
     if (rc != 0) {
-        resp_add_error(&c->out,
-                       rc == -ENOMEM ? CF_ERR_OOM : "ERR Bad capacity");
+        resp_add_error(&c->out, "ERR Bad capacity");
         return NULL;
     }
     rc = ks_add(c->db, key->ptr, key->len, f);
@@ -214,8 +234,9 @@ static cf_filter_t *create_filter(client_t *c, const resp_arg_t *key,
     return f;
 }
 
-/* Lets f grow only into what maxmemory leaves server-wide, so an insert
- * that would need a table past it fails whole with the OOM error. */
+/* Lets f grow only into what maxmemory (or, without it, physical memory)
+ * leaves server-wide, so an insert that would need a table past it fails
+ * whole with reply_no_memory()'s error. */
 static void cap_growth(client_t *c, cf_filter_t *f)
 {
     uint64_t room = server_memory_headroom(c->srv);
@@ -241,7 +262,7 @@ static void reply_add_error(client_t *c, int rc)
         resp_add_error(&c->out, "ERR Maximum expansions reached");
         break;
     case -ENOMEM:
-        resp_add_error(&c->out, CF_ERR_OOM);
+        reply_no_memory(c);
         break;
     default:
         resp_add_errorf(&c->out, "ERR could not add item (%s)",
@@ -574,17 +595,12 @@ static void cmd_scandump(client_t *c, int argc, const resp_arg_t *argv)
         return;
     }
     if (it == 0) {
+        unsigned char hdr[CF_HEADER_MAX];
         size_t len = cf_header_len(f);
-        void *hdr = malloc(len > 0 ? len : 1);
-        if (hdr == NULL) {
-            resp_add_error(&c->out, CF_ERR_OOM);
-            return;
-        }
         cf_header_write(f, hdr);
         resp_add_array(&c->out, 2);
         resp_add_int(&c->out, 1);
         resp_add_bulk(&c->out, hdr, len);
-        free(hdr);
         return;
     }
 
@@ -601,23 +617,13 @@ static void cmd_scandump(client_t *c, int argc, const resp_arg_t *argv)
     resp_add_bulk(&c->out, p, n);
 }
 
-/* Upper bound for the tables a loaded header may ask for: maxmemory when set,
- * else the machine's physical memory. */
-static uint64_t load_cap(const client_t *c)
-{
-    const cfg_t *cfg = server_cfg(c->srv);
-    if (cfg->maxmemory != 0)
-        return cfg->maxmemory;
-    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-    if (pages <= 0 || psize <= 0)
-        return (uint64_t)1 << 34;
-    return (uint64_t)pages * (uint64_t)psize;
-}
-
 static void load_header(client_t *c, const resp_arg_t *key,
                         const resp_arg_t *data)
 {
-    cf_limits_t lim = {.max_bytes = load_cap(c)};
+    /* The header is untrusted: what it asks for is checked against what is
+     * left (not against all of memory, per key) before any allocation. */
+    uint64_t room = server_memory_headroom(c->srv);
+    cf_limits_t lim = {.max_bytes = room == UINT64_MAX ? 0 : room};
     cf_filter_t *f;
     size_t used = 0;
     int rc;
@@ -626,7 +632,15 @@ static void load_header(client_t *c, const resp_arg_t *key,
         resp_add_error(&c->out, "ERR item exists");
         return;
     }
+    if (room == 0) {
+        reply_no_memory(c);
+        return;
+    }
     rc = cf_load_header(data->ptr, data->len, &lim, &f, &used);
+    if (rc == -ENOMEM && server_cfg(c->srv)->maxmemory != 0) {
+        resp_add_error(&c->out, CF_ERR_OOM);
+        return;
+    }
     if (rc == -ENOMEM) {
         resp_add_error(&c->out,
                        "ERR Invalid header: the filter is too large");
@@ -641,9 +655,10 @@ static void load_header(client_t *c, const resp_arg_t *key,
         resp_add_error(&c->out, "ERR Invalid header");
         return;
     }
-    if (server_over_maxmemory(c->srv, cf_size_bytes(f))) {
+    /* The tables were checked; this counts the struct too. */
+    if (cf_size_bytes(f) > room) {
         cf_free(f);
-        resp_add_error(&c->out, CF_ERR_OOM);
+        reply_no_memory(c);
         return;
     }
     rc = ks_add(c->db, key->ptr, key->len, f);

@@ -26,6 +26,16 @@ static void free_handle(uv_handle_t *h)
     free(h);
 }
 
+/* Physical memory in bytes, UINT64_MAX when the system does not say. */
+static uint64_t phys_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || psize <= 0 ||
+        (uint64_t)pages > UINT64_MAX / (uint64_t)psize)
+        return UINT64_MAX;
+    return (uint64_t)pages * (uint64_t)psize;
+}
+
 int server_init(server_t *s, uv_loop_t *loop, cfg_t *cfg)
 {
     memset(s, 0, sizeof(*s));
@@ -44,6 +54,7 @@ int server_init(server_t *s, uv_loop_t *loop, cfg_t *cfg)
     if (getrandom(&s->seed_state, sizeof(s->seed_state), 0) !=
         (ssize_t)sizeof(s->seed_state))
         s->seed_state = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+    s->phys_memory = phys_memory();
     s->start_time = time(NULL);
     s->start_ms = uv_now(loop);
     s->lastsave = s->start_time;
@@ -101,8 +112,11 @@ bool server_over_maxmemory(const server_t *s, uint64_t extra)
 
 uint64_t server_memory_headroom(const server_t *s)
 {
-    uint64_t max = s->cfg->maxmemory;
-    if (max == 0)
+    /* Without maxmemory the machine is the limit: past its memory a filter
+     * could only be paged or killed, and every save would write it. */
+    uint64_t max = s->cfg->maxmemory != 0 ? s->cfg->maxmemory
+                                          : s->phys_memory;
+    if (max == UINT64_MAX)
         return UINT64_MAX;
     uint64_t used = server_used_memory(s);
     return used >= max ? 0 : max - used;

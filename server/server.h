@@ -85,7 +85,8 @@ void server_dirty(server_t *s, uint64_t n);
 /* true when allocating extra more bytes would pass maxmemory. */
 bool server_over_maxmemory(const server_t *s, uint64_t extra);
 /* Bytes that may still be allocated before maxmemory is reached (0 when it
- * is); UINT64_MAX without a limit. */
+ * is). With maxmemory 0 the limit is the machine's physical memory;
+ * UINT64_MAX only when that is unknown. */
 uint64_t server_memory_headroom(const server_t *s);
 /* A fresh random seed for a new filter. */
 uint64_t server_seed(server_t *s);

@@ -59,6 +59,9 @@ struct server {
     persist_t persist; /* persist.c */
 
     uint64_t seed_state;
+    /* The machine's physical memory, read once at init: the bound on the
+     * keyspace when maxmemory is 0. UINT64_MAX when it cannot be read. */
+    uint64_t phys_memory;
     bool shutting_down;
     int exit_code;
 };

@@ -3,6 +3,8 @@ RESP3, errors, redis-py's r.cf() helpers, big batches, SCANDUMP/LOADCHUNK.
 
 Run: pytest-3 tests/integ/test_cf.py  (CUCKOOD_BIN names the binary)."""
 
+import os
+
 import redis
 import pytest
 
@@ -586,6 +588,32 @@ def test_loadchunk_and_reserve_respect_maxmemory(raw2, key):
         c.close()
     finally:
         d.stop()
+
+
+def used_memory(raw):
+    for line in raw.cmd("INFO", "memory").decode().splitlines():
+        if line.startswith("used_memory:"):
+            return int(line.split(":")[1])
+    raise AssertionError("no used_memory in INFO memory")
+
+
+def test_reserve_beyond_machine_memory(raw2, key):
+    """Without maxmemory the machine's memory bounds a filter: one twice as
+    large as physical memory is refused before anything is allocated."""
+    phys = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    # 4 x 12-bit slots at a 90% load: 5/3 bytes per item, so 2 x phys.
+    cap = phys * 6 // 5
+    if cap * 5 // 3 >= 1 << 40:
+        pytest.skip("over the filter core's own 1 TB bound")
+    assert raw2.cmd("CONFIG", "GET", "maxmemory") == [b"maxmemory", b"0"]
+    before = used_memory(raw2)
+    err = Err("ERR capacity is too large for this machine's memory")
+    assert raw2.cmd("CF.RESERVE", key, cap) == err
+    assert raw2.cmd("CF.INSERT", key, "CAPACITY", cap, "ITEMS", "a") == err
+    assert raw2.cmd("EXISTS", key) == 0
+    assert used_memory(raw2) == before
+    # a filter that fits is still fine
+    assert raw2.cmd("CF.RESERVE", key, 1000) == "OK"
 
 
 def test_loadchunk_counts_as_change(raw2, key):

@@ -382,6 +382,59 @@ static void test_growth_cap(void **state)
 }
 
 /* Unusual shapes go through the generic path and still work. */
+/* The memory a filter reports is its struct, one table entry per
+ * sub-filter and the tables: a small filter stays small, each growth adds
+ * exactly one table and one entry, and a full chain's header fits
+ * CF_HEADER_MAX. */
+static void test_size_tracks_tables(void **state)
+{
+    (void)state;
+    cf_params_t p;
+    cf_params_default(&p);
+    p.capacity = 100;
+    p.max_filters = CF_MAX_FILTERS;
+    uint64_t tb = cf_params_table_bytes(&p);
+    cf_filter_t *f = NULL;
+    assert_int_equal(cf_create(&p, &f), 0);
+    uint64_t size1 = cf_size_bytes(f);
+    cf_stats_t st;
+    cf_stats(f, &st);
+    assert_int_equal(st.size_bytes, size1);
+    /* The struct and one entry, not CF_MAX_FILTERS entries of 40+ bytes. */
+    assert_true(size1 > tb);
+    assert_true(size1 - tb < 1024);
+
+    uint64_t i = 0, entry = 0;
+    for (uint32_t n = 2; n <= CF_MAX_FILTERS; n++) {
+        uint64_t before = cf_size_bytes(f);
+        for (;;) {
+            assert_int_equal(add_u64(f, i++), 0);
+            cf_stats(f, &st);
+            if (st.nfilters == n)
+                break;
+            assert_int_equal(cf_size_bytes(f), before);
+        }
+        uint64_t delta = cf_size_bytes(f) - before;
+        assert_true(delta > tb); /* expansion 1: the same table again */
+        if (entry == 0)
+            entry = delta - tb;
+        assert_int_equal(delta - tb, entry);
+        assert_int_equal(cf_size_bytes(f), size1 + (n - 1) * (tb + entry));
+    }
+    assert_true(entry >= 32 && entry <= 128);
+    /* Fill the last table: the chain ends there, the size stays. */
+    uint64_t full = cf_size_bytes(f);
+    int rc;
+    while ((rc = add_u64(f, i)) == 0)
+        i++;
+    assert_int_equal(rc, -EOVERFLOW);
+    assert_int_equal(cf_size_bytes(f), full);
+    assert_int_equal(cf_header_len(f), CF_HEADER_MAX);
+    for (uint64_t k = 0; k < i; k++)
+        assert_true(has_u64(f, k));
+    cf_free(f);
+}
+
 static void test_generic_shapes(void **state)
 {
     (void)state;
@@ -662,6 +715,7 @@ int main(void)
         cmocka_unit_test(test_load_factor),
         cmocka_unit_test(test_duplicates_count_delete),
         cmocka_unit_test(test_growth_cap),
+        cmocka_unit_test(test_size_tracks_tables),
         cmocka_unit_test(test_generic_shapes),
         cmocka_unit_test(test_serialise_round_trip),
         cmocka_unit_test(test_serialise_victim),

@@ -3,10 +3,13 @@
  *
  * The handlers are compiled into this test (cmd_cf.c is included) next to a
  * small fake of the services server.h promises: a configuration, counters
- * for dirty/keyspace hits, and a switch for maxmemory. The real keyspace,
- * filter core and reply encoder do the rest. Nothing here references a
- * symbol that only the server core defines, so the linker never pulls the
- * core's object from the static library and the fake does not clash with it.
+ * for dirty/keyspace hits, and memory limits computed as the server does
+ * (maxmemory, else a fake machine's physical memory, less the keyspace's
+ * bytes). The real keyspace, filter core and reply encoder do the rest.
+ * cf_load_header() is wrapped to count the filters it allocates. Nothing
+ * here references a symbol that only the server core defines, so the linker
+ * never pulls the core's object from the static library and the fake does
+ * not clash with it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,14 +20,34 @@
 #include <cmocka.h>
 #include <xxhash.h>
 
+#include "cf.h"
+
+static int counted_load_header(const void *buf, size_t len,
+                               const cf_limits_t *lim, cf_filter_t **out,
+                               size_t *used);
+#define cf_load_header(...) counted_load_header(__VA_ARGS__)
+
 #include "cmd_cf.c"
+
+/* Filters cf_load_header() allocated: a refused header must not count. */
+static int loads_allocated;
+
+static int counted_load_header(const void *buf, size_t len,
+                               const cf_limits_t *lim, cf_filter_t **out,
+                               size_t *used)
+{
+    int rc = (cf_load_header)(buf, len, lim, out, used);
+    loads_allocated += rc == 0;
+    return rc;
+}
 
 struct server {
     cfg_t cfg;
     uint64_t dirty;
     uint64_t hits, misses;
     uint64_t seeds;
-    bool limited;       /* maxmemory reached for any allocation */
+    ks_db_t *db;   /* the client's: its bytes are the memory in use */
+    uint64_t phys; /* the fake machine's physical memory */
 };
 
 const cfg_t *server_cfg(const server_t *s)
@@ -39,12 +62,15 @@ void server_dirty(server_t *s, uint64_t n)
 
 bool server_over_maxmemory(const server_t *s, uint64_t extra)
 {
-    return s->limited && extra > 0;
+    uint64_t max = s->cfg.maxmemory, used = ks_bytes(s->db);
+    return max != 0 && (used > max || extra > max - used);
 }
 
 uint64_t server_memory_headroom(const server_t *s)
 {
-    return s->limited ? 0 : UINT64_MAX;
+    uint64_t max = s->cfg.maxmemory != 0 ? s->cfg.maxmemory : s->phys;
+    uint64_t used = ks_bytes(s->db);
+    return used >= max ? 0 : max - used;
 }
 
 uint64_t server_seed(server_t *s)
@@ -102,6 +128,9 @@ static int setup(void **state)
     fx->c.srv = &fx->srv;
     fx->c.db = ks_db_new();
     assert_non_null(fx->c.db);
+    fx->srv.db = fx->c.db;
+    fx->srv.phys = 1ull << 40;
+    loads_allocated = 0;
     resp_out_init(&fx->c.out, 2);
     set_proto(fx, 2);
     *state = fx;
@@ -116,6 +145,14 @@ static int teardown(void **state)
     free(fx->reply);
     free(fx);
     return 0;
+}
+
+/* maxmemory at what is in use now (on), so any allocation is refused, or
+ * 0 (off). */
+static void set_limited(fx_t *fx, bool on)
+{
+    uint64_t used = ks_bytes(fx->c.db);
+    fx->srv.cfg.maxmemory = on ? (used > 0 ? used : 1) : 0;
 }
 
 static const cmd_def_t *find_cmd(const char *name)
@@ -415,7 +452,7 @@ static void test_growth_accounting(void **state)
 static void test_maxmemory(void **state)
 {
     fx_t *fx = *state;
-    fx->srv.limited = true;
+    set_limited(fx, true);
     const char *oom =
         "-OOM command not allowed when used memory > 'maxmemory'.\r\n";
     EXPECT(fx, oom, "CF.RESERVE", "k", "1000");
@@ -424,16 +461,16 @@ static void test_maxmemory(void **state)
     EXPECT(fx, oom, "CF.INSERT", "k", "ITEMS", "a");
     assert_int_equal(ks_size(fx->c.db), 0);
     assert_int_equal(fx->srv.dirty, 0);
-    fx->srv.limited = false;
+    set_limited(fx, false);
     EXPECT(fx, "+OK\r\n", "CF.RESERVE", "k", "1000");
-    fx->srv.limited = true;
+    set_limited(fx, true);
     EXPECT(fx, ":1\r\n", "CF.ADD", "k", "a"); /* no new table needed */
 
     /* Growth past maxmemory: the add that needs a new table is refused and
      * the filter stays as it was; with room again, it grows. */
-    fx->srv.limited = false;
+    set_limited(fx, false);
     EXPECT(fx, "+OK\r\n", "CF.RESERVE", "g", "8");
-    fx->srv.limited = true;
+    set_limited(fx, true);
     char item[32];
     int n = 0;
     for (;; n++) {
@@ -447,9 +484,60 @@ static void test_maxmemory(void **state)
     assert_int_equal(info_field_of(fx, "g", "Number of items inserted"), n);
     EXPECT(fx, "*1\r\n:-1\r\n", "CF.INSERT", "g", "ITEMS", item);
     assert_int_equal(info_field_of(fx, "g", "Number of items inserted"), n);
-    fx->srv.limited = false;
+    set_limited(fx, false);
     EXPECT(fx, ":1\r\n", "CF.ADD", "g", item);
     assert_int_equal(info_field_of(fx, "g", "Number of filters"), 2);
+}
+
+#define RAM "-ERR capacity is too large for this machine's memory\r\n"
+
+/* Without maxmemory, physical memory bounds one filter, the sum of all of
+ * them and growth; nothing is allocated for a refused command. */
+static void test_machine_memory(void **state)
+{
+    fx_t *fx = *state;
+    uint64_t empty = ks_bytes(fx->c.db);
+
+    fx->srv.phys = 1 << 20;
+    EXPECT(fx, RAM, "CF.RESERVE", "g", "5000000000");
+    EXPECT(fx, RAM, "CF.INSERT", "g", "CAPACITY", "5000000000", "ITEMS",
+           "a");
+    fx->srv.cfg.cf_initial_size = 5000000000;
+    EXPECT(fx, RAM, "CF.ADD", "g", "a");
+    EXPECT(fx, RAM, "CF.ADDNX", "g", "a");
+    fx->srv.cfg.cf_initial_size = 1024;
+    assert_int_equal(ks_size(fx->c.db), 0);
+    assert_int_equal(ks_bytes(fx->c.db), empty);
+    assert_int_equal(fx->srv.dirty, 0);
+
+    /* 400000 items: about 667 KB. One fits, the second does not. */
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "a", "400000");
+    EXPECT(fx, RAM, "CF.RESERVE", "b", "400000");
+    assert_null(ks_get(fx->c.db, "b", 1));
+
+    /* A second table 1024 times larger does not fit: the add that needs
+     * it is refused whole, the filter stays as it was. */
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "g", "1000", "EXPANSION", "1024");
+    uint64_t used = ks_bytes(fx->c.db);
+    char item[32];
+    int n = 0;
+    for (;; n++) {
+        snprintf(item, sizeof(item), "i%d", n);
+        if (strcmp(RUN(fx, "CF.ADD", "g", item), ":1\r\n") != 0)
+            break;
+        assert_true(n < 2000);
+    }
+    assert_string_equal(fx->reply, RAM);
+    EXPECT(fx, "*1\r\n:-1\r\n", "CF.INSERT", "g", "ITEMS", item);
+    assert_int_equal(info_field_of(fx, "g", "Number of filters"), 1);
+    assert_int_equal(info_field_of(fx, "g", "Number of items inserted"), n);
+    assert_int_equal(ks_bytes(fx->c.db), used);
+
+    /* A bigger machine lets it grow. */
+    fx->srv.phys = 1ull << 30;
+    EXPECT(fx, ":1\r\n", "CF.ADD", "g", item);
+    assert_int_equal(info_field_of(fx, "g", "Number of filters"), 2);
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "b", "400000");
 }
 
 static void test_binary_and_batches(void **state)
@@ -667,6 +755,7 @@ static void test_loadchunk_hostile(void **state)
 
     /* A header that asks for 64 TB of table, with a valid checksum (the
      * layout is cf.c's: table 0 nbuckets at byte 56, XXH3 at the end). */
+    loads_allocated = 0; /* trailing junk is seen only after parsing */
     memcpy(buf, hdr, hlen);
     uint64_t huge = (1ull << 46) / 6; /* buckets of 4 x 12 bits */
     memcpy(buf + 56, &huge, 8);
@@ -674,20 +763,27 @@ static void test_loadchunk_hostile(void **state)
     memcpy(buf + hlen - 8, &sum, 8);
     assert_string_equal(load(fx, "t", 1, buf, hlen), TOO_LARGE);
     assert_null(ks_get(fx->c.db, "t", 1));
-    /* Within cf's own limits but over maxmemory: refused too. */
+    /* Within cf's own limits but over maxmemory, or over the machine's
+     * memory without maxmemory: refused too, before any allocation. */
     huge = 1ull << 30; /* 6 GB */
     memcpy(buf + 56, &huge, 8);
     sum = XXH3_64bits(buf, hlen - 8);
     memcpy(buf + hlen - 8, &sum, 8);
     fx->srv.cfg.maxmemory = 1 << 20;
-    assert_string_equal(load(fx, "t", 1, buf, hlen), TOO_LARGE);
+    assert_string_equal(load(fx, "t", 1, buf, hlen),
+                        "-OOM command not allowed when used memory > "
+                        "'maxmemory'.\r\n");
     fx->srv.cfg.maxmemory = 0;
-    fx->srv.limited = true;
+    fx->srv.phys = 1ull << 30;
+    assert_string_equal(load(fx, "t", 1, buf, hlen), TOO_LARGE);
+    fx->srv.phys = 1ull << 40;
+    set_limited(fx, true);
     assert_string_equal(load(fx, "t", 1, hdr, hlen),
                         "-OOM command not allowed when used memory > "
                         "'maxmemory'.\r\n");
-    fx->srv.limited = false;
+    set_limited(fx, false);
     assert_null(ks_get(fx->c.db, "t", 1));
+    assert_int_equal(loads_allocated, 0);
 
     /* Data chunks at wrong places. */
     const char *data = ch[1].data;
@@ -712,6 +808,69 @@ static void test_loadchunk_hostile(void **state)
     EXPECT(fx, "*3\r\n:1\r\n:1\r\n:0\r\n", "CF.MEXISTS", "t", "a", "b",
            "zzz-not-there");
     free_chunks(ch, n);
+}
+
+/* The SCANDUMP header of key with table 0 resized to nb buckets and the
+ * checksum made right again, in buf (CF_HEADER_MAX bytes); its length. */
+static size_t resized_header(fx_t *fx, const char *key, uint64_t nb,
+                             char *buf)
+{
+    chunk_t ch;
+    RUN(fx, "CF.SCANDUMP", key, "0");
+    assert_true(parse_chunk(fx, &ch));
+    assert_true(ch.len <= CF_HEADER_MAX);
+    memcpy(buf, ch.data, ch.len);
+    memcpy(buf + 56, &nb, 8);
+    uint64_t sum = XXH3_64bits(buf, ch.len - 8);
+    memcpy(buf + ch.len - 8, &sum, 8);
+    free(ch.data);
+    return ch.len;
+}
+
+/* A header is checked against what is left, not against all of memory per
+ * key, and before anything is allocated. */
+static void test_loadchunk_headroom(void **state)
+{
+    fx_t *fx = *state;
+    char buf[CF_HEADER_MAX];
+    const char *oom =
+        "-OOM command not allowed when used memory > 'maxmemory'.\r\n";
+
+    fx->srv.phys = 8 << 20;
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "k", "3000000"); /* 4.8 MB */
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "s", "100");
+    uint64_t used = ks_bytes(fx->c.db);
+    assert_true(used > 9 << 19); /* over 4.5 MB */
+
+    /* 4 MB of 4 x 12-bit buckets: under the machine's 8 MB, over the 3.2 MB
+     * left. */
+    size_t hlen = resized_header(fx, "s", (4 << 20) / 6, buf);
+    assert_string_equal(load(fx, "t", 1, buf, hlen), TOO_LARGE);
+    assert_null(ks_get(fx->c.db, "t", 1));
+    assert_int_equal(ks_bytes(fx->c.db), used);
+    assert_int_equal(loads_allocated, 0);
+
+    /* 2 MB fits in what is left. */
+    hlen = resized_header(fx, "s", (2 << 20) / 6, buf);
+    assert_string_equal(load(fx, "t", 1, buf, hlen), "+OK\r\n");
+    assert_int_equal(loads_allocated, 1);
+    const cf_filter_t *t = ks_get(fx->c.db, "t", 1);
+    assert_non_null(t);
+    assert_true(cf_size_bytes(t) > 2 << 20);
+    assert_true(ks_bytes(fx->c.db) >= used + cf_size_bytes(t));
+    used = ks_bytes(fx->c.db);
+
+    /* With maxmemory, what it leaves is the limit: 1 MB here. */
+    fx->srv.phys = 1ull << 40;
+    fx->srv.cfg.maxmemory = used + (1 << 20);
+    assert_string_equal(load(fx, "u", 1, buf, hlen), oom);
+    assert_null(ks_get(fx->c.db, "u", 1));
+    assert_int_equal(loads_allocated, 1);
+    hlen = resized_header(fx, "s", (1 << 19) / 6, buf);
+    assert_string_equal(load(fx, "u", 1, buf, hlen), "+OK\r\n");
+    assert_int_equal(loads_allocated, 2);
+    assert_true(ks_bytes(fx->c.db) - used >=
+                cf_size_bytes(ks_get(fx->c.db, "u", 1)));
 }
 
 /* ---- the table ---- */
@@ -769,6 +928,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_growth_accounting, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_maxmemory, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_machine_memory, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_binary_and_batches, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_dump_load_round_trip, setup,
@@ -776,6 +937,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_empty_filter_dump, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_loadchunk_hostile, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_loadchunk_headroom, setup,
                                         teardown),
         cmocka_unit_test(test_table),
     };
