@@ -1,10 +1,15 @@
 /*
  * conn.c - see conn.h.
  *
- * Every read batch is parsed and dispatched completely before anything is
- * written, and then all of its replies leave in one uv_write, so a pipeline
- * costs one syscall each way. A client whose replies pile up (it does not
- * read) stops being read until its pending output drains.
+ * Every read batch is parsed and dispatched before anything is written, and
+ * then all of its replies leave in one uv_write, so a pipeline costs one
+ * syscall each way. Only when a batch's replies pass CONN_PAUSE_BYTES (or
+ * the hard output limit) does dispatching stop early: the replies so far are
+ * written, the rest of the batch waits in the parser, and nothing more is
+ * read, until the writes drain. So a client's pending output stays within
+ * about the pause threshold or its limit plus one reply, however many
+ * big-reply commands it pipelines, and a client that does not read is cut
+ * off at its hard limit instead of making the server buffer the whole batch.
  */
 #include "conn.h"
 
@@ -152,6 +157,22 @@ static void conn_stop_reading(conn_t *c)
 }
 
 static void conn_on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf);
+static void conn_run(conn_t *c);
+
+/* Replies c has not taken: those being built and those queued for writing. */
+static size_t conn_out_pending(const conn_t *c)
+{
+    return c->cl.out.len + conn_out_queued(c);
+}
+
+/* Pending output at which c's commands stop being dispatched: the pause
+ * threshold, or the hard limit when that is lower. */
+static size_t conn_pause_bytes(const conn_t *c)
+{
+    uint64_t hard = c->cl.srv->cfg->cobl_hard;
+    return hard > 0 && hard < CONN_PAUSE_BYTES ? (size_t)hard
+                                               : CONN_PAUSE_BYTES;
+}
 
 static void conn_start_reading(conn_t *c)
 {
@@ -184,7 +205,12 @@ static void conn_on_write(uv_write_t *req, int status)
             conn_close(c);
         return;
     }
-    if (!c->reading && queued < CONN_PAUSE_BYTES / 2)
+    if (queued > conn_pause_bytes(c) / 2)
+        return;
+    /* The commands left over from the last batch come before new input. */
+    if (c->held)
+        conn_run(c);
+    else if (!c->reading)
         conn_start_reading(c);
 }
 
@@ -267,11 +293,73 @@ void conn_flush(conn_t *c)
         conn_stop_reading(c);
 }
 
+/* Answers a protocol error and marks c to close once it is written. */
+static void conn_protocol_error(conn_t *c)
+{
+    const char *why = resp_parser_error(c->parser);
+    /* The tighter limits of a client that has not authenticated get
+     * Redis's own wording, so the client can tell why it was cut off. */
+    if (!c->cl.authenticated && why != NULL) {
+        if (strcmp(why, "Protocol error: invalid multibulk length") == 0)
+            why = "Protocol error: unauthenticated multibulk length";
+        else if (strcmp(why, "Protocol error: invalid bulk length") == 0)
+            why = "Protocol error: unauthenticated bulk length";
+    }
+    resp_add_errorf(&c->cl.out, "ERR %s", why != NULL ? why : "Protocol error");
+    c->cl.close_after_reply = true;
+    log_verbose("Protocol error (%s) from client: %s", why != NULL ? why : "?",
+                c->addr);
+}
+
+/* Dispatches the commands c's parser holds and writes their replies. When
+ * the replies pile up past conn_pause_bytes() the rest stay in the parser
+ * (c->held) and c is not read; conn_on_write calls this again once the
+ * writes drain. */
+static void conn_run(conn_t *c)
+{
+    resp_cmd_t *cmd;
+    c->cl.srv->cmd_clock = uv_hrtime();
+    for (;;) {
+        size_t stop = conn_pause_bytes(c);
+        int rc = 0;
+        c->held = false;
+        while (!c->cl.close_after_reply && !c->closing) {
+            if (conn_out_pending(c) >= stop) {
+                c->held = true;
+                break;
+            }
+            if ((rc = resp_parser_next(c->parser, &cmd)) != 1)
+                break;
+            cmd_dispatch(&c->cl, cmd);
+        }
+        if (c->closing)
+            return;
+        if (rc == -EPROTO) {
+            conn_protocol_error(c);
+        } else if (rc < 0) {
+            conn_close(c); /* out of memory */
+            return;
+        }
+        /* The flush enforces the output limits on what the kernel did not
+         * take, so a client that does not read is closed here, before any
+         * further command runs. */
+        conn_flush(c);
+        if (c->closing || !c->held)
+            break;
+        if (c->writes_pending > 0) {
+            conn_stop_reading(c);
+            return;
+        }
+        /* The kernel took every byte at once: go on with the batch. */
+    }
+    if (!c->closing && !c->reading &&
+        conn_out_queued(c) <= conn_pause_bytes(c) / 2)
+        conn_start_reading(c);
+}
+
 static void conn_on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 {
     conn_t *c = st->data;
-    resp_cmd_t *cmd;
-    int rc;
 
     if (nread == UV_EOF && c->writes_pending > 0) {
         /* The client finished sending (a half-close, as "nc -q" does):
@@ -288,33 +376,15 @@ static void conn_on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
         return;
     c->cl.srv->net_input_bytes += (uint64_t)nread;
     c->last_ms = server_now_ms(c->cl.srv);
-    rc = resp_parser_feed(c->parser, buf->base, (size_t)nread);
-    c->cl.srv->cmd_clock = uv_hrtime();
+    int rc = resp_parser_feed(c->parser, buf->base, (size_t)nread);
     if (rc == 0) {
-        while (!c->cl.close_after_reply &&
-               (rc = resp_parser_next(c->parser, &cmd)) == 1)
-            cmd_dispatch(&c->cl, cmd);
-    }
-    if (rc == -EPROTO) {
-        const char *why = resp_parser_error(c->parser);
-        /* The tighter limits of a client that has not authenticated get
-         * Redis's own wording, so the client can tell why it was cut off. */
-        if (!c->cl.authenticated && why != NULL) {
-            if (strcmp(why, "Protocol error: invalid multibulk length") == 0)
-                why = "Protocol error: unauthenticated multibulk length";
-            else if (strcmp(why, "Protocol error: invalid bulk length") == 0)
-                why = "Protocol error: unauthenticated bulk length";
-        }
-        resp_add_errorf(&c->cl.out, "ERR %s",
-                        why != NULL ? why : "Protocol error");
-        c->cl.close_after_reply = true;
-        log_verbose("Protocol error (%s) from client: %s",
-                    why != NULL ? why : "?", c->addr);
-    } else if (rc < 0) {
+        conn_run(c);
+    } else if (rc == -EPROTO) {
+        conn_protocol_error(c);
+        conn_flush(c);
+    } else {
         conn_close(c);
-        return;
     }
-    conn_flush(c);
 }
 
 /* true for 127.0.0.0/8, ::1 and ::ffff:127.0.0.0/104. */

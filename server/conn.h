@@ -1,6 +1,6 @@
 /*
  * conn.h - client connections: accept, read -> parse -> dispatch, one write
- * per read batch, close.
+ * per read batch (or per few megabytes of replies), close.
  *
  * Contract: event loop thread only. A conn_t is freed in its handle's close
  * callback, after every pending write callback has run.
@@ -28,6 +28,7 @@ struct conn {
     bool is_unix;
     bool closing;
     bool reading;
+    bool held; /* commands wait in the parser until the output drains */
     uint64_t created_ms;
     uint64_t last_ms;        /* last interaction, for timeout and idle= */
     uint64_t obl_soft_since; /* when the soft limit was first passed, or 0 */
