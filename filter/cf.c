@@ -613,6 +613,17 @@ static bool filter_has(const cf_filter_t *f, cf_hash_t hk)
     return false;
 }
 
+void cf_prefetch(const cf_filter_t *f, const void *key, size_t len)
+{
+    cf_hash_t hk = hash_key(f, key, len);
+    for (uint32_t k = f->nfilters; k-- > 0;) {
+        const cf_table_t *t = &f->t[k];
+        uint64_t i1 = index1(t, hk.h);
+        prefetch_bucket(f, t, i1);
+        prefetch_bucket(f, t, alt_index(t, i1, hk.fp));
+    }
+}
+
 bool cf_exists(const cf_filter_t *f, const void *key, size_t len)
 {
     return filter_has(f, hash_key(f, key, len));

@@ -78,6 +78,11 @@ uint64_t cf_count(const cf_filter_t *f, const void *key, size_t len);
 /* Removes one copy: 1 when one was removed, 0 when none was found. */
 int cf_del(cf_filter_t *f, const void *key, size_t len);
 
+/* Starts loading the buckets key would probe into the cache and returns at
+ * once: a hint for a lookup or insert of key soon after, so that the misses
+ * of many items (a pipeline of commands) overlap. */
+void cf_prefetch(const cf_filter_t *f, const void *key, size_t len);
+
 /* Batched lookup: out[i] = cf_exists(f, keys[i], lens[i]) for i < n. Hashes
  * and prefetches a window of items before probing any. */
 void cf_exists_many(const cf_filter_t *f, size_t n, const void *const *keys,

@@ -65,6 +65,23 @@ int resp_parser_next(resp_parser_t *p, resp_cmd_t **out);
 /* The error message after a failure ("Protocol error: ..."), or NULL. */
 const char *resp_parser_error(const resp_parser_t *p);
 
+/* A look at a command that is buffered but not yet returned: its first
+ * three arguments (fewer when argc is smaller), pointing into the parser's
+ * buffer, NOT NUL-terminated, valid until the next call of any parser
+ * function. */
+typedef struct resp_peek {
+    int argc;
+    resp_arg_t argv[3];
+} resp_peek_t;
+
+/* Describes up to max complete multibulk commands buffered after the next
+ * one resp_parser_next() will return, without consuming or checking
+ * them beyond their framing; stops at the first frame that is incomplete
+ * or unusual (inline, oversized, malformed). Returns how many it described.
+ * Meant for prefetching what a pipeline will touch before running it. */
+size_t resp_parser_peek(const resp_parser_t *p, resp_peek_t *out,
+                        size_t max);
+
 /* Bytes fed but not yet consumed by a returned command (query buffer). */
 size_t resp_parser_pending(const resp_parser_t *p);
 

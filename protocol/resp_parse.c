@@ -373,6 +373,45 @@ static bool frame_fast(resp_parser_t *p)
     return true;
 }
 
+size_t resp_parser_peek(const resp_parser_t *p, resp_peek_t *out,
+                        size_t max)
+{
+    /* At a frame boundary, or just after a complete frame (feeding scans
+     * ahead to check limits): spos is where the next frame starts. */
+    if (p->err != 0 || (p->st != ST_START && p->st != ST_DONE_MB &&
+                        p->st != ST_DONE_INLINE))
+        return 0;
+    const char *q = p->ibuf + p->spos, *end = p->ibuf + p->ilen;
+    size_t k = 0;
+    while (k < max && q < end && *q == '*') {
+        uint64_t n, len;
+        const char *r = q + 1;
+        if (!fast_num(&r, end, &n) || n == 0 || n > p->lim.max_args)
+            break;
+        resp_peek_t *pk = &out[k];
+        pk->argc = n > INT_MAX ? INT_MAX : (int)n;
+        uint64_t i;
+        for (i = 0; i < n; i++) {
+            if (r >= end || *r != '$')
+                break;
+            r++;
+            if (!fast_num(&r, end, &len) || len > p->lim.max_bulk_len ||
+                (uint64_t)(end - r) < len + 2)
+                break;
+            if (i < 3) {
+                pk->argv[i].ptr = (char *)r;
+                pk->argv[i].len = (size_t)len;
+            }
+            r += len + 2;
+        }
+        if (i < n)
+            break;
+        q = r;
+        k++;
+    }
+    return k;
+}
+
 /* Advances the scanner over ibuf[spos, ilen) until the current frame is
  * complete, the input runs out, or an error. */
 static int scan(resp_parser_t *p)

@@ -761,6 +761,31 @@ static const cmd_arg_t args_loadchunk[] = {
     {name, arity, flags, proc, 1, 1, 1, "cf", summary, "1.0.0", complexity,   \
      args, NULL}
 
+/* The single-item commands whose buckets are worth fetching ahead. */
+static bool prefetchable(const resp_arg_t *name)
+{
+    static const char *const names[] = {"cf.exists", "cf.add", "cf.addnx",
+                                        "cf.del", "cf.count"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (name->len == strlen(names[i]) &&
+            strncasecmp(name->ptr, names[i], name->len) == 0)
+            return true;
+    return false;
+}
+
+void cmd_cf_prefetch(client_t *c, const resp_peek_t *next, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const resp_peek_t *pk = &next[i];
+        if (pk->argc != 3 || !prefetchable(&pk->argv[0]))
+            continue;
+        const cf_filter_t *f =
+            ks_get(c->db, pk->argv[1].ptr, pk->argv[1].len);
+        if (f != NULL)
+            cf_prefetch(f, pk->argv[2].ptr, pk->argv[2].len);
+    }
+}
+
 const cmd_def_t cmd_cf_table[] = {
     CF_CMD("cf.reserve", -3, CF_W, cmd_reserve,
            "Creates a new Cuckoo Filter", "O(1)", args_reserve),

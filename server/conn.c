@@ -34,6 +34,8 @@
 /* Replies up to this size are written straight from the client buffer;
  * larger ones go to a write request without first being shifted. */
 #define CONN_TRY_WRITE_MAX (256u * 1024)
+/* Commands of a pipeline looked at ahead, to prefetch their buckets. */
+#define CONN_PEEK 32
 
 typedef struct conn_write {
     uv_write_t req;
@@ -318,6 +320,8 @@ static void conn_protocol_error(conn_t *c)
 static void conn_run(conn_t *c)
 {
     resp_cmd_t *cmd;
+    resp_peek_t next[CONN_PEEK];
+    size_t ahead = 0; /* commands left of those last looked at */
     c->cl.srv->cmd_clock = uv_hrtime();
     for (;;) {
         size_t stop = conn_pause_bytes(c);
@@ -328,8 +332,19 @@ static void conn_run(conn_t *c)
                 c->held = true;
                 break;
             }
+            /* In a pipeline, fetch the filter buckets of the next commands
+             * before running them: one look per CONN_PEEK commands. A lone
+             * command gains nothing from it. */
+            if (ahead == 0) {
+                ahead = resp_parser_peek(c->parser, next, CONN_PEEK);
+                if (ahead > 1)
+                    cmd_cf_prefetch(&c->cl, next, ahead);
+                else
+                    ahead = CONN_PEEK; /* none or one: look again later */
+            }
             if ((rc = resp_parser_next(c->parser, &cmd)) != 1)
                 break;
+            ahead--;
             cmd_dispatch(&c->cl, cmd);
         }
         if (c->closing)

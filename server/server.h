@@ -78,6 +78,11 @@ typedef struct cmd_def {
 extern const cmd_def_t cmd_cf_table[];      /* cmd_cf.c; NULL-name ends it */
 extern const cmd_def_t cmd_server_table[];  /* server commands */
 
+/* Given a look at the next commands of a pipeline, starts loading the
+ * filter buckets that the single-item CF commands among them will probe, so
+ * that their cache misses overlap instead of adding up (cmd_cf.c). */
+void cmd_cf_prefetch(client_t *c, const resp_peek_t *next, size_t n);
+
 /* Services the server gives to command handlers. */
 const cfg_t *server_cfg(const server_t *s);
 /* Counts n changes for the save points. */

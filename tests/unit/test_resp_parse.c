@@ -661,6 +661,56 @@ static void test_command_valid_across_feed(void **state)
     resp_parser_free(p);
 }
 
+/* Peeking describes the buffered commands without consuming them, stops at
+ * an incomplete or unusual frame, and follows what has been returned. */
+static void test_peek(void **state)
+{
+    resp_parser_t *p = new_parser(NULL);
+    resp_peek_t pk[8];
+    resp_cmd_t *cmd;
+    const char *in = "*3\r\n$9\r\nCF.EXISTS\r\n$1\r\nk\r\n$2\r\nab\r\n"
+                     "*1\r\n$4\r\nPING\r\n"
+                     "*4\r\n$6\r\nCF.ADD\r\n$1\r\nk\r\n$1\r\nx\r\n$1\r\ny\r\n"
+                     "*2\r\n$4\r\nECHO\r\n$5\r\nhel"; /* incomplete */
+    (void)state;
+
+    assert_int_equal(resp_parser_peek(p, pk, 8), 0); /* nothing fed */
+    assert_int_equal(resp_parser_feed(p, in, strlen(in)), 0);
+    /* The first command is the one resp_parser_next() returns next (it
+     * runs at once, nothing to fetch ahead for it): the look starts after
+     * it. */
+    assert_int_equal(resp_parser_peek(p, pk, 8), 2);
+    assert_int_equal(pk[0].argc, 1);
+    assert_memory_equal(pk[0].argv[0].ptr, "PING", 4);
+    assert_int_equal(pk[1].argc, 4); /* only the first three described */
+    assert_int_equal(pk[1].argv[0].len, 6);
+    assert_memory_equal(pk[1].argv[0].ptr, "CF.ADD", 6);
+    assert_memory_equal(pk[1].argv[1].ptr, "k", 1);
+    assert_memory_equal(pk[1].argv[2].ptr, "x", 1);
+    assert_int_equal(resp_parser_peek(p, pk, 1), 1); /* max respected */
+
+    /* Peeking consumed nothing: the commands still come, in order. */
+    assert_int_equal(resp_parser_next(p, &cmd), 1);
+    assert_int_equal(cmd->argc, 3);
+    assert_memory_equal(cmd->argv[2].ptr, "ab", 3);
+    assert_int_equal(resp_parser_next(p, &cmd), 1);
+    assert_int_equal(cmd->argc, 1);
+    assert_int_equal(resp_parser_next(p, &cmd), 1);
+    assert_int_equal(cmd->argc, 4);
+    assert_int_equal(resp_parser_peek(p, pk, 8), 0); /* ECHO incomplete */
+    assert_int_equal(resp_parser_next(p, &cmd), 0);
+    const char *more = "lo\r\nPING\r\n*1\r\n$4\r\nPING\r\n";
+    assert_int_equal(resp_parser_feed(p, more, strlen(more)), 0);
+    /* ECHO is next; then an inline command, which stops the look */
+    assert_int_equal(resp_parser_peek(p, pk, 8), 0);
+    assert_int_equal(resp_parser_next(p, &cmd), 1);
+    assert_int_equal(cmd->argc, 2);
+    assert_int_equal(resp_parser_next(p, &cmd), 1); /* inline PING */
+    assert_int_equal(resp_parser_next(p, &cmd), 1); /* multibulk PING */
+    assert_int_equal(resp_parser_next(p, &cmd), 0);
+    resp_parser_free(p);
+}
+
 static void test_pipeline_10k(void **state)
 {
     dstr_t in = {0};
@@ -838,6 +888,7 @@ int main(void)
         cmocka_unit_test(test_command_100k_args),
         cmocka_unit_test(test_large_bulk),
         cmocka_unit_test(test_pending),
+        cmocka_unit_test(test_peek),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
