@@ -343,28 +343,54 @@ static inline bool fast_num(const char **q, const char *end, uint64_t *out)
     return true;
 }
 
+/* Walks a whole, ordinary multibulk frame starting at q (its '*') within
+ * [q, end): returns where the frame ends, with its element count in *n and
+ * the sum of len + 1 over its elements in *payload, and its first three
+ * elements described in *pk when pk is not NULL. NULL when the frame is
+ * incomplete or anything in it is unusual (the byte-wise scan then decides
+ * what it is). */
+static const char *frame_walk(const resp_parser_t *p, const char *q,
+                              const char *end, uint64_t *n, size_t *payload,
+                              resp_peek_t *pk)
+{
+    uint64_t len;
+
+    q++;
+    if (!fast_num(&q, end, n) || *n == 0 || *n > p->lim.max_args)
+        return NULL;
+    *payload = 0;
+    if (pk != NULL)
+        pk->argc = *n > INT_MAX ? INT_MAX : (int)*n;
+    for (uint64_t i = 0; i < *n; i++) {
+        if (q >= end || *q != '$')
+            return NULL;
+        q++;
+        if (!fast_num(&q, end, &len) || len > p->lim.max_bulk_len ||
+            (uint64_t)(end - q) < len + 2)
+            return NULL;
+        if (pk != NULL && i < 3) {
+            pk->argv[i].ptr = (char *)q;
+            pk->argv[i].len = (size_t)len;
+        }
+        q += len + 2;
+        *payload += (size_t)len + 1;
+    }
+    return q;
+}
+
 /* The common case in one pass: a whole, ordinary multibulk frame already in
  * the buffer at spos (its '*'). On success the state is what the byte-wise
  * scan would leave; false, with nothing changed, sends the frame down the
  * byte-wise path, which reaches the same result and reports the errors. */
 static bool frame_fast(resp_parser_t *p)
 {
-    const char *q = p->ibuf + p->spos + 1, *end = p->ibuf + p->ilen;
-    uint64_t n, len;
-    size_t payload = 0;
+    uint64_t n;
+    size_t payload;
+    const char *q = frame_walk(p, p->ibuf + p->spos, p->ibuf + p->ilen, &n,
+                               &payload, NULL);
 
-    if (!fast_num(&q, end, &n) || n == 0 || n > p->lim.max_args)
+    if (q == NULL)
         return false;
-    for (uint64_t i = 0; i < n; i++) {
-        if (q >= end || *q != '$')
-            return false;
-        q++;
-        if (!fast_num(&q, end, &len) || len > p->lim.max_bulk_len ||
-            (uint64_t)(end - q) < len + 2)
-            return false;
-        q += len + 2;
-        payload += (size_t)len + 1;
-    }
     p->nargs = p->argi = (size_t)n;
     p->payload = payload;
     p->remain = 0;
@@ -383,32 +409,11 @@ size_t resp_parser_peek(const resp_parser_t *p, resp_peek_t *out,
         return 0;
     const char *q = p->ibuf + p->spos, *end = p->ibuf + p->ilen;
     size_t k = 0;
-    while (k < max && q < end && *q == '*') {
-        uint64_t n, len;
-        const char *r = q + 1;
-        if (!fast_num(&r, end, &n) || n == 0 || n > p->lim.max_args)
-            break;
-        resp_peek_t *pk = &out[k];
-        pk->argc = n > INT_MAX ? INT_MAX : (int)n;
-        uint64_t i;
-        for (i = 0; i < n; i++) {
-            if (r >= end || *r != '$')
-                break;
-            r++;
-            if (!fast_num(&r, end, &len) || len > p->lim.max_bulk_len ||
-                (uint64_t)(end - r) < len + 2)
-                break;
-            if (i < 3) {
-                pk->argv[i].ptr = (char *)r;
-                pk->argv[i].len = (size_t)len;
-            }
-            r += len + 2;
-        }
-        if (i < n)
-            break;
-        q = r;
+    uint64_t n;
+    size_t payload;
+    while (k < max && q < end && *q == '*' &&
+           (q = frame_walk(p, q, end, &n, &payload, &out[k])) != NULL)
         k++;
-    }
     return k;
 }
 
