@@ -74,11 +74,14 @@ typedef struct resp_peek {
     resp_arg_t argv[3];
 } resp_peek_t;
 
-/* Describes up to max complete multibulk commands buffered after the next
- * one resp_parser_next() will return, without consuming or checking
- * them beyond their framing; stops at the first frame that is incomplete
- * or unusual (inline, oversized, malformed). Returns how many it described.
- * Meant for prefetching what a pipeline will touch before running it. */
+/* Describes up to max complete multibulk commands buffered ahead, without
+ * consuming or checking them beyond their framing. Right after a feed, the
+ * first complete frame is already scanned and is not described (the look
+ * starts after it); after resp_parser_next() has returned a command, the
+ * look starts with the next one. Stops at the first frame that is
+ * incomplete or unusual (inline, oversized, malformed). Returns how many it
+ * described. Meant for prefetching what a pipeline will touch before
+ * running it. */
 size_t resp_parser_peek(const resp_parser_t *p, resp_peek_t *out,
                         size_t max);
 

@@ -199,6 +199,7 @@ static void conn_on_write(uv_write_t *req, int status)
         conn_close(c);
         return;
     }
+    c->last_ms = server_now_ms(c->cl.srv); /* output moved: not idle */
     size_t queued = conn_out_queued(c);
     if (queued <= c->cl.srv->cfg->cobl_soft)
         c->obl_soft_since = 0;
@@ -230,17 +231,19 @@ void conn_flush(conn_t *c)
      * connection's own buffer, which then stays for the next batch. Only
      * what the kernel did not take goes through a write request. */
     resp_out_t *o = &c->cl.out;
+    size_t sent = 0; /* bytes of o the kernel took already */
     if (c->writes_pending == 0 && o->len > 0 && o->len <= CONN_TRY_WRITE_MAX) {
         uv_buf_t now = uv_buf_init(o->buf, (unsigned)o->len);
         int n = uv_try_write(&c->h.stream, &now, 1);
         if (n > 0) {
             c->cl.srv->net_output_bytes += (uint64_t)n;
-            resp_out_consume(o, (size_t)n);
-        }
-        if (o->len == 0) {
-            if (c->cl.close_after_reply)
-                conn_close(c);
-            return;
+            if ((size_t)n == o->len) {
+                resp_out_consume(o, (size_t)n);
+                if (c->cl.close_after_reply)
+                    conn_close(c);
+                return;
+            }
+            sent = (size_t)n; /* the rest goes from buf + sent, unmoved */
         }
     }
     size_t len;
@@ -258,8 +261,8 @@ void conn_flush(conn_t *c)
     }
     w->c = c;
     w->buf = buf;
-    w->len = len;
-    uv_buf_t ub = uv_buf_init(buf, (unsigned)len);
+    w->len = len - sent;
+    uv_buf_t ub = uv_buf_init(buf + sent, (unsigned)(len - sent));
     int rc = uv_write(&w->req, &c->h.stream, &ub, 1, conn_on_write);
     if (rc < 0) {
         free(buf);
@@ -268,7 +271,7 @@ void conn_flush(conn_t *c)
         return;
     }
     c->writes_pending++;
-    c->cl.srv->net_output_bytes += len;
+    c->cl.srv->net_output_bytes += len - sent;
 
     /* uv_write has already tried to write: what is left queued is what
      * the client has not read. */
@@ -359,6 +362,7 @@ static void conn_run(conn_t *c)
          * take, so a client that does not read is closed here, before any
          * further command runs. */
         conn_flush(c);
+        c->cl.srv->cmd_clock = uv_hrtime(); /* the write is no command's */
         if (c->closing || !c->held)
             break;
         if (c->writes_pending > 0) {
@@ -553,7 +557,9 @@ void conn_cron(server_t *s)
     conn_t *next;
     for (conn_t *c = s->clients; c != NULL; c = next) {
         next = c->next;
-        if (cfg->timeout > 0 && c->writes_pending == 0 && !c->closing &&
+        /* As Redis: idle means neither input nor output moved, so a client
+         * that stopped reading while replies wait is closed too. */
+        if (cfg->timeout > 0 && !c->closing &&
             now - c->last_ms > (uint64_t)cfg->timeout * 1000) {
             log_verbose("Closing idle client %s", c->addr);
             conn_close(c);

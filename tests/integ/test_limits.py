@@ -165,6 +165,34 @@ def test_non_reader_pipelining_big_replies_is_cut_off(daemon):
     s.close()
 
 
+def test_stalled_reader_without_hard_limit_times_out(daemon):
+    """No hard limit: a client that stops reading is held (bounded), and
+    as in Redis the idle timeout counts it idle once neither its input nor
+    its output moves, so it does not stay forever."""
+    d = daemon("--timeout", "1")
+    r = client(d)
+    big_filter(r)
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.connect(("127.0.0.1", d.port))
+    s.sendall(encode_command("CF.SCANDUMP", "g", 1) * 250)
+
+    def gone():
+        # r is closed by the timeout too while it sits idle; ask afresh
+        probe = client(d)
+        try:
+            return probe.info("clients")["connected_clients"] == 1
+        finally:
+            probe.close()
+    assert wait_until(gone, timeout=60, step=0.5), \
+        "a client stuck with unread replies was never closed"
+    probe = client(d)
+    stats = probe.info("commandstats").get("cmdstat_cf.scandump", {})
+    assert stats.get("calls", 0) < 10, stats  # held, never the whole batch
+    probe.close()
+    s.close()
+
+
 def test_slow_reader_gets_every_reply_in_order(daemon):
     d = daemon()  # no output limit
     r = client(d)
