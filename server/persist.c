@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -229,14 +230,44 @@ static int close_fds_in_child(int errfd)
     return 3;
 }
 
-static void child_main(server_t *s, pid_t parent, int errfd)
+/* Gives the child the default action for every signal the daemon catches
+ * (libuv's handlers would write into the parent's signal pipe, so a SIGTERM
+ * aimed at the child could shut the server down). Ignored signals stay
+ * ignored, as in Redis's child: SIGPIPE, and SIGHUP, which a closed terminal
+ * sends to the whole process group and which must not fail the save. The
+ * faults a sanitizer may catch (SIGSEGV...) keep their handlers. */
+static void reset_signals_in_child(void)
 {
+    static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+                                 SIGTRAP, SIGSYS, SIGABRT};
+    for (int sig = 1; sig < NSIG; sig++) {
+        struct sigaction sa;
+        bool fault = false;
+        for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
+            fault |= sig == faults[i];
+        if (fault || sig == SIGKILL || sig == SIGSTOP ||
+            sigaction(sig, NULL, &sa) < 0)
+            continue;
+        if (!(sa.sa_flags & SA_SIGINFO) &&
+            (sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN))
+            continue;
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_handler = SIG_DFL;
+        sigemptyset(&sa.sa_mask);
+        sigaction(sig, &sa, NULL);
+    }
+}
+
+/* Runs in the child with every signal blocked (bgsave_start); unblocks
+ * them (old is the parent's mask) once the daemon's handlers are gone. */
+static void child_main(server_t *s, pid_t parent, int errfd,
+                       const sigset_t *old)
+{
+    reset_signals_in_child();
+    pthread_sigmask(SIG_SETMASK, old, NULL);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent)
         _exit(2);
-    /* The parent's handlers must not run here. */
-    signal(SIGTERM, SIG_DFL);
-    signal(SIGINT, SIG_DFL);
     errfd = close_fds_in_child(errfd);
     char err[PERSIST_ERR_MAX] = "";
     int rc = snap_save(s->cfg->dbfilename, keyspace_iter, s, err, sizeof(err));
@@ -277,15 +308,23 @@ static int bgsave_start(server_t *s)
         set_bgsave_err(s, p, true);
         return -ENOMEM;
     }
+    /* No handler may run in the child before it has reset them: signals
+     * stay blocked across fork() (as libuv's uv_spawn does) and the parent
+     * restores its mask at once. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
-        child_main(s, parent, fds[1]);
+        child_main(s, parent, fds[1], &old);
     }
+    int fork_errno = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     close(fds[1]);
     if (pid < 0) {
-        int rc = -errno;
+        int rc = -fork_errno;
         close(fds[0]);
         free(path);
         log_warning("Can't save in background: fork: %s", strerror(-rc));

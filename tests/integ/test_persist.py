@@ -547,3 +547,112 @@ def test_bgsave_schedule_runs_after_the_current_one(workdir):
         b"Background saving scheduled"
     poll(lambda: s.info()["rdb_saves"] >= 2, what="the scheduled BGSAVE")
     assert s.info()["rdb_last_bgsave_status"] == "ok"
+
+
+# ---------------------------------------------------------------------------
+# A signal sent to a background save's child is the child's alone: it holds
+# none of the daemon's handlers (which could pass the signal on to the
+# parent's loop, so that a SIGTERM aimed at the child shut the server down)
+# and blocks nothing.
+
+def children(pid):
+    """The pids whose parent is pid (from /proc/*/stat)."""
+    out = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % name) as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # "pid (comm) state ppid ...": comm may hold spaces and brackets.
+        fields = stat[stat.rfind(")") + 2:].split()
+        if int(fields[1]) == pid:
+            out.append(int(name))
+    return out
+
+
+def proc_state(pid):
+    """The state letter of pid, or None when it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            stat = f.read()
+    except OSError:
+        return None
+    return stat[stat.rfind(")") + 2]
+
+
+def sig_masks(pid):
+    """SigBlk, SigIgn and SigCgt of pid's main thread as integers."""
+    masks = {}
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            if k in ("SigBlk", "SigIgn", "SigCgt"):
+                masks[k] = int(v.strip(), 16)
+    return masks
+
+
+def bit(sig):
+    return 1 << (int(sig) - 1)
+
+
+def stopped_bgsave_child(s, d):
+    """Starts BGSAVEs until one's child is caught writing its temporary file
+    (so it is past its set-up), and stops it there with SIGSTOP: its pid."""
+    c = s.client()
+    for _ in range(50):
+        wait_bgsave(s)
+        assert c.execute_command("BGSAVE") == b"Background saving started"
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            kids = children(s.proc.pid)
+            tmp = [n for n in os.listdir(d) if ".tmp-" in n]
+            mine = [k for k in kids
+                    if any(n.startswith("%s.tmp-%d-" % (DUMP, k))
+                           for n in tmp)]
+            if mine:
+                os.kill(mine[0], signal.SIGSTOP)
+                # Stopped, or ended first (then try again).
+                st = poll(lambda: proc_state(mine[0]) in (None, "Z", "T")
+                          and (proc_state(mine[0]) or "gone"),
+                          what="the child to stop")
+                if st == "T":
+                    return mine[0]
+                break
+            if not s.info()["rdb_bgsave_in_progress"]:
+                break
+    raise AssertionError("never caught a background save's child")
+
+
+def test_signal_to_bgsave_child_is_its_own(workdir):
+    d, make = workdir
+    s = make().start()
+    c = s.client()
+    c.execute_command("CF.RESERVE", "big0", BIG[0][1])
+    add_items(c, "f", ["kept"])
+    parent_before = sig_masks(s.proc.pid)
+    child = stopped_bgsave_child(s, d)
+    masks = sig_masks(child)
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD):
+        assert not masks["SigCgt"] & bit(sig), \
+            "the child still catches %s" % sig.name
+    assert masks["SigBlk"] == 0, "the child blocks %x" % masks["SigBlk"]
+    assert masks["SigIgn"] & bit(signal.SIGPIPE)
+    assert sig_masks(s.proc.pid)["SigBlk"] == parent_before["SigBlk"]
+    # SIGTERM ends the child, not the server.
+    os.kill(child, signal.SIGTERM)
+    os.kill(child, signal.SIGCONT)
+    info = wait_bgsave(s)
+    assert info["rdb_last_bgsave_status"] == "err"
+    assert "terminated by signal %d" % signal.SIGTERM in s.log()
+    assert s.proc.poll() is None
+    assert c.ping()
+    assert c.execute_command("CF.EXISTS", "f", "kept") == 1
+    assert "Received SIGTERM" not in s.log()
+    assert not [n for n in os.listdir(d) if ".tmp-" in n]
+    # The next save works, and SIGTERM still reaches the server itself.
+    assert c.execute_command("BGSAVE") == b"Background saving started"
+    assert wait_bgsave(s)["rdb_last_bgsave_status"] == "ok"
+    assert s.term() == 0
