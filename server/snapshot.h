@@ -42,7 +42,10 @@ int snap_load(const char *path, const cf_limits_t *lim, snap_key_fn *on_key,
               void *ctx, char *err, size_t errlen);
 
 /* Removes temporary files a crashed save left beside path. Returns how many
- * were removed. */
+ * were removed. A file another save may still be writing is kept: its
+ * writer holds its lock (snap_save takes one), or the pid in its name is a
+ * live process other than the caller (a file named by the caller's own pid
+ * and not locked is a former instance's). */
 int snap_remove_stale(const char *path);
 
 #endif /* SNAPSHOT_H */

@@ -9,6 +9,7 @@ killed and started again on the same snapshot.
 Run: pytest-3 tests/integ/test_persist.py  (CUCKOOD_BIN names the binary).
 """
 
+import fcntl
 import os
 import random
 import shutil
@@ -278,19 +279,40 @@ def test_loadchunk_counts_as_change(workdir):
     assert all_exist(s.client(), "dst", ["p%d" % i for i in range(500)])
 
 
+def dead_pid():
+    """A pid no process can have: above the kernel's pid_max."""
+    with open("/proc/sys/kernel/pid_max") as f:
+        return int(f.read()) + 1
+
+
 def test_stale_temp_files_removed(workdir):
     d, make = workdir
-    stale = [DUMP + ".tmp-12345-0", DUMP + ".tmp-1-7"]
+    stale = [DUMP + ".tmp-%d-0" % dead_pid(), DUMP + ".tmp-%d-7" % dead_pid()]
     for n in stale:
         with open(os.path.join(d, n), "wb") as f:
             f.write(b"half a snapshot")
     keep = os.path.join(d, "other.tmp-1-1")
     with open(keep, "wb") as f:
         f.write(b"not ours")
-    s = make().start()
-    for n in stale:
-        assert not os.path.exists(os.path.join(d, n))
-    assert read(keep) == b"not ours"
+    # Another instance sharing the directory, writing right now: a live pid
+    # in the name, or (another pid namespace) the lock its writer holds.
+    live = os.path.join(d, DUMP + ".tmp-%d-2" % os.getpid())
+    locked = os.path.join(d, DUMP + ".tmp-%d-3" % dead_pid())
+    for n in (live, locked):
+        with open(n, "wb") as f:
+            f.write(b"being written")
+    with open(locked, "ab") as lk:
+        fcntl.flock(lk, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        s = make().start()
+        for n in stale:
+            assert not os.path.exists(os.path.join(d, n))
+        assert read(keep) == b"not ours"
+        assert read(live) == b"being written"
+        assert read(locked) == b"being written"
+    s.stop()
+    os.unlink(live)
+    s.start()
+    assert not os.path.exists(locked)  # its writer is gone
 
 
 # ---------------------------------------------------------------------------

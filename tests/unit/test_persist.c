@@ -170,15 +170,37 @@ static void test_corrupt_file_refused_and_kept(void **state)
     assert_int_equal(before.st_mtime, after.st_mtime);
 }
 
+/* A pid no process can have: above the kernel's pid_max (at most 2^22). */
+static long dead_pid(void)
+{
+    long max = 4194304;
+    FILE *fp = fopen("/proc/sys/kernel/pid_max", "r");
+    if (fp != NULL) {
+        if (fscanf(fp, "%ld", &max) != 1)
+            max = 4194304;
+        fclose(fp);
+    }
+    return max + 1;
+}
+
+/* The start-up sweep removes what a dead process left, and keeps the file
+ * of a live one (another instance sharing the directory). */
 static void test_stale_temp_removed(void **state)
 {
     fixture_t *fx = *state;
-    FILE *fp = fopen("dump.cuckoo.tmp-99-3", "wb");
+    char dead[64], live[64];
+    snprintf(dead, sizeof(dead), "dump.cuckoo.tmp-%ld-3", dead_pid());
+    snprintf(live, sizeof(live), "dump.cuckoo.tmp-%ld-4", (long)getppid());
+    FILE *fp = fopen(dead, "wb");
     assert_non_null(fp);
+    fclose(fp);
+    assert_non_null(fp = fopen(live, "wb"));
     fclose(fp);
     start(fx, 16);
     assert_int_equal(persist_load(&fx->s), 0);
-    assert_int_equal(access("dump.cuckoo.tmp-99-3", F_OK), -1);
+    assert_int_equal(access(dead, F_OK), -1);
+    assert_int_equal(access(live, F_OK), 0);
+    unlink(live);
 }
 
 static void test_write_gate(void **state)
