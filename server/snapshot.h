@@ -1,7 +1,7 @@
 /*
  * snapshot.h - the snapshot file: every database's filters in one file,
  * written atomically (temporary file in the same directory, fsync, rename,
- * fsync of the directory) and verified by an XXH64 checksum trailer before
+ * fsync of the directory) and verified by an XXH3-64 checksum trailer before
  * anything it holds is handed over.
  *
  * Format (little-endian, version 1): see snapshot.c. Each filter is stored
