@@ -445,15 +445,32 @@ static void on_sigchld(uv_signal_t *h, int signum)
     reap(h->data);
 }
 
-void persist_start(server_t *s)
+int persist_start(server_t *s)
 {
     persist_t *p = state(s);
-    uv_timer_init(s->loop, &p->timer);
-    uv_signal_init(s->loop, &p->sigchld);
+    const char *what = "the save point timer";
+    int rc = uv_timer_init(s->loop, &p->timer);
+    if (rc < 0)
+        goto fail;
+    what = "the SIGCHLD handler";
+    if ((rc = uv_signal_init(s->loop, &p->sigchld)) < 0) {
+        uv_close((uv_handle_t *)&p->timer, NULL);
+        goto fail;
+    }
     p->timer.data = p->sigchld.data = s;
-    uv_timer_start(&p->timer, on_cron, PERSIST_CRON_MS, PERSIST_CRON_MS);
-    uv_signal_start(&p->sigchld, on_sigchld, SIGCHLD);
+    what = "the save point timer or the SIGCHLD handler";
+    if ((rc = uv_timer_start(&p->timer, on_cron, PERSIST_CRON_MS,
+                             PERSIST_CRON_MS)) < 0 ||
+        (rc = uv_signal_start(&p->sigchld, on_sigchld, SIGCHLD)) < 0) {
+        uv_close((uv_handle_t *)&p->timer, NULL);
+        uv_close((uv_handle_t *)&p->sigchld, NULL);
+        goto fail;
+    }
     p->handles_open = true;
+    return 0;
+fail:
+    log_warning("Cannot set up %s: %s", what, uv_strerror(rc));
+    return rc;
 }
 
 int persist_shutdown_save(server_t *s, bool nosave, bool save, bool force)

@@ -51,8 +51,11 @@ typedef struct persist {
  * is left as it was. */
 int persist_load(server_t *s);
 
-/* Starts the save point timer and the SIGCHLD handler. */
-void persist_start(server_t *s);
+/* Starts the save point timer and the SIGCHLD handler. Returns 0, or a
+ * negative errno (logged) with neither handle active: those it closed
+ * finish closing on the loop's next run, which must come before
+ * server_free(). */
+int persist_start(server_t *s);
 
 /* The save a shutdown needs: with nosave nothing; with save, or when save
  * points are configured, a foreground save (after killing a background

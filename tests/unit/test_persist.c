@@ -203,6 +203,53 @@ static void test_stale_temp_removed(void **state)
     unlink(live);
 }
 
+/* uv_timer_start and uv_signal_start are wrapped (tests/CMakeLists.txt links
+ * this test with --wrap) so that one of them can fail on demand: with a
+ * valid handle and signal neither fails in practice. */
+static int fail_timer_start, fail_signal_start;
+
+int __real_uv_timer_start(uv_timer_t *h, uv_timer_cb cb, uint64_t timeout,
+                          uint64_t repeat);
+int __real_uv_signal_start(uv_signal_t *h, uv_signal_cb cb, int signum);
+
+int __wrap_uv_timer_start(uv_timer_t *h, uv_timer_cb cb, uint64_t timeout,
+                          uint64_t repeat)
+{
+    if (fail_timer_start != 0)
+        return fail_timer_start;
+    return __real_uv_timer_start(h, cb, timeout, repeat);
+}
+
+int __wrap_uv_signal_start(uv_signal_t *h, uv_signal_cb cb, int signum)
+{
+    if (fail_signal_start != 0)
+        return fail_signal_start;
+    return __real_uv_signal_start(h, cb, signum);
+}
+
+/* persist_start() reports a handle that cannot be started and leaves
+ * nothing active; then it can start again. */
+static void test_start_fails_cleanly(void **state)
+{
+    fixture_t *fx = *state;
+    start(fx, 16);
+    assert_int_equal(persist_load(&fx->s), 0);
+    for (int round = 0; round < 2; round++) {
+        fail_timer_start = round == 0 ? UV_EINVAL : 0;
+        fail_signal_start = round == 1 ? UV_ENOSYS : 0;
+        int rc = persist_start(&fx->s);
+        fail_timer_start = fail_signal_start = 0;
+        assert_int_equal(rc, round == 0 ? UV_EINVAL : UV_ENOSYS);
+        uv_run(&fx->loop, UV_RUN_DEFAULT); /* ends: nothing is active */
+        assert_false(uv_loop_alive(&fx->loop));
+    }
+    assert_int_equal(persist_start(&fx->s), 0);
+    assert_true(uv_loop_alive(&fx->loop));
+    persist_on_shutdown(&fx->s);
+    uv_run(&fx->loop, UV_RUN_DEFAULT);
+    assert_false(uv_loop_alive(&fx->loop));
+}
+
 static void test_write_gate(void **state)
 {
     fixture_t *fx = *state;
@@ -283,6 +330,8 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_file_refused_and_kept,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_start_fails_cleanly, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_stale_temp_removed, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_write_gate, setup, teardown),
