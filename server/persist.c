@@ -139,16 +139,13 @@ static int load_key(void *ctx, int db, const void *key, size_t len,
     return 0;
 }
 
-/* The largest filter a snapshot may hold: maxmemory, else the machine's
- * memory (the file's own size bounds it further). */
+/* The largest filter a snapshot may hold: maxmemory, else the memory the
+ * process may use (the file's own size bounds it further); 0 is no cap. */
 static uint64_t load_cap(const server_t *s)
 {
     if (s->cfg->maxmemory > 0)
         return s->cfg->maxmemory;
-    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-    if (pages > 0 && psize > 0)
-        return (uint64_t)pages * (uint64_t)psize;
-    return 0;
+    return s->phys_memory != UINT64_MAX ? s->phys_memory : 0;
 }
 
 int persist_load(server_t *s)
