@@ -366,8 +366,3 @@ void resp_add_verbatim(resp_out_t *o, const char *fmt, const void *p,
     d[n++] = '\n';
     o->len += n;
 }
-
-void resp_add_raw(resp_out_t *o, const void *p, size_t len)
-{
-    put(o, p, len);
-}

@@ -41,7 +41,9 @@
 #define PERSIST_RETRY_DELAY 5 /* seconds, as CONFIG_BGSAVE_RETRY_DELAY */
 #define PERSIST_ERR_MAX 512
 
-const char persist_misconf_msg[] =
+/* The write denial (server_deny_writes()) a failed background save sets;
+ * a good save clears it. */
+static const char persist_misconf_msg[] =
     "MISCONF Redis is configured to save RDB snapshots, but it's currently "
     "unable to persist to disk. Commands that may modify the data set are "
     "disabled, because this instance is configured to report errors during "

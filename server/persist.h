@@ -68,10 +68,6 @@ int persist_shutdown_save(server_t *s, bool nosave, bool save, bool force);
  * did it (a failure sets s->exit_code to 1), then closes the handles. */
 void persist_on_shutdown(server_t *s);
 
-/* The MISCONF text that a failed background save sets as the server's
- * write denial (server_deny_writes()); a good save clears it. */
-extern const char persist_misconf_msg[];
-
 /* Formats the fields of INFO persistence into buf (NUL-terminated, cut at
  * len). */
 void persist_info(const server_t *s, char *buf, size_t len);

@@ -100,7 +100,9 @@ static uint64_t get_u64(const uint8_t *p)
     return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
 }
 
-uint64_t snap_checksum(const void *buf, size_t len)
+/* The checksum stored in the trailer of an image of len bytes (computed over
+ * its first len - SNAP_TRAILER_LEN bytes). len must be >= SNAP_TRAILER_LEN. */
+static uint64_t snap_checksum(const void *buf, size_t len)
 {
     return XXH3_64bits(buf, len - SNAP_TRAILER_LEN);
 }

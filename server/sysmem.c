@@ -12,7 +12,8 @@
  * value as the largest page multiple below 2^63. */
 #define SYSMEM_NO_LIMIT ((uint64_t)1 << 62)
 
-uint64_t sysmem_physical(void)
+/* The machine's physical memory in bytes; UINT64_MAX when unknown. */
+static uint64_t sysmem_physical(void)
 {
     long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
     if (pages <= 0 || psize <= 0 ||

@@ -11,9 +11,6 @@
 
 #include <stdint.h>
 
-/* The machine's physical memory in bytes; UINT64_MAX when unknown. */
-uint64_t sysmem_physical(void);
-
 /* The lowest memory limit on the way from this process's control groups up
  * to their root, read from proc_cgroup (the format of /proc/self/cgroup)
  * and the cgroup file system mounted at root (/sys/fs/cgroup):
@@ -27,7 +24,7 @@ uint64_t sysmem_physical(void);
  * Missing or unreadable files set no limit. UINT64_MAX when there is none. */
 uint64_t sysmem_cgroup_limit(const char *proc_cgroup, const char *root);
 
-/* The lower of sysmem_physical() and this process's cgroup limit
+/* The lower of the machine's physical memory and this process's cgroup limit
  * (/proc/self/cgroup, /sys/fs/cgroup); UINT64_MAX when neither is known. */
 uint64_t sysmem_limit(void);
 
