@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/time.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -290,26 +291,77 @@ static void config_get_proc(client_t *c, int argc, const resp_arg_t *argv)
     free(p.kv);
 }
 
+/* Keeps the first value cfg_get() reports (the name is exact). */
+static void keep_value(void *ctx, const char *name, const char *value)
+{
+    char **out = ctx;
+    if (*out == NULL)
+        *out = strdup(value);
+}
+
+static void config_set_error(client_t *c, const resp_arg_t *name,
+                             const char *why)
+{
+    resp_add_errorf(&c->out,
+                    "ERR CONFIG SET failed (possibly related to argument "
+                    "'%.*s') - %s",
+                    (int)(name->len > 128 ? 128 : name->len), name->ptr, why);
+}
+
+/* CONFIG SET name value [name value ...]: all or nothing, as Redis 7. */
 static void config_set_proc(client_t *c, int argc, const resp_arg_t *argv)
 {
     if ((argc - 2) % 2 != 0) {
         reply_wrong_arity(c, "config|set");
         return;
     }
-    for (int i = 2; i < argc; i += 2) {
-        char err[256];
-        err[0] = '\0';
-        if (cfg_set(c->srv->cfg, argv[i].ptr, argv[i + 1].ptr, err,
-                    sizeof(err)) < 0) {
-            for (char *p = err; *p; p++)
-                if (*p == '\r' || *p == '\n')
-                    *p = ' ';
-            resp_add_error(&c->out, err[0] ? err : "ERR CONFIG SET failed");
+    int n = (argc - 2) / 2;
+    for (int i = 0; i < n; i++) {
+        const resp_arg_t *name = &argv[2 + 2 * i], *val = name + 1;
+        /* A C string cannot hold it: refused, not cut at the NUL. */
+        if (strlen(name->ptr) != name->len || strlen(val->ptr) != val->len) {
+            config_set_error(c, name, "value contains a NUL byte");
             return;
         }
-        daemon_config_changed(c->srv, argv[i].ptr);
+        for (int j = 0; j < i; j++)
+            if (strcasecmp(argv[2 + 2 * j].ptr, name->ptr) == 0) {
+                config_set_error(c, name, "duplicate parameter");
+                return;
+            }
     }
-    reply_ok(c);
+    char **old = calloc((size_t)n, sizeof(*old));
+    if (old == NULL) {
+        resp_add_error(&c->out, "ERR out of memory");
+        return;
+    }
+    char err[256] = "";
+    int done = 0;
+    for (; done < n; done++) {
+        const char *name = argv[2 + 2 * done].ptr;
+        cfg_get(c->srv->cfg, name, keep_value, &old[done]);
+        if (cfg_set(c->srv->cfg, name, argv[3 + 2 * done].ptr, err,
+                    sizeof(err)) < 0)
+            break;
+    }
+    if (done < n) {
+        /* Put back what was applied before the failure, newest first. */
+        for (int i = done - 1; i >= 0; i--)
+            if (old[i] == NULL ||
+                cfg_set(c->srv->cfg, argv[2 + 2 * i].ptr, old[i], NULL, 0) < 0)
+                log_warning("CONFIG SET: could not restore '%s'",
+                            argv[2 + 2 * i].ptr);
+        for (char *p = err; *p; p++)
+            if (*p == '\r' || *p == '\n')
+                *p = ' ';
+        resp_add_error(&c->out, err[0] ? err : "ERR CONFIG SET failed");
+    } else {
+        for (int i = 0; i < n; i++)
+            daemon_config_changed(c->srv, argv[2 + 2 * i].ptr);
+        reply_ok(c);
+    }
+    for (int i = 0; i < n; i++)
+        free(old[i]);
+    free(old);
 }
 
 static void config_resetstat_proc(client_t *c, int argc, const resp_arg_t *argv)

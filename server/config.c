@@ -549,8 +549,45 @@ static const char *set_string(cfg_t *c, const cfg_def_t *d, const char *s)
 
 /* Applies one directive. 0, or -EINVAL with the reason in why, or -ENOMEM.
  * Nothing changes unless it returns 0. ld is NULL at run time. */
+static int apply_words(cfg_t *c, const cfg_def_t *d, char **argv, int argc,
+                       cfg_load_t *ld, char *why);
+
+static bool multi_arg(const cfg_def_t *d)
+{
+    return d->type == T_SAVE || d->type == T_BIND || d->type == T_COBL;
+}
+
+/* Applies a directive's value words. As redis-server 7 does for its
+ * multi-argument directives (save, bind, client-output-buffer-limit), one
+ * non-empty word is split at spaces: `--save "3600 1 300 100"` from a
+ * compose command list, or `save "60 1000"` in a file, mean the same as
+ * the words given apart. */
 static int apply(cfg_t *c, const cfg_def_t *d, char **argv, int argc,
                  cfg_load_t *ld, char *why)
+{
+    if (!multi_arg(d) || argc != 1 || argv[0][0] == '\0' ||
+        strchr(argv[0], ' ') == NULL)
+        return apply_words(c, d, argv, argc, ld, why);
+    size_t len = strlen(argv[0]);
+    char *copy = strdup(argv[0]);
+    char **words = calloc(len / 2 + 2, sizeof(*words));
+    int n = 0, rc;
+    if (copy == NULL || words == NULL) {
+        free(copy);
+        free(words);
+        snprintf(why, WHY_LEN, "out of memory");
+        return -ENOMEM;
+    }
+    for (char *tok = strtok(copy, " "); tok != NULL; tok = strtok(NULL, " "))
+        words[n++] = tok;
+    rc = apply_words(c, d, words, n, ld, why);
+    free(words);
+    free(copy);
+    return rc;
+}
+
+static int apply_words(cfg_t *c, const cfg_def_t *d, char **argv, int argc,
+                       cfg_load_t *ld, char *why)
 {
     const char *reason = NULL;
     cfg_val_t v;
