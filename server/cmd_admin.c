@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "conn.h"
 #include "daemon.h"
 #include "glob.h"
 #include "log.h"
@@ -416,49 +415,39 @@ static void memory_usage_proc(client_t *c, int argc, const resp_arg_t *argv)
 
 /* ---- the table --------------------------------------------------------- */
 
-#define END                                                                    \
-    {                                                                          \
-        NULL, NULL, NULL, 0, NULL                                              \
-    }
-
-#define CMD_END                                                                \
-    {                                                                          \
-        .name = NULL                                                           \
-    }
-
 static const cmd_arg_t section_args[] = {
     {"section", "string", NULL, CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE, NULL},
-    END};
+    CMD_ARG_END};
 static const cmd_arg_t command_names[] = {
     {"command-name", "string", NULL, CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE, NULL},
-    END};
+    CMD_ARG_END};
 static const cmd_arg_t filterby_opts[] = {
     {"module-name", "string", "MODULE", 0, NULL},
     {"category", "string", "ACLCAT", 0, NULL},
     {"pattern", "pattern", "PATTERN", 0, NULL},
-    END};
+    CMD_ARG_END};
 static const cmd_arg_t command_list_args[] = {
-    {"filterby", "oneof", "FILTERBY", CMD_ARG_OPTIONAL, filterby_opts}, END};
+    {"filterby", "oneof", "FILTERBY", CMD_ARG_OPTIONAL, filterby_opts}, CMD_ARG_END};
 static const cmd_arg_t config_get_args[] = {
-    {"parameter", "string", NULL, CMD_ARG_MULTIPLE, NULL}, END};
+    {"parameter", "string", NULL, CMD_ARG_MULTIPLE, NULL}, CMD_ARG_END};
 static const cmd_arg_t config_pair[] = {{"parameter", "string", NULL, 0, NULL},
                                         {"value", "string", NULL, 0, NULL},
-                                        END};
+                                        CMD_ARG_END};
 static const cmd_arg_t config_set_args[] = {
-    {"data", "block", NULL, CMD_ARG_MULTIPLE, config_pair}, END};
+    {"data", "block", NULL, CMD_ARG_MULTIPLE, config_pair}, CMD_ARG_END};
 static const cmd_arg_t shutdown_save[] = {
     {"nosave", "pure-token", "NOSAVE", 0, NULL},
     {"save", "pure-token", "SAVE", 0, NULL},
-    END};
+    CMD_ARG_END};
 static const cmd_arg_t shutdown_args[] = {
     {"save-selector", "oneof", NULL, CMD_ARG_OPTIONAL, shutdown_save},
     {"now", "pure-token", "NOW", CMD_ARG_OPTIONAL, NULL},
     {"force", "pure-token", "FORCE", CMD_ARG_OPTIONAL, NULL},
-    END};
+    CMD_ARG_END};
 static const cmd_arg_t memory_usage_args[] = {
     {"key", "key", NULL, 0, NULL},
     {"count", "integer", "SAMPLES", CMD_ARG_OPTIONAL, NULL},
-    END};
+    CMD_ARG_END};
 static const cmd_def_t memory_subs[] = {
     {.name = "usage",
      .arity = -3,
@@ -472,7 +461,7 @@ static const cmd_def_t memory_subs[] = {
      .since = "4.0.0",
      .complexity = "O(1)",
      .args = memory_usage_args},
-    CMD_END,
+    CMD_DEF_END,
 };
 static const cmd_def_t command_subs[] = {
     {.name = "count",
@@ -507,7 +496,7 @@ static const cmd_def_t command_subs[] = {
      .since = "7.0.0",
      .complexity = "O(N) where N is the total number of commands",
      .args = command_list_args},
-    CMD_END,
+    CMD_DEF_END,
 };
 static const cmd_def_t config_subs[] = {
     {.name = "get",
@@ -538,7 +527,7 @@ static const cmd_def_t config_subs[] = {
      .summary = "Resets the server's statistics.",
      .since = "2.0.0",
      .complexity = "O(1)"},
-    CMD_END,
+    CMD_DEF_END,
 };
 
 const cmd_def_t cmd_admin_table[] = {
@@ -593,5 +582,5 @@ const cmd_def_t cmd_admin_table[] = {
      .complexity = "O(N) when saving, where N is the total number of keys in "
                    "all databases",
      .args = shutdown_args},
-    CMD_END,
+    CMD_DEF_END,
 };
