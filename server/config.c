@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include "cmdarg.h"
 #include "glob.h"
 #include "resp.h"
 #include "util.h"
@@ -279,23 +280,11 @@ static int split_args(const char *line, char ***out, int *argc_out,
 
 /* ---- value parsing ---- */
 
-/* Strict unsigned decimal: digits only, no sign or space, no overflow. */
+/* An unsigned decimal with Redis's string2ll rules (commands/cmdarg.h, the
+ * one integer parser): digits only, no sign, space or leading zero. */
 static bool parse_digits(const char *s, size_t n, uint64_t *out)
 {
-    uint64_t v = 0;
-
-    if (n == 0)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return false;
-        unsigned d = (unsigned)(s[i] - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            return false;
-        v = v * 10 + d;
-    }
-    *out = v;
-    return true;
+    return cmdarg_u64(s, n, out);
 }
 
 /* Digits with an optional unit as Redis: k=1000, kb=1024, m, mb, g, gb, b. */
