@@ -59,6 +59,16 @@ static bool name_eq(const char *lower, const char *s, size_t len)
     return lower[len] == '\0';
 }
 
+bool cmd_arg_ll(const resp_arg_t *a, long long *out)
+{
+    return cmdarg_ll(a->ptr, a->len, out);
+}
+
+bool cmd_arg_u64(const resp_arg_t *a, uint64_t *out)
+{
+    return cmdarg_u64(a->ptr, a->len, out);
+}
+
 bool cmd_arg_is(const resp_arg_t *a, const char *lower)
 {
     return cmdarg_is(a->ptr, a->len, lower);

@@ -12,12 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/time.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include "cmd.h"
-#include "conn.h"
 #include "daemon.h"
 #include "glob.h"
 #include "log.h"
@@ -290,26 +290,77 @@ static void config_get_proc(client_t *c, int argc, const resp_arg_t *argv)
     free(p.kv);
 }
 
+/* Keeps the first value cfg_get() reports (the name is exact). */
+static void keep_value(void *ctx, const char *name, const char *value)
+{
+    char **out = ctx;
+    if (*out == NULL)
+        *out = strdup(value);
+}
+
+static void config_set_error(client_t *c, const resp_arg_t *name,
+                             const char *why)
+{
+    resp_add_errorf(&c->out,
+                    "ERR CONFIG SET failed (possibly related to argument "
+                    "'%.*s') - %s",
+                    (int)(name->len > 128 ? 128 : name->len), name->ptr, why);
+}
+
+/* CONFIG SET name value [name value ...]: all or nothing, as Redis 7. */
 static void config_set_proc(client_t *c, int argc, const resp_arg_t *argv)
 {
     if ((argc - 2) % 2 != 0) {
         reply_wrong_arity(c, "config|set");
         return;
     }
-    for (int i = 2; i < argc; i += 2) {
-        char err[256];
-        err[0] = '\0';
-        if (cfg_set(c->srv->cfg, argv[i].ptr, argv[i + 1].ptr, err,
-                    sizeof(err)) < 0) {
-            for (char *p = err; *p; p++)
-                if (*p == '\r' || *p == '\n')
-                    *p = ' ';
-            resp_add_error(&c->out, err[0] ? err : "ERR CONFIG SET failed");
+    int n = (argc - 2) / 2;
+    for (int i = 0; i < n; i++) {
+        const resp_arg_t *name = &argv[2 + 2 * i], *val = name + 1;
+        /* A C string cannot hold it: refused, not cut at the NUL. */
+        if (strlen(name->ptr) != name->len || strlen(val->ptr) != val->len) {
+            config_set_error(c, name, "value contains a NUL byte");
             return;
         }
-        daemon_config_changed(c->srv, argv[i].ptr);
+        for (int j = 0; j < i; j++)
+            if (strcasecmp(argv[2 + 2 * j].ptr, name->ptr) == 0) {
+                config_set_error(c, name, "duplicate parameter");
+                return;
+            }
     }
-    reply_ok(c);
+    char **old = calloc((size_t)n, sizeof(*old));
+    if (old == NULL) {
+        resp_add_error(&c->out, "ERR out of memory");
+        return;
+    }
+    char err[256] = "";
+    int done = 0;
+    for (; done < n; done++) {
+        const char *name = argv[2 + 2 * done].ptr;
+        cfg_get(c->srv->cfg, name, keep_value, &old[done]);
+        if (cfg_set(c->srv->cfg, name, argv[3 + 2 * done].ptr, err,
+                    sizeof(err)) < 0)
+            break;
+    }
+    if (done < n) {
+        /* Put back what was applied before the failure, newest first. */
+        for (int i = done - 1; i >= 0; i--)
+            if (old[i] == NULL ||
+                cfg_set(c->srv->cfg, argv[2 + 2 * i].ptr, old[i], NULL, 0) < 0)
+                log_warning("CONFIG SET: could not restore '%s'",
+                            argv[2 + 2 * i].ptr);
+        for (char *p = err; *p; p++)
+            if (*p == '\r' || *p == '\n')
+                *p = ' ';
+        resp_add_error(&c->out, err[0] ? err : "ERR CONFIG SET failed");
+    } else {
+        for (int i = 0; i < n; i++)
+            daemon_config_changed(c->srv, argv[2 + 2 * i].ptr);
+        reply_ok(c);
+    }
+    for (int i = 0; i < n; i++)
+        free(old[i]);
+    free(old);
 }
 
 static void config_resetstat_proc(client_t *c, int argc, const resp_arg_t *argv)
@@ -364,49 +415,39 @@ static void memory_usage_proc(client_t *c, int argc, const resp_arg_t *argv)
 
 /* ---- the table --------------------------------------------------------- */
 
-#define END                                                                    \
-    {                                                                          \
-        NULL, NULL, NULL, 0, NULL                                              \
-    }
-
-#define CMD_END                                                                \
-    {                                                                          \
-        .name = NULL                                                           \
-    }
-
 static const cmd_arg_t section_args[] = {
     {"section", "string", NULL, CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE, NULL},
-    END};
+    CMD_ARG_END};
 static const cmd_arg_t command_names[] = {
     {"command-name", "string", NULL, CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE, NULL},
-    END};
+    CMD_ARG_END};
 static const cmd_arg_t filterby_opts[] = {
     {"module-name", "string", "MODULE", 0, NULL},
     {"category", "string", "ACLCAT", 0, NULL},
     {"pattern", "pattern", "PATTERN", 0, NULL},
-    END};
+    CMD_ARG_END};
 static const cmd_arg_t command_list_args[] = {
-    {"filterby", "oneof", "FILTERBY", CMD_ARG_OPTIONAL, filterby_opts}, END};
+    {"filterby", "oneof", "FILTERBY", CMD_ARG_OPTIONAL, filterby_opts}, CMD_ARG_END};
 static const cmd_arg_t config_get_args[] = {
-    {"parameter", "string", NULL, CMD_ARG_MULTIPLE, NULL}, END};
+    {"parameter", "string", NULL, CMD_ARG_MULTIPLE, NULL}, CMD_ARG_END};
 static const cmd_arg_t config_pair[] = {{"parameter", "string", NULL, 0, NULL},
                                         {"value", "string", NULL, 0, NULL},
-                                        END};
+                                        CMD_ARG_END};
 static const cmd_arg_t config_set_args[] = {
-    {"data", "block", NULL, CMD_ARG_MULTIPLE, config_pair}, END};
+    {"data", "block", NULL, CMD_ARG_MULTIPLE, config_pair}, CMD_ARG_END};
 static const cmd_arg_t shutdown_save[] = {
     {"nosave", "pure-token", "NOSAVE", 0, NULL},
     {"save", "pure-token", "SAVE", 0, NULL},
-    END};
+    CMD_ARG_END};
 static const cmd_arg_t shutdown_args[] = {
     {"save-selector", "oneof", NULL, CMD_ARG_OPTIONAL, shutdown_save},
     {"now", "pure-token", "NOW", CMD_ARG_OPTIONAL, NULL},
     {"force", "pure-token", "FORCE", CMD_ARG_OPTIONAL, NULL},
-    END};
+    CMD_ARG_END};
 static const cmd_arg_t memory_usage_args[] = {
     {"key", "key", NULL, 0, NULL},
     {"count", "integer", "SAMPLES", CMD_ARG_OPTIONAL, NULL},
-    END};
+    CMD_ARG_END};
 static const cmd_def_t memory_subs[] = {
     {.name = "usage",
      .arity = -3,
@@ -420,7 +461,7 @@ static const cmd_def_t memory_subs[] = {
      .since = "4.0.0",
      .complexity = "O(1)",
      .args = memory_usage_args},
-    CMD_END,
+    CMD_DEF_END,
 };
 static const cmd_def_t command_subs[] = {
     {.name = "count",
@@ -455,7 +496,7 @@ static const cmd_def_t command_subs[] = {
      .since = "7.0.0",
      .complexity = "O(N) where N is the total number of commands",
      .args = command_list_args},
-    CMD_END,
+    CMD_DEF_END,
 };
 static const cmd_def_t config_subs[] = {
     {.name = "get",
@@ -486,7 +527,7 @@ static const cmd_def_t config_subs[] = {
      .summary = "Resets the server's statistics.",
      .since = "2.0.0",
      .complexity = "O(1)"},
-    CMD_END,
+    CMD_DEF_END,
 };
 
 const cmd_def_t cmd_admin_table[] = {
@@ -541,5 +582,5 @@ const cmd_def_t cmd_admin_table[] = {
      .complexity = "O(N) when saving, where N is the total number of keys in "
                    "all databases",
      .args = shutdown_args},
-    CMD_END,
+    CMD_DEF_END,
 };

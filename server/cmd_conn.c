@@ -25,16 +25,6 @@
 
 /* ---- helpers ----------------------------------------------------------- */
 
-static bool arg_ll(const resp_arg_t *a, long long *out)
-{
-    return cmdarg_ll(a->ptr, a->len, out);
-}
-
-static void reply_not_integer(client_t *c)
-{
-    resp_add_error(&c->out, "ERR value is not an integer or out of range");
-}
-
 /* Redis accepts names made of '!'..'~' only. */
 static bool printable_token(const resp_arg_t *a)
 {
@@ -155,7 +145,7 @@ static void hello_proc(client_t *c, int argc, const resp_arg_t *argv)
     long long ver = c->resp;
     int i = 1;
     if (argc >= 2) {
-        if (!arg_ll(&argv[1], &ver)) {
+        if (!cmd_arg_ll(&argv[1], &ver)) {
             resp_add_error(&c->out, "ERR Protocol version is not an integer "
                                     "or out of range");
             return;
@@ -229,7 +219,7 @@ static void hello_proc(client_t *c, int argc, const resp_arg_t *argv)
 static void select_proc(client_t *c, int argc, const resp_arg_t *argv)
 {
     long long n;
-    if (!arg_ll(&argv[1], &n)) {
+    if (!cmd_arg_ll(&argv[1], &n)) {
         reply_not_integer(c);
         return;
     }
@@ -320,7 +310,7 @@ static void client_list_proc(client_t *c, int argc, const resp_arg_t *argv)
             ids_from = i + 1;
             for (int j = ids_from; j < argc; j++) {
                 long long v;
-                if (!arg_ll(&argv[j], &v) || v <= 0) {
+                if (!cmd_arg_ll(&argv[j], &v) || v <= 0) {
                     resp_add_error(&c->out, "ERR Invalid client ID");
                     return;
                 }
@@ -339,7 +329,7 @@ static void client_list_proc(client_t *c, int argc, const resp_arg_t *argv)
             bool want = false;
             for (int j = ids_from; j < argc && !want; j++) {
                 long long v;
-                want = arg_ll(&argv[j], &v) && (uint64_t)v == cn->id;
+                want = cmd_arg_ll(&argv[j], &v) && (uint64_t)v == cn->id;
             }
             if (!want)
                 continue;
@@ -384,54 +374,44 @@ static void client_help_proc(client_t *c, int argc, const resp_arg_t *argv)
 
 /* ---- the table --------------------------------------------------------- */
 
-#define END                                                                    \
-    {                                                                          \
-        NULL, NULL, NULL, 0, NULL                                              \
-    }
-
-#define CMD_END                                                                \
-    {                                                                          \
-        .name = NULL                                                           \
-    }
-
 static const cmd_arg_t message_opt[] = {
-    {"message", "string", NULL, CMD_ARG_OPTIONAL, NULL}, END};
+    {"message", "string", NULL, CMD_ARG_OPTIONAL, NULL}, CMD_ARG_END};
 static const cmd_arg_t message_arg[] = {{"message", "string", NULL, 0, NULL},
-                                        END};
+                                        CMD_ARG_END};
 static const cmd_arg_t auth_args[] = {
     {"username", "string", NULL, CMD_ARG_OPTIONAL, NULL},
     {"password", "string", NULL, 0, NULL},
-    END};
+    CMD_ARG_END};
 static const cmd_arg_t hello_auth_block[] = {
     {"username", "string", NULL, 0, NULL},
     {"password", "string", NULL, 0, NULL},
-    END};
+    CMD_ARG_END};
 static const cmd_arg_t hello_block[] = {
     {"protover", "integer", NULL, 0, NULL},
     {"auth", "block", "AUTH", CMD_ARG_OPTIONAL, hello_auth_block},
     {"clientname", "string", "SETNAME", CMD_ARG_OPTIONAL, NULL},
-    END};
+    CMD_ARG_END};
 static const cmd_arg_t hello_args[] = {
-    {"arguments", "block", NULL, CMD_ARG_OPTIONAL, hello_block}, END};
-static const cmd_arg_t index_arg[] = {{"index", "integer", NULL, 0, NULL}, END};
+    {"arguments", "block", NULL, CMD_ARG_OPTIONAL, hello_block}, CMD_ARG_END};
+static const cmd_arg_t index_arg[] = {{"index", "integer", NULL, 0, NULL}, CMD_ARG_END};
 static const cmd_arg_t name_arg[] = {
-    {"connection-name", "string", NULL, 0, NULL}, END};
+    {"connection-name", "string", NULL, 0, NULL}, CMD_ARG_END};
 static const cmd_arg_t setinfo_attr[] = {
     {"libname", "string", "LIB-NAME", 0, NULL},
     {"libver", "string", "LIB-VER", 0, NULL},
-    END};
+    CMD_ARG_END};
 static const cmd_arg_t setinfo_args[] = {
-    {"attr", "oneof", NULL, 0, setinfo_attr}, END};
+    {"attr", "oneof", NULL, 0, setinfo_attr}, CMD_ARG_END};
 static const cmd_arg_t client_type[] = {
     {"normal", "pure-token", "NORMAL", 0, NULL},
     {"master", "pure-token", "MASTER", 0, NULL},
     {"replica", "pure-token", "REPLICA", 0, NULL},
     {"pubsub", "pure-token", "PUBSUB", 0, NULL},
-    END};
+    CMD_ARG_END};
 static const cmd_arg_t client_list_args[] = {
     {"client-type", "oneof", "TYPE", CMD_ARG_OPTIONAL, client_type},
     {"client-id", "integer", "ID", CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE, NULL},
-    END};
+    CMD_ARG_END};
 static const cmd_def_t client_subs[] = {
     {.name = "getname",
      .arity = 2,
@@ -488,7 +468,7 @@ static const cmd_def_t client_subs[] = {
      .summary = "Returns helpful text about the different subcommands.",
      .since = "5.0.0",
      .complexity = "O(1)"},
-    CMD_END,
+    CMD_DEF_END,
 };
 
 const cmd_def_t cmd_conn_table[] = {
@@ -553,5 +533,5 @@ const cmd_def_t cmd_conn_table[] = {
      .since = "2.4.0",
      .complexity = "Depends on subcommand.",
      .subcommands = client_subs},
-    CMD_END,
+    CMD_DEF_END,
 };

@@ -17,7 +17,6 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "conn.h"
 #include "glob.h"
 #include "log.h"
 #include "server_int.h"
@@ -25,21 +24,6 @@
 #define FILTER_TYPE "MBbloomCF"
 
 /* ---- helpers ----------------------------------------------------------- */
-
-static bool arg_ll(const resp_arg_t *a, long long *out)
-{
-    return cmdarg_ll(a->ptr, a->len, out);
-}
-
-static bool arg_u64(const resp_arg_t *a, uint64_t *out)
-{
-    return cmdarg_u64(a->ptr, a->len, out);
-}
-
-static void reply_not_integer(client_t *c)
-{
-    resp_add_error(&c->out, "ERR value is not an integer or out of range");
-}
 
 /* ---- keyspace commands ------------------------------------------------- */
 
@@ -130,7 +114,7 @@ static void keys_proc(client_t *c, int argc, const resp_arg_t *argv)
 static void scan_proc(client_t *c, int argc, const resp_arg_t *argv)
 {
     uint64_t cursor;
-    if (!arg_u64(&argv[1], &cursor)) {
+    if (!cmd_arg_u64(&argv[1], &cursor)) {
         resp_add_error(&c->out, "ERR invalid cursor");
         return;
     }
@@ -148,7 +132,7 @@ static void scan_proc(client_t *c, int argc, const resp_arg_t *argv)
             else
                 kl.pattern = NULL;
         } else if (cmd_arg_is(&argv[i], "count")) {
-            if (!arg_ll(&argv[i + 1], &count)) {
+            if (!cmd_arg_ll(&argv[i + 1], &count)) {
                 reply_not_integer(c);
                 return;
             }
@@ -234,35 +218,25 @@ static void flushall_proc(client_t *c, int argc, const resp_arg_t *argv)
 
 /* ---- the table --------------------------------------------------------- */
 
-#define END                                                                    \
-    {                                                                          \
-        NULL, NULL, NULL, 0, NULL                                              \
-    }
-
-#define CMD_END                                                                \
-    {                                                                          \
-        .name = NULL                                                           \
-    }
-
 static const cmd_arg_t keys_multi[] = {
-    {"key", "key", NULL, CMD_ARG_MULTIPLE, NULL}, END};
-static const cmd_arg_t key_arg[] = {{"key", "key", NULL, 0, NULL}, END};
+    {"key", "key", NULL, CMD_ARG_MULTIPLE, NULL}, CMD_ARG_END};
+static const cmd_arg_t key_arg[] = {{"key", "key", NULL, 0, NULL}, CMD_ARG_END};
 static const cmd_arg_t pattern_arg[] = {{"pattern", "pattern", NULL, 0, NULL},
-                                        END};
+                                        CMD_ARG_END};
 static const cmd_arg_t scan_args[] = {
     {"cursor", "integer", NULL, 0, NULL},
     {"pattern", "pattern", "MATCH", CMD_ARG_OPTIONAL, NULL},
     {"count", "integer", "COUNT", CMD_ARG_OPTIONAL, NULL},
     {"type", "string", "TYPE", CMD_ARG_OPTIONAL, NULL},
-    END};
+    CMD_ARG_END};
 static const cmd_arg_t rename_args[] = {
-    {"key", "key", NULL, 0, NULL}, {"newkey", "key", NULL, 0, NULL}, END};
+    {"key", "key", NULL, 0, NULL}, {"newkey", "key", NULL, 0, NULL}, CMD_ARG_END};
 static const cmd_arg_t flush_mode[] = {
     {"async", "pure-token", "ASYNC", 0, NULL},
     {"sync", "pure-token", "SYNC", 0, NULL},
-    END};
+    CMD_ARG_END};
 static const cmd_arg_t flush_args[] = {
-    {"flush-type", "oneof", NULL, CMD_ARG_OPTIONAL, flush_mode}, END};
+    {"flush-type", "oneof", NULL, CMD_ARG_OPTIONAL, flush_mode}, CMD_ARG_END};
 
 const cmd_def_t cmd_keys_table[] = {
     {.name = "del",
@@ -370,5 +344,5 @@ const cmd_def_t cmd_keys_table[] = {
      .since = "1.0.0",
      .complexity = "O(N) where N is the total number of keys in all databases",
      .args = flush_args},
-    CMD_END,
+    CMD_DEF_END,
 };

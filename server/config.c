@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include "cmdarg.h"
 #include "glob.h"
 #include "resp.h"
 #include "util.h"
@@ -279,23 +280,11 @@ static int split_args(const char *line, char ***out, int *argc_out,
 
 /* ---- value parsing ---- */
 
-/* Strict unsigned decimal: digits only, no sign or space, no overflow. */
+/* An unsigned decimal with Redis's string2ll rules (commands/cmdarg.h, the
+ * one integer parser): digits only, no sign, space or leading zero. */
 static bool parse_digits(const char *s, size_t n, uint64_t *out)
 {
-    uint64_t v = 0;
-
-    if (n == 0)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return false;
-        unsigned d = (unsigned)(s[i] - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            return false;
-        v = v * 10 + d;
-    }
-    *out = v;
-    return true;
+    return cmdarg_u64(s, n, out);
 }
 
 /* Digits with an optional unit as Redis: k=1000, kb=1024, m, mb, g, gb, b. */
@@ -549,8 +538,45 @@ static const char *set_string(cfg_t *c, const cfg_def_t *d, const char *s)
 
 /* Applies one directive. 0, or -EINVAL with the reason in why, or -ENOMEM.
  * Nothing changes unless it returns 0. ld is NULL at run time. */
+static int apply_words(cfg_t *c, const cfg_def_t *d, char **argv, int argc,
+                       cfg_load_t *ld, char *why);
+
+static bool multi_arg(const cfg_def_t *d)
+{
+    return d->type == T_SAVE || d->type == T_BIND || d->type == T_COBL;
+}
+
+/* Applies a directive's value words. As redis-server 7 does for its
+ * multi-argument directives (save, bind, client-output-buffer-limit), one
+ * non-empty word is split at spaces: `--save "3600 1 300 100"` from a
+ * compose command list, or `save "60 1000"` in a file, mean the same as
+ * the words given apart. */
 static int apply(cfg_t *c, const cfg_def_t *d, char **argv, int argc,
                  cfg_load_t *ld, char *why)
+{
+    if (!multi_arg(d) || argc != 1 || argv[0][0] == '\0' ||
+        strchr(argv[0], ' ') == NULL)
+        return apply_words(c, d, argv, argc, ld, why);
+    size_t len = strlen(argv[0]);
+    char *copy = strdup(argv[0]);
+    char **words = calloc(len / 2 + 2, sizeof(*words));
+    int n = 0, rc;
+    if (copy == NULL || words == NULL) {
+        free(copy);
+        free(words);
+        snprintf(why, WHY_LEN, "out of memory");
+        return -ENOMEM;
+    }
+    for (char *tok = strtok(copy, " "); tok != NULL; tok = strtok(NULL, " "))
+        words[n++] = tok;
+    rc = apply_words(c, d, words, n, ld, why);
+    free(words);
+    free(copy);
+    return rc;
+}
+
+static int apply_words(cfg_t *c, const cfg_def_t *d, char **argv, int argc,
+                       cfg_load_t *ld, char *why)
 {
     const char *reason = NULL;
     cfg_val_t v;

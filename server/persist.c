@@ -593,7 +593,7 @@ static void lastsave_proc(client_t *c, int argc, const resp_arg_t *argv)
 
 static const cmd_arg_t bgsave_args[] = {
     {"schedule", "pure-token", "SCHEDULE", CMD_ARG_OPTIONAL, NULL},
-    {NULL, NULL, NULL, 0, NULL}};
+    CMD_ARG_END};
 
 const cmd_def_t cmd_persist_table[] = {
     {.name = "save",
@@ -622,5 +622,5 @@ const cmd_def_t cmd_persist_table[] = {
          "Returns the Unix timestamp of the last successful save to disk.",
      .since = "1.0.0",
      .complexity = "O(1)"},
-    {.name = NULL},
+    CMD_DEF_END,
 };

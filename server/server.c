@@ -168,6 +168,11 @@ void reply_syntax_error(client_t *c)
     resp_add_error(&c->out, "ERR syntax error");
 }
 
+void reply_not_integer(client_t *c)
+{
+    resp_add_error(&c->out, "ERR value is not an integer or out of range");
+}
+
 void reply_ok(client_t *c)
 {
     resp_add_simple(&c->out, "OK");

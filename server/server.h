@@ -91,5 +91,6 @@ void reply_wrong_arity(
     const char *cmd); /* ERR wrong number of arguments for 'x' command */
 void reply_syntax_error(client_t *c); /* ERR syntax error */
 void reply_ok(client_t *c);
+void reply_not_integer(client_t *c); /* ERR value is not an integer or out of range */
 
 #endif /* SERVER_H */
