@@ -206,6 +206,7 @@ static int save_now(server_t *s, char *err, size_t errlen)
     }
     log_notice("DB saved on disk (%.3f seconds)",
                (double)(uv_hrtime() - t0) / 1e9);
+    snap_remove_stale(s->cfg->dbfilename);
     s->dirty = 0;
     s->lastsave = time(NULL);
     set_bgsave_err(s, p, false);
@@ -360,6 +361,9 @@ static void bgsave_done(server_t *s, int st)
     p->bgsave_ran = true;
     if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
         log_notice("Background saving terminated with success");
+        /* What the start-up sweep had to keep (its writer was still
+         * alive, as a killed predecessor's child may be) goes now. */
+        snap_remove_stale(p->child_path);
         s->dirty -= p->dirty_at_fork < s->dirty ? p->dirty_at_fork : s->dirty;
         s->lastsave = p->child_start;
         set_bgsave_err(s, p, false);

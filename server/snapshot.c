@@ -698,6 +698,25 @@ static bool is_tmp_of(const char *name, const char *base, long long *pid)
     }
 }
 
+/* Whether pid has exited and waits to be reaped (a killed save's child
+ * whose new parent does not reap it): it writes nothing any more. */
+static bool is_zombie(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    /* "pid (comm) state ...": comm may hold spaces and parentheses. */
+    const char *r = strrchr(buf, ')');
+    return r != NULL && r[1] == ' ' && (r[2] == 'Z' || r[2] == 'X');
+}
+
 /* Whether the temporary file name (of a writer with that pid) may be in
  * use: its writer holds the file's lock, or the pid is a live process other
  * than this one. A file named by this process's pid and not locked is left
@@ -714,7 +733,9 @@ static bool tmp_in_use(int dfd, const char *name, long long pid)
     }
     if (pid <= 0 || pid > INT_MAX || pid == (long long)getpid())
         return false;
-    return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+    if (kill((pid_t)pid, 0) < 0 && errno != EPERM)
+        return false;
+    return !is_zombie((pid_t)pid);
 }
 
 int snap_remove_stale(const char *path)

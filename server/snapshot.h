@@ -45,7 +45,8 @@ int snap_load(const char *path, const cf_limits_t *lim, snap_key_fn *on_key,
  * were removed. A file another save may still be writing is kept: its
  * writer holds its lock (snap_save takes one), or the pid in its name is a
  * live process other than the caller (a file named by the caller's own pid
- * and not locked is a former instance's). */
+ * and not locked is a former instance's; a zombie is not live). Such a file
+ * goes at a later call, once its writer is gone. */
 int snap_remove_stale(const char *path);
 
 #endif /* SNAPSHOT_H */

@@ -309,10 +309,13 @@ def test_stale_temp_files_removed(workdir):
         assert read(keep) == b"not ours"
         assert read(live) == b"being written"
         assert read(locked) == b"being written"
+        # Once its writer is gone, a save removes it.
+        lk.close()
+        assert s.client().execute_command("SAVE") == b"OK"
+        assert not os.path.exists(locked)
+        assert read(live) == b"being written"
     s.stop()
     os.unlink(live)
-    s.start()
-    assert not os.path.exists(locked)  # its writer is gone
 
 
 # ---------------------------------------------------------------------------
@@ -484,6 +487,34 @@ def test_no_misconf_without_save_points(workdir):
     assert c.execute_command("CF.ADD", "f", "x") == 1  # as Redis
 
 
+def children(pid):
+    """The pids whose parent is pid (from /proc/*/stat)."""
+    out = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % name) as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # "pid (comm) state ppid ...": comm may hold spaces and brackets.
+        fields = stat[stat.rfind(")") + 2:].split()
+        if int(fields[1]) == pid:
+            out.append(int(name))
+    return out
+
+
+def proc_state(pid):
+    """The state letter of pid, or None when it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            stat = f.read()
+    except OSError:
+        return None
+    return stat[stat.rfind(")") + 2]
+
+
 # ---------------------------------------------------------------------------
 # kill -9 at random moments of a background save of a few hundred MB.
 
@@ -523,7 +554,12 @@ def test_bgsave_kill9_rounds(workdir):
             confirmed.extend(batch)
         else:
             mid_save += 1
+        kids = children(s.proc.pid)
         s.kill9()
+        # The child dies with its parent (PR_SET_PDEATHSIG), not at once;
+        # a file it still holds is not stale yet, so wait for it.
+        for k in kids:
+            poll(lambda: proc_state(k) in (None, "Z"), what="the child")
         s.start()
         c = s.client()
         assert all_exist(c, "items", confirmed), "round %d" % rnd
@@ -576,34 +612,6 @@ def test_bgsave_schedule_runs_after_the_current_one(workdir):
 # none of the daemon's handlers (which could pass the signal on to the
 # parent's loop, so that a SIGTERM aimed at the child shut the server down)
 # and blocks nothing.
-
-def children(pid):
-    """The pids whose parent is pid (from /proc/*/stat)."""
-    out = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % name) as f:
-                stat = f.read()
-        except OSError:
-            continue
-        # "pid (comm) state ppid ...": comm may hold spaces and brackets.
-        fields = stat[stat.rfind(")") + 2:].split()
-        if int(fields[1]) == pid:
-            out.append(int(name))
-    return out
-
-
-def proc_state(pid):
-    """The state letter of pid, or None when it is gone."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            stat = f.read()
-    except OSError:
-        return None
-    return stat[stat.rfind(")") + 2]
-
 
 def sig_masks(pid):
     """SigBlk, SigIgn and SigCgt of pid's main thread as integers."""

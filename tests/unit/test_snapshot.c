@@ -1072,6 +1072,19 @@ static void test_stale_keeps_live_files(void **state)
     assert_int_equal(access(live, F_OK), 0);
     assert_int_equal(access(locked, F_OK), 0);
     assert_int_equal(access(dead, F_OK), -1);
+    /* A writer that has exited but is not reaped yet writes nothing. */
+    pid_t z = fork();
+    assert_true(z >= 0);
+    if (z == 0)
+        _exit(0);
+    char zombie[400];
+    tmp_name(fx, zombie, sizeof(zombie), (long)z, 10);
+    write_all_file(zombie, "x", 1);
+    siginfo_t si;
+    assert_int_equal(waitid(P_PID, (id_t)z, &si, WEXITED | WNOWAIT), 0);
+    assert_int_equal(snap_remove_stale(fx->path), 1);
+    assert_int_equal(access(zombie, F_OK), -1);
+    assert_int_equal(waitpid(z, NULL, 0), z);
     /* Once its writer is gone, the file is stale. */
     close(fd);
     assert_int_equal(snap_remove_stale(fx->path), 1);
