@@ -19,6 +19,7 @@
 #include "glob.h"
 #include "log.h"
 #include "server_int.h"
+#include "tls.h"
 
 #define FILTER_TYPE "MBbloomCF"
 
@@ -845,6 +846,9 @@ static void info_proc(client_t *c, int argc, const resp_arg_t *argv)
                   s->net_input_bytes, s->net_output_bytes,
                   s->rejected_connections, s->keyspace_hits,
                   s->keyspace_misses);
+        char tbuf[256];
+        tls_info(s->tls, tbuf, sizeof(tbuf));
+        sb_printf(&b, "%s", tbuf);
     }
     SECTION(INFO_REPLICATION, "Replication")
     {
@@ -936,26 +940,57 @@ static void config_get_proc(client_t *c, int argc, const resp_arg_t *argv)
     free(p.kv);
 }
 
+/* Puts back the values CONFIG SET changed (n of them) after a failure. */
+static void config_restore(server_t *s, char **names, char **old, int n)
+{
+    char err[256];
+    for (int i = n - 1; i >= 0; i--)
+        if (old[i] != NULL)
+            (void)cfg_set(s->cfg, names[i], old[i], err, sizeof(err));
+}
+
 static void config_set_proc(client_t *c, int argc, const resp_arg_t *argv)
 {
     if ((argc - 2) % 2 != 0) {
         reply_wrong_arity(c, "config|set");
         return;
     }
-    for (int i = 2; i < argc; i += 2) {
-        char err[256];
-        err[0] = '\0';
-        if (cfg_set(c->srv->cfg, argv[i].ptr, argv[i + 1].ptr, err,
-                    sizeof(err)) < 0) {
-            for (char *p = err; *p; p++)
-                if (*p == '\r' || *p == '\n')
-                    *p = ' ';
-            resp_add_error(&c->out, err[0] ? err : "ERR CONFIG SET failed");
-            return;
-        }
-        server_config_changed(c->srv, argv[i].ptr);
+    int n = (argc - 2) / 2, done = 0;
+    char **names = calloc((size_t)n, sizeof(*names));
+    char **old = calloc((size_t)n, sizeof(*old));
+    char err[768];
+    err[0] = '\0';
+    if (names == NULL || old == NULL) {
+        resp_add_error(&c->out, "ERR out of memory");
+        goto out;
     }
-    reply_ok(c);
+    for (int i = 0; i < n; i++, done++) {
+        names[i] = argv[2 + 2 * i].ptr;
+        old[i] = cfg_get_value(c->srv->cfg, names[i]);
+        if (cfg_set(c->srv->cfg, names[i], argv[3 + 2 * i].ptr, err,
+                    sizeof(err)) < 0)
+            break;
+    }
+    /* Directives that take effect together (a TLS certificate and its
+     * key) are checked once all are stored; a failure undoes them all. */
+    if (done == n &&
+        server_config_commit(c->srv, names, n, err, sizeof(err)) == 0) {
+        for (int i = 0; i < n; i++)
+            server_config_changed(c->srv, names[i]);
+        reply_ok(c);
+        goto out;
+    }
+    config_restore(c->srv, names, old, done);
+    for (char *p = err; *p; p++)
+        if (*p == '\r' || *p == '\n')
+            *p = ' ';
+    resp_add_error(&c->out, err[0] ? err : "ERR CONFIG SET failed");
+out:
+    if (old != NULL)
+        for (int i = 0; i < n; i++)
+            free(old[i]);
+    free(old);
+    free(names);
 }
 
 static void config_resetstat_proc(client_t *c, int argc, const resp_arg_t *argv)

@@ -15,6 +15,7 @@
 
 typedef struct conn conn_t;
 typedef struct cmd_index cmd_index_t;
+typedef struct tls tls_t;
 
 #define SERVER_READ_SLAB (64 * 1024)
 #define SERVER_REDIS_VERSION "7.2.0" /* what clients see as redis_version */
@@ -26,9 +27,10 @@ struct server {
     int ndbs;
     cmd_index_t *cmds; /* cmd.c */
 
-    /* listeners */
-    uv_tcp_t *tcp[CFG_MAX_BIND];
+    /* listeners: port, then tls-port, on every bind address */
+    uv_tcp_t *tcp[2 * CFG_MAX_BIND];
     int ntcp;
+    tls_t *tls; /* tls.c; NULL without a tls-port */
     uv_pipe_t *unix_listener;
     uv_signal_t sig_term, sig_int;
     uv_timer_t cron;
@@ -87,5 +89,12 @@ uint64_t server_used_memory(const server_t *s);
 uint64_t server_now_ms(const server_t *s);
 /* Applies run-time effects of a CONFIG SET of name. */
 void server_config_changed(server_t *s, const char *name);
+/* Once every directive of one CONFIG SET (n names) is stored: applies the
+ * effects that need them together and may fail (the tls-* directives
+ * rebuild the TLS context, so a certificate and its key change at once).
+ * 0, or -EINVAL with an error reply in err; the caller then restores the
+ * old values. */
+int server_config_commit(server_t *s, char *const *names, int n, char *err,
+                         size_t errlen);
 
 #endif /* SERVER_INT_H */
