@@ -182,8 +182,17 @@ static int load_identity(SSL_CTX *ctx, const cfg_t *cfg, char *err,
         rc = -EINVAL;
     } else if (SSL_CTX_use_PrivateKey_file(ctx, cfg->tls_key_file,
                                            SSL_FILETYPE_PEM) != 1) {
-        snprintf(err, errlen, "tls-key-file %s: %s", cfg->tls_key_file,
-                 ssl_reason(why, sizeof(why), "cannot load the private key"));
+        unsigned long e = ERR_peek_error();
+        if (ERR_GET_LIB(e) == ERR_LIB_X509 &&
+            ERR_GET_REASON(e) == X509_R_KEY_VALUES_MISMATCH)
+            snprintf(err, errlen,
+                     "tls-key-file %s does not match tls-cert-file %s",
+                     cfg->tls_key_file, cfg->tls_cert_file);
+        else
+            snprintf(err, errlen, "tls-key-file %s: %s", cfg->tls_key_file,
+                     ssl_reason(why, sizeof(why),
+                                "cannot load the private key"));
+        ERR_clear_error();
         rc = -EINVAL;
     } else if (SSL_CTX_check_private_key(ctx) != 1) {
         snprintf(err, errlen, "tls-key-file %s does not match tls-cert-file %s",
