@@ -28,7 +28,7 @@ from tls_certs import KEY_PASS, make_certs, server_args
 pytestmark = pytest.mark.skipif(
     use_redis_server(), reason="cuckood's own TLS directives and log lines")
 
-HANDSHAKE_TIMEOUT_MS = 1000
+HANDSHAKE_TIMEOUT_MS = 3000
 
 
 @pytest.fixture(scope="module")
