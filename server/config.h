@@ -111,11 +111,6 @@ int cfg_load_string(cfg_t *c, const char *name, const char *text, char *err,
 typedef void cfg_get_fn(void *ctx, const char *name, const char *value);
 void cfg_get(const cfg_t *c, const char *pattern, cfg_get_fn *fn, void *ctx);
 
-/* The value of the directive name as CONFIG GET shows it (a form cfg_set
- * takes back), in a string the caller frees; NULL for an unknown name or
- * when out of memory. */
-char *cfg_get_value(const cfg_t *c, const char *name);
-
 /* CONFIG SET of one directive at run time. 0, or -EINVAL with Redis's wording
  * in err ("ERR Unknown option or number of arguments for CONFIG SET -
  * 'x'" / "ERR CONFIG SET failed (possibly related to argument 'x') - ..."),
