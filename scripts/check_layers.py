@@ -88,8 +88,13 @@ def strip_comments(text):
             j = i + 1
             while j < n and text[j] != c and text[j] != "\n":
                 j += 2 if text[j] == "\\" else 1
-            out.append(c + " " * (min(j, n) - i - 1))
+            j = min(j, n)
+            out.append(c + " " * (j - i - 1))
+            if j < n and text[j] == c:
+                out.append(c)  # the closing quote opens nothing
+                j += 1
             i = j
+            line_start = False
             continue
         if not c.isspace():
             line_start = False
@@ -100,8 +105,7 @@ def strip_comments(text):
 
 def module_of(path):
     """The module node of a source path relative to the root: "server/conn"
-    for server/conn.c and server/conn.h; x_int.h joins module x when x.c or
-    x.h exists."""
+    for server/conn.c and server/conn.h (Tree adds x_int.h to module x)."""
     folder, name = os.path.split(path)
     stem = os.path.splitext(name)[0]
     return folder + "/" + stem

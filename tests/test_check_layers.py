@@ -31,6 +31,7 @@ CLEAN = {
                         "// #include <uv.h>\n"
                         "/* an old way:\n#include <uv.h>\n#include \"conn.h\"\n*/\n"
                         "static const char *s = \"#include <uv.h>\";\n"
+                        "static const char *q = \"a\"; /* then\n#include <uv.h>\n*/\n"
                         "int cfcmd_run(void) { return cf_add(1); }\n",
     "server/util.h": "int util_one(void);\n",
     "server/util.c": '#include "util.h"\nint util_one(void) { return 1; }\n',
