@@ -61,5 +61,7 @@ void resp_add_double(resp_out_t *o, double d);
  * "txt"; RESP2 a plain bulk string. */
 void resp_add_verbatim(resp_out_t *o, const char *fmt, const void *p,
                        size_t len);
+/* Appends pre-encoded bytes as they are. */
+void resp_add_raw(resp_out_t *o, const void *p, size_t len);
 
 #endif /* RESP_OUT_H */

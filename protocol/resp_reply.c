@@ -367,3 +367,8 @@ void resp_add_verbatim(resp_out_t *o, const char *fmt, const void *p,
     d[n++] = ':';
     o->len += put_payload(d, n, p, len);
 }
+
+void resp_add_raw(resp_out_t *o, const void *p, size_t len)
+{
+    put(o, p, len);
+}

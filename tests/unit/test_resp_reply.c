@@ -146,6 +146,15 @@ static void test_array(void **state)
     EXPECT(o, "*2\r\n:1\r\n$1\r\nx\r\n");
 }
 
+static void test_raw(void **state)
+{
+    resp_out_t *o = *state;
+
+    resp_add_raw(o, "+PONG\r\n", 7);
+    resp_add_raw(o, "", 0);
+    EXPECT(o, "+PONG\r\n");
+}
+
 /* ---- RESP2 ---------------------------------------------------------- */
 
 static void test_resp2_degraded_types(void **state)
@@ -358,7 +367,7 @@ static void test_sticky_failure(void **state)
     resp_out_init(&o, 2);
     resp_add_simple(&o, "OK");
     /* An append too large for any allocator fails and sticks. */
-    resp_add_bulk(&o, "", SIZE_MAX - 2);
+    resp_add_raw(&o, "", SIZE_MAX - 2);
     assert_true(resp_out_failed(&o));
     resp_add_int(&o, 1);
     resp_add_bulk(&o, "x", 1);
@@ -409,6 +418,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bulk, setup3, teardown),
         cmocka_unit_test_setup_teardown(test_array, setup2, teardown),
         cmocka_unit_test_setup_teardown(test_array, setup3, teardown),
+        cmocka_unit_test_setup_teardown(test_raw, setup2, teardown),
+        cmocka_unit_test_setup_teardown(test_raw, setup3, teardown),
         cmocka_unit_test_setup_teardown(test_resp2_degraded_types, setup2,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_resp2_double, setup2, teardown),
