@@ -18,6 +18,24 @@ import redis
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.environ.get("CUCKOOD_BIN",
                      os.path.join(ROOT, "build", "server", "cuckood"))
+# CF_TARGET=module runs the suite against redis-server with cuckoo.so
+# ($CUCKOO_MODULE) loaded instead of the daemon: one suite, two targets.
+TARGET = os.environ.get("CF_TARGET", "daemon")
+MODULE = os.environ.get("CUCKOO_MODULE",
+                        os.path.join(ROOT, "build", "module", "cuckoo.so"))
+
+
+def target_argv(port, dirname, extra):
+    if TARGET == "module":
+        # No per-command latency histograms: each is allocated on its
+        # command's first call, which would move used_memory under a test
+        # that checks a refusal allocates nothing.
+        return (["redis-server", "--latency-tracking", "no", "--port", str(port), "--bind", "127.0.0.1",
+                 "--dir", dirname, "--save", "", "--appendonly", "no",
+                 "--enable-debug-command", "yes", "--loadmodule", MODULE] +
+                list(extra))
+    return [BIN, "--port", str(port), "--bind", "127.0.0.1",
+            "--dir", dirname] + list(extra)
 
 
 def free_port():
@@ -30,13 +48,15 @@ class Daemon:
     """One cuckood process; stop() sends SIGTERM and waits."""
 
     def __init__(self, *extra):
-        if not os.access(BIN, os.X_OK):
+        if TARGET == "module":
+            if not os.access(MODULE, os.R_OK):
+                pytest.skip("module not built: %s" % MODULE)
+        elif not os.access(BIN, os.X_OK):
             pytest.skip("cuckood binary not built: %s" % BIN)
         self.dir = tempfile.TemporaryDirectory(prefix="cuckood-cf-")
         self.port = free_port()
         self.log = open(os.path.join(self.dir.name, "log.txt"), "w+")
-        args = [BIN, "--port", str(self.port), "--bind", "127.0.0.1",
-                "--dir", self.dir.name] + list(extra)
+        args = target_argv(self.port, self.dir.name, extra)
         self.proc = subprocess.Popen(args, stdout=self.log,
                                      stderr=subprocess.STDOUT)
         self._wait_ready()
