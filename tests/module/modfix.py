@@ -27,6 +27,22 @@ def free_port():
         return s.getsockname()[1]
 
 
+def cluster_port():
+    """A free port whose cluster bus port (+10000) is free too."""
+    import random
+    rnd = random.Random()
+    for _ in range(200):
+        p = rnd.randrange(20000, 55535)
+        try:
+            for q in (p, p + 10000):
+                with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+                    s.bind(("127.0.0.1", q))
+            return p
+        except OSError:
+            continue
+    raise RuntimeError("no free port pair")
+
+
 def wait_until(pred, timeout=30, what="condition"):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
