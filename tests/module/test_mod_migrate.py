@@ -12,7 +12,7 @@ from redis.cluster import RedisCluster
 from modfix import REDIS_CLI, ROOT, Server, cluster_port, wait_until
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "integ"))
-from cf_fixture import Daemon  # noqa: E402
+from harness import Daemon  # noqa: E402
 
 MIGRATE = os.path.join(ROOT, "scripts", "migrate")
 BIN = os.environ.get("CUCKOOD_BIN",
@@ -46,7 +46,7 @@ def masters3():
 def test_migrate_every_database(masters3):
     if not os.access(BIN, os.X_OK):
         pytest.skip("cuckood not built")
-    d = Daemon()
+    d = Daemon().start()
     try:
         src = {}
         for db in (0, 3):
@@ -93,4 +93,4 @@ def test_migrate_every_database(masters3):
         assert out.returncode == 0, out.stdout + out.stderr
         assert "total: 602 filters copied, 0 failed" in out.stdout
     finally:
-        d.stop()
+        d.cleanup()
