@@ -4,8 +4,11 @@
  * growth and a chunked, validated serialisation.
  *
  * Contract:
- *  - Pure C11 + xxHash. No I/O, no threads; no global state apart from the
- *    allocator (cf_set_allocator()). A filter may be
+ *  - C11 with GNU extensions (unsigned __int128, __builtin_prefetch,
+ *    __builtin_ctzll: GCC or Clang), xxHash, and anonymous mmap() for large
+ *    tables under libc's allocator, hinted with Linux's
+ *    madvise(MADV_HUGEPAGE) where it exists. No I/O, no threads; no global
+ *    state apart from the allocator (cf_set_allocator()). A filter may be
  *    read by several threads at once; writers need exclusive access.
  *  - Allocation happens only in cf_create(), on growth inside the add
  *    functions, and in cf_load_header(). Lookups never allocate.

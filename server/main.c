@@ -194,7 +194,17 @@ int main(int argc, char **argv)
         log_close();
         return 1;
     }
-    persist_start(&srv);
+    if (persist_start(&srv) < 0) {
+        srv.on_shutdown = NULL; /* nothing has run: nothing to save */
+        daemon_shutdown(&srv, 1);
+        uv_run(loop, UV_RUN_DEFAULT);
+        uv_loop_close(loop);
+        cmd_index_free(&srv);
+        server_free(&srv);
+        cfg_free(&cfg);
+        log_close();
+        return 1;
+    }
     if (cfg.pidfile != NULL && cfg.pidfile[0] != '\0')
         write_pidfile(cfg.pidfile);
     char probe_addr[1100];

@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +41,9 @@
 #define PERSIST_RETRY_DELAY 5 /* seconds, as CONFIG_BGSAVE_RETRY_DELAY */
 #define PERSIST_ERR_MAX 512
 
-const char persist_misconf_msg[] =
+/* The write denial (server_deny_writes()) a failed background save sets;
+ * a good save clears it. */
+static const char persist_misconf_msg[] =
     "MISCONF Redis is configured to save RDB snapshots, but it's currently "
     "unable to persist to disk. Commands that may modify the data set are "
     "disabled, because this instance is configured to report errors during "
@@ -138,16 +141,13 @@ static int load_key(void *ctx, int db, const void *key, size_t len,
     return 0;
 }
 
-/* The largest filter a snapshot may hold: maxmemory, else the machine's
- * memory (the file's own size bounds it further). */
+/* The largest filter a snapshot may hold: maxmemory, else the memory the
+ * process may use (the file's own size bounds it further); 0 is no cap. */
 static uint64_t load_cap(const server_t *s)
 {
     if (s->cfg->maxmemory > 0)
         return s->cfg->maxmemory;
-    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-    if (pages > 0 && psize > 0)
-        return (uint64_t)pages * (uint64_t)psize;
-    return 0;
+    return s->phys_memory != UINT64_MAX ? s->phys_memory : 0;
 }
 
 int persist_load(server_t *s)
@@ -206,6 +206,7 @@ static int save_now(server_t *s, char *err, size_t errlen)
     }
     log_notice("DB saved on disk (%.3f seconds)",
                (double)(uv_hrtime() - t0) / 1e9);
+    snap_remove_stale(s->cfg->dbfilename);
     s->dirty = 0;
     s->lastsave = time(NULL);
     set_bgsave_err(s, p, false);
@@ -229,14 +230,44 @@ static int close_fds_in_child(int errfd)
     return 3;
 }
 
-static void child_main(server_t *s, pid_t parent, int errfd)
+/* Gives the child the default action for every signal the daemon catches
+ * (libuv's handlers would write into the parent's signal pipe, so a SIGTERM
+ * aimed at the child could shut the server down). Ignored signals stay
+ * ignored, as in Redis's child: SIGPIPE, and SIGHUP, which a closed terminal
+ * sends to the whole process group and which must not fail the save. The
+ * faults a sanitizer may catch (SIGSEGV...) keep their handlers. */
+static void reset_signals_in_child(void)
 {
+    static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+                                 SIGTRAP, SIGSYS, SIGABRT};
+    for (int sig = 1; sig < NSIG; sig++) {
+        struct sigaction sa;
+        bool fault = false;
+        for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
+            fault |= sig == faults[i];
+        if (fault || sig == SIGKILL || sig == SIGSTOP ||
+            sigaction(sig, NULL, &sa) < 0)
+            continue;
+        if (!(sa.sa_flags & SA_SIGINFO) &&
+            (sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN))
+            continue;
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_handler = SIG_DFL;
+        sigemptyset(&sa.sa_mask);
+        sigaction(sig, &sa, NULL);
+    }
+}
+
+/* Runs in the child with every signal blocked (bgsave_start); unblocks
+ * them (old is the parent's mask) once the daemon's handlers are gone. */
+static void child_main(server_t *s, pid_t parent, int errfd,
+                       const sigset_t *old)
+{
+    reset_signals_in_child();
+    pthread_sigmask(SIG_SETMASK, old, NULL);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent)
         _exit(2);
-    /* The parent's handlers must not run here. */
-    signal(SIGTERM, SIG_DFL);
-    signal(SIGINT, SIG_DFL);
     errfd = close_fds_in_child(errfd);
     char err[PERSIST_ERR_MAX] = "";
     int rc = snap_save(s->cfg->dbfilename, keyspace_iter, s, err, sizeof(err));
@@ -277,15 +308,23 @@ static int bgsave_start(server_t *s)
         set_bgsave_err(s, p, true);
         return -ENOMEM;
     }
+    /* No handler may run in the child before it has reset them: signals
+     * stay blocked across fork() (as libuv's uv_spawn does) and the parent
+     * restores its mask at once. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
-        child_main(s, parent, fds[1]);
+        child_main(s, parent, fds[1], &old);
     }
+    int fork_errno = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     close(fds[1]);
     if (pid < 0) {
-        int rc = -errno;
+        int rc = -fork_errno;
         close(fds[0]);
         free(path);
         log_warning("Can't save in background: fork: %s", strerror(-rc));
@@ -322,6 +361,9 @@ static void bgsave_done(server_t *s, int st)
     p->bgsave_ran = true;
     if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
         log_notice("Background saving terminated with success");
+        /* What the start-up sweep had to keep (its writer was still
+         * alive, as a killed predecessor's child may be) goes now. */
+        snap_remove_stale(p->child_path);
         s->dirty -= p->dirty_at_fork < s->dirty ? p->dirty_at_fork : s->dirty;
         s->lastsave = p->child_start;
         set_bgsave_err(s, p, false);
@@ -406,15 +448,32 @@ static void on_sigchld(uv_signal_t *h, int signum)
     reap(h->data);
 }
 
-void persist_start(server_t *s)
+int persist_start(server_t *s)
 {
     persist_t *p = state(s);
-    uv_timer_init(s->loop, &p->timer);
-    uv_signal_init(s->loop, &p->sigchld);
+    const char *what = "the save point timer";
+    int rc = uv_timer_init(s->loop, &p->timer);
+    if (rc < 0)
+        goto fail;
+    what = "the SIGCHLD handler";
+    if ((rc = uv_signal_init(s->loop, &p->sigchld)) < 0) {
+        uv_close((uv_handle_t *)&p->timer, NULL);
+        goto fail;
+    }
     p->timer.data = p->sigchld.data = s;
-    uv_timer_start(&p->timer, on_cron, PERSIST_CRON_MS, PERSIST_CRON_MS);
-    uv_signal_start(&p->sigchld, on_sigchld, SIGCHLD);
+    what = "the save point timer or the SIGCHLD handler";
+    if ((rc = uv_timer_start(&p->timer, on_cron, PERSIST_CRON_MS,
+                             PERSIST_CRON_MS)) < 0 ||
+        (rc = uv_signal_start(&p->sigchld, on_sigchld, SIGCHLD)) < 0) {
+        uv_close((uv_handle_t *)&p->timer, NULL);
+        uv_close((uv_handle_t *)&p->sigchld, NULL);
+        goto fail;
+    }
     p->handles_open = true;
+    return 0;
+fail:
+    log_warning("Cannot set up %s: %s", what, uv_strerror(rc));
+    return rc;
 }
 
 int persist_shutdown_save(server_t *s, bool nosave, bool save, bool force)

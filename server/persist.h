@@ -51,8 +51,11 @@ typedef struct persist {
  * is left as it was. */
 int persist_load(server_t *s);
 
-/* Starts the save point timer and the SIGCHLD handler. */
-void persist_start(server_t *s);
+/* Starts the save point timer and the SIGCHLD handler. Returns 0, or a
+ * negative errno (logged) with neither handle active: those it closed
+ * finish closing on the loop's next run, which must come before
+ * server_free(). */
+int persist_start(server_t *s);
 
 /* The save a shutdown needs: with nosave nothing; with save, or when save
  * points are configured, a foreground save (after killing a background
@@ -64,10 +67,6 @@ int persist_shutdown_save(server_t *s, bool nosave, bool save, bool force);
 /* Called from server_on_shutdown(): the final save unless a SHUTDOWN already
  * did it (a failure sets s->exit_code to 1), then closes the handles. */
 void persist_on_shutdown(server_t *s);
-
-/* The MISCONF text that a failed background save sets as the server's
- * write denial (server_deny_writes()); a good save clears it. */
-extern const char persist_misconf_msg[];
 
 /* Formats the fields of INFO persistence into buf (NUL-terminated, cut at
  * len). */

@@ -5,6 +5,7 @@
  */
 #include "server_int.h"
 
+#include "sysmem.h"
 #include "tls.h"
 
 #include <errno.h>
@@ -17,16 +18,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-/* Physical memory in bytes, UINT64_MAX when the system does not say. */
-static uint64_t phys_memory(void)
-{
-    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
-    if (pages <= 0 || psize <= 0 ||
-        (uint64_t)pages > UINT64_MAX / (uint64_t)psize)
-        return UINT64_MAX;
-    return (uint64_t)pages * (uint64_t)psize;
-}
 
 int server_init(server_t *s, uv_loop_t *loop, cfg_t *cfg)
 {
@@ -44,7 +35,7 @@ int server_init(server_t *s, uv_loop_t *loop, cfg_t *cfg)
     if (getrandom(&s->seed_state, sizeof(s->seed_state), 0) !=
         (ssize_t)sizeof(s->seed_state))
         s->seed_state = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-    s->phys_memory = phys_memory();
+    s->phys_memory = sysmem_limit();
     s->start_time = time(NULL);
     s->start_ms = uv_now(loop);
     s->lastsave = s->start_time;
@@ -99,8 +90,9 @@ uint64_t server_used_memory(const server_t *s)
 
 uint64_t server_memory_headroom(const server_t *s)
 {
-    /* Without maxmemory the machine is the limit: past its memory a filter
-     * could only be paged or killed, and every save would write it. */
+    /* Without maxmemory the machine (or the container's cgroup limit) is
+     * the limit: past it a filter could only be paged or killed, and every
+     * save would write it. */
     uint64_t max = s->cfg->maxmemory != 0 ? s->cfg->maxmemory : s->phys_memory;
     if (max == UINT64_MAX)
         return UINT64_MAX;

@@ -71,8 +71,9 @@ const cfg_t *server_cfg(const server_t *s);
 /* Counts n changes for the save points. */
 void server_dirty(server_t *s, uint64_t n);
 /* Bytes that may still be allocated before maxmemory is reached (0 when it
- * is). With maxmemory 0 the limit is the machine's physical memory;
- * UINT64_MAX only when that is unknown. */
+ * is). With maxmemory 0 the limit is the machine's physical memory, or the
+ * cgroup memory limit of a container when that is lower; UINT64_MAX only
+ * when neither is known. */
 uint64_t server_memory_headroom(const server_t *s);
 /* A fresh random seed for a new filter. */
 uint64_t server_seed(server_t *s);

@@ -70,8 +70,9 @@ struct server {
     size_t argbuf_len;
 
     uint64_t seed_state;
-    /* The machine's physical memory, read once at init: the bound on the
-     * keyspace when maxmemory is 0. UINT64_MAX when it cannot be read. */
+    /* The machine's physical memory or this process's cgroup memory limit,
+     * whichever is lower (sysmem_limit()), read once at init: the bound on
+     * the keyspace when maxmemory is 0. UINT64_MAX when neither is known. */
     uint64_t phys_memory;
     bool shutting_down;
     int exit_code;

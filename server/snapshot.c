@@ -39,7 +39,10 @@
  * Saving writes "<path>.tmp-<pid>-<n>" beside path through a 1 MiB buffer
  * (large filter tables go to write(2) straight from the filter), hashes as
  * it goes, fsyncs, renames over path and fsyncs the directory. It uses no
- * stdio, no locks and no libuv, so a forked child may call it.
+ * stdio, no mutexes and no libuv, so a forked child may call it. The writer
+ * holds an flock(2) on its temporary file while it writes, so that another
+ * instance sharing the directory can tell a live temporary file from one a
+ * crash left, whatever pid namespace each runs in.
  */
 #include "snapshot.h"
 #include "snapshot_int.h"
@@ -49,12 +52,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util.h"
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -95,7 +100,9 @@ static uint64_t get_u64(const uint8_t *p)
     return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
 }
 
-uint64_t snap_checksum(const void *buf, size_t len)
+/* The checksum stored in the trailer of an image of len bytes (computed over
+ * its first len - SNAP_TRAILER_LEN bytes). len must be >= SNAP_TRAILER_LEN. */
+static uint64_t snap_checksum(const void *buf, size_t len)
 {
     return XXH3_64bits(buf, len - SNAP_TRAILER_LEN);
 }
@@ -303,6 +310,9 @@ int snap_save(const char *path, snap_iter_fn *iter, void *src, char *err,
         free(tmp);
         return rc;
     }
+    /* Tells snap_remove_stale() elsewhere that this file is being written.
+     * A file system without flock() only leaves the pid in the name. */
+    (void)flock(w.fd, LOCK_EX | LOCK_NB);
     w.buf = malloc(SNAP_BUF_SIZE);
     w.xs = XXH3_createState();
     if (w.buf == NULL || w.xs == NULL) {
@@ -656,8 +666,9 @@ int snap_load(const char *path, const cf_limits_t *lim, snap_key_fn *on_key,
 /* ------------------------------------------------------------------------ */
 /* Stale temporary files                                                    */
 
-/* Whether name is base + ".tmp-" + digits + "-" + digits. */
-static bool is_tmp_of(const char *name, const char *base)
+/* Whether name is base + ".tmp-" + digits + "-" + digits; *pid is the
+ * first number (LLONG_MAX when it overflows). */
+static bool is_tmp_of(const char *name, const char *base, long long *pid)
 {
     size_t bl = strlen(base), il = strlen(SNAP_TMP_INFIX);
     const char *s;
@@ -667,10 +678,15 @@ static bool is_tmp_of(const char *name, const char *base)
         strncmp(name + bl, SNAP_TMP_INFIX, il) != 0)
         return false;
     s = name + bl + il;
+    *pid = 0;
     for (;;) {
         const char *d = s;
-        while (*s >= '0' && *s <= '9')
+        while (*s >= '0' && *s <= '9') {
+            if (groups == 0)
+                *pid = *pid > (LLONG_MAX - 9) / 10 ? LLONG_MAX
+                                                   : *pid * 10 + (*s - '0');
             s++;
+        }
         if (s == d)
             return false;
         groups++;
@@ -682,12 +698,53 @@ static bool is_tmp_of(const char *name, const char *base)
     }
 }
 
+/* Whether pid has exited and waits to be reaped (a killed save's child
+ * whose new parent does not reap it): it writes nothing any more. */
+static bool is_zombie(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    /* "pid (comm) state ...": comm may hold spaces and parentheses. */
+    const char *r = strrchr(buf, ')');
+    return r != NULL && r[1] == ' ' && (r[2] == 'Z' || r[2] == 'X');
+}
+
+/* Whether the temporary file name (of a writer with that pid) may be in
+ * use: its writer holds the file's lock, or the pid is a live process other
+ * than this one. A file named by this process's pid and not locked is left
+ * over (by a former instance that had the same pid, as pid 1 in a
+ * container, or by a save of ours that was killed). */
+static bool tmp_in_use(int dfd, const char *name, long long pid)
+{
+    int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd >= 0) {
+        bool locked = flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+        close(fd);
+        if (locked)
+            return true;
+    }
+    if (pid <= 0 || pid > INT_MAX || pid == (long long)getpid())
+        return false;
+    if (kill((pid_t)pid, 0) < 0 && errno != EPERM)
+        return false;
+    return !is_zombie((pid_t)pid);
+}
+
 int snap_remove_stale(const char *path)
 {
     const char *slash = strrchr(path, '/');
     const char *base = slash != NULL ? slash + 1 : path;
     char *dir = dir_of(path);
     struct dirent *de;
+    long long pid;
     DIR *d;
     int n = 0;
 
@@ -698,7 +755,8 @@ int snap_remove_stale(const char *path)
     if (d == NULL)
         return 0;
     while ((de = readdir(d)) != NULL) {
-        if (is_tmp_of(de->d_name, base) &&
+        if (is_tmp_of(de->d_name, base, &pid) &&
+            !tmp_in_use(dirfd(d), de->d_name, pid) &&
             unlinkat(dirfd(d), de->d_name, 0) == 0)
             n++;
     }

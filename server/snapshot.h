@@ -1,7 +1,7 @@
 /*
  * snapshot.h - the snapshot file: every database's filters in one file,
  * written atomically (temporary file in the same directory, fsync, rename,
- * fsync of the directory) and verified by an XXH64 checksum trailer before
+ * fsync of the directory) and verified by an XXH3-64 checksum trailer before
  * anything it holds is handed over.
  *
  * Format (little-endian, version 1): see snapshot.c. Each filter is stored
@@ -42,7 +42,11 @@ int snap_load(const char *path, const cf_limits_t *lim, snap_key_fn *on_key,
               void *ctx, char *err, size_t errlen);
 
 /* Removes temporary files a crashed save left beside path. Returns how many
- * were removed. */
+ * were removed. A file another save may still be writing is kept: its
+ * writer holds its lock (snap_save takes one), or the pid in its name is a
+ * live process other than the caller (a file named by the caller's own pid
+ * and not locked is a former instance's; a zombie is not live). Such a file
+ * goes at a later call, once its writer is gone. */
 int snap_remove_stale(const char *path);
 
 #endif /* SNAPSHOT_H */

@@ -27,8 +27,4 @@ int snap_parse(const void *buf, size_t len, const char *name, bool verify,
                const cf_limits_t *lim, snap_key_fn *on_key, void *ctx,
                char *err, size_t errlen);
 
-/* The checksum stored in the trailer of an image of len bytes (computed over
- * its first len - SNAP_TRAILER_LEN bytes). len must be >= SNAP_TRAILER_LEN. */
-uint64_t snap_checksum(const void *buf, size_t len);
-
 #endif /* SNAPSHOT_INT_H */

@@ -9,8 +9,10 @@ killed and started again on the same snapshot.
 Run: pytest-3 tests/integ/test_persist.py  (CUCKOOD_BIN names the binary).
 """
 
+import fcntl
 import os
 import random
+import signal
 import shutil
 import subprocess
 import tempfile
@@ -207,19 +209,43 @@ def test_loadchunk_counts_as_change(workdir):
     assert all_exist(s.client(), "dst", ["p%d" % i for i in range(500)])
 
 
+def dead_pid():
+    """A pid no process can have: above the kernel's pid_max."""
+    with open("/proc/sys/kernel/pid_max") as f:
+        return int(f.read()) + 1
+
+
 def test_stale_temp_files_removed(workdir):
     d, make = workdir
-    stale = [DUMP + ".tmp-12345-0", DUMP + ".tmp-1-7"]
+    stale = [DUMP + ".tmp-%d-0" % dead_pid(), DUMP + ".tmp-%d-7" % dead_pid()]
     for n in stale:
         with open(os.path.join(d, n), "wb") as f:
             f.write(b"half a snapshot")
     keep = os.path.join(d, "other.tmp-1-1")
     with open(keep, "wb") as f:
         f.write(b"not ours")
-    s = make().start()
-    for n in stale:
-        assert not os.path.exists(os.path.join(d, n))
-    assert read(keep) == b"not ours"
+    # Another instance sharing the directory, writing right now: a live pid
+    # in the name, or (another pid namespace) the lock its writer holds.
+    live = os.path.join(d, DUMP + ".tmp-%d-2" % os.getpid())
+    locked = os.path.join(d, DUMP + ".tmp-%d-3" % dead_pid())
+    for n in (live, locked):
+        with open(n, "wb") as f:
+            f.write(b"being written")
+    with open(locked, "ab") as lk:
+        fcntl.flock(lk, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        s = make().start()
+        for n in stale:
+            assert not os.path.exists(os.path.join(d, n))
+        assert read(keep) == b"not ours"
+        assert read(live) == b"being written"
+        assert read(locked) == b"being written"
+        # Once its writer is gone, a save removes it.
+        lk.close()
+        assert s.client().execute_command("SAVE") == b"OK"
+        assert not os.path.exists(locked)
+        assert read(live) == b"being written"
+    s.stop()
+    os.unlink(live)
 
 
 # ---------------------------------------------------------------------------
@@ -390,6 +416,34 @@ def test_no_misconf_without_save_points(workdir):
     assert c.execute_command("CF.ADD", "f", "x") == 1  # as Redis
 
 
+def children(pid):
+    """The pids whose parent is pid (from /proc/*/stat)."""
+    out = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % name) as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # "pid (comm) state ppid ...": comm may hold spaces and brackets.
+        fields = stat[stat.rfind(")") + 2:].split()
+        if int(fields[1]) == pid:
+            out.append(int(name))
+    return out
+
+
+def proc_state(pid):
+    """The state letter of pid, or None when it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            stat = f.read()
+    except OSError:
+        return None
+    return stat[stat.rfind(")") + 2]
+
+
 # ---------------------------------------------------------------------------
 # kill -9 at random moments of a background save of a few hundred MB.
 
@@ -429,7 +483,12 @@ def test_bgsave_kill9_rounds(workdir):
             confirmed.extend(batch)
         else:
             mid_save += 1
+        kids = children(s.pid)
         s.kill()
+        # The child dies with its parent (PR_SET_PDEATHSIG), not at once;
+        # a file it still holds is not stale yet, so wait for it.
+        for k in kids:
+            wait_until(lambda: proc_state(k) in (None, "Z"), what="the child")
         s.start()
         c = s.client()
         assert all_exist(c, "items", confirmed), "round %d" % rnd
@@ -475,3 +534,89 @@ def test_bgsave_schedule_runs_after_the_current_one(workdir):
         b"Background saving scheduled"
     wait_until(lambda: s.info()["rdb_saves"] >= 2, what="the scheduled BGSAVE")
     assert s.info()["rdb_last_bgsave_status"] == "ok"
+
+
+# ---------------------------------------------------------------------------
+# A signal sent to a background save's child is the child's alone: it holds
+# none of the daemon's handlers (which could pass the signal on to the
+# parent's loop, so that a SIGTERM aimed at the child shut the server down)
+# and blocks nothing.
+
+def sig_masks(pid):
+    """SigBlk, SigIgn and SigCgt of pid's main thread as integers."""
+    masks = {}
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            if k in ("SigBlk", "SigIgn", "SigCgt"):
+                masks[k] = int(v.strip(), 16)
+    return masks
+
+
+def bit(sig):
+    return 1 << (int(sig) - 1)
+
+
+def settled(pid):
+    """The state of pid once it is stopped ("T") or ended ("Z", "gone")."""
+    st = proc_state(pid)
+    return st in ("T", "Z") and st or (st is None and "gone")
+
+
+def stopped_bgsave_child(s, d):
+    """Starts BGSAVEs until one's child is caught writing its temporary file
+    (so it is past its set-up), and stops it there with SIGSTOP: its pid."""
+    c = s.client()
+    for _ in range(50):
+        wait_bgsave(s)
+        assert c.execute_command("BGSAVE") == b"Background saving started"
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            kids = children(s.pid)
+            tmp = [n for n in os.listdir(d) if ".tmp-" in n]
+            mine = [k for k in kids
+                    if any(n.startswith("%s.tmp-%d-" % (DUMP, k))
+                           for n in tmp)]
+            if mine:
+                os.kill(mine[0], signal.SIGSTOP)
+                # Stopped, or ended first (then try again).
+                st = wait_until(lambda: settled(mine[0]),
+                                what="the child to stop")
+                if st == "T":
+                    return mine[0]
+                break
+            if not s.info()["rdb_bgsave_in_progress"]:
+                break
+    raise AssertionError("never caught a background save's child")
+
+
+def test_signal_to_bgsave_child_is_its_own(workdir):
+    d, make = workdir
+    s = make().start()
+    c = s.client()
+    c.execute_command("CF.RESERVE", "big0", BIG[0][1])
+    add_items(c, "f", ["kept"])
+    parent_before = sig_masks(s.pid)
+    child = stopped_bgsave_child(s, d)
+    masks = sig_masks(child)
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD):
+        assert not masks["SigCgt"] & bit(sig), \
+            "the child still catches %s" % sig.name
+    assert masks["SigBlk"] == 0, "the child blocks %x" % masks["SigBlk"]
+    assert masks["SigIgn"] & bit(signal.SIGPIPE)
+    assert sig_masks(s.pid)["SigBlk"] == parent_before["SigBlk"]
+    # SIGTERM ends the child, not the server.
+    os.kill(child, signal.SIGTERM)
+    os.kill(child, signal.SIGCONT)
+    info = wait_bgsave(s)
+    assert info["rdb_last_bgsave_status"] == "err"
+    assert "terminated by signal %d" % signal.SIGTERM in s.log_text()
+    assert s.alive()
+    assert c.ping()
+    assert c.execute_command("CF.EXISTS", "f", "kept") == 1
+    assert "Received SIGTERM" not in s.log_text()
+    assert not [n for n in os.listdir(d) if ".tmp-" in n]
+    # The next save works, and SIGTERM still reaches the server itself.
+    assert c.execute_command("BGSAVE") == b"Background saving started"
+    assert wait_bgsave(s)["rdb_last_bgsave_status"] == "ok"
+    assert s.stop() == 0

@@ -13,12 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <xxhash.h>
 
 #include "cf.h"
 #include "snapshot.h"
@@ -288,10 +290,11 @@ static int count_files(const char *dir)
     return n;
 }
 
-/* Rewrites the trailer so the checksum matches the (modified) image. */
+/* Rewrites the trailer so the checksum matches the (modified) image: the
+ * format's XXH3-64 (seed 0) of every byte before the trailer. */
 static void fix_trailer(uint8_t *b, size_t len)
 {
-    uint64_t h = snap_checksum(b, len);
+    uint64_t h = XXH3_64bits(b, len - 8);
 
     for (int i = 0; i < 8; i++)
         b[len - 8 + i] = (uint8_t)(h >> (8 * i));
@@ -986,11 +989,29 @@ static void test_save_write_error(void **state)
 /* ------------------------------------------------------------------------ */
 /* Stale temporary files                                                    */
 
+/* A pid no process can have: above the kernel's pid_max (at most 2^22). */
+static long dead_pid(void)
+{
+    long max = 4194304;
+    FILE *fp = fopen("/proc/sys/kernel/pid_max", "r");
+
+    if (fp != NULL) {
+        if (fscanf(fp, "%ld", &max) != 1)
+            max = 4194304;
+        fclose(fp);
+    }
+    return max + 1;
+}
+
+static void tmp_name(const fixture_t *fx, char *p, size_t len, long pid,
+                     unsigned n)
+{
+    snprintf(p, len, "%s.tmp-%ld-%u", fx->path, pid, n);
+}
+
 static void test_remove_stale(void **state)
 {
     fixture_t *fx = *state;
-    static const char *stale[] = {"dump.cuckoo.tmp-123-0",
-                                  "dump.cuckoo.tmp-99999-12"};
     static const char *keep[] = {
         "dump.cuckoo",          "dump.cuckoo.tmp-",
         "dump.cuckoo.tmp-12",   "dump.cuckoo.tmp-1-2x",
@@ -998,19 +1019,24 @@ static void test_remove_stale(void **state)
         "dump.cuckoo.tmp--1",   "xdump.cuckoo.tmp-1-2",
         "dump.cuckoo.tmp-1-",
     };
+    /* Left by processes that are gone, by this process (a former instance
+     * with the same pid, as pid 1 in a container), by no process at all. */
+    long stale_pids[] = {dead_pid(), (long)getpid(), 0,
+                         99999999999999999L};
+    size_t nstale = sizeof(stale_pids) / sizeof(stale_pids[0]);
     char p[400];
 
-    for (size_t i = 0; i < 2; i++) {
-        snprintf(p, sizeof(p), "%s/%s", fx->dir, stale[i]);
+    for (size_t i = 0; i < nstale; i++) {
+        tmp_name(fx, p, sizeof(p), stale_pids[i], (unsigned)i);
         write_all_file(p, "x", 1);
     }
     for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++) {
         snprintf(p, sizeof(p), "%s/%s", fx->dir, keep[i]);
         write_all_file(p, "x", 1);
     }
-    assert_int_equal(snap_remove_stale(fx->path), 2);
-    for (size_t i = 0; i < 2; i++) {
-        snprintf(p, sizeof(p), "%s/%s", fx->dir, stale[i]);
+    assert_int_equal(snap_remove_stale(fx->path), (int)nstale);
+    for (size_t i = 0; i < nstale; i++) {
+        tmp_name(fx, p, sizeof(p), stale_pids[i], (unsigned)i);
         assert_int_equal(access(p, F_OK), -1);
     }
     for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++) {
@@ -1023,33 +1049,91 @@ static void test_remove_stale(void **state)
     assert_int_equal(snap_remove_stale(p), 0);
 }
 
-/* The temp file a save is writing is one snap_remove_stale recognises:
- * removing it half way makes the rename fail, and the old file stays. */
-static int ks_iter_remove(void *src, snap_each_fn *each, void *ctx)
+/* Another instance sharing the directory may be writing its temporary file
+ * right now: one named by a live process that is not this one is kept, and
+ * so is one whose writer holds its lock, whatever pid it names (instances
+ * in other pid namespaces, such as two containers that are both pid 1). */
+static void test_stale_keeps_live_files(void **state)
+{
+    fixture_t *fx = *state;
+    char live[400], locked[400], dead[400];
+    int fd;
+
+    tmp_name(fx, live, sizeof(live), (long)getppid(), 7);
+    tmp_name(fx, locked, sizeof(locked), (long)getpid(), 8);
+    tmp_name(fx, dead, sizeof(dead), dead_pid(), 9);
+    write_all_file(live, "x", 1);
+    write_all_file(dead, "x", 1);
+    fd = open(locked, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    assert_true(fd >= 0);
+    assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+
+    assert_int_equal(snap_remove_stale(fx->path), 1);
+    assert_int_equal(access(live, F_OK), 0);
+    assert_int_equal(access(locked, F_OK), 0);
+    assert_int_equal(access(dead, F_OK), -1);
+    /* A writer that has exited but is not reaped yet writes nothing. */
+    pid_t z = fork();
+    assert_true(z >= 0);
+    if (z == 0)
+        _exit(0);
+    char zombie[400];
+    tmp_name(fx, zombie, sizeof(zombie), (long)z, 10);
+    write_all_file(zombie, "x", 1);
+    siginfo_t si;
+    assert_int_equal(waitid(P_PID, (id_t)z, &si, WEXITED | WNOWAIT), 0);
+    assert_int_equal(snap_remove_stale(fx->path), 1);
+    assert_int_equal(access(zombie, F_OK), -1);
+    assert_int_equal(waitpid(z, NULL, 0), z);
+    /* Once its writer is gone, the file is stale. */
+    close(fd);
+    assert_int_equal(snap_remove_stale(fx->path), 1);
+    assert_int_equal(access(locked, F_OK), -1);
+    assert_int_equal(access(live, F_OK), 0);
+    unlink(live);
+}
+
+/* The temp file a save is writing is one snap_remove_stale recognises by
+ * name, and keeps while the save runs; once the writer is gone, a file of
+ * that name is removed. */
+static int ks_iter_sweep(void *src, snap_each_fn *each, void *ctx)
 {
     fixture_t *fx = src;
     int rc = ks_iter(&fx->src, each, ctx);
+    DIR *d = opendir(fx->dir);
+    struct dirent *de;
 
     fx->got.stop_rc = snap_remove_stale(fx->path);
+    fx->got.n = 0;
+    while (d != NULL && (de = readdir(d)) != NULL)
+        if (strstr(de->d_name, ".tmp-") != NULL &&
+            strlen(de->d_name) < sizeof(fx->got.e[0].key)) {
+            strcpy(fx->got.e[0].key, de->d_name);
+            fx->got.n++;
+        }
+    if (d != NULL)
+        closedir(d);
     return rc;
 }
 
 static void test_tmp_name_matches(void **state)
 {
     fixture_t *fx = *state;
-    char err[256] = "";
-    size_t l1, l2;
-    uint8_t *before = small_image(fx, &l1), *after;
+    char err[256] = "", p[400];
+    size_t l1;
+    uint8_t *before = small_image(fx, &l1);
 
-    assert_int_equal(snap_save(fx->path, ks_iter_remove, fx, err, sizeof(err)),
-                     -ENOENT);
-    assert_int_equal(fx->got.stop_rc, 1);
-    after = read_all(fx->path, &l2);
-    assert_int_equal(l1, l2);
-    assert_memory_equal(before, after, l1);
+    assert_int_equal(snap_save(fx->path, ks_iter_sweep, fx, err, sizeof(err)),
+                     0);
+    assert_int_equal(fx->got.stop_rc, 0);
+    assert_int_equal(fx->got.n, 1);
+    assert_int_equal(count_files(fx->dir), 1);
+    snprintf(p, sizeof(p), "%s/%s", fx->dir, fx->got.e[0].key);
+    fx->got.n = 0;
+    write_all_file(p, "x", 1);
+    assert_int_equal(snap_remove_stale(fx->path), 1);
     assert_int_equal(count_files(fx->dir), 1);
     free(before);
-    free(after);
 }
 
 int main(void)
@@ -1075,6 +1159,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_save_write_error, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_remove_stale, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stale_keeps_live_files, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_tmp_name_matches, setup,
                                         teardown),
     };
