@@ -161,13 +161,13 @@ static cmd_entry_t *lookup_entry(const server_t *s, const char *name,
     return NULL;
 }
 
-const cmd_def_t *cmd_lookup(const server_t *s, const char *name, size_t len)
+static const cmd_def_t *cmd_lookup(const server_t *s, const char *name, size_t len)
 {
     cmd_entry_t *e = lookup_entry(s, name, len);
     return e != NULL ? e->def : NULL;
 }
 
-const cmd_def_t *cmd_find_sub(const cmd_def_t *parent, const char *name,
+static const cmd_def_t *cmd_find_sub(const cmd_def_t *parent, const char *name,
                               size_t len)
 {
     for (const cmd_def_t *d = parent->subcommands; d != NULL && d->name; d++)
@@ -216,7 +216,7 @@ static void reply_unknown_command(client_t *c, const resp_cmd_t *cmd)
     resp_add_error(&c->out, msg);
 }
 
-void cmd_reply_unknown_sub(client_t *c, const char *parent,
+static void cmd_reply_unknown_sub(client_t *c, const char *parent,
                            const resp_arg_t *sub)
 {
     char msg[300];

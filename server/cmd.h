@@ -20,9 +20,6 @@ int cmd_index_build(server_t *s, const cmd_def_t *const *tables, size_t ntables,
                     const char **dup);
 void cmd_index_free(server_t *s);
 
-/* The command named by name (any case), or NULL. */
-const cmd_def_t *cmd_lookup(const server_t *s, const char *name, size_t len);
-
 /* Runs one parsed command for c, appending its reply to c->out: arity,
  * subcommand, NOAUTH, OOM (CMD_DENYOOM over maxmemory) and write denial
  * (CMD_WRITE while server_writes_denied()) are checked first. */
@@ -42,14 +39,6 @@ void cmd_stats_reset(server_t *s);
 /* Replies b as verbatim text (RESP3 =txt, RESP2 bulk), or an error when b
  * failed; frees b->p. */
 void cmd_reply_text(client_t *c, sbuf_t *b);
-
-/* The subcommand of parent named by name (any case), or NULL. */
-const cmd_def_t *cmd_find_sub(const cmd_def_t *parent, const char *name,
-                              size_t len);
-
-/* Replies "ERR unknown subcommand 'x'. Try PARENT HELP." */
-void cmd_reply_unknown_sub(client_t *c, const char *parent,
-                           const resp_arg_t *sub);
 
 /* COMMAND [COUNT | INFO name... | LIST | DOCS name...] (cmd_server_table). */
 cmd_proc_t cmd_command_proc;

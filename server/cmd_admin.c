@@ -178,6 +178,15 @@ static void info_proc(client_t *c, int argc, const resp_arg_t *argv)
                   "maxmemory_human:%s\r\n"
                   "maxmemory_policy:noeviction\r\n",
                   cfg->maxmemory, h1);
+        /* As Redis, the machine's memory; here the effective figure: the
+         * cgroup (container) limit when it is lower, which is what bounds
+         * the keyspace while maxmemory is 0. */
+        uint64_t sys = s->phys_memory != UINT64_MAX ? s->phys_memory : 0;
+        human_bytes(h1, sizeof(h1), sys);
+        sb_printf(&b,
+                  "total_system_memory:%" PRIu64 "\r\n"
+                  "total_system_memory_human:%s\r\n",
+                  sys, h1);
     }
     SECTION(INFO_PERSISTENCE, "Persistence")
     {

@@ -808,14 +808,6 @@ static int load_text(cfg_t *c, const char *name, const char *text,
     return rc;
 }
 
-int cfg_load_string(cfg_t *c, const char *name, const char *text, char *err,
-                    size_t errlen)
-{
-    cfg_load_t ld = {false};
-
-    return load_text(c, name, text, &ld, err, errlen);
-}
-
 /* Reads the whole file (config is not a hot path). */
 static int read_file(const char *path, char **out, char *err, size_t errlen)
 {

@@ -101,10 +101,6 @@ void cfg_free(cfg_t *c);
  * 0 and 65535" in err. --version and --help are the caller's to handle. */
 int cfg_load_args(cfg_t *c, int argc, char **argv, char *err, size_t errlen);
 
-/* Applies the text of a config file (name is used in messages). */
-int cfg_load_string(cfg_t *c, const char *name, const char *text, char *err,
-                    size_t errlen);
-
 /* CONFIG GET: calls fn(name, value) for every directive matching the glob
  * pattern (case-insensitive), values formatted as Redis does ("save" as
  * "3600 1 300 100", sizes in bytes, booleans "yes"/"no"). */

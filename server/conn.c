@@ -45,6 +45,9 @@ typedef struct conn_write {
     size_t len;
 } conn_write_t;
 
+/* Reply bytes the kernel has not taken yet (the output buffer). */
+static size_t conn_out_queued(const conn_t *c);
+
 static const char maxclients_msg[] = "-ERR max number of clients reached\r\n";
 static const char denied_msg[] =
     "-DENIED cuckood is running in protected mode because protected mode is "
@@ -219,7 +222,7 @@ static void conn_on_write(uv_write_t *req, int status)
         conn_start_reading(c);
 }
 
-void conn_flush(conn_t *c)
+static void conn_flush(conn_t *c)
 {
     if (c->closing)
         return;
@@ -590,7 +593,7 @@ static void conn_accept_kind(server_t *s, uv_stream_t *listener, bool is_unix,
     log_debug("Accepted %s", c->addr);
 }
 
-size_t conn_out_queued(const conn_t *c)
+static size_t conn_out_queued(const conn_t *c)
 {
     return uv_stream_get_write_queue_size(&c->h.stream);
 }

@@ -45,10 +45,6 @@ void conn_accept_tls(server_t *s, uv_stream_t *listener);
 /* Closes c now (pending writes are cancelled). Idempotent. */
 void conn_close(conn_t *c);
 
-/* Sends what c->cl.out holds in one write; closes c after the write when
- * close_after_reply is set. */
-void conn_flush(conn_t *c);
-
 /* The accessors command modules use (CLIENT, AUTH): they see client_t only.
  *
  * Writes the CLIENT LIST line of c (ending in '\n') into buf, returns its
@@ -62,9 +58,6 @@ void conn_client_limits(client_t *c);
 
 /* Applies the current limits (CONFIG SET) to c's parser. */
 void conn_apply_limits(conn_t *c);
-
-/* Reply bytes the kernel has not taken yet (the output buffer). */
-size_t conn_out_queued(const conn_t *c);
 
 /* Periodic checks: idle timeout, output buffer soft limit. */
 void conn_cron(server_t *s);

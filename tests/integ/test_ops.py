@@ -752,6 +752,10 @@ def test_info_memory_counts_filters(daemon):
     assert m0["maxmemory"] == 64 * 1024 * 1024
     assert m0["maxmemory_human"] == "64.00M"
     assert m0["maxmemory_policy"] == "noeviction"
+    # The effective machine memory (the cgroup limit when lower): positive,
+    # and no more than the machine's physical memory.
+    phys = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    assert 0 < m0["total_system_memory"] <= phys
     r.execute_command("CF.RESERVE", "f", 1000000)
     info = dict(zip(*[iter(r.execute_command("CF.INFO", "f"))] * 2))
     size = info[b"Size"]

@@ -36,10 +36,19 @@ static int teardown(void **state)
     return 0;
 }
 
+/* Loads text as the server does a config file: written to t.conf in the
+ * working directory, then named on the command line. */
 static int load(cfg_t *c, const char *text)
 {
+    char *argv[] = {"cuckood", "t.conf", NULL};
+    FILE *f = fopen("t.conf", "w");
+    assert_non_null(f);
+    assert_int_equal(fputs(text, f) >= 0 || text[0] == '\0', 1);
+    assert_int_equal(fclose(f), 0);
     err[0] = '\0';
-    return cfg_load_string(c, "t.conf", text, err, sizeof(err));
+    int rc = cfg_load_args(c, 2, argv, err, sizeof(err));
+    unlink("t.conf");
+    return rc;
 }
 
 /* ---- CONFIG GET helpers ---- */
