@@ -9,7 +9,7 @@ set -euo pipefail
 
 pkgs=(gcc make cmake pkg-config libuv1-dev libhiredis-dev libxxhash-dev)
 if [ "${1:-}" = image ]; then
-    pkgs=(podman debootstrap redis-tools python3 python3-pytest)
+    pkgs=(podman debootstrap iproute2 redis-tools python3 python3-pytest)
 elif [ "${1:-}" = test ]; then
     pkgs+=(libcmocka-dev redis-tools python3 python3-redis python3-pytest
            clang libclang-rt-dev)

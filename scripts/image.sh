@@ -57,7 +57,8 @@ make_bases() {
     command -v debootstrap >/dev/null 2>&1 || bash scripts/deps.sh image
     local tmp rootfs
     tmp=$(mktemp -d)
-    trap 'rm -rf "$tmp"' EXIT
+    # --one-file-system: never into anything debootstrap left mounted.
+    trap 'rm -rf --one-file-system "$tmp"' EXIT
     rootfs="$tmp/rootfs"
     log "making debian:bookworm with debootstrap from $mirror"
     local t0=$(date +%s)
@@ -110,7 +111,7 @@ EOF
     rm -rf "$rootfs"/usr/share/{man,groff,info,lintian,linda,locale}/*
     import "$rootfs" debian:bookworm-slim
     log "made the base images in $(($(date +%s) - t0)) s"
-    rm -rf "$tmp"
+    rm -rf --one-file-system "$tmp"
     trap - EXIT
 }
 
