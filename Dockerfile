@@ -13,7 +13,7 @@ FROM debian:bookworm AS builder
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         gcc libc6-dev make cmake pkg-config \
-        libuv1-dev libhiredis-dev libxxhash-dev libcmocka-dev \
+        libuv1-dev libhiredis-dev libxxhash-dev libcmocka-dev libssl-dev \
     && rm -rf /var/lib/apt/lists/*
 # Names the stage's images, so that scripts/image.sh can drop those of
 # earlier builds (the layers above stay cached).
@@ -34,7 +34,7 @@ FROM debian:bookworm-slim
 # faillog from growing to its size.
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-        libuv1 libhiredis0.14 libxxhash0 \
+        libuv1 libhiredis0.14 libxxhash0 libssl3 \
     && apt-get clean \
     && rm -rf /var/lib/apt/lists/* /var/log/apt/* /var/log/dpkg.log \
     && groupadd --gid 10001 cuckood \

@@ -7,11 +7,13 @@
 #                            (podman, and debootstrap for base images)
 set -euo pipefail
 
-pkgs=(gcc make cmake pkg-config libuv1-dev libhiredis-dev libxxhash-dev)
+pkgs=(gcc make cmake pkg-config libuv1-dev libhiredis-dev libxxhash-dev
+      libssl-dev)
 if [ "${1:-}" = image ]; then
     pkgs=(podman debootstrap iproute2 redis-tools python3 python3-pytest)
 elif [ "${1:-}" = test ]; then
     pkgs+=(libcmocka-dev redis-tools python3 python3-redis python3-pytest
+           openssl
            clang libclang-rt-dev)
     command -v node >/dev/null 2>&1 || pkgs+=(nodejs)
     command -v npm >/dev/null 2>&1 || pkgs+=(npm)

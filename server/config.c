@@ -5,7 +5,10 @@
  */
 #include "config.h"
 
+#include "cmdarg.h"
 #include "glob.h"
+#include "resp.h"
+#include "util.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -59,6 +62,8 @@ typedef struct cfg_def {
     const char *(*check)(const cfg_t *c, cfg_val_t v, char *why);
     /* Side effects on other fields, once the value is stored. */
     void (*after)(cfg_t *c);
+    /* T_ENUM: the accepted words, NULL-terminated; the index is stored. */
+    const char *const *names;
 } cfg_def_t;
 
 /* State shared by the lines of one start-up load (file, then command line):
@@ -73,7 +78,9 @@ typedef struct cfg_load {
 static const char oom[] = "out of memory";
 
 static const char *const loglevel_names[] = {"debug", "verbose", "notice",
-                                             "warning"};
+                                             "warning", NULL};
+/* Indexed by CFG_TLS_AUTH_*. */
+static const char *const tls_auth_names[] = {"no", "yes", "optional", NULL};
 
 /* Redis's defaults for the classes we accept but do not keep. */
 static const char cobl_others[] =
@@ -169,6 +176,8 @@ static const char *check_initial_size(const cfg_t *c, cfg_val_t v, char *why)
 #define OFF(f) offsetof(cfg_t, f)
 #define NUM(n, t, fl, f, lo, hi)                                               \
     {.name = n, .type = t, .flags = fl, .off = OFF(f), .min = lo, .max = hi}
+#define ENUM(n, fl, f, nm)                                                     \
+    {.name = n, .type = T_ENUM, .flags = fl, .off = OFF(f), .names = nm}
 #define HOOK(n, t, fl, f, lo, hi, ck, af)                                      \
     {.name = n,                                                                \
      .type = t,                                                                \
@@ -182,6 +191,26 @@ static const char *check_initial_size(const cfg_t *c, cfg_val_t v, char *why)
 static const cfg_def_t defs[] = {
     NUM("port", T_INT, 0, port, 0, 65535),
     NUM("bind", T_BIND, 0, bind, 0, 0),
+    NUM("tls-port", T_INT, 0, tls_port, 0, 65535),
+    NUM("tls-cert-file", T_STR, F_MUT | F_NULLABLE, tls_cert_file, 0, 0),
+    NUM("tls-key-file", T_STR, F_MUT | F_NULLABLE, tls_key_file, 0, 0),
+    NUM("tls-key-file-pass", T_STR, F_MUT | F_NULLABLE, tls_key_file_pass, 0,
+        0),
+    NUM("tls-ca-cert-file", T_STR, F_MUT | F_NULLABLE, tls_ca_cert_file, 0, 0),
+    NUM("tls-ca-cert-dir", T_STR, F_MUT | F_NULLABLE, tls_ca_cert_dir, 0, 0),
+    ENUM("tls-auth-clients", F_MUT, tls_auth_clients, tls_auth_names),
+    NUM("tls-protocols", T_STR, F_MUT | F_NULLABLE, tls_protocols, 0, 0),
+    NUM("tls-ciphers", T_STR, F_MUT | F_NULLABLE, tls_ciphers, 0, 0),
+    NUM("tls-ciphersuites", T_STR, F_MUT | F_NULLABLE, tls_ciphersuites, 0, 0),
+    NUM("tls-prefer-server-ciphers", T_BOOL, F_MUT, tls_prefer_server_ciphers,
+        0, 0),
+    NUM("tls-session-caching", T_BOOL, F_MUT, tls_session_caching, 0, 0),
+    NUM("tls-session-cache-size", T_INT, F_MUT, tls_session_cache_size, 0,
+        INT_MAX),
+    NUM("tls-session-cache-timeout", T_INT, F_MUT, tls_session_cache_timeout,
+        0, INT_MAX),
+    NUM("tls-handshake-timeout", T_INT, F_MUT, tls_handshake_timeout, 1,
+        INT_MAX),
     NUM("unixsocket", T_STR, F_NULLABLE, unixsocket, 0, 0),
     NUM("unixsocketperm", T_OCTAL, 0, unixsocketperm, 0, 0777),
     NUM("protected-mode", T_BOOL, F_MUT, protected_mode, 0, 0),
@@ -202,7 +231,7 @@ static const cfg_def_t defs[] = {
     NUM("save", T_SAVE, F_MUT, save, 0, 0),
     NUM("stop-writes-on-bgsave-error", T_BOOL, F_MUT,
         stop_writes_on_bgsave_error, 0, 0),
-    NUM("loglevel", T_ENUM, F_MUT, loglevel, 0, 0),
+    ENUM("loglevel", F_MUT, loglevel, loglevel_names),
     NUM("logfile", T_STR, 0, logfile, 0, 0),
     NUM("pidfile", T_STR, F_NULLABLE, pidfile, 0, 0),
     NUM("daemonize", T_BOOL, 0, daemonize, 0, 0),
@@ -232,132 +261,56 @@ static const cfg_def_t *def_find(const char *name)
 #define FIELD(c, d, type) ((type *)((char *)(c) + (d)->off))
 #define CFIELD(c, d, type) ((const type *)((const char *)(c) + (d)->off))
 
-/* ---- argument splitting, as Redis's sdssplitargs() ---- */
+/* ---- argument splitting: protocol's resp_splitargs() ---- */
 
-static int hexval(int ch)
+typedef struct words {
+    char **argv;
+    int argc;
+    bool nul; /* a word held a NUL byte (\x00) */
+} words_t;
+
+static int add_word(void *ctx, char *word, size_t len)
 {
-    if (ch >= '0' && ch <= '9')
-        return ch - '0';
-    ch = tolower(ch);
-    if (ch >= 'a' && ch <= 'f')
-        return ch - 'a' + 10;
-    return -1;
+    words_t *w = ctx;
+    w->nul |= memchr(word, '\0', len) != NULL;
+    w->argv[w->argc++] = word;
+    return 0;
 }
 
 /* Splits line into words in place of a buffer the caller frees (*buf) and an
- * array (*out, also the caller's): "..." takes \n \r \t \b \a \xHH and \c,
- * '...' takes \' only, and a closing quote must be followed by a space or the
- * end. 0, -EINVAL on unbalanced quotes (or a NUL byte from \x00), -ENOMEM. */
+ * array (*out, also the caller's), as redis-server reads its configuration.
+ * 0, -EINVAL on unbalanced quotes or a NUL byte in a word (it cannot live
+ * in a C string: refused, not truncated), -ENOMEM. */
 static int split_args(const char *line, char ***out, int *argc_out,
                       char **buf_out)
 {
     size_t len = strlen(line);
-    char *buf = malloc(len + 1 + len / 2 + 1);
-    char **argv = calloc(len / 2 + 2, sizeof(*argv));
-    const char *p = line;
-    char *w = buf;
-    int argc = 0;
+    char *buf = malloc(len + 1);
+    words_t w = {calloc(len / 2 + 2, sizeof(char *)), 0, false};
 
-    if (buf == NULL || argv == NULL) {
+    if (buf == NULL || w.argv == NULL) {
         free(buf);
-        free(argv);
+        free(w.argv);
         return -ENOMEM;
     }
-    for (;;) {
-        bool inq = false, insq = false, done = false;
-
-        while (*p != '\0' && isspace((unsigned char)*p))
-            p++;
-        if (*p == '\0')
-            break;
-        argv[argc++] = w;
-        while (!done) {
-            if (inq) {
-                if (*p == '\0')
-                    goto unbalanced;
-                if (p[0] == '\\' && p[1] == 'x' && hexval(p[2]) >= 0 &&
-                    hexval(p[3]) >= 0) {
-                    char ch = (char)(hexval(p[2]) * 16 + hexval(p[3]));
-                    if (ch == '\0')
-                        goto unbalanced; /* cannot live in a C string */
-                    *w++ = ch;
-                    p += 3;
-                } else if (p[0] == '\\' && p[1] != '\0') {
-                    p++;
-                    switch (*p) {
-                    case 'n': *w++ = '\n'; break;
-                    case 'r': *w++ = '\r'; break;
-                    case 't': *w++ = '\t'; break;
-                    case 'b': *w++ = '\b'; break;
-                    case 'a': *w++ = '\a'; break;
-                    default: *w++ = *p; break;
-                    }
-                } else if (*p == '"') {
-                    if (p[1] != '\0' && !isspace((unsigned char)p[1]))
-                        goto unbalanced;
-                    done = true;
-                } else {
-                    *w++ = *p;
-                }
-            } else if (insq) {
-                if (*p == '\0')
-                    goto unbalanced;
-                if (p[0] == '\\' && p[1] == '\'') {
-                    p++;
-                    *w++ = '\'';
-                } else if (*p == '\'') {
-                    if (p[1] != '\0' && !isspace((unsigned char)p[1]))
-                        goto unbalanced;
-                    done = true;
-                } else {
-                    *w++ = *p;
-                }
-            } else {
-                switch (*p) {
-                case ' ': case '\n': case '\r': case '\t': case '\v':
-                case '\f': case '\0':
-                    done = true;
-                    break;
-                case '"': inq = true; break;
-                case '\'': insq = true; break;
-                default: *w++ = *p; break;
-                }
-            }
-            if (*p != '\0')
-                p++;
-        }
-        *w++ = '\0';
+    if (resp_splitargs(line, len, buf, add_word, &w) < 0 || w.nul) {
+        free(buf);
+        free(w.argv);
+        return -EINVAL;
     }
-    *out = argv;
-    *argc_out = argc;
+    *out = w.argv;
+    *argc_out = w.argc;
     *buf_out = buf;
     return 0;
-
-unbalanced:
-    free(buf);
-    free(argv);
-    return -EINVAL;
 }
 
 /* ---- value parsing ---- */
 
-/* Strict unsigned decimal: digits only, no sign or space, no overflow. */
+/* An unsigned decimal with Redis's string2ll rules (commands/cmdarg.h, the
+ * one integer parser): digits only, no sign, space or leading zero. */
 static bool parse_digits(const char *s, size_t n, uint64_t *out)
 {
-    uint64_t v = 0;
-
-    if (n == 0)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return false;
-        unsigned d = (unsigned)(s[i] - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            return false;
-        v = v * 10 + d;
-    }
-    *out = v;
-    return true;
+    return cmdarg_u64(s, n, out);
 }
 
 /* Digits with an optional unit as Redis: k=1000, kb=1024, m, mb, g, gb, b. */
@@ -611,8 +564,45 @@ static const char *set_string(cfg_t *c, const cfg_def_t *d, const char *s)
 
 /* Applies one directive. 0, or -EINVAL with the reason in why, or -ENOMEM.
  * Nothing changes unless it returns 0. ld is NULL at run time. */
+static int apply_words(cfg_t *c, const cfg_def_t *d, char **argv, int argc,
+                       cfg_load_t *ld, char *why);
+
+static bool multi_arg(const cfg_def_t *d)
+{
+    return d->type == T_SAVE || d->type == T_BIND || d->type == T_COBL;
+}
+
+/* Applies a directive's value words. As redis-server 7 does for its
+ * multi-argument directives (save, bind, client-output-buffer-limit), one
+ * non-empty word is split at spaces: `--save "3600 1 300 100"` from a
+ * compose command list, or `save "60 1000"` in a file, mean the same as
+ * the words given apart. */
 static int apply(cfg_t *c, const cfg_def_t *d, char **argv, int argc,
                  cfg_load_t *ld, char *why)
+{
+    if (!multi_arg(d) || argc != 1 || argv[0][0] == '\0' ||
+        strchr(argv[0], ' ') == NULL)
+        return apply_words(c, d, argv, argc, ld, why);
+    size_t len = strlen(argv[0]);
+    char *copy = strdup(argv[0]);
+    char **words = calloc(len / 2 + 2, sizeof(*words));
+    int n = 0, rc;
+    if (copy == NULL || words == NULL) {
+        free(copy);
+        free(words);
+        snprintf(why, WHY_LEN, "out of memory");
+        return -ENOMEM;
+    }
+    for (char *tok = strtok(copy, " "); tok != NULL; tok = strtok(NULL, " "))
+        words[n++] = tok;
+    rc = apply_words(c, d, words, n, ld, why);
+    free(words);
+    free(copy);
+    return rc;
+}
+
+static int apply_words(cfg_t *c, const cfg_def_t *d, char **argv, int argc,
+                       cfg_load_t *ld, char *why)
 {
     const char *reason = NULL;
     cfg_val_t v;
@@ -642,15 +632,22 @@ static int apply(cfg_t *c, const cfg_def_t *d, char **argv, int argc,
             else
                 reason = "argument must be 'yes' or 'no'";
         } else if (d->type == T_ENUM) {
-            size_t i, n = sizeof(loglevel_names) / sizeof(loglevel_names[0]);
-            for (i = 0; i < n; i++)
-                if (strcasecmp(argv[0], loglevel_names[i]) == 0)
+            size_t i;
+            for (i = 0; d->names[i] != NULL; i++)
+                if (strcasecmp(argv[0], d->names[i]) == 0)
                     break;
-            if (i == n)
-                reason = "argument(s) must be one of the following: debug, "
-                         "verbose, notice, warning";
-            else
+            if (d->names[i] == NULL) {
+                size_t len = (size_t)snprintf(
+                    why, WHY_LEN,
+                    "argument(s) must be one of the following: ");
+                for (size_t j = 0; d->names[j] != NULL && len < WHY_LEN;
+                     j++)
+                    len += (size_t)snprintf(why + len, WHY_LEN - len, "%s%s",
+                                            j > 0 ? ", " : "", d->names[j]);
+                reason = why;
+            } else {
                 *FIELD(c, d, int) = (int)i;
+            }
         } else {
             reason = parse_number(d, argv[0], &v, why);
             if (reason == NULL && d->check != NULL)
@@ -695,6 +692,12 @@ int cfg_init(cfg_t *c)
     c->stop_writes_on_bgsave_error = true;
     c->loglevel = CFG_LOG_NOTICE;
     c->logfile = strdup("");
+    c->tls_auth_clients = CFG_TLS_AUTH_YES;
+    c->tls_protocols = strdup("TLSv1.2 TLSv1.3");
+    c->tls_session_caching = true;
+    c->tls_session_cache_size = 20480;
+    c->tls_session_cache_timeout = 300;
+    c->tls_handshake_timeout = 10000;
     c->cf_bucket_size = 4;
     c->cf_fingerprint_bits = 12;
     c->cf_max_iterations = 500;
@@ -702,7 +705,7 @@ int cfg_init(cfg_t *c)
     c->cf_max_expansions = 32;
     c->cf_initial_size = 1024;
     if (c->bind[0] == NULL || c->dir == NULL || c->dbfilename == NULL ||
-        c->logfile == NULL) {
+        c->logfile == NULL || c->tls_protocols == NULL) {
         cfg_free(c);
         return -ENOMEM;
     }
@@ -720,19 +723,17 @@ void cfg_free(cfg_t *c)
     free(c->dbfilename);
     free(c->logfile);
     free(c->pidfile);
+    free(c->tls_cert_file);
+    free(c->tls_key_file);
+    free(c->tls_key_file_pass);
+    free(c->tls_ca_cert_file);
+    free(c->tls_ca_cert_dir);
+    free(c->tls_protocols);
+    free(c->tls_ciphers);
+    free(c->tls_ciphersuites);
     memset(c, 0, sizeof(*c));
 }
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (err == NULL || errlen == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 /* Applies one line (already trimmed, not a comment). */
 static int load_line(cfg_t *c, const char *where, const char *line,
@@ -1021,7 +1022,7 @@ static const char *format_value(const cfg_t *c, const cfg_def_t *d, char *buf,
     case T_ENUM: {
         int v = *CFIELD(c, d, int);
         if (d->type == T_ENUM)
-            return loglevel_names[v];
+            return d->names[v];
         snprintf(buf, n, "%d", v);
         break;
     }

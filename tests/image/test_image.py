@@ -177,7 +177,7 @@ def test_runtime_holds_nothing_it_does_not_need(image):
         pass
     # What the server links to; the base may hold some already (apt
     # needs libxxhash0), and nothing else is added to it.
-    runtime = {"libuv1", "libhiredis0.14", "libxxhash0"}
+    runtime = {"libuv1", "libhiredis0.14", "libxxhash0", "libssl3"}
     assert runtime <= set(pkgs)
     if base_size is not None:
         assert set(added) <= runtime, added

@@ -8,12 +8,15 @@ integration suites' conftest)."""
 import os
 import signal
 import socket
+import ssl
 import subprocess
 import tempfile
 import time
 
 import pytest
 import redis
+
+from tls_certs import make_certs, server_args
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BIN = os.environ.get("CUCKOOD_BIN",
@@ -27,14 +30,23 @@ def free_port():
 
 
 class Daemon:
-    """One cuckood process; stop() sends SIGTERM and waits."""
+    """One cuckood process; stop() sends SIGTERM and waits. With tls=True
+    it also listens on a TLS port, and client() and raw() use that one
+    (with a client certificate); the plain port serves the readiness
+    check."""
 
-    def __init__(self, *extra):
+    def __init__(self, *extra, tls=False):
         if not os.access(BIN, os.X_OK):
             pytest.skip("cuckood binary not built: %s" % BIN)
         self.dir = tempfile.TemporaryDirectory(prefix="cuckood-cf-")
         self.port = free_port()
         self.log = open(os.path.join(self.dir.name, "log.txt"), "w+")
+        self.certs = None
+        if tls:
+            self.certs = make_certs(os.path.join(self.dir.name, "certs"))
+            self.tls_port = free_port()
+            extra = ("--tls-port", str(self.tls_port)) + tuple(
+                server_args(self.certs)) + extra
         args = [BIN, "--port", str(self.port), "--bind", "127.0.0.1",
                 "--dir", self.dir.name] + list(extra)
         self.proc = subprocess.Popen(args, stdout=self.log,
@@ -63,10 +75,21 @@ class Daemon:
         return self.proc.poll() is None
 
     def client(self, **kw):
+        if self.certs is not None:
+            return redis.Redis(host="127.0.0.1", port=self.tls_port,
+                               socket_timeout=60, ssl=True,
+                               ssl_ca_certs=self.certs["ca.crt"],
+                               ssl_certfile=self.certs["client.crt"],
+                               ssl_keyfile=self.certs["client.key"], **kw)
         return redis.Redis(host="127.0.0.1", port=self.port,
                            socket_timeout=60, **kw)
 
     def raw(self):
+        if self.certs is not None:
+            ctx = ssl.create_default_context(cafile=self.certs["ca.crt"])
+            ctx.load_cert_chain(self.certs["client.crt"],
+                                self.certs["client.key"])
+            return Raw(self.tls_port, ctx)
         return Raw(self.port)
 
     def stop(self):
@@ -107,8 +130,11 @@ class Raw:
     Simple, Err, int, bool (RESP3 #), float (RESP3 ,), bytes, None, list,
     Map."""
 
-    def __init__(self, port):
+    def __init__(self, port, tls_context=None):
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=60)
+        if tls_context is not None:
+            self.sock = tls_context.wrap_socket(self.sock,
+                                                server_hostname="localhost")
         self.buf = b""
 
     def close(self):
@@ -179,9 +205,10 @@ class Raw:
         raise AssertionError("unexpected reply line %r" % line)
 
 
-@pytest.fixture(scope="module")
-def cf_server():
-    d = Daemon()
+@pytest.fixture(scope="module", params=["plain", "tls"])
+def cf_server(request):
+    """The suite runs twice: over plain TCP, then again over TLS."""
+    d = Daemon(tls=request.param == "tls")
     yield d
     d.stop()
 

@@ -25,9 +25,9 @@ pytestmark = pytest.mark.skipif(use_redis_server(),
                                 reason="cuckood's own image")
 
 DOCKERFILE = os.path.join(ROOT, "Dockerfile")
-RUNTIME_PACKAGES = {"libuv1", "libhiredis0.14", "libxxhash0"}
+RUNTIME_PACKAGES = {"libuv1", "libhiredis0.14", "libxxhash0", "libssl3"}
 RUNTIME_LIBS = {"libuv.so.1", "libhiredis.so.0.14", "libxxhash.so.0",
-                "libc.so.6", "libm.so.6"}
+                "libssl.so.3", "libcrypto.so.3", "libc.so.6", "libm.so.6"}
 NOBODY = 65534
 
 

@@ -60,7 +60,8 @@ function probe(port) {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-export async function startDaemon({ password } = {}) {
+// args: more daemon arguments (the TLS suite passes its tls-* directives).
+export async function startDaemon({ password, args: extra = [] } = {}) {
   const bin = binary();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cuckood-node-'));
   for (let attempt = 0; attempt < 5; attempt++) {
@@ -69,6 +70,7 @@ export async function startDaemon({ password } = {}) {
                   '--bind', '127.0.0.1'];
     if (isRedis) args.push('--save', '', '--daemonize', 'no');
     if (password !== undefined) args.push('--requirepass', password);
+    args.push(...extra);
     const logPath = path.join(dir, 'daemon.log');
     const logFd = openSync(logPath, 'a');
     const proc = spawn(bin, args, { cwd: dir,
