@@ -21,8 +21,8 @@ import time
 import pytest
 import redis
 
-from conftest import (Closed, Daemon, RawConn, RespError, daemon_binary,
-                      encode_command, free_port, use_redis_server)
+from harness import (Closed, Daemon, RawConn, RespError, daemon_binary,
+                     encode_command, free_port, use_redis_server)
 from tls_certs import KEY_PASS, make_certs, server_args
 
 pytestmark = pytest.mark.skipif(
@@ -38,9 +38,9 @@ def certs(tmp_path_factory):
 
 def start(certs, auth="yes", extra=(), handshake_ms=HANDSHAKE_TIMEOUT_MS):
     tport = free_port()
-    d = Daemon(extra_args=["--tls-port", str(tport), "--loglevel", "verbose",
-                           "--tls-handshake-timeout", str(handshake_ms)] +
-               server_args(certs, auth) + list(extra))
+    d = Daemon(*(["--tls-port", str(tport), "--loglevel", "verbose",
+                  "--tls-handshake-timeout", str(handshake_ms)] +
+                 server_args(certs, auth) + list(extra)))
     d.start()
     d.tls_port = tport
     return d
@@ -66,9 +66,7 @@ class TlsConn(RawConn):
     """RawConn over TLS (the handshake runs in the constructor)."""
 
     def __init__(self, port, ctx, timeout=10.0):
-        raw = socket.create_connection(("127.0.0.1", port), timeout=timeout)
-        self.sock = ctx.wrap_socket(raw, server_hostname="localhost")
-        self.buf = b""
+        super().__init__(port, timeout=timeout, tls=ctx)
 
 
 def refused(port, ctx):
