@@ -8,11 +8,11 @@
 
 # ---- builder: Debian 12 with the build and unit-test dependencies ----------
 # With --no-install-recommends gcc does not bring libc6-dev (crt files, libc
-# headers): it is named.
+# headers): it is named. python3 runs the layering check, a unit test.
 FROM debian:bookworm AS builder
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-        gcc libc6-dev make cmake pkg-config \
+        gcc libc6-dev make cmake pkg-config python3 \
         libuv1-dev libhiredis-dev libxxhash-dev libcmocka-dev libssl-dev \
     && rm -rf /var/lib/apt/lists/*
 # Names the stage's images, so that scripts/image.sh can drop those of
