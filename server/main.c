@@ -146,7 +146,8 @@ int main(int argc, char **argv)
         return 1;
     }
     /* The composition root: the dispatcher learns the command families
-     * here, and the daemon's shutdown hook is the final save. */
+     * here, the daemon's shutdown hook is the final save, and FLUSHALL's
+     * hook saves the emptied dataset. */
     const cmd_def_t *tables[] = {cmd_conn_table, cmd_keys_table,
                                  cmd_admin_table, cmd_persist_table,
                                  cfhost_table()};
@@ -167,6 +168,7 @@ int main(int argc, char **argv)
         return 1;
     }
     srv.on_shutdown = persist_on_shutdown;
+    srv.on_flushall = persist_on_flushall;
     log_notice("cuckood version=%s, pid=%d, just started", CUCKOOD_VERSION,
                (int)getpid());
     if (cfg.config_file != NULL)

@@ -456,6 +456,15 @@ void persist_on_shutdown(server_t *s)
     }
 }
 
+void persist_on_flushall(server_t *s)
+{
+    bgsave_kill(s);
+    if (s->cfg->nsave > 0) {
+        char err[PERSIST_ERR_MAX] = "";
+        (void)save_now(s, err, sizeof(err)); /* logged there */
+    }
+}
+
 void persist_info(const server_t *s, char *buf, size_t len)
 {
     const persist_t *p = cstate(s);

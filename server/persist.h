@@ -65,6 +65,12 @@ int persist_shutdown_save(server_t *s, bool nosave, bool save, bool force);
  * did it (a failure sets s->exit_code to 1), then closes the handles. */
 void persist_on_shutdown(server_t *s);
 
+/* FLUSHALL's part (server_t.on_flushall), as Redis's: kills a running
+ * background save (its image holds the flushed data), then, when save
+ * points are configured, saves the now empty dataset in the foreground. A
+ * failed save is logged; the command still succeeds, as in Redis. */
+void persist_on_flushall(server_t *s);
+
 /* The MISCONF text that a failed background save sets as the server's
  * write denial (server_deny_writes()); a good save clears it. */
 extern const char persist_misconf_msg[];

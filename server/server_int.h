@@ -62,6 +62,10 @@ struct server {
     /* Called once by daemon_shutdown() after the listeners are closed and
      * before the clients are (the final save); set by main(). */
     void (*on_shutdown)(server_t *s);
+    /* Called by FLUSHALL once the databases are empty (persistence: stop a
+     * background save, save the empty dataset); set by main(), may be
+     * NULL. */
+    void (*on_flushall)(server_t *s);
     /* A conversion buffer for command families whose argument type is not
      * resp_arg_t (cfhost.c), kept between calls. */
     void *argbuf;
