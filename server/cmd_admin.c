@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "conn.h"
 #include "daemon.h"
 #include "glob.h"
 #include "log.h"
@@ -169,8 +170,9 @@ static void info_proc(client_t *c, int argc, const resp_arg_t *argv)
                   "used_memory:%" PRIu64 "\r\n"
                   "used_memory_human:%s\r\n"
                   "used_memory_peak:%" PRIu64 "\r\n"
-                  "used_memory_peak_human:%s\r\n",
-                  used, h1, s->peak_memory, h2);
+                  "used_memory_peak_human:%s\r\n"
+                  "mem_clients_normal:%" PRIu64 "\r\n",
+                  used, h1, s->peak_memory, h2, conn_clients_memory(s));
         human_bytes(h1, sizeof(h1), cfg->maxmemory);
         sb_printf(&b,
                   "maxmemory:%" PRIu64 "\r\n"
@@ -194,11 +196,12 @@ static void info_proc(client_t *c, int argc, const resp_arg_t *argv)
                   "total_net_output_bytes:%" PRIu64 "\r\n"
                   "rejected_connections:%" PRIu64 "\r\n"
                   "keyspace_hits:%" PRIu64 "\r\n"
-                  "keyspace_misses:%" PRIu64 "\r\n",
+                  "keyspace_misses:%" PRIu64 "\r\n"
+                  "client_output_buffer_limit_disconnections:%" PRIu64 "\r\n",
                   s->total_connections, s->total_commands, s->ops_per_sec,
                   s->net_input_bytes, s->net_output_bytes,
                   s->rejected_connections, s->keyspace_hits,
-                  s->keyspace_misses);
+                  s->keyspace_misses, s->cobl_disconnections);
     }
     SECTION(INFO_REPLICATION, "Replication")
     {

@@ -62,6 +62,10 @@ void conn_apply_limits(conn_t *c);
 /* Reply bytes the kernel has not taken yet (the output buffer). */
 size_t conn_out_queued(const conn_t *c);
 
+/* Bytes the clients' buffers hold: unparsed input and unread replies
+ * (INFO memory's mem_clients_normal). */
+uint64_t conn_clients_memory(const server_t *s);
+
 /* Periodic checks: idle timeout, output buffer soft limit. */
 void conn_cron(server_t *s);
 

@@ -156,6 +156,7 @@ void server_stats_reset(server_t *s)
     s->rejected_connections = 0;
     s->keyspace_hits = s->keyspace_misses = 0;
     s->net_input_bytes = s->net_output_bytes = 0;
+    s->cobl_disconnections = 0;
     s->peak_memory = server_used_memory(s);
     /* The sample restarts with the counter, so the next rate is measured
      * from here instead of from a count larger than the new total. */

@@ -49,6 +49,7 @@ struct server {
     uint64_t rejected_connections;
     uint64_t keyspace_hits, keyspace_misses;
     uint64_t net_input_bytes, net_output_bytes;
+    uint64_t cobl_disconnections; /* closed for their output limits */
     /* uv_hrtime() at the end of the last command dispatched, reset at each
      * read batch: one clock reading per command times them all. */
     uint64_t cmd_clock;

@@ -169,3 +169,118 @@ def test_flushall_without_save_points_kills_a_running_bgsave(daemon):
     # Killed, not left to finish: no child runs, and none will write.
     assert r.info("persistence")["rdb_bgsave_in_progress"] == 0
     assert not os.path.exists(dump_path(d))
+
+
+# ---- output buffer limits --------------------------------------------------
+
+def big_filter(r, key="g"):
+    """A filter whose first data chunk is a full 4 MB."""
+    assert r.execute_command("CF.RESERVE", key, 5000000) == b"OK"
+    r.execute_command("CF.INSERT", key, "ITEMS",
+                      *["item-%d" % i for i in range(20000)])
+    it, chunk = r.execute_command("CF.SCANDUMP", key, 1)
+    assert len(chunk) == CHUNK
+    return [it, chunk]
+
+
+def non_reader(d, n=250):
+    """A raw socket that pipelines n CF.SCANDUMP (n x 4 MB of replies) in
+    one write and never reads."""
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.connect(("127.0.0.1", d.port))
+    s.sendall(encode_command("CLIENT", "SETNAME", "stuck") +
+              encode_command("CF.SCANDUMP", "g", 1) * n)
+    return s
+
+
+def closed_for_limits(r):
+    return r.info("stats")["client_output_buffer_limit_disconnections"] == 1
+
+
+def stuck_entry(r):
+    for c in r.client_list():
+        if c.get("name") == "stuck":
+            return c
+    return None
+
+
+def served_while_waiting(r, pred, timeout=30.0):
+    """Waits for pred, checking that r is served on every poll."""
+    deadline = time.monotonic() + timeout
+    polls = 0
+    while time.monotonic() < deadline:
+        assert r.execute_command("CF.EXISTS", "g", "item-7") == 1
+        polls += 1
+        if pred():
+            return polls
+        time.sleep(0.05)
+    raise AssertionError("timed out")
+
+
+@pytest.mark.parametrize("limit", ["32mb 0 0", "64mb 16mb 0"])
+def test_non_reader_is_closed_at_the_hard_limit(daemon, limit):
+    """A hard limit several replies above the pause threshold: the client
+    that never reads used to be paused below it and kept forever."""
+    d = daemon("--client-output-buffer-limit", "normal " + limit)
+    r = client(d)
+    big_filter(r)
+    assert r.info("stats")["client_output_buffer_limit_disconnections"] == 0
+    s = non_reader(d)
+    served_while_waiting(r, lambda: closed_for_limits(r))
+    assert stuck_entry(r) is None
+    assert "scheduled to be closed ASAP for overcoming of output buffer " \
+        "limits" in d.log_text()
+    assert "name=stuck" in d.log_text()
+    assert r.info("stats")["client_output_buffer_limit_disconnections"] == 1
+    # The memory its replies held is back.
+    assert r.info("memory")["mem_clients_normal"] < CHUNK
+    # It ran about as many chunks as its limit holds, not its whole batch.
+    calls = r.info("commandstats")["cmdstat_cf.scandump"]["calls"]
+    assert calls < 30, calls
+    assert r.ping()
+    s.close()
+
+
+def test_non_reader_is_closed_after_the_soft_seconds(daemon):
+    """Soft limit only: over it, the client is paused (its output bounded),
+    then closed once it stayed over for the soft seconds."""
+    d = daemon("--client-output-buffer-limit", "normal 0 8mb 1")
+    r = client(d)
+    big_filter(r)
+    s = non_reader(d)
+
+    def over_soft():
+        e = stuck_entry(r)
+        return closed_for_limits(r) or (e is not None and
+                                        int(e["omem"]) > 8 << 20)
+    served_while_waiting(r, over_soft)
+    e = stuck_entry(r)
+    assert e is None or int(e["omem"]) < 8 * CHUNK  # paused, not all 1 GB
+    served_while_waiting(r, lambda: closed_for_limits(r))
+    assert stuck_entry(r) is None
+    assert r.info("memory")["mem_clients_normal"] < CHUNK
+    s.close()
+
+
+def test_reader_under_the_limits_is_served(daemon):
+    """A client that reads its replies keeps its connection under limits."""
+    d = daemon("--client-output-buffer-limit", "normal 64mb 16mb 60")
+    r = client(d)
+    first = big_filter(r)
+    other = client(d)
+    for _ in range(20):
+        assert other.execute_command("CF.SCANDUMP", "g", 1) == first
+    assert r.info("stats")["client_output_buffer_limit_disconnections"] == 0
+
+
+def test_limit_counter_reset_by_config_resetstat(daemon):
+    d = daemon("--client-output-buffer-limit", "normal 1mb 0 0")
+    r = client(d)
+    big_filter(r)
+    s = non_reader(d, 5)
+    served_while_waiting(r, lambda: closed_for_limits(r))
+    s.close()
+    assert r.info("stats")["client_output_buffer_limit_disconnections"] == 1
+    assert r.config_resetstat()
+    assert r.info("stats")["client_output_buffer_limit_disconnections"] == 0
