@@ -134,6 +134,7 @@ static void info_proc(client_t *c, int argc, const resp_arg_t *argv)
                   "redis_version:" SERVER_REDIS_VERSION "\r\n"
                   "cuckood_version:" CUCKOOD_VERSION "\r\n"
                   "redis_mode:standalone\r\n"
+                  "run_id:%s\r\n"
                   "os:%s %s %s\r\n"
                   "arch_bits:%d\r\n"
                   "multiplexing_api:libuv %s\r\n"
@@ -145,7 +146,8 @@ static void info_proc(client_t *c, int argc, const resp_arg_t *argv)
                   "hz:10\r\n"
                   "executable:%s\r\n"
                   "config_file:%s\r\n",
-                  un.sysname, un.release, un.machine, (int)(sizeof(void *) * 8),
+                  s->run_id, un.sysname, un.release, un.machine,
+                  (int)(sizeof(void *) * 8),
                   uv_version_string(), (int)getpid(), cfg->port,
                   (long long)tv.tv_sec * 1000000 + tv.tv_usec, now_ms / 1000,
                   now_ms / 86400000, exe,

@@ -42,6 +42,13 @@ int server_init(server_t *s, uv_loop_t *loop, cfg_t *cfg)
     if (getrandom(&s->seed_state, sizeof(s->seed_state), 0) !=
         (ssize_t)sizeof(s->seed_state))
         s->seed_state = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+    /* As Redis's run_id: 160 random bits, a new one at every start. */
+    unsigned char id[20];
+    if (getrandom(id, sizeof(id), 0) != (ssize_t)sizeof(id))
+        for (size_t i = 0; i < sizeof(id); i++)
+            id[i] = (unsigned char)(server_seed(s) >> 56);
+    for (size_t i = 0; i < sizeof(id); i++)
+        snprintf(s->run_id + 2 * i, 3, "%02x", id[i]);
     s->phys_memory = phys_memory();
     s->start_time = time(NULL);
     s->start_ms = uv_now(loop);
@@ -63,6 +70,8 @@ void server_free(server_t *s)
     s->read_slab = NULL;
     free(s->persist);
     s->persist = NULL;
+    free(s->latency);
+    s->latency = NULL;
     free(s->argbuf);
     s->argbuf = NULL;
     s->argbuf_len = 0;

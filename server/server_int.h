@@ -41,6 +41,7 @@ struct server {
     char *read_slab; /* one loop-wide read buffer */
 
     /* stats */
+    char run_id[41]; /* 40 hex characters, new at each start */
     time_t start_time;
     uint64_t start_ms; /* uv_now at start */
     uint64_t dirty;
@@ -59,6 +60,12 @@ struct server {
     time_t lastsave;             /* for the persistence module to update */
     struct persist *persist;     /* persist.c's state, allocated there; plain
                                     memory that server_free() frees */
+    struct latency *latency;     /* latency.c's, the same way */
+    struct slowlog *slowlog;     /* slowlog.c's; slowlog_free() frees it */
+    /* Called by the dispatcher after each command it ran, with the time
+     * the command took (the slow log and the latency monitor); set by
+     * main(), may be NULL. */
+    void (*on_call)(client_t *c, const resp_cmd_t *cmd, uint64_t ns);
     const char *deny_writes_msg; /* server_deny_writes() */
     /* Called once by daemon_shutdown() after the listeners are closed and
      * before the clients are (the final save); set by main(). */
