@@ -560,6 +560,11 @@ client_t *conn_next_client(const server_t *s, const client_t *prev)
     return c != NULL ? &c->cl : NULL;
 }
 
+const char *conn_addr(const client_t *cl)
+{
+    return conn_of(cl)->addr;
+}
+
 void conn_client_limits(client_t *cl)
 {
     conn_apply_limits(conn_of(cl));

@@ -53,6 +53,8 @@ size_t conn_describe(const client_t *c, char *buf, size_t len);
 /* The client after prev in the server's list (the first for NULL), or
  * NULL at the end. */
 client_t *conn_next_client(const server_t *s, const client_t *prev);
+/* c's peer address, "ip:port" ("path:0" on the unix socket). */
+const char *conn_addr(const client_t *c);
 /* Applies the limits that follow c's state (after authentication). */
 void conn_client_limits(client_t *c);
 
