@@ -341,6 +341,13 @@ void cmd_reply_text(client_t *c, sbuf_t *b)
     free(b->p);
 }
 
+void cmd_reply_help(client_t *c, const char *const *lines, size_t n)
+{
+    resp_add_array(&c->out, n);
+    for (size_t i = 0; i < n; i++)
+        resp_add_simple(&c->out, lines[i]);
+}
+
 void cmd_stats_each(const server_t *s, cmd_stat_fn *fn, void *ctx)
 {
     const cmd_index_t *ix = s->cmds;

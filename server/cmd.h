@@ -43,6 +43,10 @@ void cmd_stats_reset(server_t *s);
  * failed; frees b->p. */
 void cmd_reply_text(client_t *c, sbuf_t *b);
 
+/* Replies the n lines of a HELP subcommand, as an array of simple
+ * strings. */
+void cmd_reply_help(client_t *c, const char *const *lines, size_t n);
+
 /* The subcommand of parent named by name (any case), or NULL. */
 const cmd_def_t *cmd_find_sub(const cmd_def_t *parent, const char *name,
                               size_t len);

@@ -219,7 +219,7 @@ static void doctor_proc(client_t *c, int argc, const resp_arg_t *argv)
 
 static void help_proc(client_t *c, int argc, const resp_arg_t *argv)
 {
-    static const char *lines[] = {
+    static const char *const lines[] = {
         "LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "DOCTOR",
         "    Return a human readable latency analysis report.",
@@ -233,10 +233,7 @@ static void help_proc(client_t *c, int argc, const resp_arg_t *argv)
         "HELP",
         "    Print this help.",
     };
-    size_t n = sizeof(lines) / sizeof(lines[0]);
-    resp_add_array(&c->out, n);
-    for (size_t i = 0; i < n; i++)
-        resp_add_simple(&c->out, lines[i]);
+    cmd_reply_help(c, lines, sizeof(lines) / sizeof(lines[0]));
 }
 
 static const cmd_arg_t event_arg[] = {{"event", "string", NULL, 0, NULL},

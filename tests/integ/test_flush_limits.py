@@ -20,7 +20,7 @@ import time
 import pytest
 import redis
 
-from conftest import Daemon, encode_command, use_redis_server
+from conftest import encode_command, use_redis_server
 
 pytestmark = pytest.mark.skipif(use_redis_server(),
                                 reason="cuckood's snapshot file and CF.*")
@@ -29,27 +29,9 @@ DUMP = "dump.cuckoo"
 CHUNK = 4 << 20  # bytes of one CF.SCANDUMP data chunk
 
 
-def wait_until(pred, timeout=30.0, step=0.05):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(step)
-    return pred()
-
-
-@pytest.fixture
-def daemon():
-    made = []
-
-    def make(*args):
-        d = Daemon(extra_args=[str(a) for a in args]).start()
-        made.append(d)
-        return d
-
-    yield make
-    for d in made:
-        d.cleanup()
+def daemon(fresh_daemon, *args):
+    """A daemon of this test with extra command-line arguments."""
+    return fresh_daemon(extra_args=[str(a) for a in args])
 
 
 def client(d):
@@ -77,8 +59,8 @@ def fill(r, key="f", n=1000):
 
 # ---- FLUSHALL --------------------------------------------------------------
 
-def test_flushall_survives_kill9(daemon):
-    d = daemon("--save", "3600 1")
+def test_flushall_survives_kill9(fresh_daemon):
+    d = daemon(fresh_daemon, "--save", "3600 1")
     r = client(d)
     fill(r)
     r.select(3)
@@ -96,9 +78,9 @@ def test_flushall_survives_kill9(daemon):
     assert "DB saved on disk" in d.log_text()
 
 
-def test_flushdb_does_not_save(daemon):
+def test_flushdb_does_not_save(fresh_daemon):
     """As in Redis: FLUSHDB only counts changes; the save points save it."""
-    d = daemon("--save", "3600 1")
+    d = daemon(fresh_daemon, "--save", "3600 1")
     r = client(d)
     fill(r)
     assert r.save()
@@ -108,8 +90,8 @@ def test_flushdb_does_not_save(daemon):
     assert r.info("persistence")["rdb_changes_since_last_save"] >= 1
 
 
-def test_flushall_without_save_points_writes_nothing(daemon):
-    d = daemon("--save", "")
+def test_flushall_without_save_points_writes_nothing(fresh_daemon):
+    d = daemon(fresh_daemon, "--save", "")
     r = client(d)
     fill(r)
     assert r.flushall()
@@ -146,8 +128,8 @@ def bgsave_then_flushall(r):
     assert flushed
 
 
-def test_flushall_kills_a_running_bgsave(daemon):
-    d = daemon("--save", "3600 1")
+def test_flushall_kills_a_running_bgsave(fresh_daemon):
+    d = daemon(fresh_daemon, "--save", "3600 1")
     r = client(d)
     big_keyspace(r)
     bgsave_then_flushall(r)
@@ -160,9 +142,10 @@ def test_flushall_kills_a_running_bgsave(daemon):
     assert client(d).dbsize() == 0
 
 
-def test_flushall_without_save_points_kills_a_running_bgsave(daemon):
+def test_flushall_without_save_points_kills_a_running_bgsave(
+        fresh_daemon):
     """The killed child's old image must not land after the flush."""
-    d = daemon("--save", "")
+    d = daemon(fresh_daemon, "--save", "")
     r = client(d)
     big_keyspace(r)
     bgsave_then_flushall(r)
@@ -219,10 +202,11 @@ def served_while_waiting(r, pred, timeout=30.0):
 
 
 @pytest.mark.parametrize("limit", ["32mb 0 0", "64mb 16mb 0"])
-def test_non_reader_is_closed_at_the_hard_limit(daemon, limit):
+def test_non_reader_is_closed_at_the_hard_limit(fresh_daemon, limit):
     """A hard limit several replies above the pause threshold: the client
     that never reads used to be paused below it and kept forever."""
-    d = daemon("--client-output-buffer-limit", "normal " + limit)
+    d = daemon(fresh_daemon, "--client-output-buffer-limit",
+               "normal " + limit)
     r = client(d)
     big_filter(r)
     assert r.info("stats")["client_output_buffer_limit_disconnections"] == 0
@@ -242,10 +226,11 @@ def test_non_reader_is_closed_at_the_hard_limit(daemon, limit):
     s.close()
 
 
-def test_non_reader_is_closed_after_the_soft_seconds(daemon):
+def test_non_reader_is_closed_after_the_soft_seconds(fresh_daemon):
     """Soft limit only: over it, the client is paused (its output bounded),
     then closed once it stayed over for the soft seconds."""
-    d = daemon("--client-output-buffer-limit", "normal 0 8mb 1")
+    d = daemon(fresh_daemon, "--client-output-buffer-limit",
+               "normal 0 8mb 1")
     r = client(d)
     big_filter(r)
     s = non_reader(d)
@@ -263,9 +248,10 @@ def test_non_reader_is_closed_after_the_soft_seconds(daemon):
     s.close()
 
 
-def test_reader_under_the_limits_is_served(daemon):
+def test_reader_under_the_limits_is_served(fresh_daemon):
     """A client that reads its replies keeps its connection under limits."""
-    d = daemon("--client-output-buffer-limit", "normal 64mb 16mb 60")
+    d = daemon(fresh_daemon, "--client-output-buffer-limit",
+               "normal 64mb 16mb 60")
     r = client(d)
     first = big_filter(r)
     other = client(d)
@@ -274,8 +260,9 @@ def test_reader_under_the_limits_is_served(daemon):
     assert r.info("stats")["client_output_buffer_limit_disconnections"] == 0
 
 
-def test_limit_counter_reset_by_config_resetstat(daemon):
-    d = daemon("--client-output-buffer-limit", "normal 1mb 0 0")
+def test_limit_counter_reset_by_config_resetstat(fresh_daemon):
+    d = daemon(fresh_daemon, "--client-output-buffer-limit",
+               "normal 1mb 0 0")
     r = client(d)
     big_filter(r)
     s = non_reader(d, 5)

@@ -15,23 +15,14 @@ import urllib.request
 import pytest
 import redis
 
-from conftest import Daemon, free_port, use_redis_server
+from conftest import free_port, use_redis_server
 
 EXPORTER = "prometheus-redis-exporter"
 
 
-@pytest.fixture
-def daemon():
-    made = []
-
-    def make(*args):
-        d = Daemon(extra_args=[str(a) for a in args]).start()
-        made.append(d)
-        return d
-
-    yield make
-    for d in made:
-        d.cleanup()
+def daemon(fresh_daemon, *args):
+    """A daemon of this test with extra command-line arguments."""
+    return fresh_daemon(extra_args=[str(a) for a in args])
 
 
 def client(d, **kw):
@@ -49,10 +40,10 @@ def slow_command(r):
 
 # ---- INFO run_id -----------------------------------------------------------
 
-def test_run_id_is_40_hex_and_new_at_each_start(daemon):
+def test_run_id_is_40_hex_and_new_at_each_start(fresh_daemon):
     ids = []
     for _ in range(2):
-        d = daemon()
+        d = daemon(fresh_daemon)
         run_id = client(d).info("server")["run_id"]
         assert re.fullmatch(r"[0-9a-f]{40}", run_id), run_id
         ids.append(run_id)
@@ -62,16 +53,16 @@ def test_run_id_is_40_hex_and_new_at_each_start(daemon):
 
 # ---- LATENCY ---------------------------------------------------------------
 
-def test_config_defaults(daemon):
-    r = client(daemon())
+def test_config_defaults(fresh_daemon):
+    r = client(daemon(fresh_daemon))
     assert r.config_get("latency-monitor-threshold") == {
         "latency-monitor-threshold": "0"}
     assert r.config_get("slowlog-*") == {"slowlog-log-slower-than": "10000",
                                           "slowlog-max-len": "128"}
 
 
-def test_latency_off_by_default_answers_empty(daemon):
-    r = client(daemon())
+def test_latency_off_by_default_answers_empty(fresh_daemon):
+    r = client(daemon(fresh_daemon))
     slow_command(r)
     assert r.execute_command("LATENCY", "LATEST") == []
     assert r.execute_command("LATENCY", "HISTORY", "command") == []
@@ -82,8 +73,8 @@ def test_latency_off_by_default_answers_empty(daemon):
     assert any(b"LATEST" in line for line in helptext)
 
 
-def test_latency_records_events_over_the_threshold(daemon):
-    r = client(daemon("--latency-monitor-threshold", 1))
+def test_latency_records_events_over_the_threshold(fresh_daemon):
+    r = client(daemon(fresh_daemon, "--latency-monitor-threshold", 1))
     before = int(time.time())
     slow_command(r)
     latest = {e[0]: e[1:] for e in r.execute_command("LATENCY", "LATEST")}
@@ -104,8 +95,8 @@ def test_latency_records_events_over_the_threshold(daemon):
     assert r.execute_command("LATENCY", "LATEST") == []
 
 
-def test_latency_threshold_config_set(daemon):
-    r = client(daemon())
+def test_latency_threshold_config_set(fresh_daemon):
+    r = client(daemon(fresh_daemon))
     assert r.config_set("latency-monitor-threshold", 1)
     slow_command(r)
     assert r.execute_command("LATENCY", "LATEST") != []
@@ -125,8 +116,8 @@ def entries(r, *count):
     return r.execute_command("SLOWLOG", "GET", *count)
 
 
-def test_slowlog_entries_as_redis(daemon):
-    d = daemon("--slowlog-log-slower-than", 0)
+def test_slowlog_entries_as_redis(fresh_daemon):
+    d = daemon(fresh_daemon, "--slowlog-log-slower-than", 0)
     c = d.raw()  # one connection: every entry has its address
     assert c.command("CLIENT", "SETNAME", "watcher") == "OK"
     addr = re.search(r"addr=(\S+)", c.command("CLIENT", "INFO").decode())[1]
@@ -170,8 +161,9 @@ def test_slowlog_entries_as_redis(daemon):
                                  b"requirepass", b"(redacted)"]
 
 
-def test_slowlog_len_get_reset_and_max_len(daemon):
-    r = client(daemon("--slowlog-log-slower-than", 0, "--slowlog-max-len", 5))
+def test_slowlog_len_get_reset_and_max_len(fresh_daemon):
+    r = client(daemon(fresh_daemon, "--slowlog-log-slower-than", 0,
+                      "--slowlog-max-len", 5))
     for i in range(20):
         r.ping()
     assert r.execute_command("SLOWLOG", "LEN") == 5
@@ -196,8 +188,8 @@ def test_slowlog_len_get_reset_and_max_len(daemon):
                for line in r.execute_command("SLOWLOG", "HELP"))
 
 
-def test_slowlog_thresholds(daemon):
-    r = client(daemon())  # 10 ms: pings are not slow
+def test_slowlog_thresholds(fresh_daemon):
+    r = client(daemon(fresh_daemon))  # 10 ms: pings are not slow
     assert r.config_set("slowlog-log-slower-than", -1)
     slow_command(r)
     assert r.execute_command("SLOWLOG", "LEN") == 0
@@ -279,8 +271,8 @@ class Exporter:
 
 
 @pytest.mark.skipif(use_redis_server(), reason="CF commands")
-def test_prometheus_redis_exporter(daemon):
-    d = daemon("--latency-monitor-threshold", 1,
+def test_prometheus_redis_exporter(fresh_daemon):
+    d = daemon(fresh_daemon, "--latency-monitor-threshold", 1,
                "--slowlog-log-slower-than", 5000)
     r = client(d)
     adds = 25
