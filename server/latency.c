@@ -146,30 +146,33 @@ static void reset_proc(client_t *c, int argc, const resp_arg_t *argv)
 }
 
 /* What an event's spikes usually mean here, for DOCTOR. */
+static const struct {
+    const char *event, *advice;
+} advice_table[] = {
+    {"command", "Slow commands: see SLOWLOG GET. CF.INSERT / CF.MEXISTS with "
+                "many items, KEYS, SAVE, FLUSHALL and CF.RESERVE of huge "
+                "filters take time in proportion to their work."},
+    {"fast-command", "Commands that should take microseconds were slow: the "
+                     "machine is likely overloaded or the process was "
+                     "swapped out or throttled."},
+    {"fork", "fork() of a background save copies the page tables: it grows "
+             "with the dataset; transparent huge pages and virtualised "
+             "hosts make it slower."},
+    {"rdb-save", "A foreground save (SAVE, FLUSHALL with save points, "
+                 "shutdown) blocks every client while it writes; prefer "
+                 "BGSAVE."},
+    {"rdb-unlink-temp-file", "Removing a large temporary snapshot file was "
+                             "slow: the file system is busy."},
+    {"server-cron", "The periodic work (client timeouts and limits) was "
+                    "slow: many clients, or an overloaded machine."},
+};
+
 static const char *advice(const char *event)
 {
-    if (strcmp(event, "command") == 0)
-        return "Slow commands: see SLOWLOG GET. CF.INSERT / CF.MEXISTS with "
-               "many items, KEYS, SAVE, FLUSHALL and CF.RESERVE of huge "
-               "filters take time in proportion to their work.";
-    if (strcmp(event, "fast-command") == 0)
-        return "Commands that should take microseconds were slow: the "
-               "machine is likely overloaded or the process was swapped "
-               "out or throttled.";
-    if (strcmp(event, "fork") == 0)
-        return "fork() of a background save copies the page tables: it "
-               "grows with the dataset; transparent huge pages and "
-               "virtualised hosts make it slower.";
-    if (strcmp(event, "rdb-save") == 0)
-        return "A foreground save (SAVE, FLUSHALL with save points, "
-               "shutdown) blocks every client while it writes; prefer "
-               "BGSAVE.";
-    if (strcmp(event, "rdb-unlink-temp-file") == 0)
-        return "Removing a large temporary snapshot file was slow: the "
-               "file system is busy.";
-    if (strcmp(event, "server-cron") == 0)
-        return "The periodic work (client timeouts and limits) was slow: "
-               "many clients, or an overloaded machine.";
+    for (size_t i = 0; i < sizeof(advice_table) / sizeof(advice_table[0]);
+         i++)
+        if (strcmp(event, advice_table[i].event) == 0)
+            return advice_table[i].advice;
     return "";
 }
 
