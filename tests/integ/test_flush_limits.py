@@ -14,13 +14,11 @@ seconds, is closed, logged with Redis's wording and counted in INFO stats
 """
 
 import os
-import socket
-import time
 
 import pytest
 import redis
 
-from conftest import encode_command, use_redis_server
+from harness import encode_command, use_redis_server, wait_until
 
 pytestmark = pytest.mark.skipif(use_redis_server(),
                                 reason="cuckood's snapshot file and CF.*")
@@ -29,21 +27,9 @@ DUMP = "dump.cuckoo"
 CHUNK = 4 << 20  # bytes of one CF.SCANDUMP data chunk
 
 
-def daemon(fresh_daemon, *args):
-    """A daemon of this test with extra command-line arguments."""
-    return fresh_daemon(extra_args=[str(a) for a in args])
-
-
-def client(d):
-    return redis.Redis(host="127.0.0.1", port=d.port, socket_timeout=60)
-
-
 def kill9_restart(d):
     """kill -9 the daemon and start it again on the same directory."""
-    d.proc.kill()
-    d.proc.wait()
-    d.proc = None
-    d.log.close()
+    d.kill()
     return d.start()
 
 
@@ -59,29 +45,29 @@ def fill(r, key="f", n=1000):
 
 # ---- FLUSHALL --------------------------------------------------------------
 
-def test_flushall_survives_kill9(fresh_daemon):
-    d = daemon(fresh_daemon, "--save", "3600 1")
-    r = client(d)
+def test_flushall_survives_kill9(daemon):
+    d = daemon("--save", "3600 1")
+    r = d.client()
     fill(r)
     r.select(3)
     fill(r, "other", 10)
     assert r.save()
     assert r.flushall()
+    assert d.log_text().count("DB saved on disk") == 2
     r.close()
 
     kill9_restart(d)
-    r = client(d)
+    r = d.client()
     assert r.dbsize() == 0
     assert r.execute_command("CF.EXISTS", "f", "item-7") == 0
     r.select(3)
     assert r.dbsize() == 0
-    assert "DB saved on disk" in d.log_text()
 
 
-def test_flushdb_does_not_save(fresh_daemon):
+def test_flushdb_does_not_save(daemon):
     """As in Redis: FLUSHDB only counts changes; the save points save it."""
-    d = daemon(fresh_daemon, "--save", "3600 1")
-    r = client(d)
+    d = daemon("--save", "3600 1")
+    r = d.client()
     fill(r)
     assert r.save()
     before = open(dump_path(d), "rb").read()
@@ -90,9 +76,9 @@ def test_flushdb_does_not_save(fresh_daemon):
     assert r.info("persistence")["rdb_changes_since_last_save"] >= 1
 
 
-def test_flushall_without_save_points_writes_nothing(fresh_daemon):
-    d = daemon(fresh_daemon, "--save", "")
-    r = client(d)
+def test_flushall_without_save_points_writes_nothing(daemon):
+    d = daemon("--save", "")
+    r = d.client()
     fill(r)
     assert r.flushall()
     assert not os.path.exists(dump_path(d))
@@ -108,7 +94,7 @@ def test_flushall_without_save_points_writes_nothing(fresh_daemon):
     # redis-server and save "".
     r.close()
     kill9_restart(d)
-    assert client(d).execute_command("CF.EXISTS", "f", "item-7") == 1
+    assert d.client().execute_command("CF.EXISTS", "f", "item-7") == 1
 
 
 def big_keyspace(r):
@@ -128,9 +114,9 @@ def bgsave_then_flushall(r):
     assert flushed
 
 
-def test_flushall_kills_a_running_bgsave(fresh_daemon):
-    d = daemon(fresh_daemon, "--save", "3600 1")
-    r = client(d)
+def test_flushall_kills_a_running_bgsave(daemon):
+    d = daemon("--save", "3600 1")
+    r = d.client()
     big_keyspace(r)
     bgsave_then_flushall(r)
     assert r.info("persistence")["rdb_bgsave_in_progress"] == 0
@@ -139,14 +125,13 @@ def test_flushall_kills_a_running_bgsave(fresh_daemon):
     r.close()
 
     kill9_restart(d)
-    assert client(d).dbsize() == 0
+    assert d.client().dbsize() == 0
 
 
-def test_flushall_without_save_points_kills_a_running_bgsave(
-        fresh_daemon):
+def test_flushall_without_save_points_kills_a_running_bgsave(daemon):
     """The killed child's old image must not land after the flush."""
-    d = daemon(fresh_daemon, "--save", "")
-    r = client(d)
+    d = daemon("--save", "")
+    r = d.client()
     big_keyspace(r)
     bgsave_then_flushall(r)
     # Killed, not left to finish: no child runs, and none will write.
@@ -169,11 +154,9 @@ def big_filter(r, key="g"):
 def non_reader(d, n=250):
     """A raw socket that pipelines n CF.SCANDUMP (n x 4 MB of replies) in
     one write and never reads."""
-    s = socket.socket()
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    s.connect(("127.0.0.1", d.port))
-    s.sendall(encode_command("CLIENT", "SETNAME", "stuck") +
-              encode_command("CF.SCANDUMP", "g", 1) * n)
+    s = d.raw(rcvbuf=4096)
+    s.send(encode_command("CLIENT", "SETNAME", "stuck") +
+           encode_command("CF.SCANDUMP", "g", 1) * n)
     return s
 
 
@@ -189,25 +172,20 @@ def stuck_entry(r):
 
 
 def served_while_waiting(r, pred, timeout=30.0):
-    """Waits for pred, checking that r is served on every poll."""
-    deadline = time.monotonic() + timeout
-    polls = 0
-    while time.monotonic() < deadline:
+    """Waits for pred, checking on every poll that r is served."""
+    def served_and(pred):
         assert r.execute_command("CF.EXISTS", "g", "item-7") == 1
-        polls += 1
-        if pred():
-            return polls
-        time.sleep(0.05)
-    raise AssertionError("timed out")
+        return pred()
+    return wait_until(lambda: served_and(pred), timeout, what=pred.__name__)
 
 
 @pytest.mark.parametrize("limit", ["32mb 0 0", "64mb 16mb 0"])
-def test_non_reader_is_closed_at_the_hard_limit(fresh_daemon, limit):
+def test_non_reader_is_closed_at_the_hard_limit(daemon, limit):
     """A hard limit several replies above the pause threshold: the client
     that never reads used to be paused below it and kept forever."""
-    d = daemon(fresh_daemon, "--client-output-buffer-limit",
+    d = daemon("--client-output-buffer-limit",
                "normal " + limit)
-    r = client(d)
+    r = d.client()
     big_filter(r)
     assert r.info("stats")["client_output_buffer_limit_disconnections"] == 0
     s = non_reader(d)
@@ -226,12 +204,12 @@ def test_non_reader_is_closed_at_the_hard_limit(fresh_daemon, limit):
     s.close()
 
 
-def test_non_reader_is_closed_after_the_soft_seconds(fresh_daemon):
+def test_non_reader_is_closed_after_the_soft_seconds(daemon):
     """Soft limit only: over it, the client is paused (its output bounded),
     then closed once it stayed over for the soft seconds."""
-    d = daemon(fresh_daemon, "--client-output-buffer-limit",
+    d = daemon("--client-output-buffer-limit",
                "normal 0 8mb 1")
-    r = client(d)
+    r = d.client()
     big_filter(r)
     s = non_reader(d)
 
@@ -248,22 +226,22 @@ def test_non_reader_is_closed_after_the_soft_seconds(fresh_daemon):
     s.close()
 
 
-def test_reader_under_the_limits_is_served(fresh_daemon):
+def test_reader_under_the_limits_is_served(daemon):
     """A client that reads its replies keeps its connection under limits."""
-    d = daemon(fresh_daemon, "--client-output-buffer-limit",
+    d = daemon("--client-output-buffer-limit",
                "normal 64mb 16mb 60")
-    r = client(d)
+    r = d.client()
     first = big_filter(r)
-    other = client(d)
+    other = d.client()
     for _ in range(20):
         assert other.execute_command("CF.SCANDUMP", "g", 1) == first
     assert r.info("stats")["client_output_buffer_limit_disconnections"] == 0
 
 
-def test_limit_counter_reset_by_config_resetstat(fresh_daemon):
-    d = daemon(fresh_daemon, "--client-output-buffer-limit",
+def test_limit_counter_reset_by_config_resetstat(daemon):
+    d = daemon("--client-output-buffer-limit",
                "normal 1mb 0 0")
-    r = client(d)
+    r = d.client()
     big_filter(r)
     s = non_reader(d, 5)
     served_while_waiting(r, lambda: closed_for_limits(r))
