@@ -161,8 +161,9 @@ int main(int argc, char **argv)
         return 1;
     }
     /* The composition root: the dispatcher learns the command families
-     * here, the daemon's shutdown hook is the final save, and FLUSHALL's
-     * hook saves the emptied dataset. */
+     * here, the daemon's shutdown hook is the final save, FLUSHALL's hook
+     * saves the emptied dataset, and the dispatcher's after-call hook
+     * feeds the slow log and the latency monitor. */
     const cmd_def_t *tables[] = {cmd_conn_table,    cmd_keys_table,
                                  cmd_admin_table,   cmd_persist_table,
                                  latency_table,     slowlog_table,
