@@ -301,8 +301,13 @@ void cmd_dispatch(client_t *c, const resp_cmd_t *cmd)
     size_t out_before = c->out.len;
     d->proc(c, cmd->argc, cmd->argv);
     uint64_t now = uv_hrtime();
-    e->nsec += now - s->cmd_clock;
+    uint64_t took = now - s->cmd_clock;
+    e->nsec += took;
     s->cmd_clock = now;
+    /* One clock reading per command: what the hook takes counts towards
+     * the next command (it only takes time when it records). */
+    if (s->on_call != NULL)
+        s->on_call(c, cmd, took);
     e->calls++;
     if (c->out.len > out_before && c->out.buf[out_before] == '-')
         e->failed++;
@@ -334,6 +339,13 @@ void cmd_reply_text(client_t *c, sbuf_t *b)
         resp_add_verbatim(&c->out, "txt", b->p != NULL ? b->p : "", b->len);
     }
     free(b->p);
+}
+
+void cmd_reply_help(client_t *c, const char *const *lines, size_t n)
+{
+    resp_add_array(&c->out, n);
+    for (size_t i = 0; i < n; i++)
+        resp_add_simple(&c->out, lines[i]);
 }
 
 void cmd_stats_each(const server_t *s, cmd_stat_fn *fn, void *ctx)

@@ -40,6 +40,10 @@ void cmd_stats_reset(server_t *s);
  * failed; frees b->p. */
 void cmd_reply_text(client_t *c, sbuf_t *b);
 
+/* Replies the n lines of a HELP subcommand, as an array of simple
+ * strings. */
+void cmd_reply_help(client_t *c, const char *const *lines, size_t n);
+
 /* COMMAND [COUNT | INFO name... | LIST | DOCS name...] (cmd_server_table). */
 cmd_proc_t cmd_command_proc;
 cmd_proc_t cmd_command_count_proc;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "conn.h"
 #include "daemon.h"
 #include "glob.h"
 #include "log.h"
@@ -134,6 +135,7 @@ static void info_proc(client_t *c, int argc, const resp_arg_t *argv)
                   "redis_version:" SERVER_REDIS_VERSION "\r\n"
                   "cuckood_version:" CUCKOOD_VERSION "\r\n"
                   "redis_mode:standalone\r\n"
+                  "run_id:%s\r\n"
                   "os:%s %s %s\r\n"
                   "arch_bits:%d\r\n"
                   "multiplexing_api:libuv %s\r\n"
@@ -145,7 +147,8 @@ static void info_proc(client_t *c, int argc, const resp_arg_t *argv)
                   "hz:10\r\n"
                   "executable:%s\r\n"
                   "config_file:%s\r\n",
-                  un.sysname, un.release, un.machine, (int)(sizeof(void *) * 8),
+                  s->run_id, un.sysname, un.release, un.machine,
+                  (int)(sizeof(void *) * 8),
                   uv_version_string(), (int)getpid(), cfg->port,
                   (long long)tv.tv_sec * 1000000 + tv.tv_usec, now_ms / 1000,
                   now_ms / 86400000, exe,
@@ -170,8 +173,9 @@ static void info_proc(client_t *c, int argc, const resp_arg_t *argv)
                   "used_memory:%" PRIu64 "\r\n"
                   "used_memory_human:%s\r\n"
                   "used_memory_peak:%" PRIu64 "\r\n"
-                  "used_memory_peak_human:%s\r\n",
-                  used, h1, s->peak_memory, h2);
+                  "used_memory_peak_human:%s\r\n"
+                  "mem_clients_normal:%" PRIu64 "\r\n",
+                  used, h1, s->peak_memory, h2, conn_clients_memory(s));
         human_bytes(h1, sizeof(h1), cfg->maxmemory);
         sb_printf(&b,
                   "maxmemory:%" PRIu64 "\r\n"
@@ -204,11 +208,12 @@ static void info_proc(client_t *c, int argc, const resp_arg_t *argv)
                   "total_net_output_bytes:%" PRIu64 "\r\n"
                   "rejected_connections:%" PRIu64 "\r\n"
                   "keyspace_hits:%" PRIu64 "\r\n"
-                  "keyspace_misses:%" PRIu64 "\r\n",
+                  "keyspace_misses:%" PRIu64 "\r\n"
+                  "client_output_buffer_limit_disconnections:%" PRIu64 "\r\n",
                   s->total_connections, s->total_commands, s->ops_per_sec,
                   s->net_input_bytes, s->net_output_bytes,
                   s->rejected_connections, s->keyspace_hits,
-                  s->keyspace_misses);
+                  s->keyspace_misses, s->cobl_disconnections);
         char tbuf[256];
         tls_info(s->tls, tbuf, sizeof(tbuf));
         sb_printf(&b, "%s", tbuf);

@@ -349,7 +349,7 @@ static void client_info_proc(client_t *c, int argc, const resp_arg_t *argv)
 
 static void client_help_proc(client_t *c, int argc, const resp_arg_t *argv)
 {
-    static const char *lines[] = {
+    static const char *const lines[] = {
         "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "GETNAME",
         "    Return the name of the current connection.",
@@ -366,10 +366,7 @@ static void client_help_proc(client_t *c, int argc, const resp_arg_t *argv)
         "HELP",
         "    Print this help.",
     };
-    size_t n = sizeof(lines) / sizeof(lines[0]);
-    resp_add_array(&c->out, n);
-    for (size_t i = 0; i < n; i++)
-        resp_add_simple(&c->out, lines[i]);
+    cmd_reply_help(c, lines, sizeof(lines) / sizeof(lines[0]));
 }
 
 /* ---- the table --------------------------------------------------------- */

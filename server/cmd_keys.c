@@ -211,8 +211,15 @@ static void flushall_proc(client_t *c, int argc, const resp_arg_t *argv)
         n += ks_size(s->dbs[i]);
         ks_flush(s->dbs[i]);
     }
-    /* Redis counts a FLUSHALL as at least one change so it is saved. */
-    server_dirty(s, n + 1);
+    server_dirty(s, n);
+    /* As Redis: a background save running now would write the old data
+     * after the flush, and with save points the empty dataset is saved at
+     * once, so a crash before the next save point cannot bring the flushed
+     * filters back. FLUSHDB, like Redis's, saves nothing. */
+    if (s->on_flushall != NULL)
+        s->on_flushall(s);
+    /* Redis counts a FLUSHALL as one change more, saved or not. */
+    server_dirty(s, 1);
     reply_ok(c);
 }
 

@@ -39,6 +39,7 @@ enum {
     T_SAVE,   /* save points, several pairs */
     T_BIND,   /* several addresses */
     T_COBL,   /* client-output-buffer-limit classes */
+    T_I64,    /* int64_t, signed, the whole range */
 };
 
 #define F_MUT 0x01      /* CONFIG SET may change it */
@@ -231,6 +232,11 @@ static const cfg_def_t defs[] = {
     NUM("save", T_SAVE, F_MUT, save, 0, 0),
     NUM("stop-writes-on-bgsave-error", T_BOOL, F_MUT,
         stop_writes_on_bgsave_error, 0, 0),
+    NUM("slowlog-log-slower-than", T_I64, F_MUT, slowlog_log_slower_than, 0,
+        0),
+    NUM("slowlog-max-len", T_U64, F_MUT, slowlog_max_len, 0, INT64_MAX),
+    NUM("latency-monitor-threshold", T_U64, F_MUT, latency_monitor_threshold,
+        0, INT64_MAX),
     ENUM("loglevel", F_MUT, loglevel, loglevel_names),
     NUM("logfile", T_STR, 0, logfile, 0, 0),
     NUM("pidfile", T_STR, F_NULLABLE, pidfile, 0, 0),
@@ -374,6 +380,13 @@ static const char *parse_number(const cfg_def_t *d, const char *s,
             return why;
         }
         return NULL;
+    case T_I64: {
+        long long ll;
+        if (!cmdarg_ll(s, strlen(s), &ll))
+            return "argument couldn't be parsed into an integer";
+        v->u = (uint64_t)ll;
+        return NULL;
+    }
     case T_DOUBLE: {
         char *end;
         errno = 0;
@@ -416,6 +429,9 @@ static void store_number(cfg_t *c, const cfg_def_t *d, cfg_val_t v)
         break;
     case T_DOUBLE:
         *FIELD(c, d, double) = v.d;
+        break;
+    case T_I64:
+        *FIELD(c, d, int64_t) = (int64_t)v.u;
         break;
     default:
         *FIELD(c, d, uint64_t) = v.u;
@@ -690,6 +706,8 @@ int cfg_init(cfg_t *c)
     memcpy(c->save, save_defaults, sizeof(save_defaults));
     c->nsave = 3;
     c->stop_writes_on_bgsave_error = true;
+    c->slowlog_log_slower_than = 10000;
+    c->slowlog_max_len = 128;
     c->loglevel = CFG_LOG_NOTICE;
     c->logfile = strdup("");
     c->tls_auth_clients = CFG_TLS_AUTH_YES;
@@ -1020,6 +1038,9 @@ static const char *format_value(const cfg_t *c, const cfg_def_t *d, char *buf,
     }
     case T_U32:
         snprintf(buf, n, "%u", (unsigned)*CFIELD(c, d, uint32_t));
+        break;
+    case T_I64:
+        snprintf(buf, n, "%lld", (long long)*CFIELD(c, d, int64_t));
         break;
     case T_U64:
     case T_MEM:

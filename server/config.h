@@ -75,6 +75,11 @@ typedef struct cfg {
     int nsave;                  /* 0 = snapshots only on demand */
     bool stop_writes_on_bgsave_error; /* yes */
 
+    /* monitoring */
+    int64_t slowlog_log_slower_than; /* 10000 us; negative: off, 0: all */
+    uint64_t slowlog_max_len;        /* 128 entries */
+    uint64_t latency_monitor_threshold; /* 0 ms = off */
+
     /* process */
     int loglevel;               /* CFG_LOG_NOTICE */
     char *logfile;              /* "" = stdout */

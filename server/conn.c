@@ -3,13 +3,21 @@
  *
  * Every read batch is parsed and dispatched before anything is written, and
  * then all of its replies leave in one uv_write, so a pipeline costs one
- * syscall each way. Only when a batch's replies pass CONN_PAUSE_BYTES (or
- * the hard output limit) does dispatching stop early: the replies so far are
- * written, the rest of the batch waits in the parser, and nothing more is
- * read, until the writes drain. So a client's pending output stays within
- * about the pause threshold or its limit plus one reply, however many
- * big-reply commands it pipelines, and a client that does not read is cut
- * off at its hard limit instead of making the server buffer the whole batch.
+ * syscall each way. A batch whose replies pass CONN_PAUSE_BYTES (or the
+ * output limit, when lower) is written in parts as they pile up.
+ *
+ * Without output limits (client-output-buffer-limit normal 0 0 0, Redis's
+ * default) a client whose replies pile up is paused: the rest of its batch
+ * waits in the parser and nothing more is read until the writes drain, so
+ * its pending output stays within about the pause threshold plus one reply
+ * (the idle timeout ends a client that never reads again).
+ *
+ * With limits the client is served as Redis serves it, whether or not it
+ * reads: its input is read and run while its unread replies grow, and the
+ * moment they pass the hard limit it is closed (before any further command
+ * runs). With only a soft limit it is paused once over it, and the cron
+ * closes it when it stayed over for the soft seconds. So a client that
+ * stops reading is cut off at its limit instead of being held forever.
  */
 #include "conn.h"
 
@@ -166,19 +174,36 @@ static void conn_stop_reading(conn_t *c)
 static void conn_on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf);
 static void conn_run(conn_t *c);
 
-/* Replies c has not taken: those being built and those queued for writing. */
-static size_t conn_out_pending(const conn_t *c)
-{
-    return c->cl.out.len + conn_out_queued(c);
-}
-
-/* Pending output at which c's commands stop being dispatched: the pause
- * threshold, or the hard limit when that is lower. */
+/* Replies built at which c's dispatching stops to write them: the pause
+ * threshold, or the output limit when that is lower. */
 static size_t conn_pause_bytes(const conn_t *c)
 {
-    uint64_t hard = c->cl.srv->cfg->cobl_hard;
-    return hard > 0 && hard < CONN_PAUSE_BYTES ? (size_t)hard
-                                               : CONN_PAUSE_BYTES;
+    const cfg_t *cfg = c->cl.srv->cfg;
+    uint64_t lim = cfg->cobl_hard > 0 ? cfg->cobl_hard : cfg->cobl_soft;
+    return lim > 0 && lim < CONN_PAUSE_BYTES ? (size_t)lim : CONN_PAUSE_BYTES;
+}
+
+/* Whether c goes on being read and run with queued replies unread: under
+ * a hard limit always (passing it closes c), under a soft limit alone until
+ * it is passed, without limits never (c is paused instead). */
+static bool conn_runs_on(const conn_t *c, size_t queued)
+{
+    const cfg_t *cfg = c->cl.srv->cfg;
+    return cfg->cobl_hard > 0 || (cfg->cobl_soft > 0 && queued <= cfg->cobl_soft);
+}
+
+/* Closes c for its output limits, with Redis's log line and counter. */
+static void conn_close_over_limit(conn_t *c)
+{
+    char info[1024];
+    size_t n = conn_describe(&c->cl, info, sizeof(info));
+    if (n > 0 && info[n - 1] == '\n')
+        info[n - 1] = '\0';
+    log_warning("Client %s scheduled to be closed ASAP for overcoming of "
+                "output buffer limits.",
+                info);
+    c->cl.srv->cobl_disconnections++;
+    conn_close(c);
 }
 
 static void conn_start_reading(conn_t *c)
@@ -213,7 +238,7 @@ static void conn_on_write(uv_write_t *req, int status)
             conn_close(c);
         return;
     }
-    if (queued > conn_pause_bytes(c) / 2)
+    if (queued > conn_pause_bytes(c) / 2 && !conn_runs_on(c, queued))
         return;
     /* The commands left over from the last batch come before new input. */
     if (c->held)
@@ -291,10 +316,7 @@ static void conn_flush(conn_t *c)
     const cfg_t *cfg = c->cl.srv->cfg;
     size_t queued = conn_out_queued(c);
     if (cfg->cobl_hard > 0 && queued > cfg->cobl_hard) {
-        log_notice("Client %s closed for overcoming of output buffer "
-                   "limits.",
-                   c->addr);
-        conn_close(c);
+        conn_close_over_limit(c);
         return;
     }
     /* A client without the password has no business making replies pile
@@ -307,7 +329,8 @@ static void conn_flush(conn_t *c)
     }
     if (cfg->cobl_soft > 0 && queued > cfg->cobl_soft && c->obl_soft_since == 0)
         c->obl_soft_since = server_now_ms(c->cl.srv) | 1;
-    if (queued >= CONN_PAUSE_BYTES || c->cl.close_after_reply)
+    if ((queued >= CONN_PAUSE_BYTES && !conn_runs_on(c, queued)) ||
+        c->cl.close_after_reply)
         conn_stop_reading(c);
 }
 
@@ -330,9 +353,9 @@ static void conn_protocol_error(conn_t *c)
 }
 
 /* Dispatches the commands c's parser holds and writes their replies. When
- * the replies pile up past conn_pause_bytes() the rest stay in the parser
- * (c->held) and c is not read; conn_on_write calls this again once the
- * writes drain. */
+ * the replies pile up past conn_pause_bytes() they are written; then, unless
+ * conn_runs_on(), the rest stay in the parser (c->held) and c is not read;
+ * conn_on_write calls this again once the writes drain. */
 static void conn_run(conn_t *c)
 {
     resp_cmd_t *cmd;
@@ -341,10 +364,14 @@ static void conn_run(conn_t *c)
     c->cl.srv->cmd_clock = uv_hrtime();
     for (;;) {
         size_t stop = conn_pause_bytes(c);
+        /* Nothing is written while commands run: what is queued counts
+         * towards the pause only for a client that is paused on it. */
+        size_t queued = conn_out_queued(c);
+        size_t base = conn_runs_on(c, queued) ? 0 : queued;
         int rc = 0;
         c->held = false;
         while (!c->cl.close_after_reply && !c->closing) {
-            if (conn_out_pending(c) >= stop) {
+            if (base + c->cl.out.len >= stop) {
                 c->held = true;
                 break;
             }
@@ -379,14 +406,16 @@ static void conn_run(conn_t *c)
         c->cl.srv->cmd_clock = uv_hrtime(); /* the write is no command's */
         if (c->closing || !c->held)
             break;
-        if (c->writes_pending > 0) {
+        if (c->writes_pending > 0 && !conn_runs_on(c, conn_out_queued(c))) {
             conn_stop_reading(c);
             return;
         }
-        /* The kernel took every byte at once: go on with the batch. */
+        /* The kernel took every byte at once, or c is limited rather than
+         * paused: go on with the batch. */
     }
+    size_t queued = conn_out_queued(c);
     if (!c->closing && !c->reading &&
-        conn_out_queued(c) <= conn_pause_bytes(c) / 2)
+        (queued <= conn_pause_bytes(c) / 2 || conn_runs_on(c, queued)))
         conn_start_reading(c);
 }
 
@@ -610,6 +639,11 @@ client_t *conn_next_client(const server_t *s, const client_t *prev)
     return c != NULL ? &c->cl : NULL;
 }
 
+const char *conn_addr(const client_t *cl)
+{
+    return conn_of(cl)->addr;
+}
+
 void conn_client_limits(client_t *cl)
 {
     conn_apply_limits(conn_of(cl));
@@ -649,6 +683,15 @@ size_t conn_describe(const client_t *cl, char *buf, size_t len)
     return len - 1;
 }
 
+uint64_t conn_clients_memory(const server_t *s)
+{
+    uint64_t sum = 0;
+    for (const conn_t *c = s->clients; c != NULL; c = c->next)
+        sum += resp_parser_pending(c->parser) + c->cl.out.len +
+               conn_out_queued(c);
+    return sum;
+}
+
 void conn_cron(server_t *s)
 {
     uint64_t now = server_now_ms(s);
@@ -675,12 +718,8 @@ void conn_cron(server_t *s)
         if (c->obl_soft_since != 0 && cfg->cobl_soft > 0 &&
             conn_out_queued(c) > cfg->cobl_soft &&
             now - c->obl_soft_since >=
-                (uint64_t)cfg->cobl_soft_seconds * 1000) {
-            log_notice("Client %s closed for overcoming of output buffer "
-                       "limits.",
-                       c->addr);
-            conn_close(c);
-        }
+                (uint64_t)cfg->cobl_soft_seconds * 1000)
+            conn_close_over_limit(c);
     }
 }
 

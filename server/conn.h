@@ -53,11 +53,17 @@ size_t conn_describe(const client_t *c, char *buf, size_t len);
 /* The client after prev in the server's list (the first for NULL), or
  * NULL at the end. */
 client_t *conn_next_client(const server_t *s, const client_t *prev);
+/* c's peer address, "ip:port" ("path:0" on the unix socket). */
+const char *conn_addr(const client_t *c);
 /* Applies the limits that follow c's state (after authentication). */
 void conn_client_limits(client_t *c);
 
 /* Applies the current limits (CONFIG SET) to c's parser. */
 void conn_apply_limits(conn_t *c);
+
+/* Bytes the clients' buffers hold: unparsed input and unread replies
+ * (INFO memory's mem_clients_normal). */
+uint64_t conn_clients_memory(const server_t *s);
 
 /* Periodic checks: idle timeout, output buffer soft limit. */
 void conn_cron(server_t *s);

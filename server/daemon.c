@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "conn.h"
+#include "latency.h"
 #include "log.h"
 #include "tls.h"
 
@@ -146,8 +147,10 @@ static void daemon_on_signal(uv_signal_t *h, int signum)
 static void daemon_on_cron(uv_timer_t *t)
 {
     server_t *s = t->data;
+    uint64_t t0 = uv_hrtime();
     server_stats_sample(s);
     conn_cron(s);
+    latency_add(s, "server-cron", latency_ms_since(t0));
 }
 
 int daemon_listen(server_t *s, char *err, size_t errlen)

@@ -18,10 +18,12 @@
 #include "cmd_keys.h"
 #include "conn.h"
 #include "daemon.h"
+#include "latency.h"
 #include "log.h"
 #include "persist.h"
 #include "probe.h"
 #include "server_int.h"
+#include "slowlog.h"
 
 static void usage(FILE *fp)
 {
@@ -77,6 +79,18 @@ static void write_pidfile(const char *path)
         log_warning("Failed to write PID file %s: %s", path, strerror(errno));
         unlink(path);
     }
+}
+
+/* The dispatcher's after-call hook: the slow log and the latency
+ * monitor's command events (Redis splits those by the "fast" flag). */
+static void on_call(client_t *c, const resp_cmd_t *cmd, uint64_t ns)
+{
+    slowlog_record(c->srv, c, cmd, ns / 1000, conn_addr(c));
+    const cmd_def_t *d = c->sub != NULL ? c->sub : c->cmd;
+    latency_add(c->srv,
+                d != NULL && (d->flags & CMD_FAST) ? "fast-command"
+                                                   : "command",
+                ns / 1000000);
 }
 
 static void close_walk_cb(uv_handle_t *h, void *arg)
@@ -147,12 +161,15 @@ int main(int argc, char **argv)
         return 1;
     }
     /* The composition root: the dispatcher learns the command families
-     * here, and the daemon's shutdown hook is the final save. */
-    const cmd_def_t *tables[] = {cmd_conn_table, cmd_keys_table,
-                                 cmd_admin_table, cmd_persist_table,
+     * here, the daemon's shutdown hook is the final save, FLUSHALL's hook
+     * saves the emptied dataset, and the dispatcher's after-call hook
+     * feeds the slow log and the latency monitor. */
+    const cmd_def_t *tables[] = {cmd_conn_table,    cmd_keys_table,
+                                 cmd_admin_table,   cmd_persist_table,
+                                 latency_table,     slowlog_table,
                                  cfhost_table()};
     const char *dup = NULL;
-    int irc = tables[4] == NULL
+    int irc = tables[6] == NULL
                   ? -ENOMEM
                   : cmd_index_build(&srv, tables,
                                     sizeof(tables) / sizeof(tables[0]), &dup);
@@ -168,6 +185,8 @@ int main(int argc, char **argv)
         return 1;
     }
     srv.on_shutdown = persist_on_shutdown;
+    srv.on_flushall = persist_on_flushall;
+    srv.on_call = on_call;
     log_notice("cuckood version=%s, pid=%d, just started", CUCKOOD_VERSION,
                (int)getpid());
     if (cfg.config_file != NULL)
@@ -227,6 +246,7 @@ int main(int argc, char **argv)
     if (uv_loop_close(loop) != 0)
         log_warning("Event loop did not close cleanly");
     cmd_index_free(&srv);
+    slowlog_free(&srv);
     server_free(&srv);
     if (cfg.pidfile != NULL && cfg.pidfile[0] != '\0')
         unlink(cfg.pidfile);

@@ -33,6 +33,7 @@
 
 #include "cmd.h"
 #include "keyspace.h"
+#include "latency.h"
 #include "log.h"
 #include "server_int.h"
 #include "snapshot.h"
@@ -200,6 +201,7 @@ static int save_now(server_t *s, char *err, size_t errlen)
     persist_t *p = state(s);
     uint64_t t0 = uv_hrtime();
     int rc = snap_save(s->cfg->dbfilename, keyspace_iter, s, err, errlen);
+    latency_add(s, "rdb-save", latency_ms_since(t0));
     if (rc < 0) {
         log_warning("Error saving DB on disk: %s", err);
         return rc;
@@ -315,6 +317,7 @@ static int bgsave_start(server_t *s)
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     pid_t parent = getpid();
+    uint64_t t0 = uv_hrtime();
     pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
@@ -322,6 +325,7 @@ static int bgsave_start(server_t *s)
     }
     int fork_errno = errno;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    latency_add(s, "fork", latency_ms_since(t0));
     close(fds[1]);
     if (pid < 0) {
         int rc = -fork_errno;
@@ -340,6 +344,15 @@ static int bgsave_start(server_t *s)
     p->bgsave_scheduled = false;
     log_notice("Background saving started by pid %d", (int)pid);
     return 0;
+}
+
+/* Removes the temporary file a killed or failed child left beside path
+ * (a large file's unlink can take a while: a latency event). */
+static void remove_temp(server_t *s, const char *path)
+{
+    uint64_t t0 = uv_hrtime();
+    snap_remove_stale(path);
+    latency_add(s, "rdb-unlink-temp-file", latency_ms_since(t0));
 }
 
 static void child_forget(persist_t *p)
@@ -379,7 +392,7 @@ static void bgsave_done(server_t *s, int st)
             log_warning("Background saving error: %s",
                         why[0] ? why : "unknown error");
         /* A killed child may leave its temporary file. */
-        snap_remove_stale(p->child_path);
+        remove_temp(s, p->child_path);
         set_bgsave_err(s, p, true);
     }
     child_forget(p);
@@ -412,7 +425,7 @@ static void bgsave_kill(server_t *s)
     kill(p->child, SIGKILL);
     while (waitpid(p->child, NULL, 0) < 0 && errno == EINTR)
         ;
-    snap_remove_stale(p->child_path);
+    remove_temp(s, p->child_path);
     child_forget(p);
 }
 
@@ -512,6 +525,15 @@ void persist_on_shutdown(server_t *s)
         uv_close((uv_handle_t *)&p->timer, NULL);
         uv_close((uv_handle_t *)&p->sigchld, NULL);
         p->handles_open = false;
+    }
+}
+
+void persist_on_flushall(server_t *s)
+{
+    bgsave_kill(s);
+    if (s->cfg->nsave > 0) {
+        char err[PERSIST_ERR_MAX] = "";
+        (void)save_now(s, err, sizeof(err)); /* logged there */
     }
 }
 

@@ -68,6 +68,12 @@ int persist_shutdown_save(server_t *s, bool nosave, bool save, bool force);
  * did it (a failure sets s->exit_code to 1), then closes the handles. */
 void persist_on_shutdown(server_t *s);
 
+/* FLUSHALL's part (server_t.on_flushall), as Redis's: kills a running
+ * background save (its image holds the flushed data), then, when save
+ * points are configured, saves the now empty dataset in the foreground. A
+ * failed save is logged; the command still succeeds, as in Redis. */
+void persist_on_flushall(server_t *s);
+
 /* Formats the fields of INFO persistence into buf (NUL-terminated, cut at
  * len). */
 void persist_info(const server_t *s, char *buf, size_t len);

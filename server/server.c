@@ -35,6 +35,13 @@ int server_init(server_t *s, uv_loop_t *loop, cfg_t *cfg)
     if (getrandom(&s->seed_state, sizeof(s->seed_state), 0) !=
         (ssize_t)sizeof(s->seed_state))
         s->seed_state = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+    /* As Redis's run_id: 160 random bits, a new one at every start. */
+    unsigned char id[20];
+    if (getrandom(id, sizeof(id), 0) != (ssize_t)sizeof(id))
+        for (size_t i = 0; i < sizeof(id); i++)
+            id[i] = (unsigned char)(server_seed(s) >> 56);
+    for (size_t i = 0; i < sizeof(id); i++)
+        snprintf(s->run_id + 2 * i, 3, "%02x", id[i]);
     s->phys_memory = sysmem_limit();
     s->start_time = time(NULL);
     s->start_ms = uv_now(loop);
@@ -58,6 +65,8 @@ void server_free(server_t *s)
     s->tls = NULL;
     free(s->persist);
     s->persist = NULL;
+    free(s->latency);
+    s->latency = NULL;
     free(s->argbuf);
     s->argbuf = NULL;
     s->argbuf_len = 0;
@@ -152,6 +161,7 @@ void server_stats_reset(server_t *s)
     s->rejected_connections = 0;
     s->keyspace_hits = s->keyspace_misses = 0;
     s->net_input_bytes = s->net_output_bytes = 0;
+    s->cobl_disconnections = 0;
     s->peak_memory = server_used_memory(s);
     /* The sample restarts with the counter, so the next rate is measured
      * from here instead of from a count larger than the new total. */

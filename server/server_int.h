@@ -43,6 +43,7 @@ struct server {
     char *read_slab; /* one loop-wide read buffer */
 
     /* stats */
+    char run_id[41]; /* 40 hex characters, new at each start */
     time_t start_time;
     uint64_t start_ms; /* uv_now at start */
     uint64_t dirty;
@@ -51,6 +52,7 @@ struct server {
     uint64_t rejected_connections;
     uint64_t keyspace_hits, keyspace_misses;
     uint64_t net_input_bytes, net_output_bytes;
+    uint64_t cobl_disconnections; /* closed for their output limits */
     /* uv_hrtime() at the end of the last command dispatched, reset at each
      * read batch: one clock reading per command times them all. */
     uint64_t cmd_clock;
@@ -60,10 +62,20 @@ struct server {
     time_t lastsave;             /* for the persistence module to update */
     struct persist *persist;     /* persist.c's state, allocated there; plain
                                     memory that server_free() frees */
+    struct latency *latency;     /* latency.c's, the same way */
+    struct slowlog *slowlog;     /* slowlog.c's; slowlog_free() frees it */
+    /* Called by the dispatcher after each command it ran, with the time
+     * the command took (the slow log and the latency monitor); set by
+     * main(), may be NULL. */
+    void (*on_call)(client_t *c, const resp_cmd_t *cmd, uint64_t ns);
     const char *deny_writes_msg; /* server_deny_writes() */
     /* Called once by daemon_shutdown() after the listeners are closed and
      * before the clients are (the final save); set by main(). */
     void (*on_shutdown)(server_t *s);
+    /* Called by FLUSHALL once the databases are empty (persistence: stop a
+     * background save, save the empty dataset); set by main(), may be
+     * NULL. */
+    void (*on_flushall)(server_t *s);
     /* A conversion buffer for command families whose argument type is not
      * resp_arg_t (cfhost.c), kept between calls. */
     void *argbuf;

@@ -883,7 +883,7 @@ static void test_get(void **state)
 
     assert_non_null(g);
     cfg_get(c, "*", collect, g);
-    assert_int_equal(g->n, 45);
+    assert_int_equal(g->n, 48);
     g->n = 0;
     cfg_get(c, "tls-*", collect, g);
     assert_int_equal(g->n, 15);
@@ -894,9 +894,9 @@ static void test_get(void **state)
         assert_memory_equal(g->names[i], "cf-", 3);
     g->n = 0;
     cfg_get(c, "*MAX*", collect, g);
-    /* maxclients maxmemory proto-max-bulk-len cf-max-iterations
-     * cf-max-expansions */
-    assert_int_equal(g->n, 5);
+    /* maxclients maxmemory proto-max-bulk-len slowlog-max-len
+     * cf-max-iterations cf-max-expansions */
+    assert_int_equal(g->n, 6);
     g->n = 0;
     cfg_get(c, "nomatch", collect, g);
     assert_int_equal(g->n, 0);
@@ -935,12 +935,29 @@ static void test_get(void **state)
     assert_string_equal(get(c, "dbfilename"), "dump.cuckoo");
     assert_string_equal(get(c, "cf-error-rate"), "0");
     assert_string_equal(get(c, "cf-initial-size"), "1024");
+    assert_string_equal(get(c, "slowlog-log-slower-than"), "10000");
+    assert_string_equal(get(c, "slowlog-max-len"), "128");
+    assert_string_equal(get(c, "latency-monitor-threshold"), "0");
 
     assert_int_equal(load(c, "unixsocketperm 0700\nbind 0.0.0.0 ::\n"
                              "maxmemory 1gb\n"
                              "client-output-buffer-limit normal 1mb 2k 3 "
                              "pubsub 1 1 1\n"),
                      0);
+    /* The slow log's threshold is signed: negative turns it off. */
+    assert_int_equal(load(c, "slowlog-log-slower-than -1\n"), 0);
+    assert_int_equal(c->slowlog_log_slower_than, -1);
+    assert_string_equal(get(c, "slowlog-log-slower-than"), "-1");
+    assert_int_equal(load(c, "slowlog-log-slower-than "
+                             "-9223372036854775808\n"),
+                     0);
+    assert_true(load(c, "slowlog-log-slower-than 1.5\n") < 0);
+    assert_true(load(c, "slowlog-log-slower-than "
+                        "9223372036854775808\n") < 0);
+    assert_true(load(c, "slowlog-max-len -1\n") < 0);
+    assert_true(load(c, "latency-monitor-threshold -1\n") < 0);
+    assert_int_equal(load(c, "latency-monitor-threshold 100\n"), 0);
+    assert_int_equal(c->latency_monitor_threshold, 100);
     assert_string_equal(get(c, "unixsocketperm"), "700");
     assert_string_equal(get(c, "bind"), "0.0.0.0 ::");
     assert_string_equal(get(c, "maxmemory"), "1073741824");
