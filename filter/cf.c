@@ -23,21 +23,37 @@
  * b=8 at 8 bits) a bucket is one 64-bit load and all its slots are compared
  * at once with the has-zero-lane trick (SWAR). Other shapes loop over slots.
  *
+ * Semi-sorted buckets (b = 4, fp_bits f = 9, 13 or 17; Fan et al., section
+ * 5.2). A fingerprint is a 4-bit prefix (its top bits) and a k = f - 4 bit
+ * suffix. A bucket keeps its four fingerprints sorted (by value, so by
+ * prefix; empty slots, 0, first) and stores, from bit 0: the 12-bit rank of
+ * the multiset of the four prefixes among all 3,876 (cf_ss_table.h), then
+ * suffix j in bits 12 + k*j. 12 + 4k = 32, 48 or 64 bits: a bucket is one
+ * load. A lookup decodes the rank through an 8 KiB table (the encoder's
+ * table is 128 bytes; both stay in L1), compares prefixes and suffixes with
+ * SWAR, lane by lane exactly, and combines the two with one multiplication.
+ * A write decodes the bucket, changes one slot, sorts the four and encodes
+ * them again: slot numbers of a bucket hold only until the next write to it,
+ * which is all the insert, relocation and delete paths need.
+ *
  * Full tables. An insert relocates fingerprints for at most max_kicks steps,
  * looking one step ahead for a slot whose alternate bucket has room. When it
  * gives up, the homeless fingerprint goes into the table's one-entry victim
  * stash, so nothing is lost; the next insert into that table then fails over
  * to growth (a new table expansion times larger) or to -ENOSPC.
  *
- * Serialised form, little-endian, version 1:
+ * Serialised form, little-endian, version 2:
  *   0  u32 magic "CKF1"      4  u16 version      6  u16 header length
- *   8  u32 bucket size      12  u8 fp bits      13  u8 nfilters   14 u16 0
+ *   8  u32 bucket size      12  u8 fp bits      13  u8 nfilters
+ *  14  u8 encoding (CF_ENC_*)                    15  u8 0
  *  16  u32 max kicks        20  u32 expansion   24  u32 max filters 28 u32 0
  *  32  u64 seed             40  u64 items       48  u64 deleted
  *  56  per table, 32 bytes: u64 nbuckets, u64 capacity, u64 victim bucket,
- *      u16 victim fingerprint, u8 victim used, 5 bytes 0
+ *      u32 victim fingerprint, u8 victim used, 3 bytes 0
  *  ..  u64 XXH3-64 of all the header bytes before it
  * followed by the data: every table's bytes, oldest table first.
+ * Version 1 (still read) had byte 14 = 0 (plain, the only encoding then)
+ * and per table a u16 victim fingerprint, u8 victim used, 5 bytes 0.
  */
 #include "cf.h"
 
@@ -49,12 +65,14 @@
 
 #include <xxhash.h>
 
+#include "cf_ss_table.h"
+
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "cuckood's filter layout assumes a little-endian host"
 #endif
 
 #define CF_MAGIC 0x31464B43u /* "CKF1" */
-#define CF_VERSION 1
+#define CF_VERSION 2
 #define CF_HDR_FIXED 56
 #define CF_HDR_TABLE 32
 #define CF_PAD 8
@@ -96,13 +114,19 @@ struct cf_filter {
     uint64_t max_bytes;
     uint64_t size_bytes;
     uint64_t rng;
-    /* SWAR constants; swar false when the bucket shape has no fast path */
-    bool swar;
-    uint32_t bucket_bytes; /* when swar */
+    uint32_t encoding;
+    /* Bucket shape. swar: a plain bucket of one word; ss: semi-sorted;
+     * fast: either, so the lanes below are set and per-slot marks exist.
+     * The lanes are the fingerprints of a plain bucket, the suffixes of a
+     * semi-sorted one (in the bucket word shifted right by 12). */
+    bool swar, ss, fast;
+    uint32_t bucket_bytes; /* when fast */
     uint32_t tail;         /* 7 when buckets may cross a cache line, else 0 */
-    uint64_t lane_ones, lane_highs, bucket_mask;
-    uint32_t bucket_bits;   /* b * fp_bits */
-    uint8_t lane_of_bit[64]; /* when swar: slot of the lane a bit is in */
+    uint64_t lane_ones, lane_highs, lane_low, bucket_mask, word_mask;
+    uint64_t ss_spread;     /* when ss: prefix marks -> suffix lane tops */
+    uint32_t lane_bits, lane_mask;
+    uint32_t bucket_bits;   /* b * fp_bits, or 4 * fp_bits - 4 when ss */
+    uint8_t lane_of_bit[64]; /* when fast: slot of the lane a bit is in */
     uint32_t fp_mask;
 };
 
@@ -117,6 +141,18 @@ static inline uint64_t load64(const uint8_t *p)
     uint64_t v;
     memcpy(&v, p, sizeof(v));
     return v;
+}
+
+static inline uint32_t load32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+}
+
+static inline void store64(uint8_t *p, uint64_t v)
+{
+    memcpy(p, &v, sizeof(v));
 }
 
 static inline uint16_t load16(const uint8_t *p)
@@ -220,11 +256,92 @@ static inline const uint8_t *bucket_addr(const cf_filter_t *f,
     return t->data + ((i * f->bucket_bits) >> 3);
 }
 
+/* ---- semi-sorted buckets ---- */
+
+/* The bucket's bits, in the low bits of the word (more may follow above).
+ * A 4-byte bucket is read with a 4-byte load: 4-aligned, it never spans
+ * two cache lines, as an 8-byte load from it would in one case of 16. */
+static inline uint64_t bucket_word(const cf_filter_t *f, const cf_table_t *t,
+                                   uint64_t i)
+{
+    const uint8_t *p = bucket_addr(f, t, i);
+    return f->bucket_bytes == 4 ? load32(p) : load64(p);
+}
+
+/* The top bit of every lane of x that is zero, exactly (no borrow from a
+ * lane below): adding the low bits of each lane to themselves sets the
+ * lane's top bit unless they are zero, and cannot carry into the next. */
+static inline uint64_t lanes_zero(const cf_filter_t *f, uint64_t x)
+{
+    return ~(((x & f->lane_low) + f->lane_low) | x) & f->lane_highs;
+}
+
+/* Semi-sorted bucket word w: the top bit of the suffix lane of every slot
+ * holding fp (fp = 0: the empty slots), exactly. The prefixes compare as
+ * four nibbles, marking bits 3, 7, 11, 15; shifted to bits 0, 4, 8, 12 and
+ * multiplied by ss_spread (bits (k-4)*i + k-1, i < 4) nibble j lands on
+ * bit k*j + k-1, the top of suffix lane j, and the twelve cross products
+ * 4j + (k-4)i + k-1 (i != j) on no lane top, all on distinct bits, so
+ * nothing carries (checked for k = 5, 9, 13 when the filter is set up). */
+static inline uint64_t ss_marks(const cf_filter_t *f, uint64_t w, uint32_t fp)
+{
+    uint64_t xp = ss_unrank[w & 0xFFF] ^ (0x1111u * (fp >> f->lane_bits));
+    uint64_t zp = ~(((xp & 0x7777) + 0x7777) | xp) & 0x8888;
+    uint64_t xs = ((w >> 12) & f->bucket_mask) ^
+                  (f->lane_ones * (fp & f->lane_mask));
+    return lanes_zero(f, xs) & ((zp >> 3) * f->ss_spread);
+}
+
+static inline uint32_t ss_slot(const cf_filter_t *f, uint64_t w, uint32_t j)
+{
+    uint32_t k = f->lane_bits;
+    uint32_t prefix = (uint32_t)(ss_unrank[w & 0xFFF] >> (4 * j)) & 0xF;
+    return prefix << k | ((uint32_t)(w >> (12 + k * j)) & f->lane_mask);
+}
+
+static inline void cswap(uint32_t *a, uint32_t *b)
+{
+    uint32_t lo = *a < *b ? *a : *b, hi = *a < *b ? *b : *a;
+    *a = lo;
+    *b = hi;
+}
+
+/* Sorts fp[0..3] and encodes them as a bucket word. */
+static uint64_t ss_encode(const cf_filter_t *f, uint32_t fp[4])
+{
+    cswap(&fp[0], &fp[1]);
+    cswap(&fp[2], &fp[3]);
+    cswap(&fp[0], &fp[2]);
+    cswap(&fp[1], &fp[3]);
+    cswap(&fp[1], &fp[2]);
+    uint32_t k = f->lane_bits;
+    uint64_t w = 0;
+    for (uint32_t j = 0; j < 4; j++)
+        w += ss_rank[j][fp[j] >> k] |
+             (uint64_t)(fp[j] & f->lane_mask) << (12 + k * j);
+    return w;
+}
+
+/* Slot j of semi-sorted bucket i becomes fp; the bucket is sorted again. */
+static void ss_set(const cf_filter_t *f, cf_table_t *t, uint64_t i,
+                   uint32_t j, uint32_t fp)
+{
+    uint8_t *p = t->data + i * f->bucket_bytes;
+    uint64_t old = load64(p), w = old & f->word_mask;
+    uint32_t v[4];
+    for (uint32_t n = 0; n < 4; n++)
+        v[n] = ss_slot(f, w, n);
+    v[j] = fp;
+    store64(p, (old & ~f->word_mask) | ss_encode(f, v));
+}
+
 /* ---- slots ---- */
 
 static inline uint32_t slot_get(const cf_filter_t *f, const cf_table_t *t,
                                 uint64_t s)
 {
+    if (f->ss)
+        return ss_slot(f, bucket_word(f, t, s >> 2), (uint32_t)(s & 3));
     switch (f->fp_bits) {
     case 8:
         return t->data[s];
@@ -239,6 +356,10 @@ static inline uint32_t slot_get(const cf_filter_t *f, const cf_table_t *t,
 static inline void slot_set(const cf_filter_t *f, cf_table_t *t, uint64_t s,
                             uint32_t fp)
 {
+    if (f->ss) {
+        ss_set(f, t, s >> 2, (uint32_t)(s & 3), fp);
+        return;
+    }
     switch (f->fp_bits) {
     case 8:
         t->data[s] = (uint8_t)fp;
@@ -267,7 +388,9 @@ static inline bool bucket_has(const cf_filter_t *f, const cf_table_t *t,
                               uint64_t i, uint32_t fp)
 {
     if (f->swar)
-        return word_has(f, load64(bucket_addr(f, t, i)), fp);
+        return word_has(f, bucket_word(f, t, i), fp);
+    if (f->ss)
+        return ss_marks(f, bucket_word(f, t, i), fp) != 0;
     uint64_t s = i * f->b;
     for (uint32_t j = 0; j < f->b; j++)
         if (slot_get(f, t, s + j) == fp)
@@ -301,12 +424,41 @@ static inline void prefetch_bucket(const cf_filter_t *f, const cf_table_t *t,
     prefetch(p + f->tail);
 }
 
+/* Fast buckets: the top bit of the lane of every slot of bucket i that
+ * holds fp (0: the empty ones), exactly. */
+static inline uint64_t match_lanes(const cf_filter_t *f, const cf_table_t *t,
+                                   uint64_t i, uint32_t fp)
+{
+    uint64_t w = bucket_word(f, t, i);
+    if (f->ss)
+        return ss_marks(f, w, fp);
+    return lanes_zero(f, (w & f->bucket_mask) ^ (f->lane_ones * fp));
+}
+
+static inline uint64_t empty_lanes(const cf_filter_t *f, const cf_table_t *t,
+                                   uint64_t i)
+{
+    return match_lanes(f, t, i, 0);
+}
+
+/* How many lanes match_lanes() marked: the marks, moved to the lanes'
+ * bottoms and multiplied by the lane pattern, sum up in the top lane
+ * (b <= 8 keeps the sum below 2^lane_bits). No popcount instruction. */
+static inline uint32_t lanes_count(const cf_filter_t *f, uint64_t marks)
+{
+    uint64_t e = marks >> (f->lane_bits - 1);
+    return (uint32_t)((e * f->lane_ones) >> ((f->b - 1) * f->lane_bits)) &
+           f->lane_mask;
+}
+
 /* Index of the first slot in bucket i holding fp, or -1. */
 static int bucket_find(const cf_filter_t *f, const cf_table_t *t, uint64_t i,
                        uint32_t fp)
 {
-    if (f->swar && !word_has(f, load64(bucket_addr(f, t, i)), fp))
-        return -1;
+    if (f->fast) {
+        uint64_t m = match_lanes(f, t, i, fp);
+        return m ? (int)f->lane_of_bit[__builtin_ctzll(m)] : -1;
+    }
     uint64_t s = i * f->b;
     for (uint32_t j = 0; j < f->b; j++)
         if (slot_get(f, t, s + j) == fp)
@@ -317,37 +469,18 @@ static int bucket_find(const cf_filter_t *f, const cf_table_t *t, uint64_t i,
 static uint64_t bucket_count(const cf_filter_t *f, const cf_table_t *t,
                              uint64_t i, uint32_t fp)
 {
+    if (f->fast)
+        return lanes_count(f, match_lanes(f, t, i, fp));
     uint64_t n = 0, s = i * f->b;
     for (uint32_t j = 0; j < f->b; j++)
         n += slot_get(f, t, s + j) == fp;
     return n;
 }
 
-/* SWAR buckets: the top bit of every empty lane of bucket i, exactly.
- * Adding the low bits of each lane to themselves sets the lane's top bit
- * unless the lane is zero, and cannot carry into the next lane. */
-static inline uint64_t empty_lanes(const cf_filter_t *f, const cf_table_t *t,
-                                   uint64_t i)
-{
-    uint64_t x = load64(bucket_addr(f, t, i)) & f->bucket_mask;
-    uint64_t low = f->bucket_mask & ~f->lane_highs;
-    return ~(((x & low) + low) | x) & f->lane_highs;
-}
-
-/* How many lanes empty_lanes() marked: the marks, moved to the lanes'
- * bottoms and multiplied by the lane pattern, sum up in the top lane
- * (b <= 8 keeps the sum below 2^fp_bits). No popcount instruction needed. */
-static inline uint32_t lanes_count(const cf_filter_t *f, uint64_t marks)
-{
-    uint64_t e = marks >> (f->fp_bits - 1);
-    return (uint32_t)((e * f->lane_ones) >> ((f->b - 1) * f->fp_bits)) &
-           f->fp_mask;
-}
-
 static bool bucket_put(const cf_filter_t *f, cf_table_t *t, uint64_t i,
                        uint32_t fp)
 {
-    if (f->swar) {
+    if (f->fast) {
         uint64_t m = empty_lanes(f, t, i);
         if (m == 0)
             return false;
@@ -374,11 +507,29 @@ void cf_params_default(cf_params_t *p)
     p->max_filters = CF_DEFAULT_MAX_FILTERS;
 }
 
+static bool encoding_valid(uint32_t encoding, uint32_t b, uint32_t fp_bits)
+{
+    switch (encoding) {
+    case CF_ENC_PLAIN:
+        return fp_bits == 8 || fp_bits == 12 || fp_bits == 16;
+    case CF_ENC_SEMISORTED:
+        return b == 4 && (fp_bits == 9 || fp_bits == 13 || fp_bits == 17);
+    default:
+        return false;
+    }
+}
+
+static uint32_t bucket_bits_of(uint32_t encoding, uint32_t b,
+                               uint32_t fp_bits)
+{
+    return encoding == CF_ENC_SEMISORTED ? 4 * fp_bits - 4 : b * fp_bits;
+}
+
 int cf_params_check(const cf_params_t *p)
 {
     if (p == NULL || p->capacity < 1 || p->bucket_size < 1 ||
         p->bucket_size > CF_MAX_BUCKET_SIZE ||
-        (p->fp_bits != 8 && p->fp_bits != 12 && p->fp_bits != 16) ||
+        !encoding_valid(p->encoding, p->bucket_size, p->fp_bits) ||
         p->max_kicks < 1 || p->max_kicks > CF_MAX_KICKS ||
         p->expansion > CF_MAX_EXPANSION || p->max_filters < 1 ||
         p->max_filters > CF_MAX_FILTERS)
@@ -407,12 +558,13 @@ static uint64_t buckets_for(uint64_t capacity, uint32_t b)
     return (uint64_t)nb;
 }
 
-/* Serialised bytes of a table, or 0 when it passes CF_ABS_MAX_BYTES. */
-static uint64_t table_bytes(uint64_t nbuckets, uint32_t b, uint32_t fp_bits)
+/* Serialised bytes of a table of buckets of bucket_bits, or 0 when it
+ * passes CF_ABS_MAX_BYTES. */
+static uint64_t table_bytes(uint64_t nbuckets, uint32_t bucket_bits)
 {
-    if (nbuckets == 0 || nbuckets > (CF_ABS_MAX_BYTES * 8) / (b * fp_bits))
+    if (nbuckets == 0 || nbuckets > (CF_ABS_MAX_BYTES * 8) / bucket_bits)
         return 0;
-    return (nbuckets * b * fp_bits + 7) / 8;
+    return (nbuckets * bucket_bits + 7) / 8;
 }
 
 uint64_t cf_params_table_bytes(const cf_params_t *p)
@@ -420,7 +572,8 @@ uint64_t cf_params_table_bytes(const cf_params_t *p)
     if (cf_params_check(p) < 0)
         return 0;
     uint64_t nb = buckets_for(p->capacity, p->bucket_size);
-    uint64_t bytes = table_bytes(nb, p->bucket_size, p->fp_bits);
+    uint64_t bytes = table_bytes(
+        nb, bucket_bits_of(p->encoding, p->bucket_size, p->fp_bits));
     return bytes ? bytes + CF_PAD : 0;
 }
 
@@ -443,26 +596,101 @@ uint32_t cf_fp_bits_for_rate(uint32_t bucket_size, double rate)
     return 0;
 }
 
+int cf_params_for_error_rate(cf_params_t *p, double rate)
+{
+    /* by bits per slot, plain first among equals */
+    static const struct {
+        uint32_t encoding, fp_bits;
+    } encs[] = {
+        {CF_ENC_PLAIN, 8},  {CF_ENC_SEMISORTED, 9},
+        {CF_ENC_PLAIN, 12}, {CF_ENC_SEMISORTED, 13},
+        {CF_ENC_PLAIN, 16}, {CF_ENC_SEMISORTED, 17},
+    };
+    if (!(rate > 0.0 && rate < 1.0) || p->bucket_size < 1 ||
+        p->bucket_size > CF_MAX_BUCKET_SIZE)
+        return -EINVAL;
+    for (size_t i = 0; i < sizeof(encs) / sizeof(encs[0]); i++) {
+        if (!encoding_valid(encs[i].encoding, p->bucket_size,
+                            encs[i].fp_bits))
+            continue;
+        if (cf_error_bound(p->bucket_size, encs[i].fp_bits) <= rate) {
+            p->fp_bits = encs[i].fp_bits;
+            p->encoding = encs[i].encoding;
+            return 0;
+        }
+    }
+    return -EINVAL;
+}
+
+uint32_t cf_slot_bits(uint32_t encoding, uint32_t fp_bits)
+{
+    return encoding == CF_ENC_SEMISORTED ? fp_bits - 1 : fp_bits;
+}
+
+const char *cf_encoding_name(uint32_t encoding)
+{
+    switch (encoding) {
+    case CF_ENC_PLAIN:
+        return "plain";
+    case CF_ENC_SEMISORTED:
+        return "semi-sorted";
+    default:
+        return "unknown";
+    }
+}
+
 /* ---- create / free ---- */
+
+/* Semi-sorted: no two of the sixteen products 4j + (k-4)i + k-1 (i, j < 4)
+ * share a bit (so the multiplication in ss_marks() carries nowhere), and
+ * only those with i = j land on a lane top k*n + k-1. */
+static bool ss_spread_sound(uint32_t k)
+{
+    uint64_t seen = 0;
+    for (uint32_t j = 0; j < 4; j++)
+        for (uint32_t i = 0; i < 4; i++) {
+            uint32_t bit = 4 * j + (k - 4) * i + k - 1;
+            if (bit >= 64 || (seen >> bit & 1) ||
+                ((bit + 1) % k == 0 && i != j))
+                return false;
+            seen |= 1ull << bit;
+        }
+    return true;
+}
 
 static void setup_lanes(cf_filter_t *f)
 {
-    uint32_t bits = f->b * f->fp_bits;
-    f->bucket_bits = bits;
     f->fp_mask = (1u << f->fp_bits) - 1;
-    f->swar = bits <= 64 && bits % 8 == 0;
+    f->ss = f->encoding == CF_ENC_SEMISORTED;
+    uint32_t bits = bucket_bits_of(f->encoding, f->b, f->fp_bits);
+    f->bucket_bits = bits;
+    f->swar = !f->ss && bits <= 64 && bits % 8 == 0;
+    f->fast = f->swar || f->ss;
     f->tail = 7; /* generic shapes: any bucket may cross a line */
-    if (!f->swar)
+    if (!f->fast)
         return;
     f->bucket_bytes = bits / 8;
     f->tail = (f->bucket_bytes & (f->bucket_bytes - 1)) ? 7 : 0;
+    f->word_mask = bits == 64 ? ~0ull : (1ull << bits) - 1;
+    uint32_t lane = f->ss ? f->fp_bits - 4 : f->fp_bits;
+    uint32_t lanes_bits = f->b * lane;
+    f->lane_bits = lane;
+    f->lane_mask = (1u << lane) - 1;
     f->lane_ones = 0;
     for (uint32_t j = 0; j < f->b; j++)
-        f->lane_ones |= 1ull << (j * f->fp_bits);
-    f->lane_highs = f->lane_ones << (f->fp_bits - 1);
-    f->bucket_mask = bits == 64 ? ~0ull : (1ull << bits) - 1;
+        f->lane_ones |= 1ull << (j * lane);
+    f->lane_highs = f->lane_ones << (lane - 1);
+    f->bucket_mask = lanes_bits == 64 ? ~0ull : (1ull << lanes_bits) - 1;
+    f->lane_low = f->bucket_mask & ~f->lane_highs;
+    f->ss_spread = 0;
+    if (f->ss) {
+        for (uint32_t i = 0; i < 4; i++)
+            f->ss_spread |= 1ull << ((lane - 4) * i + lane - 1);
+        if (!ss_spread_sound(lane))
+            abort(); /* a width cf_params_check() should not have let in */
+    }
     for (uint32_t bit = 0; bit < 64; bit++)
-        f->lane_of_bit[bit] = (uint8_t)(bit / f->fp_bits);
+        f->lane_of_bit[bit] = (uint8_t)(bit / lane);
 }
 
 /* Zeroed memory straight from the kernel, hinted for transparent huge
@@ -491,7 +719,7 @@ static void table_release(cf_table_t *t)
  * its entry in f->t when there is none. On failure f is unchanged. */
 static int table_alloc(cf_filter_t *f, uint64_t nbuckets, uint64_t capacity)
 {
-    uint64_t bytes = table_bytes(nbuckets, f->b, f->fp_bits);
+    uint64_t bytes = table_bytes(nbuckets, f->bucket_bits);
     if (bytes == 0)
         return -ENOMEM;
     bool more = f->nfilters == f->tcap;
@@ -531,7 +759,8 @@ static int table_alloc(cf_filter_t *f, uint64_t nbuckets, uint64_t capacity)
 }
 
 /* A filter without tables, with room for ntables of them (>= 1). */
-static cf_filter_t *filter_new(uint32_t b, uint32_t fp_bits, uint32_t kicks,
+static cf_filter_t *filter_new(uint32_t b, uint32_t fp_bits,
+                               uint32_t encoding, uint32_t kicks,
                                uint32_t expansion, uint32_t max_filters,
                                uint64_t seed, uint64_t max_bytes,
                                uint32_t ntables)
@@ -547,6 +776,7 @@ static cf_filter_t *filter_new(uint32_t b, uint32_t fp_bits, uint32_t kicks,
     f->tcap = ntables;
     f->b = b;
     f->fp_bits = fp_bits;
+    f->encoding = encoding;
     f->max_kicks = kicks;
     f->expansion = expansion;
     f->max_filters = max_filters;
@@ -568,9 +798,9 @@ int cf_create(const cf_params_t *p, cf_filter_t **out)
     uint64_t nb = buckets_for(p->capacity, p->bucket_size);
     if (nb == 0)
         return -ENOMEM;
-    cf_filter_t *f = filter_new(p->bucket_size, p->fp_bits, p->max_kicks,
-                                p->expansion, p->max_filters, p->seed,
-                                p->max_bytes, 1);
+    cf_filter_t *f =
+        filter_new(p->bucket_size, p->fp_bits, p->encoding, p->max_kicks,
+                   p->expansion, p->max_filters, p->seed, p->max_bytes, 1);
     if (f == NULL)
         return -ENOMEM;
     int rc = table_alloc(f, nb, p->capacity);
@@ -733,7 +963,7 @@ static bool table_insert(cf_filter_t *f, cf_table_t *t, uint64_t i1,
 static uint32_t bucket_free(const cf_filter_t *f, const cf_table_t *t,
                             uint64_t i)
 {
-    if (f->swar)
+    if (f->fast)
         return lanes_count(f, empty_lanes(f, t, i));
     uint32_t n = 0;
     uint64_t s = i * f->b;
@@ -751,7 +981,7 @@ static bool place_free(cf_filter_t *f, cf_hash_t hk)
         cf_table_t *t = &f->t[k];
         uint64_t i1 = index1(t, hk.h);
         uint64_t i2 = alt_index(t, i1, hk.fp);
-        if (f->swar) {
+        if (f->fast) {
             /* the chosen bucket's first empty lane, straight from the
              * marks: no second pass over the slots */
             uint64_t m1 = empty_lanes(f, t, i1), m2 = empty_lanes(f, t, i2);
@@ -909,6 +1139,7 @@ void cf_stats(const cf_filter_t *f, cf_stats_t *st)
     st->max_kicks = f->max_kicks;
     st->max_filters = f->max_filters;
     st->seed = f->seed;
+    st->encoding = f->encoding;
 }
 
 uint64_t cf_size_bytes(const cf_filter_t *f)
@@ -939,6 +1170,7 @@ void cf_header_write(const cf_filter_t *f, void *buf)
     put_u32(p + 8, f->b);
     p[12] = (uint8_t)f->fp_bits;
     p[13] = (uint8_t)f->nfilters;
+    p[14] = (uint8_t)f->encoding;
     put_u32(p + 16, f->max_kicks);
     put_u32(p + 20, f->expansion);
     put_u32(p + 24, f->max_filters);
@@ -951,8 +1183,8 @@ void cf_header_write(const cf_filter_t *f, void *buf)
         put_u64(q, t->nbuckets);
         put_u64(q + 8, t->capacity);
         put_u64(q + 16, t->victim_used ? t->victim_index : 0);
-        put_u16(q + 24, (uint16_t)(t->victim_used ? t->victim_fp : 0));
-        q[26] = t->victim_used;
+        put_u32(q + 24, t->victim_used ? t->victim_fp : 0);
+        q[28] = t->victim_used;
     }
     put_u64(p + len - 8, XXH3_64bits(p, len - 8));
 }
@@ -997,6 +1229,21 @@ static bool zero(const uint8_t *p, size_t n)
     return true;
 }
 
+/* The victim fields of a table entry q of a header of version ver; false
+ * when its reserved bytes are not zero. */
+static bool victim_fields(const uint8_t *q, uint32_t ver, uint32_t *fp,
+                          uint8_t *used)
+{
+    if (ver == 1) {
+        *fp = get_u16(q + 24);
+        *used = q[26];
+        return zero(q + 27, 5);
+    }
+    *fp = get_u32(q + 24);
+    *used = q[28];
+    return zero(q + 29, 3);
+}
+
 int cf_load_header(const void *buf, size_t len, const cf_limits_t *lim,
                    cf_filter_t **out, size_t *used)
 {
@@ -1004,7 +1251,8 @@ int cf_load_header(const void *buf, size_t len, const cf_limits_t *lim,
     *out = NULL;
     if (len < CF_HDR_FIXED + CF_HDR_TABLE + 8)
         return -EINVAL;
-    if (get_u32(p) != CF_MAGIC || get_u16(p + 4) != CF_VERSION)
+    uint32_t ver = get_u16(p + 4);
+    if (get_u32(p) != CF_MAGIC || ver < 1 || ver > CF_VERSION)
         return -EINVAL;
     uint32_t nf = p[13];
     size_t hlen = CF_HDR_FIXED + (size_t)nf * CF_HDR_TABLE + 8;
@@ -1020,26 +1268,30 @@ int cf_load_header(const void *buf, size_t len, const cf_limits_t *lim,
         .max_kicks = get_u32(p + 16),
         .expansion = get_u32(p + 20),
         .max_filters = get_u32(p + 24),
+        .encoding = ver == 1 ? CF_ENC_PLAIN : p[14],
     };
     if (cf_params_check(&prm) < 0 || nf > prm.max_filters ||
-        get_u16(p + 14) != 0 || get_u32(p + 28) != 0)
+        (ver == 1 && p[14] != 0) || p[15] != 0 || get_u32(p + 28) != 0)
         return -EINVAL;
 
     /* Validate every table before allocating any. */
     uint64_t total = 0, slots = 0;
     uint32_t fpmask = (1u << prm.fp_bits) - 1;
+    uint32_t bbits =
+        bucket_bits_of(prm.encoding, prm.bucket_size, prm.fp_bits);
     for (uint32_t k = 0; k < nf; k++) {
         const uint8_t *q = p + CF_HDR_FIXED + k * CF_HDR_TABLE;
         uint64_t nb = get_u64(q), cap = get_u64(q + 8);
         uint64_t vi = get_u64(q + 16);
-        uint32_t vfp = get_u16(q + 24);
-        if (nb == 0 || cap < 1 || cap > (1ull << 50) || q[26] > 1 ||
-            !zero(q + 27, 5))
+        uint32_t vfp;
+        uint8_t vused;
+        if (!victim_fields(q, ver, &vfp, &vused) || nb == 0 || cap < 1 ||
+            cap > (1ull << 50) || vused > 1)
             return -EINVAL;
-        uint64_t bytes = table_bytes(nb, prm.bucket_size, prm.fp_bits);
+        uint64_t bytes = table_bytes(nb, bbits);
         if (bytes == 0)
             return -ENOMEM; /* larger than anything we would allocate */
-        if (q[26] ? (vi >= nb || vfp == 0 || vfp > fpmask)
+        if (vused ? (vi >= nb || vfp == 0 || vfp > fpmask)
                   : (vi != 0 || vfp != 0))
             return -EINVAL;
         total += bytes + CF_PAD;
@@ -1052,10 +1304,10 @@ int cf_load_header(const void *buf, size_t len, const cf_limits_t *lim,
     if (lim != NULL && lim->max_bytes && total > lim->max_bytes)
         return -ENOMEM;
 
-    cf_filter_t *f = filter_new(prm.bucket_size, prm.fp_bits, prm.max_kicks,
-                                prm.expansion, prm.max_filters,
-                                get_u64(p + 32), lim ? lim->max_bytes : 0,
-                                nf);
+    cf_filter_t *f = filter_new(prm.bucket_size, prm.fp_bits, prm.encoding,
+                                prm.max_kicks, prm.expansion,
+                                prm.max_filters, get_u64(p + 32),
+                                lim ? lim->max_bytes : 0, nf);
     if (f == NULL)
         return -ENOMEM;
     f->max_bytes = 0; /* the whole shape was checked against the limit */
@@ -1066,9 +1318,10 @@ int cf_load_header(const void *buf, size_t len, const cf_limits_t *lim,
             return -ENOMEM;
         }
         cf_table_t *t = &f->t[k];
-        t->victim_used = q[26];
+        uint8_t vused;
+        (void)victim_fields(q, ver, &t->victim_fp, &vused);
+        t->victim_used = vused;
         t->victim_index = get_u64(q + 16);
-        t->victim_fp = get_u16(q + 24);
     }
     f->max_bytes = lim ? lim->max_bytes : 0;
     f->items = get_u64(p + 40);
