@@ -63,6 +63,11 @@
 #include <string.h>
 #include <sys/mman.h>
 
+/* xxHash compiled into the core (the same algorithm and results as the
+ * shared library): a short key hashes in a few instructions inline, and
+ * the hot loops keep their state in registers instead of reloading it
+ * after an opaque call. */
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #include "cf_ss_table.h"
@@ -227,11 +232,31 @@ typedef struct cf_hash {
     uint32_t fp;
 } cf_hash_t;
 
+/* XXH3_64bits_withSeed(). Keys of up to 16 bytes (the common case) take
+ * xxHash's own short-input routine, which inlines: the call that covers
+ * every length does not, and the hot loops would pay for it per item. */
+static inline __attribute__((always_inline)) uint64_t
+key_hash(const void *key, size_t len, uint64_t seed)
+{
+#if XXH_VERSION_MAJOR == 0 && XXH_VERSION_MINOR == 8
+    if (len <= 16)
+        return XXH3_len_0to16_64b((const xxh_u8 *)key, len, XXH3_kSecret,
+                                  seed);
+#endif
+    return XXH3_64bits_withSeed(key, len, seed);
+}
+
+static inline uint32_t fp_of(uint64_t h, uint32_t fp_mask)
+{
+    uint32_t fp = (uint32_t)h & fp_mask;
+    return fp + (fp == 0);
+}
+
 static inline cf_hash_t hash_key(const cf_filter_t *f, const void *key,
                                  size_t len)
 {
     cf_hash_t r;
-    r.h = XXH3_64bits_withSeed(key, len, f->seed);
+    r.h = key_hash(key, len, f->seed);
     r.fp = (uint32_t)r.h & f->fp_mask;
     r.fp += (r.fp == 0);
     return r;
@@ -242,12 +267,16 @@ static inline uint64_t index1(const cf_table_t *t, uint64_t h)
     return mulhi(h, t->nbuckets);
 }
 
+static inline uint64_t alt_of(uint64_t nb, uint64_t i, uint32_t fp)
+{
+    uint64_t hf =
+        mulhi((uint64_t)fp * 0x9E3779B97F4A7C15ull ^ ((uint64_t)fp << 47), nb);
+    return hf >= i ? hf - i : hf + nb - i;
+}
+
 static inline uint64_t alt_index(const cf_table_t *t, uint64_t i, uint32_t fp)
 {
-    uint64_t hf = mulhi((uint64_t)fp * 0x9E3779B97F4A7C15ull ^
-                            ((uint64_t)fp << 47),
-                        t->nbuckets);
-    return hf >= i ? hf - i : hf + t->nbuckets - i;
+    return alt_of(t->nbuckets, i, fp);
 }
 
 static inline const uint8_t *bucket_addr(const cf_filter_t *f,
@@ -283,13 +312,52 @@ static inline uint64_t lanes_zero(const cf_filter_t *f, uint64_t x)
  * bit k*j + k-1, the top of suffix lane j, and the twelve cross products
  * 4j + (k-4)i + k-1 (i != j) on no lane top, all on distinct bits, so
  * nothing carries (checked for k = 5, 9, 13 when the filter is set up). */
+static inline uint64_t ss_marks_of(uint64_t w, uint32_t fp, uint32_t k,
+                                   uint32_t kmask, uint64_t mask,
+                                   uint64_t ones, uint64_t low,
+                                   uint64_t highs, uint64_t spread)
+{
+    uint64_t xp = ss_unrank[w & 0xFFF] ^ (0x1111u * (fp >> k));
+    uint64_t zp = ~(((xp & 0x7777) + 0x7777) | xp) & 0x8888;
+    /* bits above the lanes (a neighbour's) never reach the marks: low
+     * and highs cover the lanes only, and the sum below carries upwards */
+    uint64_t xs = ((w >> 12) & mask) ^ (ones * (fp & kmask));
+    uint64_t zs = ~(((xs & low) + low) | xs) & highs;
+    return zs & ((zp >> 3) * spread);
+}
+
+/* The four prefixes of semi-sorted bucket word w, prefix j in the low bits
+ * of suffix lane j (k bits wide). */
+static inline uint64_t ss_prefix_lanes(uint64_t w, uint32_t k)
+{
+    uint32_t idx = (uint32_t)w & 0xFFF;
+    if (k == 5)
+        return ss_lanes5[idx];
+    if (k == 9)
+        return ss_lanes9[idx];
+    uint64_t v = ss_unrank[idx];
+    return (v & 0xF) | (v & 0xF0) << (k - 4) | (v & 0xF00) << (2 * k - 8) |
+           (v & 0xF000) << (3 * k - 12);
+}
+
+/* Lookups: nonzero when a slot of semi-sorted bucket word w holds fp. The
+ * prefix and suffix differences are OR'd lane by lane, so a lane is zero
+ * exactly when its slot holds fp, and the plain has-zero-lane test (exact
+ * for "any lane", which is all a lookup asks) finds it. Bits above the
+ * four lanes (a neighbour's) only ever receive borrows. */
+static inline uint64_t ss_any(uint64_t w, uint32_t fp, uint32_t k,
+                              uint64_t ones, uint64_t highs)
+{
+    uint64_t x = (ss_prefix_lanes(w, k) ^ (ones * (fp >> k))) |
+                 ((w >> 12) ^ (ones * (fp & ((1u << k) - 1))));
+    return (x - ones) & ~x & highs;
+}
+
 static inline uint64_t ss_marks(const cf_filter_t *f, uint64_t w, uint32_t fp)
 {
-    uint64_t xp = ss_unrank[w & 0xFFF] ^ (0x1111u * (fp >> f->lane_bits));
-    uint64_t zp = ~(((xp & 0x7777) + 0x7777) | xp) & 0x8888;
-    uint64_t xs = ((w >> 12) & f->bucket_mask) ^
-                  (f->lane_ones * (fp & f->lane_mask));
-    return lanes_zero(f, xs) & ((zp >> 3) * f->ss_spread);
+    return ss_marks_of(w, fp, f->lane_bits, f->lane_mask, f->bucket_mask,
+                       f->lane_ones, f->lane_low, f->lane_highs,
+                       f->ss_spread);
 }
 
 static inline uint32_t ss_slot(const cf_filter_t *f, uint64_t w, uint32_t j)
@@ -390,7 +458,8 @@ static inline bool bucket_has(const cf_filter_t *f, const cf_table_t *t,
     if (f->swar)
         return word_has(f, bucket_word(f, t, i), fp);
     if (f->ss)
-        return ss_marks(f, bucket_word(f, t, i), fp) != 0;
+        return ss_any(bucket_word(f, t, i), fp, f->lane_bits, f->lane_ones,
+                      f->lane_highs) != 0;
     uint64_t s = i * f->b;
     for (uint32_t j = 0; j < f->b; j++)
         if (slot_get(f, t, s + j) == fp)
@@ -875,9 +944,101 @@ uint64_t cf_count(const cf_filter_t *f, const void *key, size_t len)
     return n;
 }
 
+/* cf_exists_many() on one table of a fast shape: b slots in lanes of
+ * lane bits, buckets of bits bits, semi-sorted or not. The callers pass
+ * constants for the common shapes, so each instantiation is straight-line
+ * code whose masks are immediates and whose state stays in registers; the
+ * fallback passes the filter's own values. No branch depends on the data:
+ * hits and misses cost the same. */
+static inline __attribute__((always_inline)) void
+exists_many_fast(const cf_filter_t *f, size_t n, const void *const *keys,
+                 const size_t *lens, bool *out, bool ss, uint32_t b,
+                 uint32_t lane, uint32_t bits)
+{
+    const cf_table_t *t = &f->t[0];
+    const uint8_t *const data = t->data;
+    const uint64_t nb = t->nbuckets, seed = f->seed;
+    const uint32_t tail = (bits == 32 || bits == 64) ? 0 : f->tail;
+    const uint32_t fp_mask = f->fp_mask;
+    uint64_t ones = 0;
+    for (uint32_t j = 0; j < b; j++)
+        ones |= 1ull << (j * lane);
+    const uint64_t highs = ones << (lane - 1);
+    const uint64_t mask = b * lane == 64 ? ~0ull : (1ull << (b * lane)) - 1;
+    /* the victim, as a byte offset: offsets are one-to-one with buckets */
+    const bool vused = t->victim_used;
+    const uint64_t voff = (t->victim_index * bits) >> 3;
+    const uint32_t vfp = t->victim_fp;
+    uint64_t o1[CF_WINDOW], o2[CF_WINDOW];
+    uint32_t fpw[CF_WINDOW];
+
+    for (size_t i = 0; i < n + CF_WINDOW; i++) {
+        size_t r = i % CF_WINDOW;
+        if (i >= CF_WINDOW) {
+            const uint8_t *p1 = data + o1[r], *p2 = data + o2[r];
+            uint64_t w1 = bits == 32 ? load32(p1) : load64(p1);
+            uint64_t w2 = bits == 32 ? load32(p2) : load64(p2);
+            uint32_t fp = fpw[r];
+            uint64_t m;
+            if (ss) {
+                m = ss_any(w1, fp, lane, ones, highs) |
+                    ss_any(w2, fp, lane, ones, highs);
+            } else {
+                uint64_t x1 = (w1 & mask) ^ (ones * fp);
+                uint64_t x2 = (w2 & mask) ^ (ones * fp);
+                m = (((x1 - ones) & ~x1) | ((x2 - ones) & ~x2)) & highs;
+            }
+            bool hit = m != 0;
+            if (vused) /* the same way for every item of the call */
+                hit |= (fp == vfp) & ((o1[r] == voff) | (o2[r] == voff));
+            out[i - CF_WINDOW] = hit;
+        }
+        if (i < n) {
+            uint64_t h = key_hash(keys[i], lens[i], seed);
+            uint32_t fp = fp_of(h, fp_mask);
+            uint64_t i1 = mulhi(h, nb), i2 = alt_of(nb, i1, fp);
+            uint64_t a = (i1 * bits) >> 3, c = (i2 * bits) >> 3;
+            fpw[r] = fp;
+            o1[r] = a;
+            o2[r] = c;
+            prefetch(data + a);
+            prefetch(data + a + tail);
+            prefetch(data + c);
+            prefetch(data + c + tail);
+        }
+    }
+}
+
 void cf_exists_many(const cf_filter_t *f, size_t n, const void *const *keys,
                     const size_t *lens, bool *out)
 {
+    if (f->nfilters == 1 && f->fast) {
+        /* the shapes of the encodings ERROR and the defaults choose */
+        switch (f->b == 4 ? f->fp_bits : 0) {
+        case 8:
+            exists_many_fast(f, n, keys, lens, out, false, 4, 8, 32);
+            return;
+        case 12:
+            exists_many_fast(f, n, keys, lens, out, false, 4, 12, 48);
+            return;
+        case 16:
+            exists_many_fast(f, n, keys, lens, out, false, 4, 16, 64);
+            return;
+        case 9:
+            exists_many_fast(f, n, keys, lens, out, true, 4, 5, 32);
+            return;
+        case 13:
+            exists_many_fast(f, n, keys, lens, out, true, 4, 9, 48);
+            return;
+        case 17:
+            exists_many_fast(f, n, keys, lens, out, true, 4, 13, 64);
+            return;
+        default:
+            exists_many_fast(f, n, keys, lens, out, f->ss, f->b,
+                             f->lane_bits, f->bucket_bits);
+            return;
+        }
+    }
     if (f->nfilters != 1) {
         for (size_t i = 0; i < n; i++)
             out[i] = cf_exists(f, keys[i], lens[i]);

@@ -31,9 +31,13 @@ print("""/* cf_ss_table.h - tables of the semi-sorted bucket encoding (filter/cf
  * ss_rank[j][v]: the part of a bucket's 12-bit index that prefix v in sorted
  * position j contributes; the index is the sum over the four positions.
  * ss_unrank[index]: the four sorted prefixes, position j in bits 4j..4j+3.
- * Indexes 3,876..4,095 name no multiset; they decode as four zero prefixes,
- * so that any 12 bits read from an untrusted encoding decode to something.
- * 128 + 8,192 bytes, both read-only and small enough for L1. */
+ * ss_lanes5/9[index]: the same prefixes with position j in bits k*j..k*j+3
+ * (k = 5, 9), lined up with the suffix lanes of 9 and 13-bit fingerprints,
+ * for lookups. Indexes 3,876..4,095 name no multiset; they decode as four
+ * zero prefixes, so that any 12 bits read from an untrusted encoding decode
+ * to something. 128 bytes (ss_rank) and 8 KiB (ss_unrank) for writes;
+ * lookups read one table: 16 KiB (ss_lanes5, ss_lanes9) or ss_unrank
+ * (17 bits). Read-only, and small enough for L1. */
 #ifndef CF_SS_TABLE_H
 #define CF_SS_TABLE_H
 
@@ -48,4 +52,20 @@ print("};\n")
 print("static const uint16_t ss_unrank[4096] = {")
 for i in range(0, 4096, 10):
     print("    " + ", ".join("0x%04x" % x for x in unrank[i:i + 10]) + ",")
-print("};\n\n#endif /* CF_SS_TABLE_H */")
+print("};")
+
+
+def lanes(k):
+    out = []
+    for v in unrank:
+        out.append(sum(((v >> (4 * j)) & 0xF) << (k * j) for j in range(4)))
+    return out
+
+
+for k in (5, 9):
+    print("\nstatic const uint32_t ss_lanes%d[4096] = {" % k)
+    t = lanes(k)
+    for i in range(0, 4096, 8):
+        print("    " + ", ".join("0x%08x" % x for x in t[i:i + 8]) + ",")
+    print("};")
+print("\n#endif /* CF_SS_TABLE_H */")
