@@ -252,8 +252,8 @@ static inline uint32_t fp_of(uint64_t h, uint32_t fp_mask)
     return fp + (fp == 0);
 }
 
-static inline cf_hash_t hash_key(const cf_filter_t *f, const void *key,
-                                 size_t len)
+static inline __attribute__((always_inline)) cf_hash_t
+hash_key(const cf_filter_t *f, const void *key, size_t len)
 {
     cf_hash_t r;
     r.h = key_hash(key, len, f->seed);
@@ -1072,19 +1072,29 @@ void cf_exists_many(const cf_filter_t *f, size_t n, const void *const *keys,
 
 /* ---- inserts ---- */
 
-/* Looks one step ahead from bucket i: a slot whose fingerprint can move to
- * its alternate bucket right away. On success the slot is freed for fp. */
-static bool lookahead_place(cf_filter_t *f, cf_table_t *t, uint64_t i,
-                            uint32_t fp)
+/* Looks one step ahead from the nb full buckets in[] (1 or 2, b <= 8): a
+ * slot whose fingerprint can move to its other bucket right away. On
+ * success that slot is freed for fp. Every alternate bucket is prefetched
+ * before any is read, so the look costs one memory round trip however
+ * many buckets it reads. */
+static bool lookahead_place(cf_filter_t *f, cf_table_t *t,
+                            const uint64_t *in, uint32_t nb, uint32_t fp)
 {
-    uint64_t s = i * f->b, alt[8];
-    for (uint32_t j = 0; j < f->b; j++) {
-        alt[j] = alt_index(t, i, slot_get(f, t, s + j));
-        prefetch_bucket(f, t, alt[j]);
-    }
-    for (uint32_t j = 0; j < f->b; j++) {
-        if (alt[j] != i && bucket_put(f, t, alt[j], slot_get(f, t, s + j))) {
-            slot_set(f, t, s + j, fp);
+    uint64_t alt[16];
+    uint32_t fps[16];
+    uint32_t b = f->b, n = 0;
+    for (uint32_t k = 0; k < nb; k++)
+        for (uint32_t j = 0; j < b; j++, n++) {
+            fps[n] = slot_get(f, t, in[k] * b + j);
+            alt[n] = alt_index(t, in[k], fps[n]);
+            prefetch_bucket(f, t, alt[n]);
+        }
+    for (uint32_t m = 0; m < n; m++) {
+        uint64_t i = in[m / b];
+        if (alt[m] != i && bucket_put(f, t, alt[m], fps[m])) {
+            /* in[] was not written (its buckets are full), so slot m%b
+             * still holds fps[m] */
+            slot_set(f, t, i * b + m % b, fp);
             return true;
         }
     }
@@ -1101,17 +1111,21 @@ static bool table_insert(cf_filter_t *f, cf_table_t *t, uint64_t i1,
         return false;
     if (bucket_put(f, t, i1, fp) || bucket_put(f, t, i2, fp))
         return true;
-    uint64_t i = (rng_next(f) & 1) ? i1 : i2;
+    /* First from both buckets at once: at high load most inserts that get
+     * here end after this one round trip, without a kick. */
     bool ahead = f->b <= 8;
+    uint64_t both[2] = {i1, i2};
+    if (ahead && lookahead_place(f, t, both, i1 == i2 ? 1 : 2, fp))
+        return true;
+    uint64_t i = (rng_next(f) & 1) ? i1 : i2;
     for (uint32_t n = 0; n < f->max_kicks; n++) {
-        if (ahead && lookahead_place(f, t, i, fp))
-            return true;
         uint64_t s = i * f->b + rng_next(f) % f->b;
         uint32_t kicked = slot_get(f, t, s);
         slot_set(f, t, s, fp);
         fp = kicked;
         i = alt_index(t, i, fp);
-        if (bucket_put(f, t, i, fp))
+        if (bucket_put(f, t, i, fp) ||
+            (ahead && lookahead_place(f, t, &i, 1, fp)))
             return true;
     }
     t->victim_used = true;
@@ -1148,10 +1162,15 @@ static bool place_free(cf_filter_t *f, cf_hash_t hk)
             uint64_t m1 = empty_lanes(f, t, i1), m2 = empty_lanes(f, t, i2);
             if ((m1 | m2) == 0)
                 continue;
-            bool first = lanes_count(f, m1) >= lanes_count(f, m2);
-            uint64_t m = first ? m1 : m2;
+            /* Selected with masks, not a branch: which bucket is emptier
+             * is a coin toss a predictor misses half of the time, and each
+             * miss stalls until the buckets arrive from memory. */
+            uint64_t sel =
+                -(uint64_t)(lanes_count(f, m1) >= lanes_count(f, m2));
+            uint64_t m = (m1 & sel) | (m2 & ~sel);
+            uint64_t bi = (i1 & sel) | (i2 & ~sel);
             uint64_t lane = f->lane_of_bit[__builtin_ctzll(m)];
-            slot_set(f, t, (first ? i1 : i2) * f->b + lane, hk.fp);
+            slot_set(f, t, bi * f->b + lane, hk.fp);
             return true;
         }
         uint32_t n1 = bucket_free(f, t, i1), n2 = bucket_free(f, t, i2);
