@@ -1230,17 +1230,39 @@ int cf_add_nx(cf_filter_t *f, const void *key, size_t len)
     return rc < 0 ? rc : 1;
 }
 
+/* The middle stage of the batched insert. The buckets of hk were
+ * prefetched half a window ago and have arrived: when both are full in the
+ * newest table the insert will look ahead from them, so their alternates
+ * are fetched now, half a window before they are read. */
+static void prefetch_alternates(const cf_filter_t *f, cf_hash_t hk)
+{
+    const cf_table_t *t = &f->t[f->nfilters - 1];
+    uint64_t in[2];
+    in[0] = index1(t, hk.h);
+    in[1] = alt_index(t, in[0], hk.fp);
+    if ((empty_lanes(f, t, in[0]) | empty_lanes(f, t, in[1])) != 0)
+        return;
+    for (uint32_t k = 0; k < 2; k++)
+        for (uint32_t j = 0; j < f->b; j++)
+            prefetch_bucket(
+                f, t, alt_index(t, in[k], slot_get(f, t, in[k] * f->b + j)));
+}
+
 void cf_add_many(cf_filter_t *f, size_t n, const void *const *keys,
                  const size_t *lens, bool nx, int *rc)
 {
-    /* The same pipeline as cf_exists_many: hash and prefetch ahead, insert
-     * in order. Growth may add a table mid-batch; prefetches are only hints,
-     * so they simply aim at the newest table of the moment. */
-    cf_hash_t hk[CF_WINDOW];
-    for (size_t i = 0; i < n + CF_WINDOW; i++) {
-        size_t r = i % CF_WINDOW;
-        if (i >= CF_WINDOW) {
-            size_t k = i - CF_WINDOW;
+    /* The pipeline of cf_exists_many in three stages: hash and prefetch
+     * both buckets; half a window later prefetch what a relocation would
+     * read; insert, in order. Growth may add a table mid-batch; prefetches
+     * are only hints, so they simply aim at the newest table of the
+     * moment. */
+    enum { W = 2 * CF_WINDOW, HALF = CF_WINDOW };
+    cf_hash_t hk[W];
+    bool ahead = f->fast && f->b <= 8;
+    for (size_t i = 0; i < n + W; i++) {
+        size_t r = i % W;
+        if (i >= W) {
+            size_t k = i - W;
             if (nx && filter_has(f, hk[r])) {
                 rc[k] = 0;
             } else {
@@ -1248,6 +1270,8 @@ void cf_add_many(cf_filter_t *f, size_t n, const void *const *keys,
                 rc[k] = e < 0 ? e : (nx ? 1 : 0);
             }
         }
+        if (ahead && i >= HALF && i - HALF < n)
+            prefetch_alternates(f, hk[(i - HALF) % W]);
         if (i < n) {
             const cf_table_t *t = &f->t[f->nfilters - 1];
             hk[r] = hash_key(f, keys[i], lens[i]);
