@@ -88,4 +88,19 @@ size_t resp_parser_peek(const resp_parser_t *p, resp_peek_t *out,
 /* Bytes fed but not yet consumed by a returned command (query buffer). */
 size_t resp_parser_pending(const resp_parser_t *p);
 
+/* Called by resp_splitargs() for each word: its bytes (NUL-terminated, may
+ * hold NULs itself from \x00) and length. A negative return stops the
+ * split and is returned. */
+typedef int resp_word_fn(void *ctx, char *word, size_t len);
+
+/* Splits s[0..len) into words as Redis's sdssplitargs() does: words are
+ * separated by white space; "..." takes the escapes \n \r \t \b \a \xHH
+ * and \c (any other character as itself), '...' takes \' only; a closing
+ * quote must be followed by white space or the end; the line ends at its
+ * first NUL. The words are written one after another into out, which has
+ * room for len + 1 bytes, each followed by a NUL, and handed to fn. Returns
+ * 0, -EPROTO on unbalanced quotes, or fn's negative return. */
+int resp_splitargs(const char *s, size_t len, char *out, resp_word_fn *fn,
+                   void *ctx);
+
 #endif /* RESP_H */

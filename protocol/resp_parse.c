@@ -647,23 +647,6 @@ static int take_multibulk(resp_parser_t *p, resp_cmd_t **out)
     return 1;
 }
 
-static bool is_blank(char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' ||
-           c == '\r';
-}
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 static int add_arg(resp_parser_t *p, size_t start)
 {
     resp_arg_t *a;
@@ -684,105 +667,27 @@ static int add_arg(resp_parser_t *p, size_t start)
     return 0;
 }
 
-/* Splits an inline line as Redis's sdssplitargs() does, into the arena.
- * Like it, the line ends at the first NUL. */
+/* One word of an inline line, already in the arena at word. */
+static int add_inline_word(void *ctx, char *word, size_t len)
+{
+    resp_parser_t *p = ctx;
+    size_t start = (size_t)(word - p->arena);
+    p->arenaused = start + len;
+    return add_arg(p, start);
+}
+
+/* Splits an inline line with resp_splitargs(), into the arena. */
 static int split_inline(resp_parser_t *p, const char *s, size_t len)
 {
-    const char *end = s + len;
-    const char *z = memchr(s, '\0', len);
     int rc;
 
-    if (z != NULL)
-        end = z;
     /* Output never exceeds the input plus one NUL. */
-    if ((rc = reserve(p, 16, (size_t)(end - s) + 1)) < 0)
+    if ((rc = reserve(p, 16, len + 1)) < 0)
         return rc;
-    for (;;) {
-        size_t start;
-        bool inq = false, insq = false;
-
-        while (s < end && is_blank(*s))
-            s++;
-        if (s == end)
-            return 0;
-        start = p->arenaused;
-        for (;;) {
-            char c = s < end ? *s : '\0';
-
-            if (inq) {
-                if (c == '\0') {
-                    return fail(p, -EPROTO, RESP_ERR_QUOTES);
-                } else if (c == '\\' && end - s >= 4 && s[1] == 'x' &&
-                           hexval(s[2]) >= 0 && hexval(s[3]) >= 0) {
-                    p->arena[p->arenaused++] =
-                        (char)(hexval(s[2]) * 16 + hexval(s[3]));
-                    s += 4;
-                } else if (c == '\\' && end - s >= 2) {
-                    switch (s[1]) {
-                    case 'n':
-                        c = '\n';
-                        break;
-                    case 'r':
-                        c = '\r';
-                        break;
-                    case 't':
-                        c = '\t';
-                        break;
-                    case 'b':
-                        c = '\b';
-                        break;
-                    case 'a':
-                        c = '\a';
-                        break;
-                    default:
-                        c = s[1];
-                        break;
-                    }
-                    p->arena[p->arenaused++] = c;
-                    s += 2;
-                } else if (c == '"') {
-                    s++;
-                    if (s < end && !is_blank(*s))
-                        return fail(p, -EPROTO, RESP_ERR_QUOTES);
-                    break;
-                } else {
-                    p->arena[p->arenaused++] = c;
-                    s++;
-                }
-            } else if (insq) {
-                if (c == '\0') {
-                    return fail(p, -EPROTO, RESP_ERR_QUOTES);
-                } else if (c == '\\' && end - s >= 2 && s[1] == '\'') {
-                    p->arena[p->arenaused++] = '\'';
-                    s += 2;
-                } else if (c == '\'') {
-                    s++;
-                    if (s < end && !is_blank(*s))
-                        return fail(p, -EPROTO, RESP_ERR_QUOTES);
-                    break;
-                } else {
-                    p->arena[p->arenaused++] = c;
-                    s++;
-                }
-            } else if (c == ' ' || c == '\n' || c == '\r' || c == '\t' ||
-                       c == '\0') {
-                if (s < end)
-                    s++;
-                break;
-            } else if (c == '"') {
-                inq = true;
-                s++;
-            } else if (c == '\'') {
-                insq = true;
-                s++;
-            } else {
-                p->arena[p->arenaused++] = c;
-                s++;
-            }
-        }
-        if ((rc = add_arg(p, start)) < 0)
-            return rc;
-    }
+    rc = resp_splitargs(s, len, p->arena + p->arenaused, add_inline_word, p);
+    if (rc == -EPROTO)
+        return fail(p, -EPROTO, RESP_ERR_QUOTES);
+    return rc;
 }
 
 static int take_inline(resp_parser_t *p, resp_cmd_t **out)

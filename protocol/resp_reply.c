@@ -225,6 +225,17 @@ void resp_add_int(resp_out_t *o, int64_t v)
     put_header(o, ':', v);
 }
 
+/* Writes len bytes of p and CRLF at d + n; returns the new length. */
+static size_t put_payload(char *d, size_t n, const void *p, size_t len)
+{
+    if (len > 0)
+        memcpy(d + n, p, len);
+    n += len;
+    d[n++] = '\r';
+    d[n++] = '\n';
+    return n;
+}
+
 void resp_add_bulk(resp_out_t *o, const void *p, size_t len)
 {
     char *d;
@@ -239,12 +250,7 @@ void resp_add_bulk(resp_out_t *o, const void *p, size_t len)
     n = 1 + fmt_u64(d + 1, len);
     d[n++] = '\r';
     d[n++] = '\n';
-    if (len > 0)
-        memcpy(d + n, p, len);
-    n += len;
-    d[n++] = '\r';
-    d[n++] = '\n';
-    o->len += n;
+    o->len += put_payload(d, n, p, len);
 }
 
 void resp_add_cstr(resp_out_t *o, const char *s)
@@ -359,12 +365,7 @@ void resp_add_verbatim(resp_out_t *o, const char *fmt, const void *p,
     memcpy(d + n, fmt, 3);
     n += 3;
     d[n++] = ':';
-    if (len > 0)
-        memcpy(d + n, p, len);
-    n += len;
-    d[n++] = '\r';
-    d[n++] = '\n';
-    o->len += n;
+    o->len += put_payload(d, n, p, len);
 }
 
 void resp_add_raw(resp_out_t *o, const void *p, size_t len)

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conn.h"
 #include "glob.h"
+#include "util.h"
 
 #define CMD_NAME_MAX 64
 
@@ -59,9 +59,19 @@ static bool name_eq(const char *lower, const char *s, size_t len)
     return lower[len] == '\0';
 }
 
+bool cmd_arg_ll(const resp_arg_t *a, long long *out)
+{
+    return cmdarg_ll(a->ptr, a->len, out);
+}
+
+bool cmd_arg_u64(const resp_arg_t *a, uint64_t *out)
+{
+    return cmdarg_u64(a->ptr, a->len, out);
+}
+
 bool cmd_arg_is(const resp_arg_t *a, const char *lower)
 {
-    return name_eq(lower, a->ptr, a->len);
+    return cmdarg_is(a->ptr, a->len, lower);
 }
 
 static size_t table_len(const cmd_def_t *t)
@@ -74,11 +84,15 @@ static size_t table_len(const cmd_def_t *t)
 
 static int index_add(cmd_index_t *ix, const cmd_def_t *d)
 {
+    /* A container without a proc of its own must take a subcommand, so
+     * that admit() never returns a definition without a proc. */
+    if (d->proc == NULL && (d->subcommands == NULL || d->arity > -2))
+        return -EINVAL;
     uint64_t h = name_hash(d->name, strlen(d->name));
     size_t i = (size_t)h & (ix->nslots - 1);
     while (ix->slots[i].def != NULL) {
         if (strcmp(ix->slots[i].def->name, d->name) == 0)
-            return -EEXIST; /* the first table wins */
+            return -EEXIST;
         i = (i + 1) & (ix->nslots - 1);
     }
     ix->slots[i].def = d;
@@ -87,12 +101,12 @@ static int index_add(cmd_index_t *ix, const cmd_def_t *d)
     return 0;
 }
 
-int cmd_index_build(server_t *s)
+int cmd_index_build(server_t *s, const cmd_def_t *const *tables, size_t ntables,
+                    const char **dup)
 {
-    const cmd_def_t *tables[] = {cmd_server_table, cmd_persist_table,
-                                 cmd_cf_table};
-    const size_t ntables = sizeof(tables) / sizeof(tables[0]);
     size_t total = 0;
+    int rc;
+    *dup = NULL;
     for (size_t t = 0; t < ntables; t++)
         total += table_len(tables[t]);
     cmd_index_t *ix = calloc(1, sizeof(*ix));
@@ -109,10 +123,14 @@ int cmd_index_build(server_t *s)
         free(ix);
         return -ENOMEM;
     }
+    s->cmds = ix;
     for (size_t t = 0; t < ntables; t++)
         for (size_t i = 0; i < table_len(tables[t]); i++)
-            (void)index_add(ix, &tables[t][i]);
-    s->cmds = ix;
+            if ((rc = index_add(ix, &tables[t][i])) < 0) {
+                *dup = tables[t][i].name;
+                cmd_index_free(s);
+                return rc;
+            }
     return 0;
 }
 
@@ -217,50 +235,56 @@ static bool arity_ok(int arity, int argc)
     return arity >= 0 ? argc == arity : argc >= -arity;
 }
 
+/* The checks every command passes before it runs, in Redis's order: arity,
+ * subcommand, authentication. The definition to run, or NULL after the
+ * refusal's reply (counted on e). */
+static const cmd_def_t *admit(client_t *c, cmd_entry_t *e, int argc,
+                              const resp_arg_t *argv)
+{
+    const cmd_def_t *d = e->def;
+    c->cmd = d;
+    c->sub = NULL;
+    if (!arity_ok(d->arity, argc)) {
+        reply_wrong_arity(c, d->name);
+        e->rejected++;
+        return NULL;
+    }
+    if (d->subcommands != NULL && argc >= 2) {
+        const cmd_def_t *sub = cmd_find_sub(d, argv[1].ptr, argv[1].len);
+        if (sub == NULL) {
+            cmd_reply_unknown_sub(c, d->name, &argv[1]);
+            e->rejected++;
+            return NULL;
+        }
+        if (!arity_ok(sub->arity, argc)) {
+            char full[2 * CMD_NAME_MAX + 2];
+            snprintf(full, sizeof(full), "%s|%s", d->name, sub->name);
+            reply_wrong_arity(c, full);
+            e->rejected++;
+            return NULL;
+        }
+        c->sub = sub;
+        d = sub;
+    }
+    if (!c->authenticated && !(d->flags & CMD_NOAUTH)) {
+        resp_add_error(&c->out, "NOAUTH Authentication required.");
+        e->rejected++;
+        return NULL;
+    }
+    return d;
+}
+
 void cmd_dispatch(client_t *c, const resp_cmd_t *cmd)
 {
     server_t *s = c->srv;
-    conn_t *cn = (conn_t *)c;
     cmd_entry_t *e = lookup_entry(s, cmd->argv[0].ptr, cmd->argv[0].len);
     if (e == NULL) {
         reply_unknown_command(c, cmd);
         return;
     }
-    const cmd_def_t *d = e->def;
-    cn->lastcmd = d->name;
-    cn->lastsub = NULL;
-    if (!arity_ok(d->arity, cmd->argc)) {
-        reply_wrong_arity(c, d->name);
-        e->rejected++;
+    const cmd_def_t *d = admit(c, e, cmd->argc, cmd->argv);
+    if (d == NULL)
         return;
-    }
-    if (d->subcommands != NULL && cmd->argc >= 2) {
-        const cmd_def_t *sub =
-            cmd_find_sub(d, cmd->argv[1].ptr, cmd->argv[1].len);
-        if (sub == NULL) {
-            cmd_reply_unknown_sub(c, d->name, &cmd->argv[1]);
-            e->rejected++;
-            return;
-        }
-        if (!arity_ok(sub->arity, cmd->argc)) {
-            char full[2 * CMD_NAME_MAX + 2];
-            snprintf(full, sizeof(full), "%s|%s", d->name, sub->name);
-            reply_wrong_arity(c, full);
-            e->rejected++;
-            return;
-        }
-        if (!c->authenticated && !(sub->flags & CMD_NOAUTH)) {
-            resp_add_error(&c->out, "NOAUTH Authentication required.");
-            e->rejected++;
-            return;
-        }
-        cn->lastsub = sub->name;
-        d = sub;
-    } else if (!c->authenticated && !(d->flags & CMD_NOAUTH)) {
-        resp_add_error(&c->out, "NOAUTH Authentication required.");
-        e->rejected++;
-        return;
-    }
     if ((d->flags & CMD_DENYOOM) && s->cfg->maxmemory > 0 &&
         server_used_memory(s) > s->cfg->maxmemory) {
         resp_add_error(&c->out, "OOM command not allowed when used memory > "
@@ -268,13 +292,10 @@ void cmd_dispatch(client_t *c, const resp_cmd_t *cmd)
         e->rejected++;
         return;
     }
-    if ((d->flags & CMD_WRITE) && persist_deny_writes(s)) {
-        resp_add_error(&c->out, persist_misconf_msg);
+    const char *denied;
+    if ((d->flags & CMD_WRITE) && (denied = server_writes_denied(s))) {
+        resp_add_error(&c->out, denied);
         e->rejected++;
-        return;
-    }
-    if (d->proc == NULL) { /* a container called without a subcommand */
-        reply_wrong_arity(c, e->def->name);
         return;
     }
     size_t out_before = c->out.len;
@@ -286,6 +307,33 @@ void cmd_dispatch(client_t *c, const resp_cmd_t *cmd)
     if (c->out.len > out_before && c->out.buf[out_before] == '-')
         e->failed++;
     s->total_commands++;
+}
+
+void cmd_prefetch(client_t *c, const resp_peek_t *next, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const resp_peek_t *pk = &next[i];
+        const cmd_entry_t *e =
+            lookup_entry(c->srv, pk->argv[0].ptr, pk->argv[0].len);
+        if (e == NULL || e->def->prefetch == NULL ||
+            !arity_ok(e->def->arity, pk->argc))
+            continue;
+        /* A client that may not run the command must not make the server
+         * touch its key's memory either. */
+        if (!c->authenticated && !(e->def->flags & CMD_NOAUTH))
+            continue;
+        e->def->prefetch(c, e->def, pk->argc, pk->argv);
+    }
+}
+
+void cmd_reply_text(client_t *c, sbuf_t *b)
+{
+    if (b->failed) {
+        resp_add_error(&c->out, "ERR out of memory");
+    } else {
+        resp_add_verbatim(&c->out, "txt", b->p != NULL ? b->p : "", b->len);
+    }
+    free(b->p);
 }
 
 void cmd_stats_each(const server_t *s, cmd_stat_fn *fn, void *ctx)

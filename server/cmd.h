@@ -1,7 +1,8 @@
 /*
- * cmd.h - the dispatcher: command lookup by case-insensitive name over
- * cmd_server_table and cmd_cf_table, arity and authentication checks, call
- * counting, and the COMMAND command built from the tables' docs.
+ * cmd.h - the dispatcher: command lookup by case-insensitive name over the
+ * tables main() registers, the checks before a command runs, the prefetch
+ * hook of pipelined commands, call counting, and the COMMAND command built
+ * from the tables' docs. It knows no command family.
  *
  * Contract: event loop thread only. The index is built once per server.
  */
@@ -9,16 +10,27 @@
 #define CMD_H
 
 #include "server_int.h"
+#include "util.h"
 
-/* Builds s->cmds from the command tables. 0 or -ENOMEM. */
-int cmd_index_build(server_t *s);
+/* Builds s->cmds from ntables NULL-name terminated tables (the composition
+ * root, main(), names them). 0; -ENOMEM; -EEXIST when two entries have
+ * the same name, or -EINVAL for an entry without a proc that does not
+ * require a subcommand; *dup then names it (the server must not start). */
+int cmd_index_build(server_t *s, const cmd_def_t *const *tables, size_t ntables,
+                    const char **dup);
 void cmd_index_free(server_t *s);
 
 /* The command named by name (any case), or NULL. */
 const cmd_def_t *cmd_lookup(const server_t *s, const char *name, size_t len);
 
-/* Runs one parsed command for c, appending its reply to c->out. */
+/* Runs one parsed command for c, appending its reply to c->out: arity,
+ * subcommand, NOAUTH, OOM (CMD_DENYOOM over maxmemory) and write denial
+ * (CMD_WRITE while server_writes_denied()) are checked first. */
 void cmd_dispatch(client_t *c, const resp_cmd_t *cmd);
+
+/* Given a look at the next n commands of c's pipeline, calls the prefetch
+ * hook of those that have one, pass their arity and that c may run. */
+void cmd_prefetch(client_t *c, const resp_peek_t *next, size_t n);
 
 /* Calls fn for every command that was called or rejected (INFO
  * commandstats). failed counts the calls that replied with an error. */
@@ -26,6 +38,10 @@ typedef void cmd_stat_fn(void *ctx, const char *name, uint64_t calls,
                          uint64_t usec, uint64_t rejected, uint64_t failed);
 void cmd_stats_each(const server_t *s, cmd_stat_fn *fn, void *ctx);
 void cmd_stats_reset(server_t *s);
+
+/* Replies b as verbatim text (RESP3 =txt, RESP2 bulk), or an error when b
+ * failed; frees b->p. */
+void cmd_reply_text(client_t *c, sbuf_t *b);
 
 /* The subcommand of parent named by name (any case), or NULL. */
 const cmd_def_t *cmd_find_sub(const cmd_def_t *parent, const char *name,
@@ -41,6 +57,14 @@ cmd_proc_t cmd_command_count_proc;
 cmd_proc_t cmd_command_info_proc;
 cmd_proc_t cmd_command_list_proc;
 cmd_proc_t cmd_command_docs_proc;
+
+/* An argument as an integer with Redis's string2ll rules (cmdarg_ll). */
+bool cmd_arg_ll(const resp_arg_t *a, long long *out);
+bool cmd_arg_u64(const resp_arg_t *a, uint64_t *out);
+
+/* The terminators of argument-doc and command tables. */
+#define CMD_ARG_END {NULL, NULL, NULL, 0, NULL}
+#define CMD_DEF_END {.name = NULL}
 
 /* true when a and b (b NUL-terminated, lower case) are equal ignoring case. */
 bool cmd_arg_is(const resp_arg_t *a, const char *lower);

@@ -5,7 +5,10 @@
  */
 #include "config.h"
 
+#include "cmdarg.h"
 #include "glob.h"
+#include "resp.h"
+#include "util.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -232,132 +235,56 @@ static const cfg_def_t *def_find(const char *name)
 #define FIELD(c, d, type) ((type *)((char *)(c) + (d)->off))
 #define CFIELD(c, d, type) ((const type *)((const char *)(c) + (d)->off))
 
-/* ---- argument splitting, as Redis's sdssplitargs() ---- */
+/* ---- argument splitting: protocol's resp_splitargs() ---- */
 
-static int hexval(int ch)
+typedef struct words {
+    char **argv;
+    int argc;
+    bool nul; /* a word held a NUL byte (\x00) */
+} words_t;
+
+static int add_word(void *ctx, char *word, size_t len)
 {
-    if (ch >= '0' && ch <= '9')
-        return ch - '0';
-    ch = tolower(ch);
-    if (ch >= 'a' && ch <= 'f')
-        return ch - 'a' + 10;
-    return -1;
+    words_t *w = ctx;
+    w->nul |= memchr(word, '\0', len) != NULL;
+    w->argv[w->argc++] = word;
+    return 0;
 }
 
 /* Splits line into words in place of a buffer the caller frees (*buf) and an
- * array (*out, also the caller's): "..." takes \n \r \t \b \a \xHH and \c,
- * '...' takes \' only, and a closing quote must be followed by a space or the
- * end. 0, -EINVAL on unbalanced quotes (or a NUL byte from \x00), -ENOMEM. */
+ * array (*out, also the caller's), as redis-server reads its configuration.
+ * 0, -EINVAL on unbalanced quotes or a NUL byte in a word (it cannot live
+ * in a C string: refused, not truncated), -ENOMEM. */
 static int split_args(const char *line, char ***out, int *argc_out,
                       char **buf_out)
 {
     size_t len = strlen(line);
-    char *buf = malloc(len + 1 + len / 2 + 1);
-    char **argv = calloc(len / 2 + 2, sizeof(*argv));
-    const char *p = line;
-    char *w = buf;
-    int argc = 0;
+    char *buf = malloc(len + 1);
+    words_t w = {calloc(len / 2 + 2, sizeof(char *)), 0, false};
 
-    if (buf == NULL || argv == NULL) {
+    if (buf == NULL || w.argv == NULL) {
         free(buf);
-        free(argv);
+        free(w.argv);
         return -ENOMEM;
     }
-    for (;;) {
-        bool inq = false, insq = false, done = false;
-
-        while (*p != '\0' && isspace((unsigned char)*p))
-            p++;
-        if (*p == '\0')
-            break;
-        argv[argc++] = w;
-        while (!done) {
-            if (inq) {
-                if (*p == '\0')
-                    goto unbalanced;
-                if (p[0] == '\\' && p[1] == 'x' && hexval(p[2]) >= 0 &&
-                    hexval(p[3]) >= 0) {
-                    char ch = (char)(hexval(p[2]) * 16 + hexval(p[3]));
-                    if (ch == '\0')
-                        goto unbalanced; /* cannot live in a C string */
-                    *w++ = ch;
-                    p += 3;
-                } else if (p[0] == '\\' && p[1] != '\0') {
-                    p++;
-                    switch (*p) {
-                    case 'n': *w++ = '\n'; break;
-                    case 'r': *w++ = '\r'; break;
-                    case 't': *w++ = '\t'; break;
-                    case 'b': *w++ = '\b'; break;
-                    case 'a': *w++ = '\a'; break;
-                    default: *w++ = *p; break;
-                    }
-                } else if (*p == '"') {
-                    if (p[1] != '\0' && !isspace((unsigned char)p[1]))
-                        goto unbalanced;
-                    done = true;
-                } else {
-                    *w++ = *p;
-                }
-            } else if (insq) {
-                if (*p == '\0')
-                    goto unbalanced;
-                if (p[0] == '\\' && p[1] == '\'') {
-                    p++;
-                    *w++ = '\'';
-                } else if (*p == '\'') {
-                    if (p[1] != '\0' && !isspace((unsigned char)p[1]))
-                        goto unbalanced;
-                    done = true;
-                } else {
-                    *w++ = *p;
-                }
-            } else {
-                switch (*p) {
-                case ' ': case '\n': case '\r': case '\t': case '\v':
-                case '\f': case '\0':
-                    done = true;
-                    break;
-                case '"': inq = true; break;
-                case '\'': insq = true; break;
-                default: *w++ = *p; break;
-                }
-            }
-            if (*p != '\0')
-                p++;
-        }
-        *w++ = '\0';
+    if (resp_splitargs(line, len, buf, add_word, &w) < 0 || w.nul) {
+        free(buf);
+        free(w.argv);
+        return -EINVAL;
     }
-    *out = argv;
-    *argc_out = argc;
+    *out = w.argv;
+    *argc_out = w.argc;
     *buf_out = buf;
     return 0;
-
-unbalanced:
-    free(buf);
-    free(argv);
-    return -EINVAL;
 }
 
 /* ---- value parsing ---- */
 
-/* Strict unsigned decimal: digits only, no sign or space, no overflow. */
+/* An unsigned decimal with Redis's string2ll rules (commands/cmdarg.h, the
+ * one integer parser): digits only, no sign, space or leading zero. */
 static bool parse_digits(const char *s, size_t n, uint64_t *out)
 {
-    uint64_t v = 0;
-
-    if (n == 0)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return false;
-        unsigned d = (unsigned)(s[i] - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            return false;
-        v = v * 10 + d;
-    }
-    *out = v;
-    return true;
+    return cmdarg_u64(s, n, out);
 }
 
 /* Digits with an optional unit as Redis: k=1000, kb=1024, m, mb, g, gb, b. */
@@ -611,8 +538,45 @@ static const char *set_string(cfg_t *c, const cfg_def_t *d, const char *s)
 
 /* Applies one directive. 0, or -EINVAL with the reason in why, or -ENOMEM.
  * Nothing changes unless it returns 0. ld is NULL at run time. */
+static int apply_words(cfg_t *c, const cfg_def_t *d, char **argv, int argc,
+                       cfg_load_t *ld, char *why);
+
+static bool multi_arg(const cfg_def_t *d)
+{
+    return d->type == T_SAVE || d->type == T_BIND || d->type == T_COBL;
+}
+
+/* Applies a directive's value words. As redis-server 7 does for its
+ * multi-argument directives (save, bind, client-output-buffer-limit), one
+ * non-empty word is split at spaces: `--save "3600 1 300 100"` from a
+ * compose command list, or `save "60 1000"` in a file, mean the same as
+ * the words given apart. */
 static int apply(cfg_t *c, const cfg_def_t *d, char **argv, int argc,
                  cfg_load_t *ld, char *why)
+{
+    if (!multi_arg(d) || argc != 1 || argv[0][0] == '\0' ||
+        strchr(argv[0], ' ') == NULL)
+        return apply_words(c, d, argv, argc, ld, why);
+    size_t len = strlen(argv[0]);
+    char *copy = strdup(argv[0]);
+    char **words = calloc(len / 2 + 2, sizeof(*words));
+    int n = 0, rc;
+    if (copy == NULL || words == NULL) {
+        free(copy);
+        free(words);
+        snprintf(why, WHY_LEN, "out of memory");
+        return -ENOMEM;
+    }
+    for (char *tok = strtok(copy, " "); tok != NULL; tok = strtok(NULL, " "))
+        words[n++] = tok;
+    rc = apply_words(c, d, words, n, ld, why);
+    free(words);
+    free(copy);
+    return rc;
+}
+
+static int apply_words(cfg_t *c, const cfg_def_t *d, char **argv, int argc,
+                       cfg_load_t *ld, char *why)
 {
     const char *reason = NULL;
     cfg_val_t v;
@@ -723,16 +687,6 @@ void cfg_free(cfg_t *c)
     memset(c, 0, sizeof(*c));
 }
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (err == NULL || errlen == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 /* Applies one line (already trimmed, not a comment). */
 static int load_line(cfg_t *c, const char *where, const char *line,

@@ -60,8 +60,8 @@ static void conn_on_close(uv_handle_t *h)
     resp_parser_free(c->parser);
     resp_out_release(&c->cl.out);
     free(c->cl.name);
-    free(c->lib_name);
-    free(c->lib_ver);
+    free(c->cl.lib_name);
+    free(c->cl.lib_ver);
     free(c);
 }
 
@@ -335,13 +335,14 @@ static void conn_run(conn_t *c)
                 c->held = true;
                 break;
             }
-            /* In a pipeline, fetch the filter buckets of the next commands
-             * before running them: one look per CONN_PEEK commands. A lone
-             * command gains nothing from it. */
+            /* In a pipeline, let the next commands start loading what they
+             * will touch (the dispatcher's prefetch hooks) before running
+             * them: one look per CONN_PEEK commands. A lone command gains
+             * nothing from it. */
             if (ahead == 0) {
                 ahead = resp_parser_peek(c->parser, next, CONN_PEEK);
                 if (ahead > 1)
-                    cmd_cf_prefetch(&c->cl, next, ahead);
+                    cmd_prefetch(&c->cl, next, ahead);
                 else
                     ahead = CONN_PEEK; /* none or one: look again later */
             }
@@ -500,7 +501,6 @@ void conn_accept(server_t *s, uv_stream_t *listener, bool is_unix)
         s->cfg->requirepass == NULL || s->cfg->requirepass[0] == '\0';
     resp_out_init(&c->cl.out, 2);
     c->created_ms = c->last_ms = server_now_ms(s);
-    c->lastcmd = "NULL";
     conn_set_addrs(c);
     conn_apply_limits(c);
 
@@ -519,16 +519,36 @@ size_t conn_out_queued(const conn_t *c)
     return uv_stream_get_write_queue_size(&c->h.stream);
 }
 
-size_t conn_describe(const conn_t *c, char *buf, size_t len)
+/* The connection that embeds client cl (first member of conn_t). */
+static conn_t *conn_of(const client_t *cl)
 {
+    return (conn_t *)((char *)cl - offsetof(conn_t, cl));
+}
+
+client_t *conn_next_client(const server_t *s, const client_t *prev)
+{
+    conn_t *c = prev == NULL ? s->clients : conn_of(prev)->next;
+    return c != NULL ? &c->cl : NULL;
+}
+
+void conn_client_limits(client_t *cl)
+{
+    conn_apply_limits(conn_of(cl));
+}
+
+size_t conn_describe(const client_t *cl, char *buf, size_t len)
+{
+    const conn_t *c = conn_of(cl);
     uint64_t now = server_now_ms(c->cl.srv);
     size_t qbuf = resp_parser_pending(c->parser);
     size_t omem = conn_out_queued(c);
     char cmd[80];
-    if (c->lastsub != NULL)
-        snprintf(cmd, sizeof(cmd), "%s|%s", c->lastcmd, c->lastsub);
+    if (cl->cmd == NULL)
+        snprintf(cmd, sizeof(cmd), "NULL");
+    else if (cl->sub != NULL)
+        snprintf(cmd, sizeof(cmd), "%s|%s", cl->cmd->name, cl->sub->name);
     else
-        snprintf(cmd, sizeof(cmd), "%s", c->lastcmd);
+        snprintf(cmd, sizeof(cmd), "%s", cl->cmd->name);
     int n = snprintf(
         buf, len,
         "id=%" PRIu64 " addr=%s laddr=%s fd=%d name=%s age=%" PRIu64
@@ -539,8 +559,8 @@ size_t conn_describe(const conn_t *c, char *buf, size_t len)
         c->cl.id, c->addr, c->laddr, c->fd,
         c->cl.name != NULL ? c->cl.name : "", (now - c->created_ms) / 1000,
         (now - c->last_ms) / 1000, c->cl.dbnum, qbuf, SERVER_READ_SLAB, omem,
-        omem + qbuf, cmd, c->cl.resp, c->lib_name != NULL ? c->lib_name : "",
-        c->lib_ver != NULL ? c->lib_ver : "");
+        omem + qbuf, cmd, c->cl.resp, cl->lib_name != NULL ? cl->lib_name : "",
+        cl->lib_ver != NULL ? cl->lib_ver : "");
     if (n < 0)
         return 0;
     if ((size_t)n < len)

@@ -33,9 +33,6 @@ struct conn {
     uint64_t last_ms;        /* last interaction, for timeout and idle= */
     uint64_t obl_soft_since; /* when the soft limit was first passed, or 0 */
     int writes_pending;
-    const char *lastcmd; /* static name of the last command */
-    const char *lastsub; /* and of its subcommand, or NULL */
-    char *lib_name, *lib_ver;
 };
 
 /* Called from a listener's connection callback. */
@@ -48,9 +45,16 @@ void conn_close(conn_t *c);
  * close_after_reply is set. */
 void conn_flush(conn_t *c);
 
-/* Writes the CLIENT LIST line of c (ending in '\n') into buf, returns its
+/* The accessors command modules use (CLIENT, AUTH): they see client_t only.
+ *
+ * Writes the CLIENT LIST line of c (ending in '\n') into buf, returns its
  * length (truncated to len-1). */
-size_t conn_describe(const conn_t *c, char *buf, size_t len);
+size_t conn_describe(const client_t *c, char *buf, size_t len);
+/* The client after prev in the server's list (the first for NULL), or
+ * NULL at the end. */
+client_t *conn_next_client(const server_t *s, const client_t *prev);
+/* Applies the limits that follow c's state (after authentication). */
+void conn_client_limits(client_t *c);
 
 /* Applies the current limits (CONFIG SET) to c's parser. */
 void conn_apply_limits(conn_t *c);

@@ -24,6 +24,7 @@ typedef struct ks_entry {
     struct ks_entry *next;
     cf_filter_t *f;
     uint64_t hash;
+    uint64_t counted; /* bytes this entry adds to db->bytes */
     size_t len;
     char key[]; /* len bytes, NUL-terminated for convenience */
 } ks_entry_t;
@@ -175,7 +176,8 @@ static void link_entry(ks_db_t *db, ks_entry_t *e)
     e->next = db->buckets[i];
     db->buckets[i] = e;
     db->size++;
-    db->bytes += entry_bytes(e->len) + cf_size_bytes(e->f);
+    e->counted = entry_bytes(e->len) + cf_size_bytes(e->f);
+    db->bytes += e->counted;
 }
 
 /* Unlinks *link's entry and takes it out of the accounting. */
@@ -185,7 +187,7 @@ static ks_entry_t *unlink_entry(ks_db_t *db, ks_entry_t **link)
     *link = e->next;
     e->next = NULL;
     db->size--;
-    db->bytes -= entry_bytes(e->len) + cf_size_bytes(e->f);
+    db->bytes -= e->counted;
     return e;
 }
 
@@ -259,9 +261,14 @@ uint64_t ks_bytes(const ks_db_t *db)
     return db->bytes;
 }
 
-void ks_resized(ks_db_t *db, int64_t delta)
+void ks_recount(ks_db_t *db, const void *key, size_t len)
 {
-    db->bytes = (uint64_t)((int64_t)db->bytes + delta);
+    ks_entry_t *e = *find_link(db, key, len, ks_hash(db, key, len));
+    if (e == NULL)
+        return;
+    uint64_t now = entry_bytes(e->len) + cf_size_bytes(e->f);
+    db->bytes = db->bytes - e->counted + now;
+    e->counted = now;
 }
 
 int ks_foreach(const ks_db_t *db, ks_each_fn *fn, void *ctx)

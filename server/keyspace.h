@@ -36,12 +36,15 @@ int ks_del(ks_db_t *db, const void *key, size_t len);
 int ks_rename(ks_db_t *db, const void *src, size_t slen, const void *dst,
               size_t dlen);
 
-size_t ks_size(const ks_db_t *db);   /* number of keys */
-void ks_flush(ks_db_t *db);          /* removes (frees) every key */
+size_t ks_size(const ks_db_t *db); /* number of keys */
+void ks_flush(ks_db_t *db);        /* removes (frees) every key */
 /* Filters' cf_size_bytes() plus the table's own memory, kept as a running
- * sum: a caller that grows a stored filter reports it with ks_resized(). */
+ * sum. Each entry remembers the bytes it was counted with, and removal
+ * takes exactly those off, so the sum cannot wrap even if a filter grew
+ * without being recounted. A caller that changed a stored filter's size
+ * recounts it with ks_recount() (no-op for an absent key). */
 uint64_t ks_bytes(const ks_db_t *db);
-void ks_resized(ks_db_t *db, int64_t delta);
+void ks_recount(ks_db_t *db, const void *key, size_t len);
 
 /* Calls fn for every key; stops early and returns fn's value when it is
  * non-zero, else 0. The table must not change during the walk. */

@@ -47,6 +47,35 @@ const char persist_misconf_msg[] =
     "writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). "
     "Please check the Redis logs for details about the RDB error.";
 
+/* persist.c's state, allocated on first use; server_free() frees it (it
+ * owns nothing else by then: child_path is released when a child ends). */
+static persist_t *state(server_t *s)
+{
+    if (s->persist == NULL) {
+        s->persist = calloc(1, sizeof(persist_t));
+        if (s->persist == NULL) {
+            log_warning("Out of memory for the persistence state");
+            abort();
+        }
+        s->persist->child_errfd = -1;
+    }
+    return s->persist;
+}
+
+static const persist_t *cstate(const server_t *s)
+{
+    static const persist_t none = {.child_errfd = -1};
+    return s->persist != NULL ? s->persist : &none;
+}
+
+/* Records the outcome of a background save and sets the server's write
+ * denial (MISCONF) to match. */
+static void set_bgsave_err(server_t *s, persist_t *p, bool err)
+{
+    p->last_bgsave_err = err;
+    server_deny_writes(s, err ? persist_misconf_msg : NULL);
+}
+
 /* ---- the keyspace as the snapshot writer sees it ----------------------- */
 
 typedef struct walk {
@@ -124,6 +153,7 @@ static uint64_t load_cap(const server_t *s)
 int persist_load(server_t *s)
 {
     const char *path = s->cfg->dbfilename;
+    (void)state(s); /* allocated before anything can fail */
     int stale = snap_remove_stale(path);
     if (stale > 0)
         log_notice("Removed %d temporary snapshot file%s left by an "
@@ -167,7 +197,7 @@ int persist_load(server_t *s)
 /* A foreground save: 0 or a negative errno (logged, err filled). */
 static int save_now(server_t *s, char *err, size_t errlen)
 {
-    persist_t *p = &s->persist;
+    persist_t *p = state(s);
     uint64_t t0 = uv_hrtime();
     int rc = snap_save(s->cfg->dbfilename, keyspace_iter, s, err, errlen);
     if (rc < 0) {
@@ -178,7 +208,7 @@ static int save_now(server_t *s, char *err, size_t errlen)
                (double)(uv_hrtime() - t0) / 1e9);
     s->dirty = 0;
     s->lastsave = time(NULL);
-    p->last_bgsave_err = false;
+    set_bgsave_err(s, p, false);
     p->saves++;
     return 0;
 }
@@ -224,7 +254,7 @@ static void child_main(server_t *s, pid_t parent, int errfd)
 /* Starts a background save: 0, or a negative errno (logged). */
 static int bgsave_start(server_t *s)
 {
-    persist_t *p = &s->persist;
+    persist_t *p = state(s);
     int fds[2] = {-1, -1};
     p->last_bgsave_try = time(NULL);
     if (pipe(fds) < 0 || fcntl(fds[0], F_SETFD, FD_CLOEXEC) < 0 ||
@@ -236,7 +266,7 @@ static int bgsave_start(server_t *s)
             close(fds[1]);
         }
         log_warning("Can't save in background: pipe: %s", strerror(-rc));
-        p->last_bgsave_err = true;
+        set_bgsave_err(s, p, true);
         return rc;
     }
     char *path = strdup(s->cfg->dbfilename);
@@ -244,7 +274,7 @@ static int bgsave_start(server_t *s)
         close(fds[0]);
         close(fds[1]);
         log_warning("Can't save in background: out of memory");
-        p->last_bgsave_err = true;
+        set_bgsave_err(s, p, true);
         return -ENOMEM;
     }
     pid_t parent = getpid();
@@ -259,7 +289,7 @@ static int bgsave_start(server_t *s)
         close(fds[0]);
         free(path);
         log_warning("Can't save in background: fork: %s", strerror(-rc));
-        p->last_bgsave_err = true;
+        set_bgsave_err(s, p, true);
         return rc;
     }
     p->child = pid;
@@ -286,7 +316,7 @@ static void child_forget(persist_t *p)
 /* The child has exited with status st. */
 static void bgsave_done(server_t *s, int st)
 {
-    persist_t *p = &s->persist;
+    persist_t *p = state(s);
     p->last_bgsave_sec =
         (int64_t)((uv_now(s->loop) - p->child_start_ms + 500) / 1000);
     p->bgsave_ran = true;
@@ -294,7 +324,7 @@ static void bgsave_done(server_t *s, int st)
         log_notice("Background saving terminated with success");
         s->dirty -= p->dirty_at_fork < s->dirty ? p->dirty_at_fork : s->dirty;
         s->lastsave = p->child_start;
-        p->last_bgsave_err = false;
+        set_bgsave_err(s, p, false);
         p->saves++;
     } else {
         char why[PERSIST_ERR_MAX] = "";
@@ -308,14 +338,14 @@ static void bgsave_done(server_t *s, int st)
                         why[0] ? why : "unknown error");
         /* A killed child may leave its temporary file. */
         snap_remove_stale(p->child_path);
-        p->last_bgsave_err = true;
+        set_bgsave_err(s, p, true);
     }
     child_forget(p);
 }
 
 static void reap(server_t *s)
 {
-    persist_t *p = &s->persist;
+    persist_t *p = state(s);
     int st;
     if (p->child == 0)
         return;
@@ -325,7 +355,7 @@ static void reap(server_t *s)
     } else if (r < 0 && errno == ECHILD) {
         /* Reaped elsewhere: the outcome is unknown, so count it failed. */
         log_warning("Background saving child %d vanished", (int)p->child);
-        p->last_bgsave_err = true;
+        set_bgsave_err(s, p, true);
         child_forget(p);
     }
 }
@@ -333,7 +363,7 @@ static void reap(server_t *s)
 /* Kills a running child and waits for it; its temporary file goes. */
 static void bgsave_kill(server_t *s)
 {
-    persist_t *p = &s->persist;
+    persist_t *p = state(s);
     if (p->child == 0)
         return;
     log_warning("There is a child saving a snapshot. Killing it!");
@@ -347,7 +377,7 @@ static void bgsave_kill(server_t *s)
 static void on_cron(uv_timer_t *t)
 {
     server_t *s = t->data;
-    persist_t *p = &s->persist;
+    persist_t *p = state(s);
     reap(s);
     if (p->child != 0 || s->shutting_down)
         return;
@@ -378,7 +408,7 @@ static void on_sigchld(uv_signal_t *h, int signum)
 
 void persist_start(server_t *s)
 {
-    persist_t *p = &s->persist;
+    persist_t *p = state(s);
     uv_timer_init(s->loop, &p->timer);
     uv_signal_init(s->loop, &p->sigchld);
     p->timer.data = p->sigchld.data = s;
@@ -389,7 +419,7 @@ void persist_start(server_t *s)
 
 int persist_shutdown_save(server_t *s, bool nosave, bool save, bool force)
 {
-    persist_t *p = &s->persist;
+    persist_t *p = state(s);
     if (p->shutdown_done)
         return 0;
     bgsave_kill(s);
@@ -412,7 +442,7 @@ int persist_shutdown_save(server_t *s, bool nosave, bool save, bool force)
 
 void persist_on_shutdown(server_t *s)
 {
-    persist_t *p = &s->persist;
+    persist_t *p = state(s);
     if (!p->shutdown_done)
         persist_shutdown_save(s, false, false, true);
     if (p->shutdown_failed) {
@@ -426,15 +456,9 @@ void persist_on_shutdown(server_t *s)
     }
 }
 
-bool persist_deny_writes(const server_t *s)
-{
-    return s->cfg->stop_writes_on_bgsave_error && s->cfg->nsave > 0 &&
-           s->persist.last_bgsave_err;
-}
-
 void persist_info(const server_t *s, char *buf, size_t len)
 {
-    const persist_t *p = &s->persist;
+    const persist_t *p = cstate(s);
     int64_t cur = -1;
     if (p->child != 0)
         cur = (int64_t)((uv_now(s->loop) - p->child_start_ms) / 1000);
@@ -460,7 +484,7 @@ static void save_proc(client_t *c, int argc, const resp_arg_t *argv)
     (void)argv;
     server_t *s = c->srv;
     char err[PERSIST_ERR_MAX] = "";
-    if (s->persist.child != 0) {
+    if (state(s)->child != 0) {
         resp_add_error(&c->out, "ERR Background save already in progress");
         return;
     }
@@ -488,9 +512,9 @@ static void bgsave_proc(client_t *c, int argc, const resp_arg_t *argv)
         reply_syntax_error(c);
         return;
     }
-    if (s->persist.child != 0) {
+    if (state(s)->child != 0) {
         if (schedule) {
-            s->persist.bgsave_scheduled = true;
+            state(s)->bgsave_scheduled = true;
             resp_add_simple(&c->out, "Background saving scheduled");
         } else {
             resp_add_error(&c->out, "ERR Background save already in progress");
@@ -514,18 +538,34 @@ static void lastsave_proc(client_t *c, int argc, const resp_arg_t *argv)
 
 static const cmd_arg_t bgsave_args[] = {
     {"schedule", "pure-token", "SCHEDULE", CMD_ARG_OPTIONAL, NULL},
-    {NULL, NULL, NULL, 0, NULL}};
+    CMD_ARG_END};
 
 const cmd_def_t cmd_persist_table[] = {
-    {"save", 1, CMD_ADMIN, save_proc, 0, 0, 0, "server",
-     "Synchronously saves the database(s) to disk.", "1.0.0",
-     "O(N) where N is the total number of keys in all databases", NULL, NULL},
-    {"bgsave", -1, CMD_ADMIN, bgsave_proc, 0, 0, 0, "server",
-     "Asynchronously saves the database(s) to disk.", "1.0.0", "O(1)",
-     bgsave_args, NULL},
-    {"lastsave", 1, CMD_FAST | CMD_LOADING | CMD_STALE, lastsave_proc, 0, 0, 0,
-     "server",
-     "Returns the Unix timestamp of the last successful save to disk.", "1.0.0",
-     "O(1)", NULL, NULL},
-    {NULL, 0, 0, NULL, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL},
+    {.name = "save",
+     .arity = 1,
+     .flags = CMD_ADMIN,
+     .proc = save_proc,
+     .group = "server",
+     .summary = "Synchronously saves the database(s) to disk.",
+     .since = "1.0.0",
+     .complexity = "O(N) where N is the total number of keys in all databases"},
+    {.name = "bgsave",
+     .arity = -1,
+     .flags = CMD_ADMIN,
+     .proc = bgsave_proc,
+     .group = "server",
+     .summary = "Asynchronously saves the database(s) to disk.",
+     .since = "1.0.0",
+     .complexity = "O(1)",
+     .args = bgsave_args},
+    {.name = "lastsave",
+     .arity = 1,
+     .flags = CMD_FAST | CMD_LOADING | CMD_STALE,
+     .proc = lastsave_proc,
+     .group = "server",
+     .summary =
+         "Returns the Unix timestamp of the last successful save to disk.",
+     .since = "1.0.0",
+     .complexity = "O(1)"},
+    CMD_DEF_END,
 };

@@ -19,9 +19,10 @@
 #include <time.h>
 #include <uv.h>
 
-#include "server.h"
+#include "server_int.h"
 
-/* Lives in server_t; all zero is the state before anything happened. */
+/* persist.c's state (server_t points at it); all zero is the state before
+ * anything happened. Declared here for the unit tests. */
 typedef struct persist {
     pid_t child;      /* background save in progress, or 0 */
     char *child_path; /* the path the child writes */
@@ -64,9 +65,8 @@ int persist_shutdown_save(server_t *s, bool nosave, bool save, bool force);
  * did it (a failure sets s->exit_code to 1), then closes the handles. */
 void persist_on_shutdown(server_t *s);
 
-/* true when write commands must be refused with persist_misconf_msg
- * (stop-writes-on-bgsave-error after a failed background save). */
-bool persist_deny_writes(const server_t *s);
+/* The MISCONF text that a failed background save sets as the server's
+ * write denial (server_deny_writes()); a good save clears it. */
 extern const char persist_misconf_msg[];
 
 /* Formats the fields of INFO persistence into buf (NUL-terminated, cut at

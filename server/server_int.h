@@ -1,7 +1,7 @@
 /*
  * server_int.h - the server's private state, shared by the modules of the
- * daemon itself (server.c, conn.c, cmd.c, cmd_server.c, main.c). Command
- * modules of other areas use only server.h.
+ * daemon itself (server.c, daemon.c, conn.c, cmd.c, the cmd_*.c families,
+ * persist.c, main.c). A command family that needs no more uses server.h.
  *
  * Contract: event loop thread only.
  */
@@ -10,11 +10,11 @@
 
 #include <uv.h>
 
-#include "persist.h"
 #include "server.h"
 
 typedef struct conn conn_t;
 typedef struct cmd_index cmd_index_t;
+struct persist;
 
 #define SERVER_READ_SLAB (64 * 1024)
 #define SERVER_REDIS_VERSION "7.2.0" /* what clients see as redis_version */
@@ -55,8 +55,17 @@ struct server {
     uint64_t peak_memory;
     uint64_t ops_sample_cmds, ops_sample_ms;
     uint64_t ops_per_sec;
-    time_t lastsave;   /* for the persistence module to update */
-    persist_t persist; /* persist.c */
+    time_t lastsave;             /* for the persistence module to update */
+    struct persist *persist;     /* persist.c's state, allocated there; plain
+                                    memory that server_free() frees */
+    const char *deny_writes_msg; /* server_deny_writes() */
+    /* Called once by daemon_shutdown() after the listeners are closed and
+     * before the clients are (the final save); set by main(). */
+    void (*on_shutdown)(server_t *s);
+    /* A conversion buffer for command families whose argument type is not
+     * resp_arg_t (cfhost.c), kept between calls. */
+    void *argbuf;
+    size_t argbuf_len;
 
     uint64_t seed_state;
     /* The machine's physical memory, read once at init: the bound on the
@@ -66,26 +75,22 @@ struct server {
     int exit_code;
 };
 
-/* Initialises s for cfg (databases, command index, seed). 0 or -ENOMEM. */
+/* Initialises s for cfg (databases, seed). The command index is built
+ * separately (cmd_index_build) from the tables main() registers. 0 or
+ * -ENOMEM. */
 int server_init(server_t *s, uv_loop_t *loop, cfg_t *cfg);
-/* Opens the listeners, signal handlers and the cron timer. 0 or a negative
- * errno; err describes the failure. */
-int server_listen(server_t *s, char *err, size_t errlen);
-/* Stops listening, closes every client and every handle; the loop then
- * ends. Calls server_on_shutdown() first. */
-void server_shutdown(server_t *s, int exit_code);
-/* The hook for work at shutdown (the final snapshot goes here). main()
- * has made cfg->dir the working directory, as redis-server does, so the
- * snapshot file is cfg->dbfilename relative to it. */
-void server_on_shutdown(server_t *s);
-/* Frees what server_init allocated (after the loop has ended). */
+/* Frees what server_init allocated and the persistence state (after the
+ * loop has ended). The command index is cmd_index_free()'s. */
 void server_free(server_t *s);
 
 /* Memory in use by the keyspaces (the figure maxmemory is checked against). */
 uint64_t server_used_memory(const server_t *s);
 /* Milliseconds since the loop started. */
 uint64_t server_now_ms(const server_t *s);
-/* Applies run-time effects of a CONFIG SET of name. */
-void server_config_changed(server_t *s, const char *name);
+/* Samples instantaneous_ops_per_sec and the memory peak (from the cron). */
+void server_stats_sample(server_t *s);
+/* CONFIG RESETSTAT: zeroes the server's counters and the ops sample
+ * together (the per-command counters are cmd_stats_reset()'s). */
+void server_stats_reset(server_t *s);
 
 #endif /* SERVER_INT_H */

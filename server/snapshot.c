@@ -53,6 +53,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "util.h"
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -69,20 +71,6 @@
 #define SNAP_WRITE_MAX ((size_t)1 << 30)
 
 #define SNAP_TMP_INFIX ".tmp-"
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (err == NULL || errlen == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 static void put_u32(uint8_t *p, uint32_t v)
 {
@@ -421,8 +409,7 @@ static const uint8_t *r_take(snap_reader_t *r, uint64_t n, const char *what,
 }
 
 /* A printable prefix of a binary key name for messages. */
-static void key_label(char *out, size_t outlen, const uint8_t *key,
-                      size_t len)
+static void key_label(char *out, size_t outlen, const uint8_t *key, size_t len)
 {
     size_t i, n = 0, max = 32;
 
@@ -470,8 +457,8 @@ static int load_filter(snap_reader_t *r, int db, const uint8_t *key,
     if (dlen > 0 && cf_load_data(f, 0, data, (size_t)dlen) < 0) {
         cf_free(f);
         set_err(r->err, r->errlen,
-                "%s: filter '%s' in db %d has bad data (file corrupt)",
-                r->name, label, db);
+                "%s: filter '%s' in db %d has bad data (file corrupt)", r->name,
+                label, db);
         return -EINVAL;
     }
     *out = f;
@@ -595,8 +582,8 @@ int snap_parse(const void *buf, size_t len, const char *name, bool verify,
                 name, version, SNAP_VERSION);
         return -EINVAL;
     }
-    if (verify && snap_checksum(b, len) !=
-                      get_u64(b + len - SNAP_TRAILER_LEN)) {
+    if (verify &&
+        snap_checksum(b, len) != get_u64(b + len - SNAP_TRAILER_LEN)) {
         set_err(err, errlen,
                 "%s: checksum mismatch (file corrupt or truncated)", name);
         return -EINVAL;
@@ -659,8 +646,8 @@ int snap_load(const char *path, const cf_limits_t *lim, snap_key_fn *on_key,
         madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
     }
     close(fd);
-    rc = snap_parse(map, (size_t)st.st_size, path, true, lim, on_key, ctx,
-                    err, errlen);
+    rc = snap_parse(map, (size_t)st.st_size, path, true, lim, on_key, ctx, err,
+                    errlen);
     if (map != NULL)
         munmap(map, (size_t)st.st_size);
     return rc;

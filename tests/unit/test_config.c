@@ -994,6 +994,13 @@ static void test_set_errors_change_nothing(void **state)
         {"timeout", "abc", "ERR CONFIG SET failed (possibly related to "
                            "argument 'timeout') - argument couldn't be "
                            "parsed into an integer"},
+        /* string2ll's rules, as every integer argument: no leading zero,
+         * no sign, no space. */
+        {"timeout", "007", "ERR CONFIG SET failed (possibly related to "
+                           "argument 'timeout') - argument couldn't be "
+                           "parsed into an integer"},
+        {"timeout", "+7", NULL},
+        {"timeout", " 7", NULL},
         {"save", "1 2 3", "ERR CONFIG SET failed (possibly related to "
                           "argument 'save') - Invalid save parameters"},
         {"save", "0 1", NULL},

@@ -115,7 +115,7 @@ static void test_missing_file_is_empty_start(void **state)
     start(fx, 16);
     assert_int_equal(persist_load(&fx->s), 0);
     assert_int_equal(ks_size(fx->s.dbs[0]), 0);
-    assert_false(persist_deny_writes(&fx->s));
+    assert_null(server_writes_denied(&fx->s));
 }
 
 static void test_loads_every_database(void **state)
@@ -186,14 +186,15 @@ static void test_write_gate(void **state)
     fixture_t *fx = *state;
     start(fx, 16);
     assert_int_equal(persist_load(&fx->s), 0);
-    assert_false(persist_deny_writes(&fx->s));
-    fx->s.persist.last_bgsave_err = true;
-    assert_true(persist_deny_writes(&fx->s));
+    assert_null(server_writes_denied(&fx->s));
+    /* What a failed background save sets. */
+    server_deny_writes(&fx->s, persist_misconf_msg);
+    assert_ptr_equal(server_writes_denied(&fx->s), persist_misconf_msg);
     fx->cfg.stop_writes_on_bgsave_error = false;
-    assert_false(persist_deny_writes(&fx->s));
+    assert_null(server_writes_denied(&fx->s));
     fx->cfg.stop_writes_on_bgsave_error = true;
     fx->cfg.nsave = 0; /* save "": no MISCONF, as Redis */
-    assert_false(persist_deny_writes(&fx->s));
+    assert_null(server_writes_denied(&fx->s));
     assert_int_equal(strncmp(persist_misconf_msg, "MISCONF ", 8), 0);
 }
 
@@ -211,7 +212,7 @@ static void test_info_fields(void **state)
     assert_non_null(strstr(buf, "rdb_last_bgsave_status:ok\r\n"));
     assert_non_null(strstr(buf, "rdb_last_bgsave_time_sec:-1\r\n"));
     assert_non_null(strstr(buf, "rdb_current_bgsave_time_sec:-1\r\n"));
-    fx->s.persist.last_bgsave_err = true;
+    fx->s.persist->last_bgsave_err = true;
     persist_info(&fx->s, buf, sizeof(buf));
     assert_non_null(strstr(buf, "rdb_last_bgsave_status:err\r\n"));
 }
@@ -244,9 +245,9 @@ static void test_shutdown_save_failure(void **state)
     assert_true(persist_shutdown_save(&fx->s, false, false, false) < 0);
     /* NOSAVE needs no save; a forced exit after a failure exits non-zero. */
     assert_int_equal(persist_shutdown_save(&fx->s, true, false, false), 0);
-    fx->s.persist.shutdown_done = false;
+    fx->s.persist->shutdown_done = false;
     assert_int_equal(persist_shutdown_save(&fx->s, false, false, true), 0);
-    assert_true(fx->s.persist.shutdown_failed);
+    assert_true(fx->s.persist->shutdown_failed);
 }
 
 int main(void)

@@ -1,15 +1,13 @@
 /*
- * test_cmd_cf.c - the CF.* handlers, byte for byte on the wire.
+ * test_cfcmd.c - the CF.* command layer (commands/), byte for byte on the
+ * wire, through a host of its own.
  *
- * The handlers are compiled into this test (cmd_cf.c is included) next to a
- * small fake of the services server.h promises: a configuration, counters
- * for dirty/keyspace hits, and memory limits computed as the server does
- * (maxmemory, else a fake machine's physical memory, less the keyspace's
- * bytes). The real keyspace, filter core and reply encoder do the rest.
- * cf_load_header() is wrapped to count the filters it allocates. Nothing
- * here references a symbol that only the server core defines, so the linker
- * never pulls the core's object from the static library and the fake does
- * not clash with it.
+ * The test host is the smallest honest one: the real keyspace for keys, the
+ * real reply encoder (resp_out) for the sink, counters for changes and
+ * keyspace hits, a seed counter, and memory limits computed as the daemon
+ * computes them (maxmemory, else a fake machine's physical memory, less the
+ * keyspace's bytes). cfcmd.c is compiled into this test so that
+ * cf_load_header() can be wrapped to count the filters it allocates.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,7 +25,12 @@ static int counted_load_header(const void *buf, size_t len,
                                size_t *used);
 #define cf_load_header(...) counted_load_header(__VA_ARGS__)
 
-#include "cmd_cf.c"
+#include "cfcmd.c"
+
+#include <strings.h>
+
+#include "keyspace.h"
+#include "resp_out.h"
 
 /* Filters cf_load_header() allocated: a refused header must not count. */
 static int loads_allocated;
@@ -41,70 +44,153 @@ static int counted_load_header(const void *buf, size_t len,
     return rc;
 }
 
-struct server {
-    cfg_t cfg;
+typedef struct test_srv {
+    struct {
+        uint32_t cf_bucket_size, cf_fingerprint_bits, cf_max_iterations;
+        uint32_t cf_expansion_factor, cf_max_expansions;
+        uint64_t cf_initial_size, maxmemory;
+        double cf_error_rate;
+    } cfg;
     uint64_t dirty;
     uint64_t hits, misses;
     uint64_t seeds;
-    ks_db_t *db;   /* the client's: its bytes are the memory in use */
     uint64_t phys; /* the fake machine's physical memory */
-};
+    int wrongtype; /* keys of "another type": find() answers -EINVAL */
+} test_srv_t;
 
-const cfg_t *server_cfg(const server_t *s)
+typedef struct test_client {
+    test_srv_t *srv;
+    ks_db_t *db;
+    int resp;
+    resp_out_t out;
+} test_client_t;
+
+static int t_find(void *h, const cmdarg_t *key, bool read, cf_filter_t **out)
 {
-    return &s->cfg;
+    test_client_t *c = h;
+    if (c->srv->wrongtype && key->len > 0 && key->ptr[0] == 'W')
+        return -EINVAL;
+    *out = ks_get(c->db, key->ptr, key->len);
+    if (read) {
+        if (*out != NULL)
+            c->srv->hits++;
+        else
+            c->srv->misses++;
+    }
+    return 0;
 }
 
-void server_dirty(server_t *s, uint64_t n)
+static int t_create(void *h, const cmdarg_t *key, cf_filter_t *f)
 {
-    s->dirty += n;
+    test_client_t *c = h;
+    int rc = ks_add(c->db, key->ptr, key->len, f);
+    assert_int_not_equal(rc, -EEXIST); /* the layer looked first */
+    return rc;
 }
 
-bool server_over_maxmemory(const server_t *s, uint64_t extra)
+static void t_changed(void *h, const cmdarg_t *key, cf_filter_t *f, uint64_t n)
 {
-    uint64_t max = s->cfg.maxmemory, used = ks_bytes(s->db);
-    return max != 0 && (used > max || extra > max - used);
+    test_client_t *c = h;
+    assert_ptr_equal(ks_get(c->db, key->ptr, key->len), f);
+    assert_true(n > 0);
+    ks_recount(c->db, key->ptr, key->len);
+    c->srv->dirty += n;
 }
 
-uint64_t server_memory_headroom(const server_t *s)
+static uint64_t t_headroom(void *h, bool *maxmemory)
 {
-    uint64_t max = s->cfg.maxmemory != 0 ? s->cfg.maxmemory : s->phys;
-    uint64_t used = ks_bytes(s->db);
+    test_client_t *c = h;
+    *maxmemory = c->srv->cfg.maxmemory != 0;
+    uint64_t max = *maxmemory ? c->srv->cfg.maxmemory : c->srv->phys;
+    uint64_t used = ks_bytes(c->db);
     return used >= max ? 0 : max - used;
 }
 
-uint64_t server_seed(server_t *s)
+static uint64_t t_seed(void *h)
 {
-    return 0x1234567890abcdefull + s->seeds++;
+    test_client_t *c = h;
+    return 0x1234567890abcdefull + c->srv->seeds++;
 }
 
-void server_keyspace_hit(server_t *s, bool hit)
+static const cfcmd_defaults_t *t_defaults(void *h)
 {
-    if (hit)
-        s->hits++;
-    else
-        s->misses++;
+    test_client_t *c = h;
+    static cfcmd_defaults_t d;
+    d.bucket_size = c->srv->cfg.cf_bucket_size;
+    d.fp_bits = c->srv->cfg.cf_fingerprint_bits;
+    d.error_rate = c->srv->cfg.cf_error_rate;
+    d.max_iterations = c->srv->cfg.cf_max_iterations;
+    d.expansion = c->srv->cfg.cf_expansion_factor;
+    d.max_expansions = c->srv->cfg.cf_max_expansions;
+    d.initial_size = c->srv->cfg.cf_initial_size;
+    return &d;
 }
 
-void reply_wrong_arity(client_t *c, const char *cmd)
+static int t_proto(void *h)
 {
-    resp_add_errorf(&c->out,
-                    "ERR wrong number of arguments for '%s' command", cmd);
+    return ((test_client_t *)h)->out.proto;
 }
 
-void reply_syntax_error(client_t *c)
+#define OUT(h) (&((test_client_t *)(h))->out)
+static void t_int(void *h, long long v)
 {
-    resp_add_error(&c->out, "ERR syntax error");
+    resp_add_int(OUT(h), v);
+}
+static void t_bool(void *h, bool b)
+{
+    resp_add_bool(OUT(h), b);
+}
+static void t_simple(void *h, const char *s)
+{
+    resp_add_simple(OUT(h), s);
+}
+static void t_error(void *h, const char *s)
+{
+    resp_add_error(OUT(h), s);
+}
+static void t_bulk(void *h, const void *p, size_t n)
+{
+    resp_add_bulk(OUT(h), p, n);
+}
+static void t_null(void *h)
+{
+    resp_add_null(OUT(h));
+}
+static void t_double(void *h, double d)
+{
+    resp_add_double(OUT(h), d);
+}
+static void t_array(void *h, size_t n)
+{
+    resp_add_array(OUT(h), n);
+}
+static void t_map(void *h, size_t n)
+{
+    resp_add_map(OUT(h), n);
 }
 
-void reply_ok(client_t *c)
-{
-    resp_add_simple(&c->out, "OK");
-}
+static const cfcmd_host_t test_host = {
+    .find = t_find,
+    .create = t_create,
+    .changed = t_changed,
+    .headroom = t_headroom,
+    .seed = t_seed,
+    .defaults = t_defaults,
+    .proto = t_proto,
+    .reply_int = t_int,
+    .reply_bool = t_bool,
+    .reply_simple = t_simple,
+    .reply_error = t_error,
+    .reply_bulk = t_bulk,
+    .reply_null = t_null,
+    .reply_double = t_double,
+    .reply_array = t_array,
+    .reply_map = t_map,
+};
 
 typedef struct fx {
-    server_t srv;
-    client_t c;
+    test_srv_t srv;
+    test_client_t c;
     char *reply; /* last reply, NUL-terminated */
     size_t reply_len;
 } fx_t;
@@ -128,7 +214,6 @@ static int setup(void **state)
     fx->c.srv = &fx->srv;
     fx->c.db = ks_db_new();
     assert_non_null(fx->c.db);
-    fx->srv.db = fx->c.db;
     fx->srv.phys = 1ull << 40;
     loads_allocated = 0;
     resp_out_init(&fx->c.out, 2);
@@ -155,32 +240,36 @@ static void set_limited(fx_t *fx, bool on)
     fx->srv.cfg.maxmemory = on ? (used > 0 ? used : 1) : 0;
 }
 
-static const cmd_def_t *find_cmd(const char *name)
+static const cfcmd_def_t *find_cmd(const char *name)
 {
-    for (const cmd_def_t *d = cmd_cf_table; d->name != NULL; d++)
+    for (const cfcmd_def_t *d = cfcmd_table; d->name != NULL; d++)
         if (strcasecmp(d->name, name) == 0)
             return d;
     return NULL;
 }
 
-/* Runs argv (argc entries, lens[i] bytes each) as the dispatcher would:
- * arity from the table first. The reply lands in fx->reply. */
+/* Runs argv (argc entries, lens[i] bytes each) as a host's dispatcher
+ * would: arity from the table first. The reply lands in fx->reply. */
 static const char *runv(fx_t *fx, int argc, const char **argv,
                         const size_t *lens)
 {
-    resp_arg_t args[argc];
-    const cmd_def_t *d = find_cmd(argv[0]);
+    cmdarg_t *args = calloc((size_t)argc, sizeof(*args));
+    const cfcmd_def_t *d = find_cmd(argv[0]);
 
+    assert_non_null(args);
     assert_non_null(d);
     for (int i = 0; i < argc; i++) {
-        args[i].ptr = (char *)argv[i];
+        args[i].ptr = argv[i];
         args[i].len = lens != NULL ? lens[i] : strlen(argv[i]);
     }
     if ((d->arity > 0 && argc != d->arity) ||
         (d->arity < 0 && argc < -d->arity))
-        reply_wrong_arity(&fx->c, d->name);
+        resp_add_errorf(&fx->c.out,
+                        "ERR wrong number of arguments for '%s' command",
+                        d->name);
     else
-        d->proc(&fx->c, argc, args);
+        d->proc(&test_host, &fx->c, argc, args);
+    free(args);
     free(fx->reply);
     assert_false(resp_out_failed(&fx->c.out));
     char *out = resp_out_take(&fx->c.out, &fx->reply_len);
@@ -193,9 +282,9 @@ static const char *runv(fx_t *fx, int argc, const char **argv,
     return fx->reply;
 }
 
-#define RUN(fx, ...)                                                         \
-    runv((fx), (int)(sizeof((const char *[]){__VA_ARGS__}) /                 \
-                     sizeof(const char *)),                                  \
+#define RUN(fx, ...)                                                           \
+    runv((fx),                                                                 \
+         (int)(sizeof((const char *[]){__VA_ARGS__}) / sizeof(const char *)),  \
          (const char *[]){__VA_ARGS__}, NULL)
 
 #define EXPECT(fx, want, ...) assert_string_equal(RUN(fx, __VA_ARGS__), want)
@@ -239,8 +328,17 @@ static void test_reserve(void **state)
 static void test_reserve_errors(void **state)
 {
     fx_t *fx = *state;
-    static const char *bad_caps[] = {"0", "-1", "abc", "10x", " 1", "+1",
-                                     "1.5", "", "99999999999999999999",
+    static const char *bad_caps[] = {"0",
+                                     "-1",
+                                     "abc",
+                                     "10x",
+                                     " 1",
+                                     "+1",
+                                     "1.5",
+                                     "",
+                                     "99999999999999999999",
+                                     "007",
+                                     "01000", /* string2ll rules */
                                      "18446744073709551616",
                                      "1125899906842625000"};
     for (size_t i = 0; i < sizeof(bad_caps) / sizeof(bad_caps[0]); i++)
@@ -253,26 +351,30 @@ static void test_reserve_errors(void **state)
            "CF.RESERVE", "k", "7");
     EXPECT(fx, "-ERR Capacity must be at least (BucketSize * 2)\r\n",
            "CF.RESERVE", "k", "19", "BUCKETSIZE", "10");
-    EXPECT(fx, "-ERR BUCKETSIZE: value must be an integer between 1 and "
-               "255, inclusive.\r\n",
+    EXPECT(fx,
+           "-ERR BUCKETSIZE: value must be an integer between 1 and "
+           "255, inclusive.\r\n",
            "CF.RESERVE", "k", "100000", "BUCKETSIZE", "33554432");
-    EXPECT(fx, "-ERR BUCKETSIZE: value must be an integer between 1 and "
-               "255, inclusive.\r\n",
+    EXPECT(fx,
+           "-ERR BUCKETSIZE: value must be an integer between 1 and "
+           "255, inclusive.\r\n",
            "CF.RESERVE", "k", "100000", "BUCKETSIZE", "0");
-    EXPECT(fx, "-ERR MAXITERATIONS: value must be an integer between 1 and "
-               "65535, inclusive.\r\n",
+    EXPECT(fx,
+           "-ERR MAXITERATIONS: value must be an integer between 1 and "
+           "65535, inclusive.\r\n",
            "CF.RESERVE", "k", "1000", "MAXITERATIONS", "65536");
-    EXPECT(fx, "-ERR EXPANSION: value must be an integer between 0 and "
-               "32768, inclusive.\r\n",
+    EXPECT(fx,
+           "-ERR EXPANSION: value must be an integer between 0 and "
+           "32768, inclusive.\r\n",
            "CF.RESERVE", "k", "1000", "EXPANSION", "-1");
-    EXPECT(fx, "-ERR Unknown argument received\r\n", "CF.RESERVE", "k",
-           "1000", "BUCKET", "4");
-    static const char *bad_rates[] = {"0", "1", "-0.5", "nan", "inf", "x",
-                                      "0.01 ", "1e-4", "1e-300"};
+    EXPECT(fx, "-ERR Unknown argument received\r\n", "CF.RESERVE", "k", "1000",
+           "BUCKET", "4");
+    static const char *bad_rates[] = {"0", "1",     "-0.5", "nan",   "inf",
+                                      "x", "0.01 ", "1e-4", "1e-300"};
     for (size_t i = 0; i < sizeof(bad_rates) / sizeof(bad_rates[0]); i++)
-        assert_non_null(strstr(RUN(fx, "CF.RESERVE", "k", "1000", "ERROR",
-                                   bad_rates[i]),
-                               "-ERR ERROR: rate"));
+        assert_non_null(
+            strstr(RUN(fx, "CF.RESERVE", "k", "1000", "ERROR", bad_rates[i]),
+                   "-ERR ERROR: rate"));
     assert_int_equal(ks_size(fx->c.db), 0);
     assert_int_equal(fx->srv.dirty, 0);
     EXPECT(fx, "+OK\r\n", "CF.RESERVE", "k", "8", "BUCKETSIZE", "255",
@@ -325,8 +427,8 @@ static void test_missing_keys(void **state)
     EXPECT(fx, "-ERR not found\r\n", "CF.SCANDUMP", "k", "0");
     EXPECT(fx, "-ERR not found\r\n", "CF.INSERT", "k", "NOCREATE", "ITEMS",
            "a");
-    EXPECT(fx, "-ERR not found\r\n", "CF.INSERTNX", "k", "nocreate",
-           "items", "a");
+    EXPECT(fx, "-ERR not found\r\n", "CF.INSERTNX", "k", "nocreate", "items",
+           "a");
     EXPECT(fx, "-ERR not found\r\n", "CF.LOADCHUNK", "k", "9", "abcdefgh");
     assert_int_equal(fx->srv.misses, 5);
     assert_int_equal(fx->srv.hits, 0);
@@ -345,29 +447,28 @@ static void test_insert_options(void **state)
            "CF.INSERT", "k", "ITEMS");
     EXPECT(fx, "-ERR wrong number of arguments for 'cf.insert' command\r\n",
            "CF.INSERT", "k", "NOCREATE", "ITEMS");
-    EXPECT(fx,
-           "-ERR wrong number of arguments for 'cf.insertnx' command\r\n",
+    EXPECT(fx, "-ERR wrong number of arguments for 'cf.insertnx' command\r\n",
            "CF.INSERTNX", "k", "CAPACITY", "100");
     EXPECT(fx, "-ERR Unknown argument received\r\n", "CF.INSERT", "k",
            "CAPACITY", "100", "a", "b");
-    EXPECT(fx, "-ERR Bad capacity\r\n", "CF.INSERT", "k", "CAPACITY",
-           "ITEMS", "a");
+    EXPECT(fx, "-ERR Bad capacity\r\n", "CF.INSERT", "k", "CAPACITY", "ITEMS",
+           "a");
     EXPECT(fx, "-ERR Capacity must be at least (BucketSize * 2)\r\n",
            "CF.INSERT", "k", "CAPACITY", "7", "ITEMS", "a");
-    assert_non_null(strstr(RUN(fx, "CF.INSERT", "k", "ERROR", "1e-9",
-                               "ITEMS", "a"),
-                           "-ERR ERROR: rate"));
+    assert_non_null(
+        strstr(RUN(fx, "CF.INSERT", "k", "ERROR", "1e-9", "ITEMS", "a"),
+               "-ERR ERROR: rate"));
     assert_int_equal(ks_size(fx->c.db), 0);
 
-    EXPECT(fx, "*3\r\n:1\r\n:1\r\n:1\r\n", "cf.insert", "k", "error",
-           "0.05", "capacity", "5000", "items", "a", "ITEMS", "a");
+    EXPECT(fx, "*3\r\n:1\r\n:1\r\n:1\r\n", "cf.insert", "k", "error", "0.05",
+           "capacity", "5000", "items", "a", "ITEMS", "a");
     assert_int_equal(info_field_of(fx, "k", "Capacity"), 5000);
     assert_int_equal(info_field_of(fx, "k", "Fingerprint bits"), 8);
     EXPECT(fx, ":2\r\n", "CF.COUNT", "k", "a");
     EXPECT(fx, ":1\r\n", "CF.COUNT", "k", "ITEMS");
     /* Options for an existing filter change nothing. */
-    EXPECT(fx, "*1\r\n:0\r\n", "CF.INSERTNX", "k", "NOCREATE", "CAPACITY",
-           "99", "ITEMS", "a");
+    EXPECT(fx, "*1\r\n:0\r\n", "CF.INSERTNX", "k", "NOCREATE", "CAPACITY", "99",
+           "ITEMS", "a");
     assert_int_equal(info_field_of(fx, "k", "Capacity"), 5000);
 }
 
@@ -425,8 +526,8 @@ static void test_full_and_max_expansions(void **state)
     assert_int_equal(info_field_of(fx, "h", "Number of filters"), 32);
 }
 
-/* Growth reported with ks_resized(): deleting the key returns the byte count
- * to where it started. */
+/* Growth reported through the host's changed(): the keyspace's sum follows
+ * it, and deleting the key returns the byte count to where it started. */
 static void test_growth_accounting(void **state)
 {
     fx_t *fx = *state;
@@ -445,6 +546,8 @@ static void test_growth_accounting(void **state)
     assert_true(info_field_of(fx, "k", "Number of filters") > 1);
     assert_true(ks_bytes(fx->c.db) >=
                 empty + cf_size_bytes(ks_get(fx->c.db, "k", 1)));
+    assert_true(ks_bytes(fx->c.db) <
+                empty + cf_size_bytes(ks_get(fx->c.db, "k", 1)) + 4096);
     assert_int_equal(ks_del(fx->c.db, "k", 1), 1);
     assert_int_equal(ks_bytes(fx->c.db), empty);
 }
@@ -500,8 +603,7 @@ static void test_machine_memory(void **state)
 
     fx->srv.phys = 1 << 20;
     EXPECT(fx, RAM, "CF.RESERVE", "g", "5000000000");
-    EXPECT(fx, RAM, "CF.INSERT", "g", "CAPACITY", "5000000000", "ITEMS",
-           "a");
+    EXPECT(fx, RAM, "CF.INSERT", "g", "CAPACITY", "5000000000", "ITEMS", "a");
     fx->srv.cfg.cf_initial_size = 5000000000;
     EXPECT(fx, RAM, "CF.ADD", "g", "a");
     EXPECT(fx, RAM, "CF.ADDNX", "g", "a");
@@ -622,8 +724,7 @@ static bool parse_chunk(fx_t *fx, chunk_t *ch)
     return true;
 }
 
-static size_t dump_all(fx_t *fx, const char *key, chunk_t *chunks,
-                       size_t max)
+static size_t dump_all(fx_t *fx, const char *key, chunk_t *chunks, size_t max)
 {
     size_t n = 0;
     char it[32] = "0";
@@ -637,8 +738,8 @@ static size_t dump_all(fx_t *fx, const char *key, chunk_t *chunks,
     }
 }
 
-static const char *load(fx_t *fx, const char *key, int64_t it,
-                        const void *data, size_t len)
+static const char *load(fx_t *fx, const char *key, int64_t it, const void *data,
+                        size_t len)
 {
     char its[32];
     snprintf(its, sizeof(its), "%lld", (long long)it);
@@ -676,8 +777,8 @@ static void test_dump_load_round_trip(void **state)
     assert_string_equal(load(fx, "copy", ch[0].it, ch[0].data, ch[0].len),
                         "+OK\r\n");
     for (size_t i = n; --i >= 1;) /* data in reverse order */
-        assert_string_equal(
-            load(fx, "copy", ch[i].it, ch[i].data, ch[i].len), "+OK\r\n");
+        assert_string_equal(load(fx, "copy", ch[i].it, ch[i].data, ch[i].len),
+                            "+OK\r\n");
     assert_int_equal(fx->srv.dirty, dirty + n);
     assert_string_equal(load(fx, "copy", ch[0].it, ch[0].data, ch[0].len),
                         "-ERR item exists\r\n");
@@ -720,6 +821,9 @@ static void test_empty_filter_dump(void **state)
     EXPECT(fx, "*2\r\n:0\r\n$-1\r\n", "CF.SCANDUMP", "k",
            "9223372036854775807");
     EXPECT(fx, "-ERR Invalid position\r\n", "CF.SCANDUMP", "k", "-1");
+    /* Redis's string2ll rules, as RedisBloom: no leading zeros. */
+    EXPECT(fx, "-ERR Invalid position\r\n", "CF.SCANDUMP", "k", "007");
+    EXPECT(fx, "-ERR Invalid position\r\n", "CF.LOADCHUNK", "k", "01", "x");
     EXPECT(fx, "-ERR Invalid position\r\n", "CF.SCANDUMP", "k", "x");
     EXPECT(fx, "-ERR Invalid position\r\n", "CF.SCANDUMP", "k",
            "9223372036854775808");
@@ -742,12 +846,12 @@ static void test_loadchunk_hostile(void **state)
 
     /* Every truncation of the header, and trailing junk. */
     for (size_t i = 0; i < hlen; i++)
-        assert_memory_equal(load(fx, "t", 1, hdr, i),
-                            "-ERR Invalid header", 19);
+        assert_memory_equal(load(fx, "t", 1, hdr, i), "-ERR Invalid header",
+                            19);
     memcpy(buf, hdr, hlen);
     buf[hlen] = 'x';
-    assert_memory_equal(load(fx, "t", 1, buf, hlen + 1),
-                        "-ERR Invalid header", 19);
+    assert_memory_equal(load(fx, "t", 1, buf, hlen + 1), "-ERR Invalid header",
+                        19);
     memset(buf, 0xff, sizeof(buf));
     assert_memory_equal(load(fx, "t", 1, buf, sizeof(buf)),
                         "-ERR Invalid header", 19);
@@ -791,8 +895,8 @@ static void test_loadchunk_hostile(void **state)
     int64_t it = ch[1].it;
     assert_string_equal(load(fx, "t", it, data, dlen), "-ERR not found\r\n");
     assert_string_equal(load(fx, "t", 1, hdr, hlen), "+OK\r\n");
-    const int64_t bad_its[] = {0, -1, 2, (int64_t)dlen, it + 1, it + 1000,
-                               INT64_MAX};
+    const int64_t bad_its[] = {0,      -1,        2,        (int64_t)dlen,
+                               it + 1, it + 1000, INT64_MAX};
     for (size_t i = 0; i < sizeof(bad_its) / sizeof(bad_its[0]); i++)
         assert_string_equal(load(fx, "t", bad_its[i], data, dlen),
                             "-ERR Invalid position\r\n");
@@ -802,8 +906,7 @@ static void test_loadchunk_hostile(void **state)
     assert_string_equal(load(fx, "t", it, buf, dlen + 1),
                         "-ERR Invalid position\r\n");
     const char *argv[] = {"CF.LOADCHUNK", "t", "1x", "abc"};
-    assert_string_equal(runv(fx, 4, argv, NULL),
-                        "-ERR Invalid position\r\n");
+    assert_string_equal(runv(fx, 4, argv, NULL), "-ERR Invalid position\r\n");
     assert_string_equal(load(fx, "t", it, data, dlen), "+OK\r\n");
     EXPECT(fx, "*3\r\n:1\r\n:1\r\n:0\r\n", "CF.MEXISTS", "t", "a", "b",
            "zzz-not-there");
@@ -812,8 +915,7 @@ static void test_loadchunk_hostile(void **state)
 
 /* The SCANDUMP header of key with table 0 resized to nb buckets and the
  * checksum made right again, in buf (CF_HEADER_MAX bytes); its length. */
-static size_t resized_header(fx_t *fx, const char *key, uint64_t nb,
-                             char *buf)
+static size_t resized_header(fx_t *fx, const char *key, uint64_t nb, char *buf)
 {
     chunk_t ch;
     RUN(fx, "CF.SCANDUMP", key, "0");
@@ -873,26 +975,53 @@ static void test_loadchunk_headroom(void **state)
                 cf_size_bytes(ks_get(fx->c.db, "u", 1)));
 }
 
+/* A host whose keyspace holds other types (the module): writes answer
+ * WRONGTYPE and change nothing, reads answer as for a missing key. */
+static void test_wrong_type(void **state)
+{
+    fx_t *fx = *state;
+    const char *wt = "-WRONGTYPE Operation against a key holding the wrong "
+                     "kind of value\r\n";
+    fx->srv.wrongtype = 1;
+    EXPECT(fx, wt, "CF.RESERVE", "W", "100");
+    EXPECT(fx, wt, "CF.ADD", "W", "a");
+    EXPECT(fx, wt, "CF.ADDNX", "W", "a");
+    EXPECT(fx, wt, "CF.INSERT", "W", "ITEMS", "a", "b");
+    EXPECT(fx, wt, "CF.INSERTNX", "W", "ITEMS", "a");
+    EXPECT(fx, wt, "CF.DEL", "W", "a");
+    EXPECT(fx, wt, "CF.LOADCHUNK", "W", "1", "x");
+    EXPECT(fx, wt, "CF.LOADCHUNK", "W", "100", "x");
+    assert_int_equal(ks_size(fx->c.db), 0);
+    assert_int_equal(fx->srv.dirty, 0);
+    EXPECT(fx, ":0\r\n", "CF.EXISTS", "W", "a");
+    EXPECT(fx, "*2\r\n:0\r\n:0\r\n", "CF.MEXISTS", "W", "a", "b");
+    EXPECT(fx, ":0\r\n", "CF.COUNT", "W", "a");
+    EXPECT(fx, "-ERR not found\r\n", "CF.INFO", "W");
+    /* Other keys are unaffected. */
+    EXPECT(fx, ":1\r\n", "CF.ADD", "k", "a");
+    assert_int_equal(fx->srv.dirty, 2);
+}
+
 /* ---- the table ---- */
 
 static void test_table(void **state)
 {
-    static const char *names[] = {
-        "cf.reserve", "cf.add",   "cf.addnx", "cf.insert",
-        "cf.insertnx", "cf.exists", "cf.mexists", "cf.del",
-        "cf.count",   "cf.info",  "cf.scandump", "cf.loadchunk"};
+    static const char *names[] = {"cf.reserve", "cf.add",      "cf.addnx",
+                                  "cf.insert",  "cf.insertnx", "cf.exists",
+                                  "cf.mexists", "cf.del",      "cf.count",
+                                  "cf.info",    "cf.scandump", "cf.loadchunk"};
     size_t n = 0;
-    for (const cmd_def_t *d = cmd_cf_table; d->name != NULL; d++, n++) {
+    for (const cfcmd_def_t *d = cfcmd_table; d->name != NULL; d++, n++) {
         assert_string_equal(d->name, names[n]);
-        assert_string_equal(d->group, "cf");
         assert_string_equal(d->since, "1.0.0");
         assert_non_null(d->summary);
         assert_non_null(d->complexity);
         assert_non_null(d->args);
         assert_string_equal(d->args[0].type, "key");
-        assert_int_equal(d->first_key, 1);
-        assert_int_equal(d->last_key, 1);
-        assert_int_equal(d->key_step, 1);
+        /* The single-item commands, and only they, prefetch. */
+        assert_true((d->prefetch != NULL) ==
+                    (d->arity == 3 && strcmp(d->name, "cf.info") &&
+                     strcmp(d->name, "cf.scandump")));
         bool w = (d->flags & CMD_WRITE) != 0;
         bool r = (d->flags & CMD_READONLY) != 0;
         assert_true(w != r);
@@ -916,20 +1045,17 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_reserve, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_reserve_errors, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_reserve_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_add_exists_del_count, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_missing_keys, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_insert_options, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_insert_options, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_and_max_expansions, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_growth_accounting, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_maxmemory, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_machine_memory, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_machine_memory, setup, teardown),
         cmocka_unit_test_setup_teardown(test_binary_and_batches, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_dump_load_round_trip, setup,
@@ -940,6 +1066,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_loadchunk_headroom, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_wrong_type, setup, teardown),
         cmocka_unit_test(test_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

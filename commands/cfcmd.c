@@ -1,0 +1,928 @@
+/*
+ * cfcmd.c - the CF.* command family, RedisBloom-compatible in arguments,
+ * reply shapes (RESP2 and RESP3) and error families; see cfcmd.h.
+ *
+ * Choices where RedisBloom leaves room:
+ *  - Our own error texts carry Redis's "ERR " prefix; the message content is
+ *    RedisBloom's ("ERR Filter is full", "ERR Bad capacity", ...).
+ *  - CF.INSERT/CF.INSERTNX try every item even after one did not fit (as
+ *    RedisBloom does); each misfit answers -1 (RESP3 CF.INSERT: false).
+ *  - CF.SCANDUMP always starts with the header chunk, even for a filter that
+ *    holds nothing: the header carries the parameters (capacity, bucket size,
+ *    fingerprint width, seed), so a dump of an empty reserved filter loads
+ *    back as the same reserved filter. A filter never answers [0, nil] at
+ *    iterator 0.
+ *  - Iterators: 0 asks for the header, which is returned with iterator 1.
+ *    A data chunk covering [off, end) is returned with iterator end + 1, and
+ *    the next call asks for data from it - 1. CF.LOADCHUNK reads iterator 1 as
+ *    the header and any other as the end of a data chunk:
+ *    off = iterator - 1 - len(data).
+ *  - The max_expansions default is the cap on sub-filters (RedisBloom's 32).
+ *  - CF.INFO "Error rate" is the bound for one lookup over every sub-filter:
+ *    nfilters * cf_error_bound(), capped at 1.
+ *  - Memory: a new filter, a growth or a loaded header must fit in the
+ *    host's headroom (maxmemory, or the machine's memory, less what is
+ *    used), checked before anything is allocated. Over maxmemory the reply
+ *    is Redis's OOM error; over the machine's memory it is CF_ERR_RAM.
+ *  - A key of another type: writes answer WRONGTYPE, reads answer as for
+ *    a missing key (RedisBloom's reads answer 0 there too).
+ */
+#include "cfcmd.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CF_ERR_OOM "OOM command not allowed when used memory > 'maxmemory'."
+/* The same refusal without maxmemory: the machine's memory is the limit. */
+#define CF_ERR_RAM "ERR capacity is too large for this machine's memory"
+#define CF_ERR_WRONGTYPE                                                       \
+    "WRONGTYPE Operation against a key holding the wrong kind of value"
+
+/* Items hashed, prefetched and probed together by CF.MEXISTS and CF.INSERT;
+ * the per-window arrays live on the stack. */
+#define CF_WINDOW 64
+
+/* Largest data chunk one CF.SCANDUMP returns. */
+#define CF_DUMP_CHUNK ((size_t)4 << 20)
+
+/* The call's host and context, passed down as one. */
+typedef struct call {
+    const cfcmd_host_t *host;
+    void *h;
+} call_t;
+
+#define REPLY(c, fn, ...) (c)->host->reply_##fn((c)->h, __VA_ARGS__)
+
+static void reply_error(const call_t *c, const char *msg)
+{
+    c->host->reply_error(c->h, msg);
+}
+
+static void reply_arity(const call_t *c, const char *name)
+{
+    char msg[96];
+    snprintf(msg, sizeof(msg), "ERR wrong number of arguments for '%s' command",
+             name);
+    reply_error(c, msg);
+}
+
+/* ---- argument parsing ---------------------------------------------------- */
+
+static bool arg_is(const cmdarg_t *a, const char *lower)
+{
+    return cmdarg_is(a->ptr, a->len, lower);
+}
+
+static bool arg_u64(const cmdarg_t *a, uint64_t *out)
+{
+    return cmdarg_u64(a->ptr, a->len, out);
+}
+
+/* A false-positive rate strictly between 0 and 1, the whole argument. */
+static bool parse_rate(const cmdarg_t *a, double *out)
+{
+    char buf[64];
+    char *end;
+
+    if (a->len == 0 || a->len >= sizeof(buf))
+        return false;
+    memcpy(buf, a->ptr, a->len);
+    buf[a->len] = '\0';
+    if (strlen(buf) != a->len || buf[0] == ' ' || buf[0] == '\t')
+        return false;
+    errno = 0;
+    double d = strtod(buf, &end);
+    if (end != buf + a->len || errno != 0 || !isfinite(d) || d <= 0 || d >= 1)
+        return false;
+    *out = d;
+    return true;
+}
+
+/* Parameters for a new filter from the host's defaults. rate is set to the
+ * configured error rate (0 when the fingerprint width is configured). */
+static void params_default(const call_t *c, cf_params_t *p, double *rate)
+{
+    const cfcmd_defaults_t *d = c->host->defaults(c->h);
+
+    cf_params_default(p);
+    if (d->bucket_size != 0)
+        p->bucket_size = d->bucket_size;
+    if (d->fp_bits != 0)
+        p->fp_bits = d->fp_bits;
+    if (d->max_iterations != 0)
+        p->max_kicks = d->max_iterations;
+    p->expansion = d->expansion;
+    p->max_filters = d->max_expansions;
+    if (p->max_filters < 1)
+        p->max_filters = 1;
+    if (p->max_filters > CF_MAX_FILTERS)
+        p->max_filters = CF_MAX_FILTERS;
+    if (d->initial_size != 0)
+        p->capacity = d->initial_size;
+    *rate = d->error_rate;
+}
+
+/* Applies rate to p's fingerprint width. A rate the user asked for must be
+ * achievable; one from the defaults falls back to their width. */
+static bool apply_rate(cf_params_t *p, double rate, bool from_user)
+{
+    if (rate <= 0)
+        return true;
+    uint32_t bits = cf_fp_bits_for_rate(p->bucket_size, rate);
+    if (bits == 0)
+        return !from_user;
+    p->fp_bits = bits;
+    return true;
+}
+
+/* Parses "NAME value" for an integer option with RedisBloom's bounds. */
+static bool parse_bounded(const call_t *c, const char *name, const cmdarg_t *a,
+                          uint64_t lo, uint64_t hi, uint32_t *out)
+{
+    uint64_t v;
+    char msg[128];
+
+    if (!arg_u64(a, &v) || v < lo || v > hi) {
+        snprintf(msg, sizeof(msg),
+                 "ERR %s: value must be an integer between %llu and %llu, "
+                 "inclusive.",
+                 name, (unsigned long long)lo, (unsigned long long)hi);
+        reply_error(c, msg);
+        return false;
+    }
+    *out = (uint32_t)v;
+    return true;
+}
+
+static void reply_bad_rate(const call_t *c)
+{
+    reply_error(c, "ERR ERROR: rate must be a number between 0 and 1 that "
+                   "16-bit fingerprints can meet");
+}
+
+/* ---- finding and creating filters ---------------------------------------- */
+
+/* The filter under argv[1] for a read, or NULL (absent, or another type). */
+static cf_filter_t *find_read(const call_t *c, const cmdarg_t *key)
+{
+    cf_filter_t *f = NULL;
+    if (c->host->find(c->h, key, true, &f) != 0)
+        return NULL;
+    return f;
+}
+
+/* The filter under key for a write: 0 with *out (NULL when absent), or -1
+ * after a WRONGTYPE reply. */
+static int find_write(const call_t *c, const cmdarg_t *key, cf_filter_t **out)
+{
+    *out = NULL;
+    if (c->host->find(c->h, key, false, out) != 0) {
+        reply_error(c, CF_ERR_WRONGTYPE);
+        return -1;
+    }
+    return 0;
+}
+
+/* The room left to allocate in; *text is the refusal to give past it and
+ * *maxmemory whether that bound is the host's maxmemory. */
+static uint64_t room_left(const call_t *c, const char **text, bool *maxmemory)
+{
+    *maxmemory = false;
+    uint64_t room = c->host->headroom(c->h, maxmemory);
+    *text = *maxmemory ? CF_ERR_OOM : CF_ERR_RAM;
+    return room;
+}
+
+static uint64_t headroom(const call_t *c, const char **text)
+{
+    bool maxmemory;
+    return room_left(c, text, &maxmemory);
+}
+
+/* Creates a filter with p under key (absent). Replies the error itself and
+ * returns NULL on failure; nothing is created then. */
+static cf_filter_t *create_filter(const call_t *c, const cmdarg_t *key,
+                                  cf_params_t *p)
+{
+    cf_filter_t *f;
+    uint64_t bytes;
+    const char *oom;
+    int rc;
+
+    if (p->capacity < 2 * (uint64_t)p->bucket_size) {
+        reply_error(c, "ERR Capacity must be at least (BucketSize * 2)");
+        return NULL;
+    }
+    if (cf_params_check(p) != 0 || (bytes = cf_params_table_bytes(p)) == 0) {
+        reply_error(c, "ERR Bad capacity");
+        return NULL;
+    }
+    /* The table alone first, then cf_create() checks the whole filter
+     * (struct included) against the same room. */
+    uint64_t room = headroom(c, &oom);
+    if (bytes > room) {
+        reply_error(c, oom);
+        return NULL;
+    }
+    p->max_bytes = room == UINT64_MAX ? 0 : room;
+    p->seed = c->host->seed(c->h);
+    rc = cf_create(p, &f);
+    if (rc != 0) {
+        reply_error(c, rc == -ENOMEM ? oom : "ERR Bad capacity");
+        return NULL;
+    }
+    if (c->host->create(c->h, key, f) != 0) {
+        cf_free(f);
+        reply_error(c, CF_ERR_OOM);
+        return NULL;
+    }
+    return f;
+}
+
+/* Lets f grow only into what the host's memory bound leaves, so an insert
+ * that would need a table past it fails whole with the OOM refusal. */
+static void cap_growth(const call_t *c, cf_filter_t *f)
+{
+    const char *oom;
+    uint64_t room = headroom(c, &oom);
+    uint64_t size = cf_size_bytes(f);
+    cf_set_max_bytes(f, room > UINT64_MAX - size ? 0 : size + room);
+}
+
+static void reply_add_error(const call_t *c, int rc)
+{
+    const char *oom;
+    char msg[96];
+
+    switch (rc) {
+    case -ENOSPC:
+        reply_error(c, "ERR Filter is full");
+        break;
+    case -EOVERFLOW:
+        reply_error(c, "ERR Maximum expansions reached");
+        break;
+    case -ENOMEM:
+        (void)headroom(c, &oom);
+        reply_error(c, oom);
+        break;
+    default:
+        snprintf(msg, sizeof(msg), "ERR could not add item (%s)",
+                 strerror(-rc));
+        reply_error(c, msg);
+        break;
+    }
+}
+
+/* ---- commands ------------------------------------------------------------ */
+
+/* CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e]
+ *            [ERROR rate] */
+static void cmd_reserve(const cfcmd_host_t *host, void *h, int argc,
+                        const cmdarg_t *argv)
+{
+    const call_t c = {host, h};
+    cf_params_t p;
+    cf_filter_t *f;
+    double rate;
+    bool user_rate = false;
+
+    if (argc % 2 == 0) {
+        reply_arity(&c, "cf.reserve");
+        return;
+    }
+    params_default(&c, &p, &rate);
+    if (!arg_u64(&argv[2], &p.capacity) || p.capacity == 0) {
+        reply_error(&c, "ERR Bad capacity");
+        return;
+    }
+    for (int i = 3; i + 1 < argc; i += 2) {
+        const cmdarg_t *opt = &argv[i], *val = &argv[i + 1];
+        if (arg_is(opt, "bucketsize")) {
+            if (!parse_bounded(&c, "BUCKETSIZE", val, 1, CF_MAX_BUCKET_SIZE,
+                               &p.bucket_size))
+                return;
+        } else if (arg_is(opt, "maxiterations")) {
+            if (!parse_bounded(&c, "MAXITERATIONS", val, 1, CF_MAX_KICKS,
+                               &p.max_kicks))
+                return;
+        } else if (arg_is(opt, "expansion")) {
+            if (!parse_bounded(&c, "EXPANSION", val, 0, CF_MAX_EXPANSION,
+                               &p.expansion))
+                return;
+        } else if (arg_is(opt, "error")) {
+            if (!parse_rate(val, &rate)) {
+                reply_bad_rate(&c);
+                return;
+            }
+            user_rate = true;
+        } else {
+            reply_error(&c, "ERR Unknown argument received");
+            return;
+        }
+    }
+    if (!apply_rate(&p, rate, user_rate)) {
+        reply_bad_rate(&c);
+        return;
+    }
+    if (find_write(&c, &argv[1], &f) != 0)
+        return;
+    if (f != NULL) {
+        reply_error(&c, "ERR item exists");
+        return;
+    }
+    if ((f = create_filter(&c, &argv[1], &p)) == NULL)
+        return;
+    host->changed(h, &argv[1], f, 1);
+    host->reply_simple(h, "OK");
+}
+
+/* The filter under key, created with the defaults when missing. *created
+ * tells which. NULL after an error reply. */
+static cf_filter_t *get_or_create(const call_t *c, const cmdarg_t *key,
+                                  bool *created)
+{
+    cf_filter_t *f;
+    cf_params_t p;
+    double rate;
+
+    *created = false;
+    if (find_write(c, key, &f) != 0)
+        return NULL;
+    if (f != NULL)
+        return f;
+    params_default(c, &p, &rate);
+    apply_rate(&p, rate, false);
+    f = create_filter(c, key, &p);
+    *created = f != NULL;
+    return f;
+}
+
+static void add_common(const call_t *c, const cmdarg_t *argv, bool nx)
+{
+    bool created;
+    cf_filter_t *f = get_or_create(c, &argv[1], &created);
+    if (f == NULL)
+        return;
+
+    cap_growth(c, f);
+    int rc = nx ? cf_add_nx(f, argv[2].ptr, argv[2].len)
+                : cf_add(f, argv[2].ptr, argv[2].len);
+    uint64_t changes = (uint64_t)created + (rc == 0 && !nx) + (rc == 1);
+    if (changes > 0)
+        c->host->changed(c->h, &argv[1], f, changes);
+    if (rc < 0)
+        reply_add_error(c, rc);
+    else
+        REPLY(c, bool, nx ? rc == 1 : true);
+}
+
+/* CF.ADD key item */
+static void cmd_add(const cfcmd_host_t *host, void *h, int argc,
+                    const cmdarg_t *argv)
+{
+    const call_t c = {host, h};
+    add_common(&c, argv, false);
+}
+
+/* CF.ADDNX key item */
+static void cmd_addnx(const cfcmd_host_t *host, void *h, int argc,
+                      const cmdarg_t *argv)
+{
+    const call_t c = {host, h};
+    add_common(&c, argv, true);
+}
+
+/* Replies to the items of one CF.INSERT[NX] window; returns the changes. */
+static uint64_t reply_inserted(const call_t *c, const int *rcs, size_t m,
+                               bool nx, bool resp3)
+{
+    uint64_t changes = 0;
+    for (size_t j = 0; j < m; j++) {
+        int rc = rcs[j];
+        if (nx) {
+            changes += rc == 1;
+            REPLY(c, int, rc < 0 ? -1 : rc);
+        } else if (rc == 0) {
+            changes++;
+            REPLY(c, bool, true);
+        } else if (resp3) {
+            REPLY(c, bool, false);
+        } else {
+            REPLY(c, int, -1);
+        }
+    }
+    return changes;
+}
+
+/* CF.INSERT[NX] key [CAPACITY c] [ERROR rate] [NOCREATE] ITEMS item... */
+static void insert_common(const call_t *c, int argc, const cmdarg_t *argv,
+                          bool nx, const char *name)
+{
+    cf_params_t p;
+    double rate;
+    bool user_rate = false, nocreate = false, created = false;
+    int first = -1;
+
+    params_default(c, &p, &rate);
+    for (int i = 2; i < argc; i++) {
+        const cmdarg_t *opt = &argv[i];
+        if (arg_is(opt, "items")) {
+            first = i + 1;
+            break;
+        } else if (arg_is(opt, "nocreate")) {
+            nocreate = true;
+        } else if (arg_is(opt, "capacity") && i + 1 < argc) {
+            if (!arg_u64(&argv[++i], &p.capacity) || p.capacity == 0) {
+                reply_error(c, "ERR Bad capacity");
+                return;
+            }
+        } else if (arg_is(opt, "error") && i + 1 < argc) {
+            if (!parse_rate(&argv[++i], &rate)) {
+                reply_bad_rate(c);
+                return;
+            }
+            user_rate = true;
+        } else {
+            reply_error(c, "ERR Unknown argument received");
+            return;
+        }
+    }
+    if (first < 0 || first >= argc) {
+        reply_arity(c, name);
+        return;
+    }
+    if (!apply_rate(&p, rate, user_rate)) {
+        reply_bad_rate(c);
+        return;
+    }
+
+    cf_filter_t *f;
+    if (find_write(c, &argv[1], &f) != 0)
+        return;
+    if (f == NULL) {
+        if (nocreate) {
+            reply_error(c, "ERR not found");
+            return;
+        }
+        if ((f = create_filter(c, &argv[1], &p)) == NULL)
+            return;
+        created = true;
+    }
+
+    size_t n = (size_t)(argc - first);
+    const void *keys[CF_WINDOW];
+    size_t lens[CF_WINDOW];
+    int rcs[CF_WINDOW];
+    bool resp3 = c->host->proto(c->h) >= 3;
+    uint64_t changes = created;
+
+    cap_growth(c, f);
+    c->host->reply_array(c->h, n);
+    for (size_t i = 0; i < n;) {
+        size_t m = n - i < CF_WINDOW ? n - i : CF_WINDOW;
+        for (size_t j = 0; j < m; j++) {
+            keys[j] = argv[first + i + j].ptr;
+            lens[j] = argv[first + i + j].len;
+        }
+        cf_add_many(f, m, keys, lens, nx, rcs);
+        changes += reply_inserted(c, rcs, m, nx, resp3);
+        i += m;
+    }
+    if (changes > 0)
+        c->host->changed(c->h, &argv[1], f, changes);
+}
+
+static void cmd_insert(const cfcmd_host_t *host, void *h, int argc,
+                       const cmdarg_t *argv)
+{
+    const call_t c = {host, h};
+    insert_common(&c, argc, argv, false, "cf.insert");
+}
+
+static void cmd_insertnx(const cfcmd_host_t *host, void *h, int argc,
+                         const cmdarg_t *argv)
+{
+    const call_t c = {host, h};
+    insert_common(&c, argc, argv, true, "cf.insertnx");
+}
+
+/* CF.EXISTS key item */
+static void cmd_exists(const cfcmd_host_t *host, void *h, int argc,
+                       const cmdarg_t *argv)
+{
+    const call_t c = {host, h};
+    const cf_filter_t *f = find_read(&c, &argv[1]);
+    host->reply_bool(h, f != NULL && cf_exists(f, argv[2].ptr, argv[2].len));
+}
+
+/* CF.MEXISTS key item... */
+static void cmd_mexists(const cfcmd_host_t *host, void *h, int argc,
+                        const cmdarg_t *argv)
+{
+    const call_t c = {host, h};
+    const cf_filter_t *f = find_read(&c, &argv[1]);
+    size_t n = (size_t)(argc - 2);
+    const void *keys[CF_WINDOW];
+    size_t lens[CF_WINDOW];
+    bool found[CF_WINDOW];
+
+    host->reply_array(h, n);
+    for (size_t i = 0; i < n;) {
+        size_t m = n - i < CF_WINDOW ? n - i : CF_WINDOW;
+        if (f == NULL) {
+            memset(found, 0, sizeof(found));
+        } else {
+            for (size_t j = 0; j < m; j++) {
+                keys[j] = argv[2 + i + j].ptr;
+                lens[j] = argv[2 + i + j].len;
+            }
+            cf_exists_many(f, m, keys, lens, found);
+        }
+        for (size_t j = 0; j < m; j++)
+            host->reply_bool(h, found[j]);
+        i += m;
+    }
+}
+
+/* CF.DEL key item */
+static void cmd_del(const cfcmd_host_t *host, void *h, int argc,
+                    const cmdarg_t *argv)
+{
+    const call_t c = {host, h};
+    cf_filter_t *f;
+
+    if (find_write(&c, &argv[1], &f) != 0)
+        return;
+    if (f == NULL) {
+        reply_error(&c, "ERR Not found");
+        return;
+    }
+    int rc = cf_del(f, argv[2].ptr, argv[2].len);
+    if (rc == 1)
+        host->changed(h, &argv[1], f, 1);
+    host->reply_bool(h, rc == 1);
+}
+
+/* CF.COUNT key item */
+static void cmd_count(const cfcmd_host_t *host, void *h, int argc,
+                      const cmdarg_t *argv)
+{
+    const call_t c = {host, h};
+    const cf_filter_t *f = find_read(&c, &argv[1]);
+    uint64_t n = f != NULL ? cf_count(f, argv[2].ptr, argv[2].len) : 0;
+    host->reply_int(h, n > INT64_MAX ? INT64_MAX : (long long)n);
+}
+
+static void info_field(const call_t *c, const char *name, uint64_t v)
+{
+    REPLY(c, bulk, name, strlen(name));
+    REPLY(c, int, v > INT64_MAX ? INT64_MAX : (long long)v);
+}
+
+/* CF.INFO key */
+static void cmd_info(const cfcmd_host_t *host, void *h, int argc,
+                     const cmdarg_t *argv)
+{
+    const call_t c = {host, h};
+    const cf_filter_t *f = find_read(&c, &argv[1]);
+    cf_stats_t st;
+
+    if (f == NULL) {
+        reply_error(&c, "ERR not found");
+        return;
+    }
+    cf_stats(f, &st);
+    double err = cf_error_bound(st.bucket_size, st.fp_bits) *
+                 (double)(st.nfilters > 0 ? st.nfilters : 1);
+    host->reply_map(h, 11);
+    info_field(&c, "Size", st.size_bytes);
+    info_field(&c, "Number of buckets", st.nbuckets);
+    info_field(&c, "Number of filters", st.nfilters);
+    info_field(&c, "Number of items inserted", st.items);
+    info_field(&c, "Number of items deleted", st.deleted);
+    info_field(&c, "Bucket size", st.bucket_size);
+    info_field(&c, "Expansion rate", st.expansion);
+    info_field(&c, "Max iterations", st.max_kicks);
+    info_field(&c, "Fingerprint bits", st.fp_bits);
+    info_field(&c, "Capacity", st.capacity);
+    host->reply_bulk(h, "Error rate", strlen("Error rate"));
+    host->reply_double(h, err < 1 ? err : 1);
+}
+
+/* An iterator argument: a non-negative integer with string2ll's rules. */
+static bool parse_iterator(const cmdarg_t *a, long long *it)
+{
+    return cmdarg_ll(a->ptr, a->len, it) && *it >= 0;
+}
+
+/* CF.SCANDUMP key iterator */
+static void cmd_scandump(const cfcmd_host_t *host, void *h, int argc,
+                         const cmdarg_t *argv)
+{
+    const call_t c = {host, h};
+    const cf_filter_t *f = find_read(&c, &argv[1]);
+    long long it;
+
+    if (f == NULL) {
+        reply_error(&c, "ERR not found");
+        return;
+    }
+    if (!parse_iterator(&argv[2], &it)) {
+        reply_error(&c, "ERR Invalid position");
+        return;
+    }
+    host->reply_array(h, 2);
+    if (it == 0) {
+        unsigned char hdr[CF_HEADER_MAX];
+        size_t len = cf_header_len(f);
+        cf_header_write(f, hdr);
+        host->reply_int(h, 1);
+        host->reply_bulk(h, hdr, len);
+        return;
+    }
+
+    const void *p = NULL;
+    uint64_t off = (uint64_t)it - 1;
+    size_t n = cf_data_view(f, off, CF_DUMP_CHUNK, &p);
+    if (n == 0) {
+        host->reply_int(h, 0);
+        host->reply_null(h);
+        return;
+    }
+    host->reply_int(h, (long long)(off + n + 1));
+    host->reply_bulk(h, p, n);
+}
+
+static void load_header(const call_t *c, const cmdarg_t *key,
+                        const cmdarg_t *data)
+{
+    const char *oom;
+    cf_filter_t *f;
+    size_t used = 0;
+    bool maxmemory;
+    int rc;
+
+    if (find_write(c, key, &f) != 0)
+        return;
+    if (f != NULL) {
+        reply_error(c, "ERR item exists");
+        return;
+    }
+    /* The header is untrusted: what it asks for is checked against what is
+     * left (not against all of memory, per key) before any allocation. */
+    uint64_t room = room_left(c, &oom, &maxmemory);
+    cf_limits_t lim = {.max_bytes = room == UINT64_MAX ? 0 : room};
+    if (room == 0) {
+        reply_error(c, oom);
+        return;
+    }
+    rc = cf_load_header(data->ptr, data->len, &lim, &f, &used);
+    if (rc == -ENOMEM) {
+        reply_error(
+            c, maxmemory ? oom : "ERR Invalid header: the filter is too large");
+        return;
+    }
+    if (rc != 0) {
+        reply_error(c, "ERR Invalid header");
+        return;
+    }
+    if (used != data->len) {
+        cf_free(f);
+        reply_error(c, "ERR Invalid header");
+        return;
+    }
+    /* The tables were checked; this counts the struct too. */
+    if (cf_size_bytes(f) > room) {
+        cf_free(f);
+        reply_error(c, oom);
+        return;
+    }
+    if (c->host->create(c->h, key, f) != 0) {
+        cf_free(f);
+        reply_error(c, CF_ERR_OOM);
+        return;
+    }
+    c->host->changed(c->h, key, f, 1);
+    c->host->reply_simple(c->h, "OK");
+}
+
+/* CF.LOADCHUNK key iterator data */
+static void cmd_loadchunk(const cfcmd_host_t *host, void *h, int argc,
+                          const cmdarg_t *argv)
+{
+    const call_t c = {host, h};
+    cf_filter_t *f;
+    long long it;
+
+    if (!parse_iterator(&argv[2], &it) || it < 1) {
+        reply_error(&c, "ERR Invalid position");
+        return;
+    }
+    if (it == 1) {
+        load_header(&c, &argv[1], &argv[3]);
+        return;
+    }
+    if (find_write(&c, &argv[1], &f) != 0)
+        return;
+    if (f == NULL) {
+        reply_error(&c, "ERR not found");
+        return;
+    }
+    uint64_t end = (uint64_t)it - 1, len = argv[3].len;
+    if (len == 0 || len > end ||
+        cf_load_data(f, end - len, argv[3].ptr, argv[3].len) != 0) {
+        reply_error(&c, "ERR Invalid position");
+        return;
+    }
+    host->changed(h, &argv[1], f, 1);
+    host->reply_simple(h, "OK");
+}
+
+/* Single-item commands: the buckets of argv[2] in argv[1]'s filter. */
+static void prefetch_item(const cfcmd_host_t *host, void *h, int argc,
+                          const cmdarg_t *argv)
+{
+    cf_filter_t *f = NULL;
+    if (argc == 3 && host->find(h, &argv[1], false, &f) == 0 && f != NULL)
+        cf_prefetch(f, argv[2].ptr, argv[2].len);
+}
+
+/* ---- the table ----------------------------------------------------------- */
+
+#define ARG_END                                                                \
+    {                                                                          \
+        NULL, NULL, NULL, 0, NULL                                              \
+    }
+#define OPT CMD_ARG_OPTIONAL
+#define MULTI CMD_ARG_MULTIPLE
+
+static const cmd_arg_t args_reserve[] = {
+    {"key", "key", NULL, 0, NULL},
+    {"capacity", "integer", NULL, 0, NULL},
+    {"bucketsize", "integer", "BUCKETSIZE", OPT, NULL},
+    {"maxiterations", "integer", "MAXITERATIONS", OPT, NULL},
+    {"expansion", "integer", "EXPANSION", OPT, NULL},
+    {"rate", "double", "ERROR", OPT, NULL},
+    ARG_END,
+};
+
+static const cmd_arg_t args_key_item[] = {
+    {"key", "key", NULL, 0, NULL},
+    {"item", "string", NULL, 0, NULL},
+    ARG_END,
+};
+
+static const cmd_arg_t args_key_items[] = {
+    {"key", "key", NULL, 0, NULL},
+    {"item", "string", NULL, MULTI, NULL},
+    ARG_END,
+};
+
+static const cmd_arg_t args_insert[] = {
+    {"key", "key", NULL, 0, NULL},
+    {"capacity", "integer", "CAPACITY", OPT, NULL},
+    {"rate", "double", "ERROR", OPT, NULL},
+    {"nocreate", "pure-token", "NOCREATE", OPT, NULL},
+    {"item", "string", "ITEMS", MULTI, NULL},
+    ARG_END,
+};
+
+static const cmd_arg_t args_key[] = {
+    {"key", "key", NULL, 0, NULL},
+    ARG_END,
+};
+
+static const cmd_arg_t args_scandump[] = {
+    {"key", "key", NULL, 0, NULL},
+    {"iterator", "integer", NULL, 0, NULL},
+    ARG_END,
+};
+
+static const cmd_arg_t args_loadchunk[] = {
+    {"key", "key", NULL, 0, NULL},
+    {"iterator", "integer", NULL, 0, NULL},
+    {"data", "string", NULL, 0, NULL},
+    ARG_END,
+};
+
+#define CF_W (CMD_WRITE | CMD_DENYOOM)
+#define CF_R (CMD_READONLY | CMD_FAST)
+#define ADD_COMPLEXITY                                                         \
+    "O(k + i), where k is the number of sub-filters and i is maxIterations"
+#define INSERT_COMPLEXITY                                                      \
+    "O(n * (k + i)), where n is the number of items, k is the number of "      \
+    "sub-filters and i is maxIterations"
+
+const cfcmd_def_t cfcmd_table[] = {
+    {.name = "cf.reserve",
+     .since = "1.0.0",
+     .arity = -3,
+     .flags = CF_W,
+     .proc = cmd_reserve,
+     .summary = "Creates a new Cuckoo Filter",
+     .complexity = "O(1)",
+     .args = args_reserve},
+    {.name = "cf.add",
+     .since = "1.0.0",
+     .arity = 3,
+     .flags = CF_W | CMD_FAST,
+     .proc = cmd_add,
+     .prefetch = prefetch_item,
+     .summary = "Adds an item to a Cuckoo Filter",
+     .complexity = ADD_COMPLEXITY,
+     .args = args_key_item},
+    {.name = "cf.addnx",
+     .since = "1.0.0",
+     .arity = 3,
+     .flags = CF_W | CMD_FAST,
+     .proc = cmd_addnx,
+     .prefetch = prefetch_item,
+     .summary = "Adds an item to a Cuckoo Filter if the item did not exist "
+                "previously.",
+     .complexity = ADD_COMPLEXITY,
+     .args = args_key_item},
+    {.name = "cf.insert",
+     .since = "1.0.0",
+     .arity = -4,
+     .flags = CF_W,
+     .proc = cmd_insert,
+     .summary = "Adds one or more items to a Cuckoo Filter. A filter will be "
+                "created if it does not exist",
+     .complexity = INSERT_COMPLEXITY,
+     .args = args_insert},
+    {.name = "cf.insertnx",
+     .since = "1.0.0",
+     .arity = -4,
+     .flags = CF_W,
+     .proc = cmd_insertnx,
+     .summary = "Adds one or more items to a Cuckoo Filter if the items did "
+                "not exist previously. A filter will be created if it does "
+                "not exist",
+     .complexity = INSERT_COMPLEXITY,
+     .args = args_insert},
+    {.name = "cf.exists",
+     .since = "1.0.0",
+     .arity = 3,
+     .flags = CF_R,
+     .proc = cmd_exists,
+     .prefetch = prefetch_item,
+     .summary = "Checks whether one or more items exist in a Cuckoo Filter",
+     .complexity = "O(k), where k is the number of sub-filters",
+     .args = args_key_item},
+    {.name = "cf.mexists",
+     .since = "1.0.0",
+     .arity = -3,
+     .flags = CF_R,
+     .proc = cmd_mexists,
+     .summary = "Checks whether one or more items exist in a Cuckoo Filter",
+     .complexity = "O(k * n), where k is the number of sub-filters and n is "
+                   "the number of items",
+     .args = args_key_items},
+    {.name = "cf.del",
+     .since = "1.0.0",
+     .arity = 3,
+     .flags = CMD_WRITE | CMD_FAST,
+     .proc = cmd_del,
+     .prefetch = prefetch_item,
+     .summary = "Deletes an item from a Cuckoo Filter",
+     .complexity = "O(k), where k is the number of sub-filters",
+     .args = args_key_item},
+    {.name = "cf.count",
+     .since = "1.0.0",
+     .arity = 3,
+     .flags = CF_R,
+     .proc = cmd_count,
+     .prefetch = prefetch_item,
+     .summary = "Return the number of times an item might be in a Cuckoo "
+                "Filter",
+     .complexity = "O(k), where k is the number of sub-filters",
+     .args = args_key_item},
+    {.name = "cf.info",
+     .since = "1.0.0",
+     .arity = 2,
+     .flags = CF_R,
+     .proc = cmd_info,
+     .summary = "Returns information about a Cuckoo Filter",
+     .complexity = "O(1)",
+     .args = args_key},
+    {.name = "cf.scandump",
+     .since = "1.0.0",
+     .arity = 3,
+     .flags = CMD_READONLY,
+     .proc = cmd_scandump,
+     .summary = "Begins an incremental save of the bloom filter",
+     .complexity = "O(n), where n is the capacity",
+     .args = args_scandump},
+    {.name = "cf.loadchunk",
+     .since = "1.0.0",
+     .arity = 4,
+     .flags = CF_W,
+     .proc = cmd_loadchunk,
+     .summary = "Restores a filter previously saved using SCANDUMP",
+     .complexity = "O(n), where n is the capacity",
+     .args = args_loadchunk},
+    {.name = NULL},
+};

@@ -1,0 +1,102 @@
+/*
+ * cfcmd.h - the CF.* command family (RedisBloom's CF.RESERVE ... CF.LOADCHUNK),
+ * written once against a small host interface. The daemon (server/) and the
+ * Redis/Valkey module (module/) are its hosts: each supplies the keyspace,
+ * a reply sink, change notification and the memory left to grow into, and
+ * registers cfcmd_table in its own command table.
+ *
+ * Argument parsing, bounds, error wording, RESP2/RESP3 reply shapes and the
+ * COMMAND DOCS text of the family live here and nowhere else.
+ *
+ * Contract: one call at a time per host context; nothing here keeps state
+ * between calls. Includes filter/ and nothing of the hosts or libuv.
+ */
+#ifndef CFCMD_H
+#define CFCMD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cf.h"
+#include "cmdarg.h"
+
+/* Defaults of filters that a command creates without being told (the
+ * host's cf-* directives or module arguments). 0 in a field means the
+ * core's default (cf_params_default()). */
+typedef struct cfcmd_defaults {
+    uint32_t bucket_size;
+    uint32_t fp_bits;
+    double error_rate; /* > 0: picks fp_bits from the rate */
+    uint32_t max_iterations;
+    uint32_t expansion;      /* used as given: 0 means "never grow" */
+    uint32_t max_expansions; /* sub-filter cap, clamped to 1..CF_MAX_FILTERS */
+    uint64_t initial_size;
+} cfcmd_defaults_t;
+
+/* What a host gives the commands. Every function gets the host's per-call
+ * context h (for the daemon, the client). */
+typedef struct cfcmd_host {
+    /* The filter under key, or NULL when the key is absent. Returns
+     * -EINVAL when the key holds another type (the command answers
+     * WRONGTYPE), else 0. A lookup for a read counts a keyspace hit or
+     * miss; prefetch lookups pass read = false and count nothing. */
+    int (*find)(void *h, const cmdarg_t *key, bool read, cf_filter_t **out);
+    /* Stores f, a new filter, under key (absent: find() said so). The host
+     * takes f on 0; -ENOMEM leaves f to the caller. */
+    int (*create)(void *h, const cmdarg_t *key, cf_filter_t *f);
+    /* The filter under key changed: changes counts the writes (the host's
+     * dirty counter, replication), and the filter's size may have changed
+     * (the host recounts its memory). Called once per command that
+     * changed something, after the change. */
+    void (*changed)(void *h, const cmdarg_t *key, cf_filter_t *f,
+                    uint64_t changes);
+    /* Bytes that may still be allocated (UINT64_MAX: no known bound). With
+     * *maxmemory set the bound is the host's maxmemory (the refusal is
+     * Redis's OOM error), else the machine's memory. */
+    uint64_t (*headroom)(void *h, bool *maxmemory);
+    /* A seed for a new filter's hash. */
+    uint64_t (*seed)(void *h);
+    /* The defaults for filters created without parameters. */
+    const cfcmd_defaults_t *(*defaults)(void *h);
+
+    /* The reply sink. proto() is 2 or 3 (HELLO); the shapes follow it. */
+    int (*proto)(void *h);
+    void (*reply_int)(void *h, long long v);
+    void (*reply_bool)(void *h, bool b); /* RESP2 :1/:0 */
+    void (*reply_simple)(void *h, const char *s);
+    void (*reply_error)(void *h, const char *s); /* the whole text */
+    void (*reply_bulk)(void *h, const void *p, size_t len);
+    void (*reply_null)(void *h);
+    void (*reply_double)(void *h, double d);
+    void (*reply_array)(void *h, size_t n);
+    void (*reply_map)(void *h, size_t npairs); /* RESP2: a 2n array */
+} cfcmd_host_t;
+
+typedef void cfcmd_proc_t(const cfcmd_host_t *host, void *h, int argc,
+                          const cmdarg_t *argv);
+
+/* One command of the family, with what a host's table and COMMAND DOCS
+ * need. Keys: argument 1 only (first = last = step = 1). */
+typedef struct cfcmd_def {
+    const char *name; /* lower case, e.g. "cf.add" */
+    int arity;        /* N exact, -N at least N (name included) */
+    unsigned flags;   /* CMD_* of cmdarg.h */
+    cfcmd_proc_t *proc;
+    /* Starts loading what the command will probe (argv holds at least the
+     * name, key and first item), so that the cache misses of the commands
+     * of a pipeline overlap. NULL when not worth it. */
+    cfcmd_proc_t *prefetch;
+    const char *summary;
+    const char *since;
+    const char *complexity;
+    const cmd_arg_t *args; /* NULL-name terminated */
+} cfcmd_def_t;
+
+/* The twelve commands, NULL-name terminated. */
+extern const cfcmd_def_t cfcmd_table[];
+
+/* Group name for COMMAND DOCS / redis-cli `help @cf`. */
+#define CFCMD_GROUP "cf"
+
+#endif /* CFCMD_H */

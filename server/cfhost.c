@@ -1,0 +1,224 @@
+/*
+ * cfhost.c - see cfhost.h. The reply sink writes into the client's resp_out;
+ * keys live in the client's SELECTed database; a change counts as dirty and
+ * recounts the key's memory.
+ */
+#include "cfhost.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfcmd.h"
+#include "server_int.h"
+
+/* Argument vectors up to this many entries keep their conversion buffer
+ * between commands; a larger one is released after its command. */
+#define ARGBUF_KEEP 4096
+
+static int h_find(void *h, const cmdarg_t *key, bool read, cf_filter_t **out)
+{
+    client_t *c = h;
+    *out = ks_get(c->db, key->ptr, key->len);
+    if (read)
+        server_keyspace_hit(c->srv, *out != NULL);
+    return 0; /* every key of the daemon is a filter */
+}
+
+static int h_create(void *h, const cmdarg_t *key, cf_filter_t *f)
+{
+    client_t *c = h;
+    return ks_add(c->db, key->ptr, key->len, f);
+}
+
+static void h_changed(void *h, const cmdarg_t *key, cf_filter_t *f,
+                      uint64_t changes)
+{
+    client_t *c = h;
+    (void)f;
+    ks_recount(c->db, key->ptr, key->len);
+    server_dirty(c->srv, changes);
+}
+
+static uint64_t h_headroom(void *h, bool *maxmemory)
+{
+    client_t *c = h;
+    *maxmemory = server_cfg(c->srv)->maxmemory != 0;
+    return server_memory_headroom(c->srv);
+}
+
+static uint64_t h_seed(void *h)
+{
+    client_t *c = h;
+    return server_seed(c->srv);
+}
+
+static const cfcmd_defaults_t *h_defaults(void *h)
+{
+    client_t *c = h;
+    const cfg_t *cfg = server_cfg(c->srv);
+    /* Rebuilt per call: CONFIG SET may change any of them. */
+    static cfcmd_defaults_t d;
+    d.bucket_size = cfg->cf_bucket_size;
+    d.fp_bits = cfg->cf_fingerprint_bits;
+    d.error_rate = cfg->cf_error_rate;
+    d.max_iterations = cfg->cf_max_iterations;
+    d.expansion = cfg->cf_expansion_factor;
+    d.max_expansions = cfg->cf_max_expansions;
+    d.initial_size = cfg->cf_initial_size;
+    return &d;
+}
+
+static int h_proto(void *h)
+{
+    return ((client_t *)h)->out.proto;
+}
+
+static void h_int(void *h, long long v)
+{
+    resp_add_int(&((client_t *)h)->out, v);
+}
+
+static void h_bool(void *h, bool b)
+{
+    resp_add_bool(&((client_t *)h)->out, b);
+}
+
+static void h_simple(void *h, const char *s)
+{
+    resp_add_simple(&((client_t *)h)->out, s);
+}
+
+static void h_error(void *h, const char *s)
+{
+    resp_add_error(&((client_t *)h)->out, s);
+}
+
+static void h_bulk(void *h, const void *p, size_t len)
+{
+    resp_add_bulk(&((client_t *)h)->out, p, len);
+}
+
+static void h_null(void *h)
+{
+    resp_add_null(&((client_t *)h)->out);
+}
+
+static void h_double(void *h, double d)
+{
+    resp_add_double(&((client_t *)h)->out, d);
+}
+
+static void h_array(void *h, size_t n)
+{
+    resp_add_array(&((client_t *)h)->out, n);
+}
+
+static void h_map(void *h, size_t n)
+{
+    resp_add_map(&((client_t *)h)->out, n);
+}
+
+static const cfcmd_host_t host = {
+    .find = h_find,
+    .create = h_create,
+    .changed = h_changed,
+    .headroom = h_headroom,
+    .seed = h_seed,
+    .defaults = h_defaults,
+    .proto = h_proto,
+    .reply_int = h_int,
+    .reply_bool = h_bool,
+    .reply_simple = h_simple,
+    .reply_error = h_error,
+    .reply_bulk = h_bulk,
+    .reply_null = h_null,
+    .reply_double = h_double,
+    .reply_array = h_array,
+    .reply_map = h_map,
+};
+
+/* argv as the command layer's argument type, in the server's reusable
+ * buffer. NULL when out of memory. */
+static cmdarg_t *convert(server_t *s, int argc, const resp_arg_t *argv)
+{
+    size_t n = (size_t)argc;
+    if (n > s->argbuf_len) {
+        cmdarg_t *nb = realloc(s->argbuf, n * sizeof(*nb));
+        if (nb == NULL)
+            return NULL;
+        s->argbuf = nb;
+        s->argbuf_len = n;
+    }
+    cmdarg_t *a = s->argbuf;
+    for (size_t i = 0; i < n; i++) {
+        a[i].ptr = argv[i].ptr;
+        a[i].len = argv[i].len;
+    }
+    return a;
+}
+
+static void cf_proc(client_t *c, int argc, const resp_arg_t *argv)
+{
+    const cfcmd_def_t *d = c->cmd->data;
+    server_t *s = c->srv;
+    cmdarg_t *a = convert(s, argc, argv);
+    if (a == NULL) {
+        resp_add_error(&c->out, "OOM command not allowed when used memory > "
+                                "'maxmemory'.");
+        return;
+    }
+    d->proc(&host, c, argc, a);
+    if (s->argbuf_len > ARGBUF_KEEP) {
+        free(s->argbuf);
+        s->argbuf = NULL;
+        s->argbuf_len = 0;
+    }
+}
+
+/* The dispatcher gives the first min(argc, 3) arguments of a command
+ * ahead; the command layer's prefetch reads no more. */
+static void cf_proc_prefetch(client_t *c, const cmd_def_t *def, int argc,
+                             const resp_arg_t *argv)
+{
+    const cfcmd_def_t *d = def->data;
+    cmdarg_t a[3];
+    int n = argc < 3 ? argc : 3;
+    for (int i = 0; i < n; i++) {
+        a[i].ptr = argv[i].ptr;
+        a[i].len = argv[i].len;
+    }
+    d->prefetch(&host, c, argc, a);
+}
+
+const cmd_def_t *cfhost_table(void)
+{
+    static cmd_def_t table[32];
+    static bool built;
+    if (!built) {
+        size_t n = 0;
+        for (const cfcmd_def_t *d = cfcmd_table; d->name != NULL; d++) {
+            if (n + 1 >= sizeof(table) / sizeof(table[0]))
+                return NULL;
+            table[n++] = (cmd_def_t){
+                .name = d->name,
+                .arity = d->arity,
+                .flags = d->flags,
+                .proc = cf_proc,
+                .prefetch = d->prefetch != NULL ? cf_proc_prefetch : NULL,
+                .data = d,
+                .first_key = 1,
+                .last_key = 1,
+                .key_step = 1,
+                .group = CFCMD_GROUP,
+                .summary = d->summary,
+                .since = d->since,
+                .complexity = d->complexity,
+                .args = d->args,
+            };
+        }
+        table[n] = (cmd_def_t){.name = NULL};
+        built = true;
+    }
+    return table;
+}

@@ -1,0 +1,586 @@
+/*
+ * cmd_admin.c - the server commands (cmd_admin_table): INFO, TIME, CONFIG,
+ * MEMORY, SHUTDOWN and COMMAND.
+ */
+#include "cmd_admin.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/time.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "daemon.h"
+#include "glob.h"
+#include "log.h"
+#include "persist.h"
+#include "server_int.h"
+#include "util.h"
+
+/* ---- helpers ----------------------------------------------------------- */
+
+/* ---- server commands --------------------------------------------------- */
+
+static void time_proc(client_t *c, int argc, const resp_arg_t *argv)
+{
+    struct timeval tv;
+    char buf[24];
+    gettimeofday(&tv, NULL);
+    resp_add_array(&c->out, 2);
+    int n = snprintf(buf, sizeof(buf), "%lld", (long long)tv.tv_sec);
+    resp_add_bulk(&c->out, buf, (size_t)n);
+    n = snprintf(buf, sizeof(buf), "%lld", (long long)tv.tv_usec);
+    resp_add_bulk(&c->out, buf, (size_t)n);
+}
+
+static void human_bytes(char *buf, size_t len, uint64_t n)
+{
+    static const char units[] = "BKMGTP";
+    double d = (double)n;
+    int u = 0;
+    while (d >= 1024 && u < 5) {
+        d /= 1024;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, len, "%" PRIu64 "B", n);
+    else
+        snprintf(buf, len, "%.2f%c", d, units[u]);
+}
+
+static void info_cmdstat(void *ctx, const char *name, uint64_t calls,
+                         uint64_t usec, uint64_t rejected, uint64_t failed)
+{
+    sbuf_t *b = ctx;
+    sb_printf(b,
+              "cmdstat_%s:calls=%" PRIu64 ",usec=%" PRIu64
+              ",usec_per_call=%.2f,rejected_calls=%" PRIu64
+              ",failed_calls=%" PRIu64 "\r\n",
+              name, calls, usec, calls > 0 ? (double)usec / (double)calls : 0.0,
+              rejected, failed);
+}
+
+enum {
+    INFO_SERVER = 1 << 0,
+    INFO_CLIENTS = 1 << 1,
+    INFO_MEMORY = 1 << 2,
+    INFO_PERSISTENCE = 1 << 3,
+    INFO_STATS = 1 << 4,
+    INFO_REPLICATION = 1 << 5,
+    INFO_CPU = 1 << 6,
+    INFO_COMMANDSTATS = 1 << 7,
+    INFO_KEYSPACE = 1 << 8,
+    INFO_DEFAULT = INFO_SERVER | INFO_CLIENTS | INFO_MEMORY | INFO_PERSISTENCE |
+                   INFO_STATS | INFO_REPLICATION | INFO_CPU | INFO_KEYSPACE,
+    INFO_ALL = INFO_DEFAULT | INFO_COMMANDSTATS,
+};
+
+static unsigned info_section(const resp_arg_t *a)
+{
+    static const struct {
+        const char *name;
+        unsigned bit;
+    } names[] = {
+        {"server", INFO_SERVER},     {"clients", INFO_CLIENTS},
+        {"memory", INFO_MEMORY},     {"persistence", INFO_PERSISTENCE},
+        {"stats", INFO_STATS},       {"replication", INFO_REPLICATION},
+        {"cpu", INFO_CPU},           {"commandstats", INFO_COMMANDSTATS},
+        {"keyspace", INFO_KEYSPACE}, {"default", INFO_DEFAULT},
+        {"all", INFO_ALL},           {"everything", INFO_ALL},
+    };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (cmd_arg_is(a, names[i].name))
+            return names[i].bit;
+    return 0; /* unknown sections are ignored, as in Redis */
+}
+
+static void info_proc(client_t *c, int argc, const resp_arg_t *argv)
+{
+    server_t *s = c->srv;
+    const cfg_t *cfg = s->cfg;
+    unsigned want = argc == 1 ? INFO_DEFAULT : 0;
+    for (int i = 1; i < argc; i++)
+        want |= info_section(&argv[i]);
+    sbuf_t b = {0};
+    char h1[32], h2[32];
+    bool first = true;
+#define SECTION(bit, title)                                                    \
+    if ((want & (bit)) &&                                                      \
+        (sb_printf(&b, "%s# " title "\r\n", first ? "" : "\r\n"),              \
+         first = false, true))
+
+    uint64_t now_ms = server_now_ms(s);
+    SECTION(INFO_SERVER, "Server")
+    {
+        struct utsname un;
+        struct timeval tv;
+        gettimeofday(&tv, NULL);
+        if (uname(&un) != 0)
+            memset(&un, 0, sizeof(un));
+        char exe[4096];
+        size_t exelen = sizeof(exe);
+        if (uv_exepath(exe, &exelen) != 0)
+            exe[0] = '\0';
+        sb_printf(&b,
+                  "redis_version:" SERVER_REDIS_VERSION "\r\n"
+                  "cuckood_version:" CUCKOOD_VERSION "\r\n"
+                  "redis_mode:standalone\r\n"
+                  "os:%s %s %s\r\n"
+                  "arch_bits:%d\r\n"
+                  "multiplexing_api:libuv %s\r\n"
+                  "process_id:%d\r\n"
+                  "tcp_port:%d\r\n"
+                  "server_time_usec:%lld\r\n"
+                  "uptime_in_seconds:%" PRIu64 "\r\n"
+                  "uptime_in_days:%" PRIu64 "\r\n"
+                  "hz:10\r\n"
+                  "executable:%s\r\n"
+                  "config_file:%s\r\n",
+                  un.sysname, un.release, un.machine, (int)(sizeof(void *) * 8),
+                  uv_version_string(), (int)getpid(), cfg->port,
+                  (long long)tv.tv_sec * 1000000 + tv.tv_usec, now_ms / 1000,
+                  now_ms / 86400000, exe,
+                  cfg->config_file != NULL ? cfg->config_file : "");
+    }
+    SECTION(INFO_CLIENTS, "Clients")
+    {
+        sb_printf(&b,
+                  "connected_clients:%" PRIu64 "\r\n"
+                  "maxclients:%" PRIu64 "\r\n"
+                  "blocked_clients:0\r\n",
+                  s->nclients, cfg->maxclients);
+    }
+    SECTION(INFO_MEMORY, "Memory")
+    {
+        uint64_t used = server_used_memory(s);
+        if (used > s->peak_memory)
+            s->peak_memory = used;
+        human_bytes(h1, sizeof(h1), used);
+        human_bytes(h2, sizeof(h2), s->peak_memory);
+        sb_printf(&b,
+                  "used_memory:%" PRIu64 "\r\n"
+                  "used_memory_human:%s\r\n"
+                  "used_memory_peak:%" PRIu64 "\r\n"
+                  "used_memory_peak_human:%s\r\n",
+                  used, h1, s->peak_memory, h2);
+        human_bytes(h1, sizeof(h1), cfg->maxmemory);
+        sb_printf(&b,
+                  "maxmemory:%" PRIu64 "\r\n"
+                  "maxmemory_human:%s\r\n"
+                  "maxmemory_policy:noeviction\r\n",
+                  cfg->maxmemory, h1);
+    }
+    SECTION(INFO_PERSISTENCE, "Persistence")
+    {
+        char pbuf[512];
+        persist_info(s, pbuf, sizeof(pbuf));
+        sb_printf(&b, "%saof_enabled:0\r\n", pbuf);
+    }
+    SECTION(INFO_STATS, "Stats")
+    {
+        sb_printf(&b,
+                  "total_connections_received:%" PRIu64 "\r\n"
+                  "total_commands_processed:%" PRIu64 "\r\n"
+                  "instantaneous_ops_per_sec:%" PRIu64 "\r\n"
+                  "total_net_input_bytes:%" PRIu64 "\r\n"
+                  "total_net_output_bytes:%" PRIu64 "\r\n"
+                  "rejected_connections:%" PRIu64 "\r\n"
+                  "keyspace_hits:%" PRIu64 "\r\n"
+                  "keyspace_misses:%" PRIu64 "\r\n",
+                  s->total_connections, s->total_commands, s->ops_per_sec,
+                  s->net_input_bytes, s->net_output_bytes,
+                  s->rejected_connections, s->keyspace_hits,
+                  s->keyspace_misses);
+    }
+    SECTION(INFO_REPLICATION, "Replication")
+    {
+        sb_printf(&b, "role:master\r\nconnected_slaves:0\r\n");
+    }
+    SECTION(INFO_CPU, "CPU")
+    {
+        uv_rusage_t ru;
+        if (uv_getrusage(&ru) == 0)
+            sb_printf(&b,
+                      "used_cpu_sys:%ld.%06ld\r\nused_cpu_user:%ld.%06ld\r\n",
+                      (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec,
+                      (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec);
+    }
+    SECTION(INFO_COMMANDSTATS, "Commandstats")
+    {
+        cmd_stats_each(s, info_cmdstat, &b);
+    }
+    SECTION(INFO_KEYSPACE, "Keyspace")
+    {
+        for (int i = 0; i < s->ndbs; i++)
+            if (ks_size(s->dbs[i]) > 0)
+                sb_printf(&b, "db%d:keys=%zu,expires=0,avg_ttl=0\r\n", i,
+                          ks_size(s->dbs[i]));
+    }
+#undef SECTION
+    cmd_reply_text(c, &b);
+}
+
+/* ---- CONFIG ------------------------------------------------------------ */
+
+typedef struct cfg_pairs {
+    char **kv; /* name, value, name, value... */
+    size_t n, cap;
+    bool failed;
+} cfg_pairs_t;
+
+static void collect_cfg(void *ctx, const char *name, const char *value)
+{
+    cfg_pairs_t *p = ctx;
+    if (p->failed)
+        return;
+    for (size_t i = 0; i < p->n; i += 2)
+        if (strcmp(p->kv[i], name) == 0)
+            return; /* several patterns may match one directive */
+    if (p->n + 2 > p->cap) {
+        size_t ncap = p->cap ? p->cap * 2 : 32;
+        char **nkv = realloc(p->kv, ncap * sizeof(*nkv));
+        if (nkv == NULL) {
+            p->failed = true;
+            return;
+        }
+        p->kv = nkv;
+        p->cap = ncap;
+    }
+    char *k = strdup(name), *v = strdup(value);
+    if (k == NULL || v == NULL) {
+        free(k);
+        free(v);
+        p->failed = true;
+        return;
+    }
+    p->kv[p->n++] = k;
+    p->kv[p->n++] = v;
+}
+
+static void config_get_proc(client_t *c, int argc, const resp_arg_t *argv)
+{
+    /* Directives we do not have but tools read (redis-benchmark asks for
+     * appendonly), with the value that describes us. */
+    static const char *const compat[][2] = {{"appendonly", "no"}};
+    cfg_pairs_t p = {0};
+    for (int i = 2; i < argc; i++) {
+        cfg_get(c->srv->cfg, argv[i].ptr, collect_cfg, &p);
+        for (size_t j = 0; j < sizeof(compat) / sizeof(compat[0]); j++)
+            if (glob_match(argv[i].ptr, argv[i].len, compat[j][0],
+                           strlen(compat[j][0]), true))
+                collect_cfg(&p, compat[j][0], compat[j][1]);
+    }
+    if (p.failed) {
+        resp_add_error(&c->out, "ERR out of memory");
+    } else {
+        resp_add_map(&c->out, p.n / 2);
+        for (size_t i = 0; i < p.n; i++)
+            resp_add_cstr(&c->out, p.kv[i]);
+    }
+    for (size_t i = 0; i < p.n; i++)
+        free(p.kv[i]);
+    free(p.kv);
+}
+
+/* Keeps the first value cfg_get() reports (the name is exact). */
+static void keep_value(void *ctx, const char *name, const char *value)
+{
+    char **out = ctx;
+    if (*out == NULL)
+        *out = strdup(value);
+}
+
+static void config_set_error(client_t *c, const resp_arg_t *name,
+                             const char *why)
+{
+    resp_add_errorf(&c->out,
+                    "ERR CONFIG SET failed (possibly related to argument "
+                    "'%.*s') - %s",
+                    (int)(name->len > 128 ? 128 : name->len), name->ptr, why);
+}
+
+/* CONFIG SET name value [name value ...]: all or nothing, as Redis 7. */
+static void config_set_proc(client_t *c, int argc, const resp_arg_t *argv)
+{
+    if ((argc - 2) % 2 != 0) {
+        reply_wrong_arity(c, "config|set");
+        return;
+    }
+    int n = (argc - 2) / 2;
+    for (int i = 0; i < n; i++) {
+        const resp_arg_t *name = &argv[2 + 2 * i], *val = name + 1;
+        /* A C string cannot hold it: refused, not cut at the NUL. */
+        if (strlen(name->ptr) != name->len || strlen(val->ptr) != val->len) {
+            config_set_error(c, name, "value contains a NUL byte");
+            return;
+        }
+        for (int j = 0; j < i; j++)
+            if (strcasecmp(argv[2 + 2 * j].ptr, name->ptr) == 0) {
+                config_set_error(c, name, "duplicate parameter");
+                return;
+            }
+    }
+    char **old = calloc((size_t)n, sizeof(*old));
+    if (old == NULL) {
+        resp_add_error(&c->out, "ERR out of memory");
+        return;
+    }
+    char err[256] = "";
+    int done = 0;
+    for (; done < n; done++) {
+        const char *name = argv[2 + 2 * done].ptr;
+        cfg_get(c->srv->cfg, name, keep_value, &old[done]);
+        if (cfg_set(c->srv->cfg, name, argv[3 + 2 * done].ptr, err,
+                    sizeof(err)) < 0)
+            break;
+    }
+    if (done < n) {
+        /* Put back what was applied before the failure, newest first. */
+        for (int i = done - 1; i >= 0; i--)
+            if (old[i] == NULL ||
+                cfg_set(c->srv->cfg, argv[2 + 2 * i].ptr, old[i], NULL, 0) < 0)
+                log_warning("CONFIG SET: could not restore '%s'",
+                            argv[2 + 2 * i].ptr);
+        for (char *p = err; *p; p++)
+            if (*p == '\r' || *p == '\n')
+                *p = ' ';
+        resp_add_error(&c->out, err[0] ? err : "ERR CONFIG SET failed");
+    } else {
+        for (int i = 0; i < n; i++)
+            daemon_config_changed(c->srv, argv[2 + 2 * i].ptr);
+        reply_ok(c);
+    }
+    for (int i = 0; i < n; i++)
+        free(old[i]);
+    free(old);
+}
+
+static void config_resetstat_proc(client_t *c, int argc, const resp_arg_t *argv)
+{
+    cmd_stats_reset(c->srv);
+    server_stats_reset(c->srv);
+    reply_ok(c);
+}
+
+static void shutdown_proc(client_t *c, int argc, const resp_arg_t *argv)
+{
+    bool nosave = false, save = false, force = false;
+    for (int i = 1; i < argc; i++) {
+        if (cmd_arg_is(&argv[i], "nosave"))
+            nosave = true;
+        else if (cmd_arg_is(&argv[i], "save"))
+            save = true;
+        else if (cmd_arg_is(&argv[i], "force"))
+            force = true;
+        else if (!cmd_arg_is(&argv[i], "now")) {
+            reply_syntax_error(c);
+            return;
+        }
+    }
+    if (nosave && save) {
+        reply_syntax_error(c);
+        return;
+    }
+    log_warning("User requested shutdown...");
+    if (persist_shutdown_save(c->srv, nosave, save, force) < 0) {
+        resp_add_error(&c->out, "ERR Errors trying to SHUTDOWN. Check logs.");
+        return;
+    }
+    c->close_after_reply = true;
+    daemon_shutdown(c->srv, 0);
+}
+
+static void memory_usage_proc(client_t *c, int argc, const resp_arg_t *argv)
+{
+    if (argc != 3 && !(argc == 5 && cmd_arg_is(&argv[3], "samples"))) {
+        reply_syntax_error(c);
+        return;
+    }
+    const cf_filter_t *f = ks_get(c->db, argv[2].ptr, argv[2].len);
+    if (f == NULL) {
+        resp_add_null(&c->out);
+        return;
+    }
+    /* The filter's exact size plus what the key takes in the table. */
+    resp_add_int(&c->out, (int64_t)(cf_size_bytes(f) + argv[2].len + 1 + 40));
+}
+
+/* ---- the table --------------------------------------------------------- */
+
+static const cmd_arg_t section_args[] = {
+    {"section", "string", NULL, CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE, NULL},
+    CMD_ARG_END};
+static const cmd_arg_t command_names[] = {
+    {"command-name", "string", NULL, CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE, NULL},
+    CMD_ARG_END};
+static const cmd_arg_t filterby_opts[] = {
+    {"module-name", "string", "MODULE", 0, NULL},
+    {"category", "string", "ACLCAT", 0, NULL},
+    {"pattern", "pattern", "PATTERN", 0, NULL},
+    CMD_ARG_END};
+static const cmd_arg_t command_list_args[] = {
+    {"filterby", "oneof", "FILTERBY", CMD_ARG_OPTIONAL, filterby_opts}, CMD_ARG_END};
+static const cmd_arg_t config_get_args[] = {
+    {"parameter", "string", NULL, CMD_ARG_MULTIPLE, NULL}, CMD_ARG_END};
+static const cmd_arg_t config_pair[] = {{"parameter", "string", NULL, 0, NULL},
+                                        {"value", "string", NULL, 0, NULL},
+                                        CMD_ARG_END};
+static const cmd_arg_t config_set_args[] = {
+    {"data", "block", NULL, CMD_ARG_MULTIPLE, config_pair}, CMD_ARG_END};
+static const cmd_arg_t shutdown_save[] = {
+    {"nosave", "pure-token", "NOSAVE", 0, NULL},
+    {"save", "pure-token", "SAVE", 0, NULL},
+    CMD_ARG_END};
+static const cmd_arg_t shutdown_args[] = {
+    {"save-selector", "oneof", NULL, CMD_ARG_OPTIONAL, shutdown_save},
+    {"now", "pure-token", "NOW", CMD_ARG_OPTIONAL, NULL},
+    {"force", "pure-token", "FORCE", CMD_ARG_OPTIONAL, NULL},
+    CMD_ARG_END};
+static const cmd_arg_t memory_usage_args[] = {
+    {"key", "key", NULL, 0, NULL},
+    {"count", "integer", "SAMPLES", CMD_ARG_OPTIONAL, NULL},
+    CMD_ARG_END};
+static const cmd_def_t memory_subs[] = {
+    {.name = "usage",
+     .arity = -3,
+     .flags = CMD_READONLY,
+     .proc = memory_usage_proc,
+     .first_key = 2,
+     .last_key = 2,
+     .key_step = 1,
+     .group = "server",
+     .summary = "Estimates the memory usage of a key.",
+     .since = "4.0.0",
+     .complexity = "O(1)",
+     .args = memory_usage_args},
+    CMD_DEF_END,
+};
+static const cmd_def_t command_subs[] = {
+    {.name = "count",
+     .arity = 2,
+     .proc = cmd_command_count_proc,
+     .group = "server",
+     .summary = "Returns a count of commands.",
+     .since = "2.8.13",
+     .complexity = "O(1)"},
+    {.name = "docs",
+     .arity = -2,
+     .proc = cmd_command_docs_proc,
+     .group = "server",
+     .summary =
+         "Returns documentary information about one, multiple or all commands.",
+     .since = "7.0.0",
+     .complexity = "O(N) where N is the number of commands to look up",
+     .args = command_names},
+    {.name = "info",
+     .arity = -2,
+     .proc = cmd_command_info_proc,
+     .group = "server",
+     .summary = "Returns information about one, multiple or all commands.",
+     .since = "2.8.13",
+     .complexity = "O(N) where N is the number of commands to look up",
+     .args = command_names},
+    {.name = "list",
+     .arity = -2,
+     .proc = cmd_command_list_proc,
+     .group = "server",
+     .summary = "Returns a list of command names.",
+     .since = "7.0.0",
+     .complexity = "O(N) where N is the total number of commands",
+     .args = command_list_args},
+    CMD_DEF_END,
+};
+static const cmd_def_t config_subs[] = {
+    {.name = "get",
+     .arity = -3,
+     .flags = CMD_ADMIN,
+     .proc = config_get_proc,
+     .group = "server",
+     .summary = "Returns the effective values of configuration parameters.",
+     .since = "2.0.0",
+     .complexity =
+         "O(N) when N is the number of configuration parameters provided",
+     .args = config_get_args},
+    {.name = "set",
+     .arity = -4,
+     .flags = CMD_ADMIN,
+     .proc = config_set_proc,
+     .group = "server",
+     .summary = "Sets configuration parameters in-flight.",
+     .since = "2.0.0",
+     .complexity =
+         "O(N) when N is the number of configuration parameters provided",
+     .args = config_set_args},
+    {.name = "resetstat",
+     .arity = 2,
+     .flags = CMD_ADMIN,
+     .proc = config_resetstat_proc,
+     .group = "server",
+     .summary = "Resets the server's statistics.",
+     .since = "2.0.0",
+     .complexity = "O(1)"},
+    CMD_DEF_END,
+};
+
+const cmd_def_t cmd_admin_table[] = {
+    {.name = "command",
+     .arity = -1,
+     .flags = CMD_LOADING | CMD_STALE,
+     .proc = cmd_command_proc,
+     .group = "server",
+     .summary = "Returns detailed information about all commands.",
+     .since = "2.8.13",
+     .complexity = "O(N) where N is the total number of Redis commands",
+     .subcommands = command_subs},
+    {.name = "info",
+     .arity = -1,
+     .flags = CMD_LOADING | CMD_STALE,
+     .proc = info_proc,
+     .group = "server",
+     .summary = "Returns information and statistics about the server.",
+     .since = "1.0.0",
+     .complexity = "O(1)",
+     .args = section_args},
+    {.name = "time",
+     .arity = 1,
+     .flags = CMD_FAST | CMD_LOADING | CMD_STALE,
+     .proc = time_proc,
+     .group = "server",
+     .summary = "Returns the server time.",
+     .since = "2.6.0",
+     .complexity = "O(1)"},
+    {.name = "config",
+     .arity = -2,
+     .group = "server",
+     .summary = "A container for server configuration commands.",
+     .since = "2.0.0",
+     .complexity = "Depends on subcommand.",
+     .subcommands = config_subs},
+    {.name = "memory",
+     .arity = -2,
+     .group = "server",
+     .summary = "A container for memory diagnostics commands.",
+     .since = "4.0.0",
+     .complexity = "Depends on subcommand.",
+     .subcommands = memory_subs},
+    {.name = "shutdown",
+     .arity = -1,
+     .flags = CMD_ADMIN | CMD_LOADING | CMD_STALE,
+     .proc = shutdown_proc,
+     .group = "server",
+     .summary = "Synchronously saves the database(s) to disk and shuts down "
+                "the server.",
+     .since = "1.0.0",
+     .complexity = "O(N) when saving, where N is the total number of keys in "
+                   "all databases",
+     .args = shutdown_args},
+    CMD_DEF_END,
+};

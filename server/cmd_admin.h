@@ -1,0 +1,14 @@
+/*
+ * cmd_admin.h - the server commands: INFO, TIME, CONFIG, MEMORY, SHUTDOWN,
+ * COMMAND.
+ *
+ * Contract: event loop thread only; main() registers the table.
+ */
+#ifndef CMD_ADMIN_H
+#define CMD_ADMIN_H
+
+#include "server.h"
+
+extern const cmd_def_t cmd_admin_table[]; /* NULL-name terminated */
+
+#endif /* CMD_ADMIN_H */

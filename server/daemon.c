@@ -1,0 +1,231 @@
+/*
+ * daemon.c - see daemon.h.
+ */
+#include "daemon.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "conn.h"
+#include "log.h"
+
+#define DAEMON_CRON_MS 100
+
+static void free_handle(uv_handle_t *h)
+{
+    free(h);
+}
+
+/* ---- listeners --------------------------------------------------------- */
+
+static void daemon_on_connection(uv_stream_t *listener, int status)
+{
+    server_t *s = listener->data;
+    if (status < 0) {
+        /* libuv already drained the backlog with its reserve descriptor
+         * when descriptors ran out (EMFILE), so this cannot spin. */
+        s->rejected_connections++;
+        log_warning("Accepting client connection: %s", uv_strerror(status));
+        return;
+    }
+    conn_accept(s, listener, listener->type == UV_NAMED_PIPE);
+}
+
+static int listen_tcp(server_t *s, const char *addr, char *err, size_t errlen)
+{
+    struct sockaddr_storage ss;
+    int rc;
+    const char *host = addr;
+    bool optional = false;
+    /* Redis's "-::*" form: an address that may be missing (no IPv6). */
+    if (host[0] == '-') {
+        optional = true;
+        host++;
+    }
+    if (strchr(host, ':') != NULL)
+        rc = uv_ip6_addr(strcmp(host, "::*") == 0 ? "::" : host, s->cfg->port,
+                         (struct sockaddr_in6 *)&ss);
+    else
+        rc = uv_ip4_addr(strcmp(host, "*") == 0 ? "0.0.0.0" : host,
+                         s->cfg->port, (struct sockaddr_in *)&ss);
+    if (rc < 0) {
+        snprintf(err, errlen, "Invalid bind address '%s'", addr);
+        return rc;
+    }
+    uv_tcp_t *t = malloc(sizeof(*t));
+    if (t == NULL)
+        return -ENOMEM;
+    if ((rc = uv_tcp_init(s->loop, t)) < 0) {
+        free(t);
+        snprintf(err, errlen, "uv_tcp_init: %s", uv_strerror(rc));
+        return rc;
+    }
+    t->data = s;
+    unsigned flags = ss.ss_family == AF_INET6 ? UV_TCP_IPV6ONLY : 0;
+    rc = uv_tcp_bind(t, (struct sockaddr *)&ss, flags);
+    if (rc == 0)
+        rc = uv_listen((uv_stream_t *)t, s->cfg->tcp_backlog,
+                       daemon_on_connection);
+    if (rc < 0) {
+        uv_close((uv_handle_t *)t, free_handle);
+        if (optional) {
+            log_notice("Skipping optional bind address %s: %s", host,
+                       uv_strerror(rc));
+            return 0;
+        }
+        snprintf(err, errlen,
+                 "Could not create server TCP listening socket "
+                 "%s:%d: %s",
+                 host, s->cfg->port, uv_strerror(rc));
+        return rc;
+    }
+    s->tcp[s->ntcp++] = t;
+    return 0;
+}
+
+static int listen_unix(server_t *s, char *err, size_t errlen)
+{
+    const char *path = s->cfg->unixsocket;
+    uv_pipe_t *p = malloc(sizeof(*p));
+    if (p == NULL)
+        return -ENOMEM;
+    int rc = uv_pipe_init(s->loop, p, 0);
+    if (rc < 0) {
+        free(p);
+        snprintf(err, errlen, "uv_pipe_init: %s", uv_strerror(rc));
+        return rc;
+    }
+    p->data = s;
+    unlink(path); /* a stale socket from an earlier run */
+    rc = uv_pipe_bind(p, path);
+    if (rc == 0 && s->cfg->unixsocketperm != 0 &&
+        chmod(path, (mode_t)s->cfg->unixsocketperm) < 0)
+        rc = -errno;
+    if (rc == 0)
+        rc = uv_listen((uv_stream_t *)p, s->cfg->tcp_backlog,
+                       daemon_on_connection);
+    if (rc < 0) {
+        uv_close((uv_handle_t *)p, free_handle);
+        snprintf(err, errlen, "Failed opening Unix socket %s: %s", path,
+                 uv_strerror(rc));
+        return rc;
+    }
+    s->unix_listener = p;
+    return 0;
+}
+
+static void daemon_on_signal(uv_signal_t *h, int signum)
+{
+    server_t *s = h->data;
+    log_warning("Received %s scheduling shutdown...",
+                signum == SIGINT ? "SIGINT" : "SIGTERM");
+    daemon_shutdown(s, 0);
+}
+
+static void daemon_on_cron(uv_timer_t *t)
+{
+    server_t *s = t->data;
+    server_stats_sample(s);
+    conn_cron(s);
+}
+
+int daemon_listen(server_t *s, char *err, size_t errlen)
+{
+    int rc;
+    if (s->cfg->port > 0)
+        for (int i = 0; i < s->cfg->nbind; i++)
+            if ((rc = listen_tcp(s, s->cfg->bind[i], err, errlen)) < 0)
+                goto fail;
+    if (s->cfg->unixsocket != NULL && s->cfg->unixsocket[0] != '\0')
+        if ((rc = listen_unix(s, err, errlen)) < 0)
+            goto fail;
+    if (s->ntcp == 0 && s->unix_listener == NULL) {
+        snprintf(err, errlen, "Configured to not listen anywhere, exiting.");
+        rc = -EINVAL;
+        goto fail;
+    }
+    /* The three handles are initialised together, so one close path
+     * (daemon_shutdown) serves them whatever fails after. */
+    if ((rc = uv_signal_init(s->loop, &s->sig_term)) < 0 ||
+        (rc = uv_signal_init(s->loop, &s->sig_int)) < 0 ||
+        (rc = uv_timer_init(s->loop, &s->cron)) < 0) {
+        snprintf(err, errlen, "Cannot set up signal handlers: %s",
+                 uv_strerror(rc));
+        goto fail;
+    }
+    s->handles_open = true;
+    s->sig_term.data = s->sig_int.data = s->cron.data = s;
+    if ((rc = uv_signal_start(&s->sig_term, daemon_on_signal, SIGTERM)) < 0 ||
+        (rc = uv_signal_start(&s->sig_int, daemon_on_signal, SIGINT)) < 0 ||
+        (rc = uv_timer_start(&s->cron, daemon_on_cron, DAEMON_CRON_MS,
+                             DAEMON_CRON_MS)) < 0) {
+        snprintf(err, errlen, "Cannot start signal handlers or the cron: %s",
+                 uv_strerror(rc));
+        goto fail;
+    }
+    return 0;
+fail:
+    for (int i = 0; i < s->ntcp; i++)
+        uv_close((uv_handle_t *)s->tcp[i], free_handle);
+    s->ntcp = 0;
+    if (s->unix_listener != NULL)
+        uv_close((uv_handle_t *)s->unix_listener, free_handle);
+    s->unix_listener = NULL;
+    return rc;
+}
+
+void daemon_shutdown(server_t *s, int exit_code)
+{
+    if (s->shutting_down)
+        return;
+    s->shutting_down = true;
+    s->exit_code = exit_code;
+    for (int i = 0; i < s->ntcp; i++)
+        uv_close((uv_handle_t *)s->tcp[i], free_handle);
+    s->ntcp = 0;
+    if (s->unix_listener != NULL) {
+        uv_close((uv_handle_t *)s->unix_listener, free_handle);
+        unlink(s->cfg->unixsocket);
+        s->unix_listener = NULL;
+    }
+    /* Once, after the listeners are closed and before the clients are: a
+     * failed final save sets s->exit_code to non-zero. */
+    if (s->on_shutdown != NULL)
+        s->on_shutdown(s);
+    while (s->clients != NULL)
+        conn_close(s->clients);
+    if (s->handles_open) {
+        uv_close((uv_handle_t *)&s->sig_term, NULL);
+        uv_close((uv_handle_t *)&s->sig_int, NULL);
+        uv_close((uv_handle_t *)&s->cron, NULL);
+        s->handles_open = false;
+    }
+}
+
+void daemon_config_changed(server_t *s, const char *name)
+{
+    if (strcasecmp(name, "loglevel") == 0) {
+        log_set_level(s->cfg->loglevel);
+    } else if (strcasecmp(name, "requirepass") == 0) {
+        /* Without a password every client is the (nopass) default user,
+         * also those that connected while one was required. */
+        if (s->cfg->requirepass == NULL || s->cfg->requirepass[0] == '\0')
+            for (conn_t *c = s->clients; c != NULL; c = c->next)
+                if (!c->cl.authenticated) {
+                    c->cl.authenticated = true;
+                    conn_apply_limits(c);
+                }
+    } else if (strcasecmp(name, "maxclients") == 0) {
+        conn_fit_maxclients(s->cfg);
+    } else if (strcasecmp(name, "proto-max-bulk-len") == 0 ||
+               strcasecmp(name, "client-query-buffer-limit") == 0) {
+        for (conn_t *c = s->clients; c != NULL; c = c->next)
+            conn_apply_limits(c);
+    }
+}

@@ -1,0 +1,28 @@
+/*
+ * daemon.h - the running daemon around the server's state: TCP and unix
+ * listeners, SIGTERM/SIGINT, the cron timer, shutdown, and the run-time
+ * effects of CONFIG SET.
+ *
+ * Contract: event loop thread only. daemon_shutdown() calls the server's
+ * on_shutdown hook (main() sets it to the final save) once, between closing
+ * the listeners and closing the clients.
+ */
+#ifndef DAEMON_H
+#define DAEMON_H
+
+#include <stddef.h>
+
+#include "server_int.h"
+
+/* Opens the listeners, signal handlers and the cron timer. 0 or a negative
+ * errno; err describes the failure. */
+int daemon_listen(server_t *s, char *err, size_t errlen);
+
+/* Stops listening, runs s->on_shutdown, closes every client and every
+ * handle; the loop then ends. Idempotent. */
+void daemon_shutdown(server_t *s, int exit_code);
+
+/* Applies run-time effects of a CONFIG SET of name. */
+void daemon_config_changed(server_t *s, const char *name);
+
+#endif /* DAEMON_H */
