@@ -293,7 +293,8 @@ def test_insert_creates_with_capacity_and_rate(raw2, key):
     assert rep == [1, 1, 1]
     inf = info2(raw2, key)
     assert inf[b"Capacity"] >= 5000
-    assert inf[b"Fingerprint bits"] == 16
+    assert inf[b"Fingerprint bits"] == 13  # semi-sorted meets 0.001
+    assert inf[b"Encoding"] == b"semi-sorted"
     assert raw2.cmd("CF.COUNT", key, "a") == 2
     # Options of an existing filter are ignored, NOCREATE is fine.
     assert raw2.cmd("cf.insert", key, "nocreate", "capacity", 10,
