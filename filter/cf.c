@@ -900,8 +900,10 @@ static bool table_has(const cf_filter_t *f, const cf_table_t *t,
     uint64_t i2 = alt_index(t, i1, hk.fp);
     prefetch_bucket(f, t, i1);
     prefetch_bucket(f, t, i2);
-    return bucket_has(f, t, i1, hk.fp) || bucket_has(f, t, i2, hk.fp) ||
-           victim_is(t, i1, i2, hk.fp);
+    /* Both buckets, no short-circuit: whether the first holds the item is
+     * a branch a predictor misses as often as hits and misses mix. */
+    return (int)bucket_has(f, t, i1, hk.fp) | (int)bucket_has(f, t, i2, hk.fp) |
+           (int)victim_is(t, i1, i2, hk.fp);
 }
 
 static bool filter_has(const cf_filter_t *f, cf_hash_t hk)
@@ -1147,36 +1149,106 @@ static uint32_t bucket_free(const cf_filter_t *f, const cf_table_t *t,
     return n;
 }
 
-/* A free slot in either bucket of any table, newest first. In each table
- * the emptier of the two buckets is taken ("two choices"), which keeps
- * buckets balanced and puts off relocations to far higher loads. */
+/* place_table() for a fast b = 4 shape given as constants (lanes of lane
+ * bits, buckets of bits bits), so that the masks are immediates and the
+ * filter's fields are read once. Plain: the empty lane is filled in the
+ * word already loaded and stored back whole (the bytes of a neighbour
+ * that a 64-bit word takes in go back unchanged; writers are exclusive).
+ * Semi-sorted: a slot is empty exactly when its prefix and suffix are both
+ * zero, so the empties are the zero lanes of the two OR'd. */
+static inline __attribute__((always_inline)) bool
+place_fast(const cf_filter_t *f, cf_table_t *t, cf_hash_t hk, bool ss,
+           uint32_t lane, uint32_t bits)
+{
+    const uint64_t nb = t->nbuckets;
+    uint64_t ones = 0;
+    for (uint32_t j = 0; j < 4; j++)
+        ones |= 1ull << (j * lane);
+    const uint64_t highs = ones << (lane - 1);
+    const uint64_t low = ((ones << lane) - ones) & ~highs;
+    uint64_t i1 = mulhi(hk.h, nb), i2 = alt_of(nb, i1, hk.fp);
+    uint8_t *p1 = t->data + ((i1 * bits) >> 3);
+    uint8_t *p2 = t->data + ((i2 * bits) >> 3);
+    uint64_t w1 = bits == 32 ? load32(p1) : load64(p1);
+    uint64_t w2 = bits == 32 ? load32(p2) : load64(p2);
+    uint64_t x1 = ss ? ss_prefix_lanes(w1, lane) | (w1 >> 12) : w1;
+    uint64_t x2 = ss ? ss_prefix_lanes(w2, lane) | (w2 >> 12) : w2;
+    uint64_t m1 = ~(((x1 & low) + low) | x1) & highs;
+    uint64_t m2 = ~(((x2 & low) + low) | x2) & highs;
+    if ((m1 | m2) == 0)
+        return false;
+    /* the emptier bucket, selected with masks (see place_table()) */
+    uint32_t c1 = (uint32_t)((((m1 >> (lane - 1)) * ones) >> (3 * lane)) & 7);
+    uint32_t c2 = (uint32_t)((((m2 >> (lane - 1)) * ones) >> (3 * lane)) & 7);
+    uint64_t sel = -(uint64_t)(c1 >= c2);
+    uint64_t m = (m1 & sel) | (m2 & ~sel);
+    uint32_t j = (uint32_t)__builtin_ctzll(m) / lane;
+    if (ss) {
+        ss_set(f, t, (i1 & sel) | (i2 & ~sel), j, hk.fp);
+    } else {
+        uint8_t *p = (uint8_t *)(((uintptr_t)p1 & sel) | ((uintptr_t)p2 & ~sel));
+        uint64_t w = ((w1 & sel) | (w2 & ~sel)) | (uint64_t)hk.fp << (lane * j);
+        if (bits == 32) {
+            uint32_t v = (uint32_t)w;
+            memcpy(p, &v, 4);
+        } else {
+            store64(p, w);
+        }
+    }
+    return true;
+}
+
+/* A free slot in either bucket of table t. The emptier of the two buckets
+ * is taken ("two choices"), which keeps buckets balanced and puts off
+ * relocations to far higher loads. */
+static bool place_table(cf_filter_t *f, cf_table_t *t, cf_hash_t hk)
+{
+    switch (f->b == 4 ? f->fp_bits : 0) {
+    case 8:
+        return place_fast(f, t, hk, false, 8, 32);
+    case 12:
+        return place_fast(f, t, hk, false, 12, 48);
+    case 16:
+        return place_fast(f, t, hk, false, 16, 64);
+    case 9:
+        return place_fast(f, t, hk, true, 5, 32);
+    case 13:
+        return place_fast(f, t, hk, true, 9, 48);
+    case 17:
+        return place_fast(f, t, hk, true, 13, 64);
+    default:
+        break;
+    }
+    uint64_t i1 = index1(t, hk.h);
+    uint64_t i2 = alt_index(t, i1, hk.fp);
+    if (f->fast) {
+        /* the chosen bucket's first empty lane, straight from the marks:
+         * no second pass over the slots */
+        uint64_t m1 = empty_lanes(f, t, i1), m2 = empty_lanes(f, t, i2);
+        if ((m1 | m2) == 0)
+            return false;
+        /* Selected with masks, not a branch: which bucket is emptier is a
+         * coin toss a predictor misses half of the time, and each miss
+         * stalls until the buckets arrive from memory. */
+        uint64_t sel = -(uint64_t)(lanes_count(f, m1) >= lanes_count(f, m2));
+        uint64_t m = (m1 & sel) | (m2 & ~sel);
+        uint64_t bi = (i1 & sel) | (i2 & ~sel);
+        uint64_t lane = f->lane_of_bit[__builtin_ctzll(m)];
+        slot_set(f, t, bi * f->b + lane, hk.fp);
+        return true;
+    }
+    uint32_t n1 = bucket_free(f, t, i1), n2 = bucket_free(f, t, i2);
+    if (n1 | n2)
+        return bucket_put(f, t, n1 >= n2 ? i1 : i2, hk.fp);
+    return false;
+}
+
+/* A free slot in either bucket of any table, newest first. */
 static bool place_free(cf_filter_t *f, cf_hash_t hk)
 {
-    for (uint32_t k = f->nfilters; k-- > 0;) {
-        cf_table_t *t = &f->t[k];
-        uint64_t i1 = index1(t, hk.h);
-        uint64_t i2 = alt_index(t, i1, hk.fp);
-        if (f->fast) {
-            /* the chosen bucket's first empty lane, straight from the
-             * marks: no second pass over the slots */
-            uint64_t m1 = empty_lanes(f, t, i1), m2 = empty_lanes(f, t, i2);
-            if ((m1 | m2) == 0)
-                continue;
-            /* Selected with masks, not a branch: which bucket is emptier
-             * is a coin toss a predictor misses half of the time, and each
-             * miss stalls until the buckets arrive from memory. */
-            uint64_t sel =
-                -(uint64_t)(lanes_count(f, m1) >= lanes_count(f, m2));
-            uint64_t m = (m1 & sel) | (m2 & ~sel);
-            uint64_t bi = (i1 & sel) | (i2 & ~sel);
-            uint64_t lane = f->lane_of_bit[__builtin_ctzll(m)];
-            slot_set(f, t, bi * f->b + lane, hk.fp);
+    for (uint32_t k = f->nfilters; k-- > 0;)
+        if (place_table(f, &f->t[k], hk))
             return true;
-        }
-        uint32_t n1 = bucket_free(f, t, i1), n2 = bucket_free(f, t, i2);
-        if (n1 | n2)
-            return bucket_put(f, t, n1 >= n2 ? i1 : i2, hk.fp);
-    }
     return false;
 }
 
@@ -1258,7 +1330,13 @@ void cf_add_many(cf_filter_t *f, size_t n, const void *const *keys,
      * moment. */
     enum { W = 2 * CF_WINDOW, HALF = CF_WINDOW };
     cf_hash_t hk[W];
-    bool ahead = f->fast && f->b <= 8;
+    /* Below 3/4 load both buckets are hardly ever full (under 1% of inserts
+     * at 2/3): the middle stage would cost more than it saves. A chain of
+     * tables keeps it on (the newest table's load is not counted). */
+    const cf_table_t *last = &f->t[f->nfilters - 1];
+    bool ahead = f->fast && f->b <= 8 &&
+                 (f->nfilters > 1 ||
+                  f->items * 4 >= last->nbuckets * f->b * 3);
     for (size_t i = 0; i < n + W; i++) {
         size_t r = i % W;
         if (i >= W) {
