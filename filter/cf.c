@@ -29,12 +29,14 @@
  * prefix; empty slots, 0, first) and stores, from bit 0: the 12-bit rank of
  * the multiset of the four prefixes among all 3,876 (cf_ss_table.h), then
  * suffix j in bits 12 + k*j. 12 + 4k = 32, 48 or 64 bits: a bucket is one
- * load. A lookup decodes the rank through an 8 KiB table (the encoder's
- * table is 128 bytes; both stay in L1), compares prefixes and suffixes with
- * SWAR, lane by lane exactly, and combines the two with one multiplication.
- * A write decodes the bucket, changes one slot, sorts the four and encodes
- * them again: slot numbers of a bucket hold only until the next write to it,
- * which is all the insert, relocation and delete paths need.
+ * load. A lookup turns the rank into the four prefixes lined up with the
+ * suffix lanes (one read of a 16 KiB table for 9 and 13 bits; the 8 KiB
+ * ss_unrank and three shifts for 17), ORs the prefix and suffix differences
+ * lane by lane and tests the word for a zero lane with SWAR, as a plain
+ * bucket is tested. A write decodes the bucket (ss_unrank), changes one
+ * slot, sorts the four and encodes them again (ss_rank, 128 bytes): slot
+ * numbers of a bucket hold only until the next write to it, which is all
+ * the insert, relocation and delete paths need.
  *
  * Full tables. An insert relocates fingerprints for at most max_kicks steps,
  * looking one step ahead for a slot whose alternate bucket has room. When it
@@ -128,7 +130,6 @@ struct cf_filter {
     uint32_t bucket_bytes; /* when fast */
     uint32_t tail;         /* 7 when buckets may cross a cache line, else 0 */
     uint64_t lane_ones, lane_highs, lane_low, bucket_mask, word_mask;
-    uint64_t ss_spread;     /* when ss: prefix marks -> suffix lane tops */
     uint32_t lane_bits, lane_mask;
     uint32_t bucket_bits;   /* b * fp_bits, or 4 * fp_bits - 4 when ss */
     uint8_t lane_of_bit[64]; /* when fast: slot of the lane a bit is in */
@@ -305,27 +306,6 @@ static inline uint64_t lanes_zero(const cf_filter_t *f, uint64_t x)
     return ~(((x & f->lane_low) + f->lane_low) | x) & f->lane_highs;
 }
 
-/* Semi-sorted bucket word w: the top bit of the suffix lane of every slot
- * holding fp (fp = 0: the empty slots), exactly. The prefixes compare as
- * four nibbles, marking bits 3, 7, 11, 15; shifted to bits 0, 4, 8, 12 and
- * multiplied by ss_spread (bits (k-4)*i + k-1, i < 4) nibble j lands on
- * bit k*j + k-1, the top of suffix lane j, and the twelve cross products
- * 4j + (k-4)i + k-1 (i != j) on no lane top, all on distinct bits, so
- * nothing carries (checked for k = 5, 9, 13 when the filter is set up). */
-static inline uint64_t ss_marks_of(uint64_t w, uint32_t fp, uint32_t k,
-                                   uint32_t kmask, uint64_t mask,
-                                   uint64_t ones, uint64_t low,
-                                   uint64_t highs, uint64_t spread)
-{
-    uint64_t xp = ss_unrank[w & 0xFFF] ^ (0x1111u * (fp >> k));
-    uint64_t zp = ~(((xp & 0x7777) + 0x7777) | xp) & 0x8888;
-    /* bits above the lanes (a neighbour's) never reach the marks: low
-     * and highs cover the lanes only, and the sum below carries upwards */
-    uint64_t xs = ((w >> 12) & mask) ^ (ones * (fp & kmask));
-    uint64_t zs = ~(((xs & low) + low) | xs) & highs;
-    return zs & ((zp >> 3) * spread);
-}
-
 /* The four prefixes of semi-sorted bucket word w, prefix j in the low bits
  * of suffix lane j (k bits wide). */
 static inline uint64_t ss_prefix_lanes(uint64_t w, uint32_t k)
@@ -353,11 +333,14 @@ static inline uint64_t ss_any(uint64_t w, uint32_t fp, uint32_t k,
     return (x - ones) & ~x & highs;
 }
 
+/* Semi-sorted bucket word w: the top bit of the lane of every slot holding
+ * fp (fp = 0: the empty slots), exactly, from the same OR'd differences. */
 static inline uint64_t ss_marks(const cf_filter_t *f, uint64_t w, uint32_t fp)
 {
-    return ss_marks_of(w, fp, f->lane_bits, f->lane_mask, f->bucket_mask,
-                       f->lane_ones, f->lane_low, f->lane_highs,
-                       f->ss_spread);
+    uint32_t k = f->lane_bits;
+    uint64_t x = (ss_prefix_lanes(w, k) ^ (f->lane_ones * (fp >> k))) |
+                 ((w >> 12) ^ (f->lane_ones * (fp & f->lane_mask)));
+    return lanes_zero(f, x);
 }
 
 static inline uint32_t ss_slot(const cf_filter_t *f, uint64_t w, uint32_t j)
@@ -710,23 +693,6 @@ const char *cf_encoding_name(uint32_t encoding)
 
 /* ---- create / free ---- */
 
-/* Semi-sorted: no two of the sixteen products 4j + (k-4)i + k-1 (i, j < 4)
- * share a bit (so the multiplication in ss_marks() carries nowhere), and
- * only those with i = j land on a lane top k*n + k-1. */
-static bool ss_spread_sound(uint32_t k)
-{
-    uint64_t seen = 0;
-    for (uint32_t j = 0; j < 4; j++)
-        for (uint32_t i = 0; i < 4; i++) {
-            uint32_t bit = 4 * j + (k - 4) * i + k - 1;
-            if (bit >= 64 || (seen >> bit & 1) ||
-                ((bit + 1) % k == 0 && i != j))
-                return false;
-            seen |= 1ull << bit;
-        }
-    return true;
-}
-
 static void setup_lanes(cf_filter_t *f)
 {
     f->fp_mask = (1u << f->fp_bits) - 1;
@@ -751,13 +717,6 @@ static void setup_lanes(cf_filter_t *f)
     f->lane_highs = f->lane_ones << (lane - 1);
     f->bucket_mask = lanes_bits == 64 ? ~0ull : (1ull << lanes_bits) - 1;
     f->lane_low = f->bucket_mask & ~f->lane_highs;
-    f->ss_spread = 0;
-    if (f->ss) {
-        for (uint32_t i = 0; i < 4; i++)
-            f->ss_spread |= 1ull << ((lane - 4) * i + lane - 1);
-        if (!ss_spread_sound(lane))
-            abort(); /* a width cf_params_check() should not have let in */
-    }
     for (uint32_t bit = 0; bit < 64; bit++)
         f->lane_of_bit[bit] = (uint8_t)(bit / lane);
 }
