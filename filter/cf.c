@@ -350,40 +350,44 @@ static inline uint32_t ss_slot(const cf_filter_t *f, uint64_t w, uint32_t j)
     return prefix << k | ((uint32_t)(w >> (12 + k * j)) & f->lane_mask);
 }
 
-static inline void cswap(uint32_t *a, uint32_t *b)
-{
-    uint32_t lo = *a < *b ? *a : *b, hi = *a < *b ? *b : *a;
-    *a = lo;
-    *b = hi;
-}
+/* a, b = min, max: selects, not branches (the order of fingerprints is
+ * random). */
+#define CSWAP(a, b)                                                            \
+    do {                                                                       \
+        uint32_t lo_ = (a) < (b) ? (a) : (b), hi_ = (a) ^ (b) ^ lo_;           \
+        (a) = lo_;                                                             \
+        (b) = hi_;                                                             \
+    } while (0)
 
-/* Sorts fp[0..3] and encodes them as a bucket word. */
-static uint64_t ss_encode(const cf_filter_t *f, uint32_t fp[4])
-{
-    cswap(&fp[0], &fp[1]);
-    cswap(&fp[2], &fp[3]);
-    cswap(&fp[0], &fp[2]);
-    cswap(&fp[1], &fp[3]);
-    cswap(&fp[1], &fp[2]);
-    uint32_t k = f->lane_bits;
-    uint64_t w = 0;
-    for (uint32_t j = 0; j < 4; j++)
-        w += ss_rank[j][fp[j] >> k] |
-             (uint64_t)(fp[j] & f->lane_mask) << (12 + k * j);
-    return w;
-}
-
-/* Slot j of semi-sorted bucket i becomes fp; the bucket is sorted again. */
+/* Slot j of semi-sorted bucket i becomes fp; the bucket is sorted (by a
+ * five-comparator network) and encoded again. */
 static void ss_set(const cf_filter_t *f, cf_table_t *t, uint64_t i,
                    uint32_t j, uint32_t fp)
 {
+    const uint32_t k = f->lane_bits, km = f->lane_mask;
+    const uint64_t wm = f->word_mask;
     uint8_t *p = t->data + i * f->bucket_bytes;
-    uint64_t old = load64(p), w = old & f->word_mask;
-    uint32_t v[4];
-    for (uint32_t n = 0; n < 4; n++)
-        v[n] = ss_slot(f, w, n);
-    v[j] = fp;
-    store64(p, (old & ~f->word_mask) | ss_encode(f, v));
+    uint64_t old = load64(p), w = old & wm, sfx = w >> 12;
+    uint32_t nib = ss_unrank[w & 0xFFF];
+    uint32_t v0 = (nib & 0xF) << k | ((uint32_t)sfx & km);
+    uint32_t v1 = (nib >> 4 & 0xF) << k | ((uint32_t)(sfx >> k) & km);
+    uint32_t v2 = (nib >> 8 & 0xF) << k | ((uint32_t)(sfx >> 2 * k) & km);
+    uint32_t v3 = (nib >> 12) << k | ((uint32_t)(sfx >> 3 * k) & km);
+    v0 = j == 0 ? fp : v0;
+    v1 = j == 1 ? fp : v1;
+    v2 = j == 2 ? fp : v2;
+    v3 = j == 3 ? fp : v3;
+    CSWAP(v0, v1);
+    CSWAP(v2, v3);
+    CSWAP(v0, v2);
+    CSWAP(v1, v3);
+    CSWAP(v1, v2);
+    uint64_t e = (uint64_t)(ss_rank[0][v0 >> k] + ss_rank[1][v1 >> k] +
+                            ss_rank[2][v2 >> k] + ss_rank[3][v3 >> k]) |
+                 (uint64_t)(v0 & km) << 12 | (uint64_t)(v1 & km) << (12 + k) |
+                 (uint64_t)(v2 & km) << (12 + 2 * k) |
+                 (uint64_t)(v3 & km) << (12 + 3 * k);
+    store64(p, (old & ~wm) | e);
 }
 
 /* ---- slots ---- */
@@ -865,12 +869,14 @@ static bool table_has(const cf_filter_t *f, const cf_table_t *t,
            (int)victim_is(t, i1, i2, hk.fp);
 }
 
+/* Every table is probed: stopping at the first that holds the item would
+ * be a branch on it, which mixed hits and misses mispredict. */
 static bool filter_has(const cf_filter_t *f, cf_hash_t hk)
 {
+    int has = 0;
     for (uint32_t k = f->nfilters; k-- > 0;)
-        if (table_has(f, &f->t[k], hk))
-            return true;
-    return false;
+        has |= (int)table_has(f, &f->t[k], hk);
+    return has;
 }
 
 void cf_prefetch(const cf_filter_t *f, const void *key, size_t len)
