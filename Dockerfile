@@ -11,7 +11,7 @@ FROM debian:bookworm AS builder
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         gcc make cmake pkg-config \
-        libuv1-dev libhiredis-dev libxxhash-dev libcmocka-dev \
+        libuv1-dev libhiredis-dev libxxhash-dev libcmocka-dev libssl-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
@@ -25,7 +25,7 @@ RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 FROM debian:bookworm-slim
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-        libuv1 libhiredis0.14 libxxhash0 \
+        libuv1 libhiredis0.14 libxxhash0 libssl3 \
     && rm -rf /var/lib/apt/lists/* \
     && groupadd --system --gid 10001 cuckood \
     && useradd --system --uid 10001 --gid cuckood --home-dir /data \

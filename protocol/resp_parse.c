@@ -12,6 +12,9 @@
  * everything it holds, so its compaction never moves anything, and our
  * object functions can size the argv array and the argument arena up front
  * from the lengths the scanner saw. Inline lines never reach the reader.
+ *
+ * hiredis 0.14 and 1.x declare the object functions with different types;
+ * CMake passes the installed one's major version as CUCKOOD_HIREDIS_MAJOR.
  */
 #include "resp.h"
 
@@ -23,7 +26,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <hiredis/hiredis.h> /* HIREDIS_MAJOR */
 #include <hiredis/read.h>
+
+#if !defined(CUCKOOD_HIREDIS_MAJOR)
+#error "CUCKOOD_HIREDIS_MAJOR (hiredis's major version) is set by CMake"
+#elif CUCKOOD_HIREDIS_MAJOR != HIREDIS_MAJOR
+#error "hiredis's headers are not those of the version CMake found"
+#elif CUCKOOD_HIREDIS_MAJOR != 0 && CUCKOOD_HIREDIS_MAJOR != 1
+#error "cuckood builds with hiredis 0.14 or 1.x"
+#endif
 
 #define RESP_ERR_MBULK "Protocol error: invalid multibulk length"
 #define RESP_ERR_BULK "Protocol error: invalid bulk length"
@@ -94,9 +106,20 @@ static void set_limits(resp_parser_t *p, const resp_limits_t *lim)
         p->lim = *lim;
     else
         resp_limits_default(&p->lim);
-    /* The reader's createArray takes an int. */
+    /* A command's argc is an int (and hiredis 0.14's createArray takes
+     * one). */
     if (p->lim.max_args > INT_MAX)
         p->lim.max_args = INT_MAX;
+    if (p->rd == NULL)
+        return;
+    /* The scanner checks every length before the reader sees a byte; the
+     * reader's own element bound says the same. Its maxbuf (the spare
+     * buffer it keeps between commands) stays at hiredis's 16 KB, below
+     * what the parser's own buffers keep (RESP_KEEP_BYTES). */
+#if CUCKOOD_HIREDIS_MAJOR >= 1
+    /* 0 would mean no limit; with max_args 0 the scanner lets none by. */
+    p->rd->maxelements = p->lim.max_args > 0 ? (long long)p->lim.max_args : 1;
+#endif
 }
 
 static int fail(resp_parser_t *p, int err, const char *msg)
@@ -113,15 +136,27 @@ static int fail(resp_parser_t *p, int err, const char *msg)
 /* The scanner has already checked the frame: one flat array of bulk
  * strings, whose sizes were reserved in argv and arena before the reader
  * runs. Nothing here allocates. */
-static void *obj_array(const redisReadTask *t, int n)
+static void *array_of(const redisReadTask *t, size_t n)
 {
     resp_parser_t *p = t->privdata;
 
-    if (p == NULL || t->parent != NULL || n < 0 || (size_t)n > p->argcap)
+    if (p == NULL || t->parent != NULL || n > p->argcap || n > INT_MAX)
         return NULL;
-    p->cmd.argc = n;
+    p->cmd.argc = (int)n;
     return &p->cmd;
 }
+
+#if CUCKOOD_HIREDIS_MAJOR >= 1
+static void *obj_array(const redisReadTask *t, size_t n)
+{
+    return array_of(t, n);
+}
+#else
+static void *obj_array(const redisReadTask *t, int n)
+{
+    return n < 0 ? NULL : array_of(t, (size_t)n);
+}
+#endif
 
 static void *obj_string(const redisReadTask *t, char *s, size_t len)
 {
@@ -150,6 +185,19 @@ static void *obj_nil(const redisReadTask *t)
     return NULL; /* never reached: "*-1" frames are skipped by the scanner */
 }
 
+#if CUCKOOD_HIREDIS_MAJOR >= 1
+/* RESP3 types: never reached either (the reader takes NULL as an error). */
+static void *obj_double(const redisReadTask *t, double d, char *s, size_t len)
+{
+    return NULL;
+}
+
+static void *obj_bool(const redisReadTask *t, int b)
+{
+    return NULL;
+}
+#endif
+
 /* Objects live in the parser; on error the reader hands back a partly
  * built root (or NULL), and there is nothing to free. */
 static void obj_free(void *obj)
@@ -161,6 +209,10 @@ static redisReplyObjectFunctions obj_fns = {
     .createArray = obj_array,
     .createInteger = obj_integer,
     .createNil = obj_nil,
+#if CUCKOOD_HIREDIS_MAJOR >= 1
+    .createDouble = obj_double,
+    .createBool = obj_bool,
+#endif
     .freeObject = obj_free,
 };
 
@@ -172,12 +224,12 @@ resp_parser_t *resp_parser_new(const resp_limits_t *lim)
 
     if (p == NULL)
         return NULL;
-    set_limits(p, lim);
     p->rd = redisReaderCreateWithFunctions(&obj_fns);
     if (p->rd == NULL) {
         free(p);
         return NULL;
     }
+    set_limits(p, lim);
     /* redisReaderSetPrivdata() casts the assignment to int. */
     p->rd->privdata = p;
     p->st = ST_START;

@@ -5,9 +5,11 @@
 #   scripts/deps.sh test     also what the tests use
 set -euo pipefail
 
-pkgs=(gcc make cmake pkg-config libuv1-dev libhiredis-dev libxxhash-dev)
+pkgs=(gcc make cmake pkg-config libuv1-dev libhiredis-dev libxxhash-dev
+      libssl-dev)
 if [ "${1:-}" = test ]; then
     pkgs+=(libcmocka-dev redis-tools python3 python3-redis python3-pytest
+           openssl
            clang libclang-rt-dev)
     command -v node >/dev/null 2>&1 || pkgs+=(nodejs)
     command -v npm >/dev/null 2>&1 || pkgs+=(npm)

@@ -23,6 +23,7 @@
 #include "log.h"
 #include "persist.h"
 #include "server_int.h"
+#include "tls.h"
 #include "util.h"
 
 /* ---- helpers ----------------------------------------------------------- */
@@ -199,6 +200,9 @@ static void info_proc(client_t *c, int argc, const resp_arg_t *argv)
                   s->net_input_bytes, s->net_output_bytes,
                   s->rejected_connections, s->keyspace_hits,
                   s->keyspace_misses);
+        char tbuf[256];
+        tls_info(s->tls, tbuf, sizeof(tbuf));
+        sb_printf(&b, "%s", tbuf);
     }
     SECTION(INFO_REPLICATION, "Replication")
     {
@@ -333,7 +337,7 @@ static void config_set_proc(client_t *c, int argc, const resp_arg_t *argv)
         resp_add_error(&c->out, "ERR out of memory");
         return;
     }
-    char err[256] = "";
+    char err[768] = "";
     int done = 0;
     for (; done < n; done++) {
         const char *name = argv[2 + 2 * done].ptr;
@@ -342,9 +346,25 @@ static void config_set_proc(client_t *c, int argc, const resp_arg_t *argv)
                     sizeof(err)) < 0)
             break;
     }
+    /* Directives that take effect together (a TLS certificate and its
+     * key) are checked once all are stored; a failure undoes them all. */
+    int undo = done; /* how many to put back */
+    if (done == n && n > 0) {
+        const char **names = malloc((size_t)n * sizeof(*names));
+        for (int i = 0; names != NULL && i < n; i++)
+            names[i] = argv[2 + 2 * i].ptr;
+        if (names == NULL) {
+            snprintf(err, sizeof(err), "ERR out of memory");
+            done = 0;
+        } else if (daemon_config_commit(c->srv, names, n, err, sizeof(err)) <
+                   0) {
+            done = 0;
+        }
+        free(names);
+    }
     if (done < n) {
         /* Put back what was applied before the failure, newest first. */
-        for (int i = done - 1; i >= 0; i--)
+        for (int i = undo - 1; i >= 0; i--)
             if (old[i] == NULL ||
                 cfg_set(c->srv->cfg, argv[2 + 2 * i].ptr, old[i], NULL, 0) < 0)
                 log_warning("CONFIG SET: could not restore '%s'",

@@ -62,6 +62,8 @@ typedef struct cfg_def {
     const char *(*check)(const cfg_t *c, cfg_val_t v, char *why);
     /* Side effects on other fields, once the value is stored. */
     void (*after)(cfg_t *c);
+    /* T_ENUM: the accepted words, NULL-terminated; the index is stored. */
+    const char *const *names;
 } cfg_def_t;
 
 /* State shared by the lines of one start-up load (file, then command line):
@@ -76,7 +78,9 @@ typedef struct cfg_load {
 static const char oom[] = "out of memory";
 
 static const char *const loglevel_names[] = {"debug", "verbose", "notice",
-                                             "warning"};
+                                             "warning", NULL};
+/* Indexed by CFG_TLS_AUTH_*. */
+static const char *const tls_auth_names[] = {"no", "yes", "optional", NULL};
 
 /* Redis's defaults for the classes we accept but do not keep. */
 static const char cobl_others[] =
@@ -180,6 +184,8 @@ static const char *check_initial_size(const cfg_t *c, cfg_val_t v, char *why)
 #define OFF(f) offsetof(cfg_t, f)
 #define NUM(n, t, fl, f, lo, hi)                                               \
     {.name = n, .type = t, .flags = fl, .off = OFF(f), .min = lo, .max = hi}
+#define ENUM(n, fl, f, nm)                                                     \
+    {.name = n, .type = T_ENUM, .flags = fl, .off = OFF(f), .names = nm}
 #define HOOK(n, t, fl, f, lo, hi, ck, af)                                      \
     {.name = n,                                                                \
      .type = t,                                                                \
@@ -193,6 +199,26 @@ static const char *check_initial_size(const cfg_t *c, cfg_val_t v, char *why)
 static const cfg_def_t defs[] = {
     NUM("port", T_INT, 0, port, 0, 65535),
     NUM("bind", T_BIND, 0, bind, 0, 0),
+    NUM("tls-port", T_INT, 0, tls_port, 0, 65535),
+    NUM("tls-cert-file", T_STR, F_MUT | F_NULLABLE, tls_cert_file, 0, 0),
+    NUM("tls-key-file", T_STR, F_MUT | F_NULLABLE, tls_key_file, 0, 0),
+    NUM("tls-key-file-pass", T_STR, F_MUT | F_NULLABLE, tls_key_file_pass, 0,
+        0),
+    NUM("tls-ca-cert-file", T_STR, F_MUT | F_NULLABLE, tls_ca_cert_file, 0, 0),
+    NUM("tls-ca-cert-dir", T_STR, F_MUT | F_NULLABLE, tls_ca_cert_dir, 0, 0),
+    ENUM("tls-auth-clients", F_MUT, tls_auth_clients, tls_auth_names),
+    NUM("tls-protocols", T_STR, F_MUT | F_NULLABLE, tls_protocols, 0, 0),
+    NUM("tls-ciphers", T_STR, F_MUT | F_NULLABLE, tls_ciphers, 0, 0),
+    NUM("tls-ciphersuites", T_STR, F_MUT | F_NULLABLE, tls_ciphersuites, 0, 0),
+    NUM("tls-prefer-server-ciphers", T_BOOL, F_MUT, tls_prefer_server_ciphers,
+        0, 0),
+    NUM("tls-session-caching", T_BOOL, F_MUT, tls_session_caching, 0, 0),
+    NUM("tls-session-cache-size", T_INT, F_MUT, tls_session_cache_size, 0,
+        INT_MAX),
+    NUM("tls-session-cache-timeout", T_INT, F_MUT, tls_session_cache_timeout,
+        0, INT_MAX),
+    NUM("tls-handshake-timeout", T_INT, F_MUT, tls_handshake_timeout, 1,
+        INT_MAX),
     NUM("unixsocket", T_STR, F_NULLABLE, unixsocket, 0, 0),
     NUM("unixsocketperm", T_OCTAL, 0, unixsocketperm, 0, 0777),
     NUM("protected-mode", T_BOOL, F_MUT, protected_mode, 0, 0),
@@ -213,7 +239,7 @@ static const cfg_def_t defs[] = {
     NUM("save", T_SAVE, F_MUT, save, 0, 0),
     NUM("stop-writes-on-bgsave-error", T_BOOL, F_MUT,
         stop_writes_on_bgsave_error, 0, 0),
-    NUM("loglevel", T_ENUM, F_MUT, loglevel, 0, 0),
+    ENUM("loglevel", F_MUT, loglevel, loglevel_names),
     NUM("logfile", T_STR, 0, logfile, 0, 0),
     NUM("pidfile", T_STR, F_NULLABLE, pidfile, 0, 0),
     NUM("daemonize", T_BOOL, 0, daemonize, 0, 0),
@@ -614,15 +640,22 @@ static int apply_words(cfg_t *c, const cfg_def_t *d, char **argv, int argc,
             else
                 reason = "argument must be 'yes' or 'no'";
         } else if (d->type == T_ENUM) {
-            size_t i, n = sizeof(loglevel_names) / sizeof(loglevel_names[0]);
-            for (i = 0; i < n; i++)
-                if (strcasecmp(argv[0], loglevel_names[i]) == 0)
+            size_t i;
+            for (i = 0; d->names[i] != NULL; i++)
+                if (strcasecmp(argv[0], d->names[i]) == 0)
                     break;
-            if (i == n)
-                reason = "argument(s) must be one of the following: debug, "
-                         "verbose, notice, warning";
-            else
+            if (d->names[i] == NULL) {
+                size_t len = (size_t)snprintf(
+                    why, WHY_LEN,
+                    "argument(s) must be one of the following: ");
+                for (size_t j = 0; d->names[j] != NULL && len < WHY_LEN;
+                     j++)
+                    len += (size_t)snprintf(why + len, WHY_LEN - len, "%s%s",
+                                            j > 0 ? ", " : "", d->names[j]);
+                reason = why;
+            } else {
                 *FIELD(c, d, int) = (int)i;
+            }
         } else {
             reason = parse_number(d, argv[0], &v, why);
             if (reason == NULL && d->check != NULL)
@@ -667,6 +700,12 @@ int cfg_init(cfg_t *c)
     c->stop_writes_on_bgsave_error = true;
     c->loglevel = CFG_LOG_NOTICE;
     c->logfile = strdup("");
+    c->tls_auth_clients = CFG_TLS_AUTH_YES;
+    c->tls_protocols = strdup("TLSv1.2 TLSv1.3");
+    c->tls_session_caching = true;
+    c->tls_session_cache_size = 20480;
+    c->tls_session_cache_timeout = 300;
+    c->tls_handshake_timeout = 10000;
     c->cf_bucket_size = 4;
     c->cf_fingerprint_bits = 12;
     c->cf_max_iterations = 500;
@@ -674,7 +713,7 @@ int cfg_init(cfg_t *c)
     c->cf_max_expansions = 32;
     c->cf_initial_size = 1024;
     if (c->bind[0] == NULL || c->dir == NULL || c->dbfilename == NULL ||
-        c->logfile == NULL) {
+        c->logfile == NULL || c->tls_protocols == NULL) {
         cfg_free(c);
         return -ENOMEM;
     }
@@ -692,6 +731,14 @@ void cfg_free(cfg_t *c)
     free(c->dbfilename);
     free(c->logfile);
     free(c->pidfile);
+    free(c->tls_cert_file);
+    free(c->tls_key_file);
+    free(c->tls_key_file_pass);
+    free(c->tls_ca_cert_file);
+    free(c->tls_ca_cert_dir);
+    free(c->tls_protocols);
+    free(c->tls_ciphers);
+    free(c->tls_ciphersuites);
     memset(c, 0, sizeof(*c));
 }
 
@@ -983,7 +1030,7 @@ static const char *format_value(const cfg_t *c, const cfg_def_t *d, char *buf,
     case T_ENUM: {
         int v = *CFIELD(c, d, int);
         if (d->type == T_ENUM)
-            return loglevel_names[v];
+            return d->names[v];
         snprintf(buf, n, "%d", v);
         break;
     }

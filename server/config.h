@@ -19,6 +19,7 @@
 #define CFG_MAX_SAVE 16
 
 enum { CFG_LOG_DEBUG, CFG_LOG_VERBOSE, CFG_LOG_NOTICE, CFG_LOG_WARNING };
+enum { CFG_TLS_AUTH_NO, CFG_TLS_AUTH_YES, CFG_TLS_AUTH_OPTIONAL };
 
 typedef struct cfg_save_point {
     int64_t seconds;
@@ -38,6 +39,23 @@ typedef struct cfg {
     int tcp_backlog;            /* 511 */
     int tcp_keepalive;          /* 300 seconds */
     int timeout;                /* 0 = never close idle clients */
+
+    /* TLS (Redis's directives; the Unix socket stays plain) */
+    int tls_port;               /* 0 = no TLS listener */
+    char *tls_cert_file;        /* PEM; NULL = none */
+    char *tls_key_file;
+    char *tls_key_file_pass;
+    char *tls_ca_cert_file;     /* CAs that sign client certificates */
+    char *tls_ca_cert_dir;
+    int tls_auth_clients;       /* CFG_TLS_AUTH_YES */
+    char *tls_protocols;        /* "TLSv1.2 TLSv1.3" */
+    char *tls_ciphers;          /* TLSv1.2 cipher list; NULL = OpenSSL's */
+    char *tls_ciphersuites;     /* TLSv1.3 suites; NULL = OpenSSL's */
+    bool tls_prefer_server_ciphers; /* no */
+    bool tls_session_caching;   /* yes */
+    int tls_session_cache_size; /* 20480 sessions */
+    int tls_session_cache_timeout; /* 300 seconds */
+    int tls_handshake_timeout;  /* 10000 ms, then the client is closed */
 
     /* security and limits */
     char *requirepass;          /* NULL = none */

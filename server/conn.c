@@ -23,6 +23,7 @@
 
 #include "cmd.h"
 #include "log.h"
+#include "tls.h"
 
 /* Pending output above which a client's input is no longer read. */
 #define CONN_PAUSE_BYTES (4u * 1024 * 1024)
@@ -57,6 +58,7 @@ static const char denied_msg[] =
 static void conn_on_close(uv_handle_t *h)
 {
     conn_t *c = h->data;
+    tls_conn_free(c->tls);
     resp_parser_free(c->parser);
     resp_out_release(&c->cl.out);
     free(c->cl.name);
@@ -229,8 +231,16 @@ void conn_flush(conn_t *c)
     }
     /* Most batches fit the socket buffer: write them at once, from the
      * connection's own buffer, which then stays for the next batch. Only
-     * what the kernel did not take goes through a write request. */
+     * what the kernel did not take goes through a write request. On TLS
+     * the replies are encrypted first and their records go the same way. */
     resp_out_t *o = &c->cl.out;
+    if (c->tls != NULL) {
+        if (tls_conn_encrypt(c->tls, o) < 0) {
+            conn_close(c);
+            return;
+        }
+        o = tls_conn_out(c->tls);
+    }
     size_t sent = 0; /* bytes of o the kernel took already */
     if (c->writes_pending == 0 && o->len > 0 && o->len <= CONN_TRY_WRITE_MAX) {
         uv_buf_t now = uv_buf_init(o->buf, (unsigned)o->len);
@@ -247,7 +257,7 @@ void conn_flush(conn_t *c)
         }
     }
     size_t len;
-    char *buf = resp_out_take(&c->cl.out, &len);
+    char *buf = resp_out_take(o, &len);
     if (buf == NULL) {
         if (c->cl.close_after_reply && c->writes_pending == 0)
             conn_close(c);
@@ -377,6 +387,19 @@ static void conn_run(conn_t *c)
         conn_start_reading(c);
 }
 
+/* Plaintext from a TLS session into the parser (tls_sink_fn). A request
+ * the parser refuses is answered as on a plain connection. */
+static int conn_feed(void *ctx, const char *plain, size_t len)
+{
+    conn_t *c = ctx;
+    int rc = resp_parser_feed(c->parser, plain, len);
+    if (rc == -EPROTO) {
+        conn_protocol_error(c);
+        return -EALREADY;
+    }
+    return rc;
+}
+
 static void conn_on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 {
     conn_t *c = st->data;
@@ -396,11 +419,39 @@ static void conn_on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
         return;
     c->cl.srv->net_input_bytes += (uint64_t)nread;
     c->last_ms = server_now_ms(c->cl.srv);
-    int rc = resp_parser_feed(c->parser, buf->base, (size_t)nread);
-    if (rc == 0) {
+    if (!c->spoke && c->tls == NULL &&
+        tls_looks_like_hello(buf->base, (size_t)nread)) {
+        log_verbose("Closing client %s: a TLS handshake on a plain-text port",
+                    c->addr);
+        conn_close(c);
+        return;
+    }
+    c->spoke = true;
+    int rc = c->tls != NULL
+                 ? tls_conn_input(c->tls, buf->base, (size_t)nread,
+                                  conn_feed, c)
+                 : resp_parser_feed(c->parser, buf->base, (size_t)nread);
+    if (rc == 1) {
+        /* close_notify: the client has finished sending. What it sent
+         * before runs, then the connection closes as at EOF. */
         conn_run(c);
-    } else if (rc == -EPROTO) {
+        if (!c->closing && c->writes_pending > 0) {
+            c->cl.close_after_reply = true;
+            conn_stop_reading(c);
+        } else {
+            conn_close(c);
+        }
+    } else if (rc == 0) {
+        conn_run(c);
+    } else if (rc == -EPROTO && c->tls == NULL) {
         conn_protocol_error(c);
+        conn_flush(c);
+    } else if (rc == -EALREADY) {
+        conn_flush(c); /* the protocol error conn_feed answered */
+    } else if (rc == -EPROTO && !c->cl.close_after_reply) {
+        /* A failed handshake: send OpenSSL's alert, then close. */
+        c->cl.close_after_reply = true;
+        conn_stop_reading(c);
         conn_flush(c);
     } else {
         conn_close(c);
@@ -443,12 +494,28 @@ static void conn_reject(uv_handle_t *h, const char *msg, size_t len)
 {
     /* uv_try_write on a fresh socket: the kernel buffer is empty, so the
      * short message goes out whole or not at all. */
-    uv_buf_t b = uv_buf_init((char *)msg, (unsigned)len);
-    (void)uv_try_write((uv_stream_t *)h, &b, 1);
+    if (msg != NULL) {
+        uv_buf_t b = uv_buf_init((char *)msg, (unsigned)len);
+        (void)uv_try_write((uv_stream_t *)h, &b, 1);
+    }
     uv_close(h, conn_on_reject_close);
 }
 
+static void conn_accept_kind(server_t *s, uv_stream_t *listener, bool is_unix,
+                             bool tls);
+
 void conn_accept(server_t *s, uv_stream_t *listener, bool is_unix)
+{
+    conn_accept_kind(s, listener, is_unix, false);
+}
+
+void conn_accept_tls(server_t *s, uv_stream_t *listener)
+{
+    conn_accept_kind(s, listener, false, s->tls != NULL);
+}
+
+static void conn_accept_kind(server_t *s, uv_stream_t *listener, bool is_unix,
+                             bool tls)
 {
     conn_t *c = calloc(1, sizeof(*c));
     if (c == NULL) {
@@ -472,13 +539,16 @@ void conn_accept(server_t *s, uv_stream_t *listener, bool is_unix)
     }
     if (s->nclients >= s->cfg->maxclients) {
         s->rejected_connections++;
-        conn_reject(&c->h.handle, maxclients_msg, sizeof(maxclients_msg) - 1);
+        /* A TLS client could not read the plain-text message. */
+        conn_reject(&c->h.handle, tls ? NULL : maxclients_msg,
+                    sizeof(maxclients_msg) - 1);
         return;
     }
     if (conn_denied(s, c)) {
         s->rejected_connections++;
         log_verbose("Denied a non-local client in protected mode");
-        conn_reject(&c->h.handle, denied_msg, sizeof(denied_msg) - 1);
+        conn_reject(&c->h.handle, tls ? NULL : denied_msg,
+                    sizeof(denied_msg) - 1);
         return;
     }
     c->parser = resp_parser_new(NULL);
@@ -503,6 +573,12 @@ void conn_accept(server_t *s, uv_stream_t *listener, bool is_unix)
     c->created_ms = c->last_ms = server_now_ms(s);
     conn_set_addrs(c);
     conn_apply_limits(c);
+    if (tls && (c->tls = tls_conn_new(s->tls, c->addr)) == NULL) {
+        log_warning("Out of memory accepting a TLS client");
+        resp_parser_free(c->parser);
+        uv_close(&c->h.handle, conn_on_reject_close);
+        return;
+    }
 
     c->next = s->clients;
     if (s->clients != NULL)
@@ -582,6 +658,14 @@ void conn_cron(server_t *s)
         if (cfg->timeout > 0 && !c->closing &&
             now - c->last_ms > (uint64_t)cfg->timeout * 1000) {
             log_verbose("Closing idle client %s", c->addr);
+            conn_close(c);
+            continue;
+        }
+        /* A handshake that does not finish in time (a client that opens
+         * connections and stalls) gives its descriptor back. */
+        if (c->tls != NULL && !tls_conn_ready(c->tls) && !c->closing &&
+            now - c->created_ms >= (uint64_t)cfg->tls_handshake_timeout) {
+            tls_conn_timed_out(c->tls);
             conn_close(c);
             continue;
         }

@@ -21,6 +21,7 @@ struct conn {
         uv_pipe_t pipe;
     } h;
     resp_parser_t *parser;
+    struct tls_conn *tls; /* NULL on a plain-text connection */
     conn_t *prev, *next; /* server's client list */
     char addr[64];       /* "ip:port" or "/path:0" */
     char laddr[64];
@@ -29,6 +30,7 @@ struct conn {
     bool closing;
     bool reading;
     bool held; /* commands wait in the parser until the output drains */
+    bool spoke; /* has sent something */
     uint64_t created_ms;
     uint64_t last_ms;        /* last interaction, for timeout and idle= */
     uint64_t obl_soft_since; /* when the soft limit was first passed, or 0 */
@@ -37,6 +39,8 @@ struct conn {
 
 /* Called from a listener's connection callback. */
 void conn_accept(server_t *s, uv_stream_t *listener, bool is_unix);
+/* The same for the TLS listener: the client speaks TLS (s->tls). */
+void conn_accept_tls(server_t *s, uv_stream_t *listener);
 
 /* Closes c now (pending writes are cancelled). Idempotent. */
 void conn_close(conn_t *c);

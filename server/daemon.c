@@ -14,6 +14,7 @@
 
 #include "conn.h"
 #include "log.h"
+#include "tls.h"
 
 #define DAEMON_CRON_MS 100
 
@@ -37,7 +38,20 @@ static void daemon_on_connection(uv_stream_t *listener, int status)
     conn_accept(s, listener, listener->type == UV_NAMED_PIPE);
 }
 
-static int listen_tcp(server_t *s, const char *addr, char *err, size_t errlen)
+static void daemon_on_tls_connection(uv_stream_t *listener, int status)
+{
+    server_t *s = listener->data;
+    if (status < 0) {
+        s->rejected_connections++;
+        log_warning("Accepting TLS client connection: %s",
+                    uv_strerror(status));
+        return;
+    }
+    conn_accept_tls(s, listener);
+}
+
+static int listen_tcp(server_t *s, const char *addr, int port, bool tls,
+                      char *err, size_t errlen)
 {
     struct sockaddr_storage ss;
     int rc;
@@ -49,11 +63,11 @@ static int listen_tcp(server_t *s, const char *addr, char *err, size_t errlen)
         host++;
     }
     if (strchr(host, ':') != NULL)
-        rc = uv_ip6_addr(strcmp(host, "::*") == 0 ? "::" : host, s->cfg->port,
+        rc = uv_ip6_addr(strcmp(host, "::*") == 0 ? "::" : host, port,
                          (struct sockaddr_in6 *)&ss);
     else
-        rc = uv_ip4_addr(strcmp(host, "*") == 0 ? "0.0.0.0" : host,
-                         s->cfg->port, (struct sockaddr_in *)&ss);
+        rc = uv_ip4_addr(strcmp(host, "*") == 0 ? "0.0.0.0" : host, port,
+                         (struct sockaddr_in *)&ss);
     if (rc < 0) {
         snprintf(err, errlen, "Invalid bind address '%s'", addr);
         return rc;
@@ -71,7 +85,8 @@ static int listen_tcp(server_t *s, const char *addr, char *err, size_t errlen)
     rc = uv_tcp_bind(t, (struct sockaddr *)&ss, flags);
     if (rc == 0)
         rc = uv_listen((uv_stream_t *)t, s->cfg->tcp_backlog,
-                       daemon_on_connection);
+                       tls ? daemon_on_tls_connection
+                           : daemon_on_connection);
     if (rc < 0) {
         uv_close((uv_handle_t *)t, free_handle);
         if (optional) {
@@ -80,9 +95,9 @@ static int listen_tcp(server_t *s, const char *addr, char *err, size_t errlen)
             return 0;
         }
         snprintf(err, errlen,
-                 "Could not create server TCP listening socket "
+                 "Could not create server %s listening socket "
                  "%s:%d: %s",
-                 host, s->cfg->port, uv_strerror(rc));
+                 tls ? "TLS" : "TCP", host, port, uv_strerror(rc));
         return rc;
     }
     s->tcp[s->ntcp++] = t;
@@ -140,8 +155,20 @@ int daemon_listen(server_t *s, char *err, size_t errlen)
     int rc;
     if (s->cfg->port > 0)
         for (int i = 0; i < s->cfg->nbind; i++)
-            if ((rc = listen_tcp(s, s->cfg->bind[i], err, errlen)) < 0)
+            if ((rc = listen_tcp(s, s->cfg->bind[i], s->cfg->port, false, err,
+                                 errlen)) < 0)
                 goto fail;
+    if (s->cfg->tls_port > 0) {
+        char why[512];
+        if ((rc = tls_new(s->cfg, &s->tls, why, sizeof(why))) < 0) {
+            snprintf(err, errlen, "Failed to configure TLS: %s", why);
+            goto fail;
+        }
+        for (int i = 0; i < s->cfg->nbind; i++)
+            if ((rc = listen_tcp(s, s->cfg->bind[i], s->cfg->tls_port, true,
+                                 err, errlen)) < 0)
+                goto fail;
+    }
     if (s->cfg->unixsocket != NULL && s->cfg->unixsocket[0] != '\0')
         if ((rc = listen_unix(s, err, errlen)) < 0)
             goto fail;
@@ -206,6 +233,30 @@ void daemon_shutdown(server_t *s, int exit_code)
         uv_close((uv_handle_t *)&s->cron, NULL);
         s->handles_open = false;
     }
+}
+
+int daemon_config_commit(server_t *s, const char *const *names, int n,
+                         char *err, size_t errlen)
+{
+    const char *tls_name = NULL;
+    for (int i = 0; i < n && tls_name == NULL; i++)
+        if (strncasecmp(names[i], "tls-", 4) == 0)
+            tls_name = names[i];
+    /* Without a TLS listener the values are only stored, for nothing
+     * reads them. */
+    if (tls_name == NULL || s->tls == NULL)
+        return 0;
+    char why[512];
+    if (tls_reload(s->tls, s->cfg, why, sizeof(why)) < 0) {
+        log_warning("Failed to update TLS configuration: %s", why);
+        snprintf(err, errlen,
+                 "ERR CONFIG SET failed (possibly related to argument '%s') "
+                 "- Unable to update TLS configuration: %s",
+                 tls_name, why);
+        return -EINVAL;
+    }
+    log_notice("TLS configuration updated for new connections");
+    return 0;
 }
 
 void daemon_config_changed(server_t *s, const char *name)

@@ -25,4 +25,12 @@ void daemon_shutdown(server_t *s, int exit_code);
 /* Applies run-time effects of a CONFIG SET of name. */
 void daemon_config_changed(server_t *s, const char *name);
 
+/* Once every directive of one CONFIG SET (n names) is stored: applies the
+ * effects that need them together and may fail (the tls-* directives
+ * rebuild the TLS context, so a certificate and its key change at once).
+ * 0, or -EINVAL with an error reply in err; the caller then restores the
+ * old values. */
+int daemon_config_commit(server_t *s, const char *const *names, int n,
+                         char *err, size_t errlen);
+
 #endif /* DAEMON_H */

@@ -29,7 +29,8 @@ static void usage(FILE *fp)
             "Usage: cuckood [/path/to/cuckood.conf] [--directive value ...]\n"
             "       cuckood [/path/to/cuckood.conf] [--directive value ...] "
             "--ping\n"
-            "       cuckood --ping [host:port | /path/to/socket]\n"
+            "       cuckood --ping [host:port | tls://host:port | "
+            "/path/to/socket]\n"
             "       cuckood --version\n"
             "       cuckood --help\n"
             "\n"
@@ -201,6 +202,9 @@ int main(int argc, char **argv)
     log_notice("Server initialized");
     if (cfg.port > 0)
         log_notice("Ready to accept connections tcp on port %d", cfg.port);
+    if (cfg.tls_port > 0)
+        log_notice("Ready to accept connections tls on port %d",
+                   cfg.tls_port);
     if (cfg.unixsocket != NULL && cfg.unixsocket[0] != '\0')
         log_notice("Ready to accept connections unix on %s", cfg.unixsocket);
 

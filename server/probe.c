@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "tls.h"
 
 /* Waits for fd to be ready for events, at most ms milliseconds. */
 static bool wait_fd(int fd, short events, int ms)
@@ -59,7 +60,7 @@ static int probe_connect(const char *target)
         host[colon - target] = '\0';
         snprintf(port, sizeof(port), "%s", colon + 1);
     } else if (target[0] != '\0') {
-        snprintf(host, sizeof(host), "%s", target);
+        snprintf(host, sizeof(host), "%.255s", target);
     }
     struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res, *ai;
     if (getaddrinfo(host, port, &hints, &res) != 0)
@@ -85,15 +86,37 @@ static int probe_connect(const char *target)
     return fd;
 }
 
-/* Reads from fd into buf (len bytes, *have used) until it holds a whole
- * line. False on timeout, close or an overlong line. */
-static bool probe_line(int fd, char *buf, size_t len, size_t *have)
+/* The probe's connection: a socket, with a TLS session on it or not. */
+typedef struct probe_io {
+    int fd;
+    tls_client_t *tls;
+} probe_io_t;
+
+static bool probe_send(probe_io_t *io, const char *buf, size_t len)
+{
+    if (io->tls != NULL)
+        return tls_client_send(io->tls, buf, len) == (ssize_t)len;
+    return send(io->fd, buf, len, MSG_NOSIGNAL) == (ssize_t)len;
+}
+
+/* Reads from io into buf (len bytes, *have used) until it holds a whole
+ * line. False on timeout, close or an overlong line. (A TLS socket is
+ * blocking with a receive timeout, as OpenSSL may hold data poll cannot
+ * see.) */
+static bool probe_line(probe_io_t *io, char *buf, size_t len, size_t *have)
 {
     char *eol;
     while ((eol = memchr(buf, '\n', *have)) == NULL) {
-        if (*have >= len - 1 || !wait_fd(fd, POLLIN, 3000))
+        if (*have >= len - 1)
             return false;
-        ssize_t n = recv(fd, buf + *have, len - 1 - *have, 0);
+        ssize_t n;
+        if (io->tls != NULL) {
+            n = tls_client_recv(io->tls, buf + *have, len - 1 - *have);
+        } else {
+            if (!wait_fd(io->fd, POLLIN, 3000))
+                return false;
+            n = recv(io->fd, buf + *have, len - 1 - *have, 0);
+        }
         if (n <= 0)
             return false;
         *have += (size_t)n;
@@ -117,14 +140,28 @@ static void probe_take(char *buf, size_t *have, char *line, size_t len)
 }
 
 /* cuckood --ping: a health probe needing nothing else installed. With a
- * password it sends AUTH first, so that a real PONG is checked. Exits 0
+ * password it sends AUTH first, so that a real PONG is checked. A target
+ * "tls://host:port" is spoken to over TLS with cfg's certificates. Exits 0
  * when PING answers PONG, or NOAUTH (a server that wants a password it was
  * not given is up), 1 otherwise. */
-static int probe(const char *target, const char *password)
+static int probe(const char *target, const cfg_t *cfg)
 {
-    int fd = probe_connect(target);
+    const char *password = cfg->requirepass != NULL &&
+                                   cfg->requirepass[0] != '\0'
+                               ? cfg->requirepass
+                               : NULL;
+    bool tls = strncmp(target, "tls://", 6) == 0;
+    probe_io_t io = {probe_connect(tls ? target + 6 : target), NULL};
+    int fd = io.fd;
     if (fd < 0) {
         fprintf(stderr, "cuckood --ping: cannot connect to %s\n", target);
+        return 1;
+    }
+    char terr[512];
+    if (tls && tls_client_open(fd, cfg, 3000, &io.tls, terr, sizeof(terr)) <
+                   0) {
+        close(fd);
+        fprintf(stderr, "cuckood --ping: %s: %s\n", target, terr);
         return 1;
     }
     static const char ping[] = "*1\r\n$4\r\nPING\r\n";
@@ -132,6 +169,7 @@ static int probe(const char *target, const char *password)
     size_t reqlen = sizeof(ping) - 1 + (password != NULL ? plen + 48 : 0);
     char *req = malloc(reqlen);
     if (req == NULL) {
+        tls_client_close(io.tls);
         close(fd);
         fprintf(stderr, "cuckood --ping: out of memory\n");
         return 1;
@@ -147,9 +185,10 @@ static int probe(const char *target, const char *password)
     }
     memcpy(req + n, ping, sizeof(ping) - 1);
     n += (int)(sizeof(ping) - 1);
-    bool sent = send(fd, req, (size_t)n, MSG_NOSIGNAL) == (ssize_t)n;
+    bool sent = probe_send(&io, req, (size_t)n);
     free(req);
     if (!sent) {
+        tls_client_close(io.tls);
         close(fd);
         fprintf(stderr, "cuckood --ping: send failed\n");
         return 1;
@@ -159,12 +198,13 @@ static int probe(const char *target, const char *password)
     bool ok = true;
     /* AUTH answers one line (+OK, -WRONGPASS, -ERR ...), then PING's. */
     if (password != NULL) {
-        ok = probe_line(fd, buf, sizeof(buf), &have);
+        ok = probe_line(&io, buf, sizeof(buf), &have);
         if (ok)
             probe_take(buf, &have, auth, sizeof(auth));
     }
-    if (ok && probe_line(fd, buf, sizeof(buf), &have))
+    if (ok && probe_line(&io, buf, sizeof(buf), &have))
         probe_take(buf, &have, line, sizeof(line));
+    tls_client_close(io.tls);
     close(fd);
     if (strcmp(line, "+PONG") == 0 || strncmp(line, "-NOAUTH", 7) == 0) {
         if (auth[0] == '-')
@@ -179,8 +219,9 @@ static int probe(const char *target, const char *password)
 
 /* The address --ping uses for the configuration c, in the form probe()
  * takes: the Unix socket if there is one (made absolute against dir), else
- * the first bind address on port, loopback for a wildcard. -EINVAL when c
- * listens nowhere, -ENAMETOOLONG when buf is too small. */
+ * the first bind address on port, loopback for a wildcard, else the same on
+ * tls-port as "tls://host:port". -EINVAL when c listens nowhere,
+ * -ENAMETOOLONG when buf is too small. */
 static int probe_target(const cfg_t *c, const char *dir, char *buf, size_t len)
 {
     int n;
@@ -189,7 +230,9 @@ static int probe_target(const cfg_t *c, const char *dir, char *buf, size_t len)
             n = snprintf(buf, len, "%s", c->unixsocket);
         else
             n = snprintf(buf, len, "%s/%s", dir, c->unixsocket);
-    } else if (c->port > 0) {
+    } else if (c->port > 0 || c->tls_port > 0) {
+        bool tls = c->port == 0;
+        int port = tls ? c->tls_port : c->port;
         const char *host = c->nbind > 0 ? c->bind[0] : "127.0.0.1";
         if (host[0] == '-')
             host++;
@@ -198,9 +241,11 @@ static int probe_target(const cfg_t *c, const char *dir, char *buf, size_t len)
         else if (strcmp(host, "::*") == 0 || strcmp(host, "::") == 0)
             host = "::1";
         if (strchr(host, ':') != NULL)
-            n = snprintf(buf, len, "[%s]:%d", host, c->port);
+            n = snprintf(buf, len, "%s[%s]:%d", tls ? "tls://" : "", host,
+                         port);
         else
-            n = snprintf(buf, len, "%s:%d", host, c->port);
+            n = snprintf(buf, len, "%s%s:%d", tls ? "tls://" : "", host,
+                         port);
     } else {
         return -EINVAL;
     }
@@ -304,9 +349,7 @@ int probe_main(int argc, char **argv, int at)
             return 1;
         }
     }
-    rc = probe(target, cfg.requirepass != NULL && cfg.requirepass[0] != '\0'
-                           ? cfg.requirepass
-                           : NULL);
+    rc = probe(target, &cfg);
     cfg_free(&cfg);
     return rc;
 }

@@ -13,7 +13,9 @@
 
 #include "config.h"
 
-/* cuckood [config] [--directive value...] --ping [host:port | /socket],
+/* cuckood [config] [--directive value...] --ping [host:port |
+ * tls://host:port | /socket] (over TLS with the configuration's tls-*
+ * certificates when it is "tls://", or when only a tls-port is open),
  * with --ping at argv[at]: an explicit address wins; otherwise the one a
  * server running in the configuration's dir left in its address file, else
  * the configuration's own. Returns the process's exit code. */

@@ -5,6 +5,8 @@
  */
 #include "server_int.h"
 
+#include "tls.h"
+
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -61,6 +63,8 @@ void server_free(server_t *s)
     s->dbs = NULL;
     free(s->read_slab);
     s->read_slab = NULL;
+    tls_free(s->tls);
+    s->tls = NULL;
     free(s->persist);
     s->persist = NULL;
     free(s->argbuf);

@@ -14,6 +14,7 @@
 
 typedef struct conn conn_t;
 typedef struct cmd_index cmd_index_t;
+typedef struct tls tls_t;
 struct persist;
 
 #define SERVER_READ_SLAB (64 * 1024)
@@ -26,9 +27,10 @@ struct server {
     int ndbs;
     cmd_index_t *cmds; /* cmd.c */
 
-    /* listeners */
-    uv_tcp_t *tcp[CFG_MAX_BIND];
+    /* listeners: port, then tls-port, on every bind address */
+    uv_tcp_t *tcp[2 * CFG_MAX_BIND];
     int ntcp;
+    tls_t *tls; /* tls.c; NULL without a tls-port; server_free() frees it */
     uv_pipe_t *unix_listener;
     uv_signal_t sig_term, sig_int;
     uv_timer_t cron;

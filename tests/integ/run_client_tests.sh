@@ -40,7 +40,7 @@ run_suite() {
 
 run_suite "redis-py and redis-cli (pytest)" \
     "$python" -m pytest -q -p no:cacheprovider \
-    "$here/test_redis_py.py" "$here/test_cli.py"
+    "$here/test_redis_py.py" "$here/test_cli.py" "$here/test_tls.py"
 
 node_suite() {
     if ! command -v node >/dev/null 2>&1; then
@@ -53,7 +53,7 @@ node_suite() {
     fi
     local log
     log="$(mktemp)"
-    node --test test_node_redis.mjs test_ioredis.mjs > "$log" 2>&1
+    node --test test_node_redis.mjs test_ioredis.mjs test_tls.mjs > "$log" 2>&1
     local rc=$?
     # Failures in full, then the runner's summary lines.
     if [ $rc -ne 0 ]; then

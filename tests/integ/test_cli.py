@@ -14,12 +14,16 @@ import subprocess
 
 import pytest
 
-from conftest import PASSWORD, encode_command
+from harness import PASSWORD, encode_command, wait_until
 
 REDIS_CLI = shutil.which("redis-cli")
 
-pytestmark = pytest.mark.skipif(REDIS_CLI is None,
-                                reason="redis-cli not installed")
+
+@pytest.fixture(autouse=True)
+def redis_cli_installed():
+    """The tools are part of the test set-up (scripts/deps.sh test): their
+    absence fails the suite."""
+    assert REDIS_CLI is not None, "redis-cli not installed (redis-tools)"
 
 CF_INFO_FIELDS = [
     "Size", "Number of buckets", "Number of filters",
@@ -238,7 +242,6 @@ def test_cf_interactive_help(clean):
     prints the argument synopsis."""
     import pty
     import select
-    import time
 
     pid, fd = pty.fork()
     if pid == 0:
@@ -246,25 +249,31 @@ def test_cf_interactive_help(clean):
         os.environ["TERM"] = "dumb"   # no cursor-position queries
         os.execv(REDIS_CLI, [REDIS_CLI, "-h", "127.0.0.1",
                              "-p", str(clean.port)])
-    out = b""
+    out = bytearray()
+
+    def help_printed():
+        r, _, _ = select.select([fd], [], [], 0.5)
+        if r:
+            try:
+                out.extend(os.read(fd, 65536))
+            except OSError:  # redis-cli is gone: the assertions below say
+                return True
+        return b"ITEMS" in out
+
+    def exited():
+        return os.waitpid(pid, os.WNOHANG)[0] == pid
     try:
         os.write(fd, b"help cf.insert\r\n")
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and b"ITEMS" not in out:
-            r, _, _ = select.select([fd], [], [], 0.5)
-            if r:
-                try:
-                    out += os.read(fd, 65536)
-                except OSError:
-                    break
+        try:
+            wait_until(help_printed, timeout=20, step=0,
+                       what="the help text")
+        except AssertionError as e:
+            raise AssertionError("%s; it printed %r" % (e, bytes(out)))
         os.write(fd, b"quit\r\n")
     finally:
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
-            if os.waitpid(pid, os.WNOHANG)[0] == pid:
-                break
-            time.sleep(0.05)
-        else:
+        try:
+            wait_until(exited, timeout=5, what="redis-cli to exit")
+        except AssertionError:
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
         os.close(fd)

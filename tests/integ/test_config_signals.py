@@ -10,15 +10,15 @@ import time
 import pytest
 import redis
 
-from conftest import Daemon
+from harness import wait_until
 
 
 def client(d):
-    return redis.Redis(host="127.0.0.1", port=d.port, socket_timeout=10)
+    return d.client(socket_timeout=10)
 
 
-def test_config_set_is_all_or_nothing(fresh_daemon):
-    d = fresh_daemon()
+def test_config_set_is_all_or_nothing(daemon):
+    d = daemon()
     r = client(d)
     before = r.config_get("maxclients")["maxclients"]
     timeout_before = r.config_get("timeout")["timeout"]
@@ -35,18 +35,18 @@ def test_config_set_is_all_or_nothing(fresh_daemon):
     assert r.config_get("maxclients")["maxclients"] == "500"
 
 
-def test_config_set_duplicate_parameter(fresh_daemon):
-    d = fresh_daemon()
+def test_config_set_duplicate_parameter(daemon):
+    d = daemon()
     r = client(d)
     with pytest.raises(redis.ResponseError, match="duplicate parameter"):
         r.execute_command("CONFIG", "SET", "timeout", "5", "timeout", "6")
     assert r.config_get("timeout")["timeout"] == "0"
 
 
-def test_config_set_refuses_embedded_nul(fresh_daemon, is_redis):
+def test_config_set_refuses_embedded_nul(daemon, is_redis):
     if is_redis:
         pytest.skip("redis-server stores the bytes as they are")
-    d = fresh_daemon()
+    d = daemon()
     r = client(d)
     with pytest.raises(redis.ResponseError, match="NUL"):
         r.execute_command("CONFIG", "SET", "requirepass", b"ab\x00cd")
@@ -60,29 +60,20 @@ def test_config_set_refuses_embedded_nul(fresh_daemon, is_redis):
     ["--save", "3600", "1", "300", "100"],
     ["--save 3600 1 300 100"],           # the whole option as one word
 ])
-def test_save_points_in_any_command_line_form(fresh_daemon, form):
-    d = fresh_daemon(extra_args=form)
+def test_save_points_in_any_command_line_form(daemon, form):
+    d = daemon(*form)
     assert client(d).config_get("save")["save"] == "3600 1 300 100"
 
 
-def test_save_points_one_word_in_a_config_file(fresh_daemon, tmp_path,
-                                               is_redis):
-    conf = tmp_path / "one.conf"
-    conf.write_text('save "60 1000 10 5"\n')
-    d = Daemon()
+def test_save_points_one_word_in_a_config_file(daemon):
     # The file goes first on the command line, as redis-server takes it.
-    d._argv_orig = d._argv
-    d._argv = lambda port: ([d.binary, str(conf)] +
-                            d._argv_orig(port)[1:])
-    d.start()
-    try:
-        assert client(d).config_get("save")["save"] == "60 1000 10 5"
-    finally:
-        d.cleanup()
+    d = daemon("--port", "{port}", "--dir", "{dir}",
+                     "--bind", "127.0.0.1", conf='save "60 1000 10 5"\n')
+    assert client(d).config_get("save")["save"] == "60 1000 10 5"
 
 
-def test_sighup_is_ignored(fresh_daemon, is_redis):
-    d = fresh_daemon(extra_args=["--save", "3600", "1"])
+def test_sighup_is_ignored(daemon, is_redis):
+    d = daemon("--save", "3600", "1")
     r = client(d)
     if not is_redis:
         assert r.execute_command("CF.ADD", "hup", "item") == 1
@@ -101,19 +92,16 @@ def test_sighup_is_ignored(fresh_daemon, is_redis):
     assert any(f.startswith("dump.") for f in files), files
 
 
-def test_ops_per_sec_sane_after_resetstat(fresh_daemon):
-    d = fresh_daemon()
+def test_ops_per_sec_sane_after_resetstat(daemon):
+    d = daemon()
     r = client(d)
     pipe = r.pipeline(transaction=False)
     for _ in range(5000):
         pipe.ping()
     pipe.execute()
     # Let the once-a-second sample see those commands.
-    deadline = time.monotonic() + 3
-    while time.monotonic() < deadline:
-        if r.info("stats")["instantaneous_ops_per_sec"] > 0:
-            break
-        time.sleep(0.05)
+    wait_until(lambda: r.info("stats")["instantaneous_ops_per_sec"] > 0,
+               what="a sample with commands in it")
     assert r.config_resetstat()
     # Across the next samples the rate never reads as a wrapped counter.
     deadline = time.monotonic() + 2.5

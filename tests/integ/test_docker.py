@@ -10,23 +10,21 @@ import json
 import os
 import re
 import shutil
-import signal
-import socket
 import subprocess
 import tempfile
-import time
 
 import pytest
 
-from conftest import ROOT, daemon_binary, free_port, use_redis_server
+from harness import ROOT, Daemon, daemon_binary, encode_command, \
+    use_redis_server
 
 pytestmark = pytest.mark.skipif(use_redis_server(),
                                 reason="cuckood's own image")
 
 DOCKERFILE = os.path.join(ROOT, "Dockerfile")
-RUNTIME_PACKAGES = {"libuv1", "libhiredis0.14", "libxxhash0"}
+RUNTIME_PACKAGES = {"libuv1", "libhiredis0.14", "libxxhash0", "libssl3"}
 RUNTIME_LIBS = {"libuv.so.1", "libhiredis.so.0.14", "libxxhash.so.0",
-                "libc.so.6", "libm.so.6"}
+                "libssl.so.3", "libcrypto.so.3", "libc.so.6", "libm.so.6"}
 NOBODY = 65534
 
 
@@ -155,8 +153,7 @@ def health(conf, cwd):
 
 def test_entrypoint_probe_and_sigterm():
     prefix = as_nonroot()
-    if prefix is None:
-        pytest.skip("no setpriv to drop root")
+    assert prefix is not None, "no setpriv (util-linux) to drop root"
     binary = daemon_binary()
     if prefix:
         # The unprivileged user must reach the binary, as in the image.
@@ -166,79 +163,59 @@ def test_entrypoint_probe_and_sigterm():
                 pytest.skip("%s not reachable by an unprivileged user" % path)
             path = os.path.dirname(path)
     tmp = tempfile.mkdtemp(prefix="cuckood-image-")
+    d = None
     try:
         data = os.path.join(tmp, "data")
         os.mkdir(data)
-        conf = os.path.join(tmp, "cuckood.conf")
-        with open(conf, "w") as f:
-            f.write(image_conf(data))
         os.chmod(tmp, 0o755)
-        os.chmod(conf, 0o644)
         if prefix:
             os.chown(data, NOBODY, NOBODY)
         entry = exec_form(last(1, "ENTRYPOINT"))
-        port = free_port()
         # `docker run IMAGE --requirepass s3cret --port N`: the arguments
         # follow the entry point's. With a password, since the image's
         # configuration listens on every interface.
-        argv = prefix + [binary, conf] + entry[2:] + [
-            "--requirepass", "s3cret", "--port", str(port)]
-        log = open(os.path.join(tmp, "stdout"), "wb")
-        proc = subprocess.Popen(argv, cwd=data, stdout=log,
-                                stderr=subprocess.STDOUT)
-        try:
-            deadline = time.monotonic() + 15
-            while probe(port).returncode != 0:
-                assert proc.poll() is None, open(log.name).read()
-                assert time.monotonic() < deadline, "never healthy"
-                time.sleep(0.1)
-            r = probe(port)
-            assert r.returncode == 0
-            assert r.stdout.startswith(b"NOAUTH")  # alive, wants a password
-            # The HEALTHCHECK itself follows `--port` given to docker run.
-            r = health(conf, data)
-            assert r.returncode == 0, r.stderr
-            assert r.stdout.startswith(b"NOAUTH")
-            with socket.create_connection(("127.0.0.1", port), 5) as s:
-                s.sendall(b"*2\r\n$4\r\nAUTH\r\n$6\r\ns3cret\r\n"
-                          b"*3\r\n$6\r\nCF.ADD\r\n$1\r\nk\r\n$1\r\na\r\n"
-                          b"*3\r\n$6\r\nCONFIG\r\n$3\r\nGET\r\n$3\r\ndir\r\n")
-                got = b""
-                while got.count(b"\r\n") < 6:
-                    chunk = s.recv(4096)
-                    assert chunk
-                    got += chunk
-            assert got.startswith(b"+OK\r\n:1\r\n")
-            assert data.encode() in got  # dir from the image's file
-            if prefix:
-                with open("/proc/%d/status" % proc.pid) as f:
-                    uid = [ln for ln in f if ln.startswith("Uid:")][0]
-                assert uid.split()[1:] == [str(NOBODY)] * 4
-            proc.send_signal(signal.SIGTERM)  # docker stop
-            assert proc.wait(timeout=10) == 0
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-            log.close()
-        out = open(log.name).read()
+        d = Daemon(*entry[2:], "--requirepass", "s3cret", "--port", "{port}",
+                   conf=image_conf(data), dir=data, cwd=data, prefix=prefix,
+                   password="s3cret").start()
+        r = probe(d.port)
+        assert r.returncode == 0
+        assert r.stdout.startswith(b"NOAUTH")  # alive, wants a password
+        # The HEALTHCHECK itself follows `--port` given to docker run.
+        r = health(d.conf, data)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.startswith(b"NOAUTH")
+        with d.raw(timeout=5) as c:
+            c.send(encode_command("AUTH", "s3cret") +
+                   encode_command("CF.ADD", "k", "a") +
+                   encode_command("CONFIG", "GET", "dir"))
+            assert c.read() == "OK"
+            assert c.read() == 1
+            # dir from the image's file
+            assert c.read() == [b"dir", data.encode()]
+        if prefix:
+            with open("/proc/%d/status" % d.pid) as f:
+                uid = [ln for ln in f if ln.startswith("Uid:")][0]
+            assert uid.split()[1:] == [str(NOBODY)] * 4
+        assert d.stop() == 0  # docker stop: SIGTERM
+        out = d.log_text()
         assert "Received SIGTERM" in out
         assert "ready to exit" in out
-        r = probe(port)
+        r = probe(d.port)
         assert r.returncode != 0  # down: unhealthy
-        assert health(conf, data).returncode != 0
+        assert health(d.conf, data).returncode != 0
         for name in os.listdir(data):  # whatever it saved is the user's
             st = os.stat(os.path.join(data, name))
             if prefix:
                 assert st.st_uid == NOBODY
     finally:
+        if d is not None:
+            d.cleanup()
         shutil.rmtree(tmp, ignore_errors=True)
 
 
 def test_binary_needs_only_runtime_libraries():
     ldd = shutil.which("ldd")
-    if ldd is None:
-        pytest.skip("no ldd")
+    assert ldd is not None, "no ldd (libc-bin)"
     out = subprocess.run([ldd, daemon_binary()], stdout=subprocess.PIPE,
                          check=True).stdout.decode()
     if "libasan" in out or "libubsan" in out:

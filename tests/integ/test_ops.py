@@ -5,23 +5,23 @@ every limit and its error, and the INFO fields with their values.
 Runs against $CUCKOOD_BIN (see conftest.py). Every wait is bounded.
 """
 
+import json
 import os
 import re
 import resource
-import shlex
 import shutil
-import signal
 import socket
 import subprocess
-import tempfile
+import sys
 import textwrap
 import time
 
 import pytest
 import redis
 
-from conftest import (Closed, Daemon, RespError, RawConn, daemon_binary,
-                      encode_command, free_port, use_redis_server)
+from harness import (HERE, Closed, RespError, daemon_binary,
+                     encode_command, free_port, run_binary, use_redis_server,
+                     wait_until)
 
 pytestmark = pytest.mark.skipif(use_redis_server(),
                                 reason="cuckood's own operations surface")
@@ -31,100 +31,16 @@ LOG_LINE = re.compile(r"^\d+:M \d\d [A-Z][a-z]{2} \d{4} "
                       r"\d\d:\d\d:\d\d\.\d{3} [.\-*#] \S")
 
 
-def run_binary(*args, timeout=10, **kw):
-    return subprocess.run([daemon_binary()] + [str(a) for a in args],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          timeout=timeout, **kw)
-
-
-def wait_until(pred, timeout=10.0, step=0.05):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return True
-        time.sleep(step)
-    return pred()
-
-
 def client(d, **kw):
-    return redis.Redis(host="127.0.0.1", port=d.port, password=d.password,
-                       socket_timeout=10, **kw)
-
-
-class ConfDaemon:
-    """The daemon started as `cuckood FILE [args...]` in its own directory."""
-
-    def __init__(self, conf_text, *args, preexec_fn=None):
-        self.dir = tempfile.mkdtemp(prefix="cuckood-ops-")
-        self.port = free_port()
-        self.password = None
-        self.conf = os.path.join(self.dir, "cuckood.conf")
-        with open(self.conf, "w") as f:
-            f.write(conf_text.format(port=self.port, dir=self.dir))
-        self.logpath = os.path.join(self.dir, "stdout.log")
-        self.log = open(self.logpath, "wb")
-        self.proc = subprocess.Popen(
-            [daemon_binary(), self.conf] + [str(a) for a in args],
-            cwd=self.dir, stdout=self.log, stderr=subprocess.STDOUT,
-            preexec_fn=preexec_fn)
-        if not wait_until(self.ready, 15):
-            self.stop()
-            raise RuntimeError("daemon did not start:\n" + self.output())
-
-    def ready(self):
-        if self.proc.poll() is not None:
-            raise RuntimeError("daemon exited %d:\n%s"
-                               % (self.proc.returncode, self.output()))
-        r = run_binary("--ping", "127.0.0.1:%d" % self.port)
-        return r.returncode == 0
-
-    def output(self):
-        with open(self.logpath, "rb") as f:
-            return f.read().decode(errors="replace")
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
-        return self.proc.returncode
-
-    def cleanup(self):
-        self.stop()
-        shutil.rmtree(self.dir, ignore_errors=True)
+    return d.client(socket_timeout=10, **kw)
 
 
 @pytest.fixture
-def conf_daemon():
-    made = []
-
+def conf_daemon(daemon):
+    """daemon() started as `cuckood FILE [args...]`, FILE holding text."""
     def make(text, *args, **kw):
-        d = ConfDaemon(text, *args, **kw)
-        made.append(d)
-        return d
-
-    yield make
-    for d in made:
-        d.cleanup()
-
-
-@pytest.fixture
-def daemon():
-    made = []
-
-    def make(*args, password=None):
-        d = Daemon(extra_args=[str(a) for a in args],
-                   password=password).start()
-        made.append(d)
-        return d
-
-    yield make
-    for d in made:
-        d.cleanup()
+        return daemon(*args, conf=text, **kw)
+    return make
 
 
 # ---- command line, config files and their errors --------------------------
@@ -209,7 +125,7 @@ def test_config_file_then_command_line(conf_daemon):
     info = r.info("server")
     assert info["config_file"] == d.conf
     assert info["tcp_port"] == d.port
-    out = d.output()
+    out = d.log_text()
     assert "Configuration loaded from %s" % d.conf in out
     assert "Ready to accept connections tcp on port %d" % d.port in out
 
@@ -259,8 +175,7 @@ def test_bind_star(conf_daemon):
     # "* -::*" as the container configuration has it (with a password, as
     # this listens on every interface of the machine for a moment).
     d = conf_daemon("port {port}\nbind * -::*\nrequirepass pw\n"
-                    "dir \"{dir}\"\nsave \"\"\n")
-    d.password = "pw"
+                    "dir \"{dir}\"\nsave \"\"\n", password="pw")
     assert client(d).ping()
     with socket.create_connection(("::1", d.port), timeout=5) as s:
         s.sendall(b"PING\r\n")
@@ -273,7 +188,7 @@ def test_log_format_levels_and_shutdown(conf_daemon):
     d = conf_daemon("port {port}\nbind 127.0.0.1\nloglevel notice\n"
                     "dir \"{dir}\"\nsave \"\"\n")
     assert d.stop() == 0
-    lines = d.output().splitlines()
+    lines = d.log_text().splitlines()
     assert lines, "nothing logged"
     for ln in lines:
         assert LOG_LINE.match(ln), ln
@@ -290,7 +205,7 @@ def test_logfile_and_loglevel(conf_daemon):
     client(d).config_set("loglevel", "notice")
     client(d).config_set("loglevel", "warning")
     assert d.stop() == 0
-    assert d.output() == ""  # nothing on stdout with a logfile
+    assert d.log_text() == ""  # nothing on stdout with a logfile
     with open(os.path.join(d.dir, "server.log")) as f:
         lines = f.read().splitlines()
     assert lines
@@ -356,7 +271,8 @@ def test_health_probe_reads_the_config_file(conf_daemon):
 
 
 def test_health_probe_authenticates_with_requirepass(conf_daemon):
-    d = conf_daemon("port {port}\ndir {dir}\nrequirepass s3cret\n")
+    d = conf_daemon("port {port}\ndir {dir}\nrequirepass s3cret\n",
+                    password="s3cret")
     os.unlink(os.path.join(d.dir, "cuckood.addr"))
     r = run_binary(d.conf, "--ping")
     assert r.returncode == 0, r.stderr
@@ -378,34 +294,21 @@ def test_health_probe_authenticates_with_requirepass(conf_daemon):
     assert r.returncode != 0
 
 
-def test_health_probe_follows_the_running_servers_arguments(tmp_path):
+def test_health_probe_follows_the_running_servers_arguments(conf_daemon):
     # Directives given only to the server (docker run IMAGE --port N) reach
     # `cuckood FILE --ping` through the address file it leaves in its dir.
-    conf = str(tmp_path / "cuckood.conf")
-    with open(conf, "w") as f:
-        f.write("port 0\ndir %s\nsave \"\"\n" % tmp_path)
-    port = free_port()
-    log = open(str(tmp_path / "stdout.log"), "wb")
-    proc = subprocess.Popen([daemon_binary(), conf, "--port", str(port)],
-                            cwd="/", stdout=log, stderr=subprocess.STDOUT)
-    addr = os.path.join(str(tmp_path), "cuckood.addr")
-    try:
-        assert wait_until(lambda: run_binary(
-            "--ping", "127.0.0.1:%d" % port).returncode == 0, 15)
-        with open(addr) as f:
-            assert f.read() == "127.0.0.1:%d\n" % port
-        r = run_binary(conf, "--ping")  # the file itself says port 0
-        assert r.returncode == 0, r.stderr
-        assert r.stdout == b"PONG\n"
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=15) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        log.close()
+    d = conf_daemon("port 0\ndir {dir}\nsave \"\"\n", "--port", "{port}",
+                    cwd="/")
+    addr = os.path.join(d.dir, "cuckood.addr")
+    assert run_binary("--ping", "127.0.0.1:%d" % d.port).returncode == 0
+    with open(addr) as f:
+        assert f.read() == "127.0.0.1:%d\n" % d.port
+    r = run_binary(d.conf, "--ping")  # the file itself says port 0
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == b"PONG\n"
+    assert d.stop() == 0
     assert not os.path.exists(addr)  # removed on a clean exit
-    r = run_binary(conf, "--ping")
+    r = run_binary(d.conf, "--ping")
     assert r.returncode != 0
     assert b"no port" in r.stderr
 
@@ -528,32 +431,23 @@ def test_requirepass_set_at_run_time(daemon):
 
 # ---- protected mode -------------------------------------------------------
 
+# Run in the namespace: the daemon, started by the harness (which checks it
+# through 127.0.0.1), then the first reply line to a PING from each address.
 PROTECTED_CLIENT = r"""
-import socket, sys, time
-port = int(sys.argv[1])
-def probe(addr):
-    for _ in range(200):
-        try:
-            s = socket.create_connection((addr, port), timeout=5)
-            break
-        except OSError:
-            time.sleep(0.05)
-    else:
-        return "no-connect"
-    s.sendall(b"*1\r\n$4\r\nPING\r\n")
-    data = b""
-    while True:
-        try:
-            chunk = s.recv(4096)
-        except OSError:
-            break
-        if not chunk:
-            break
-        data += chunk
-    s.close()
-    return data.decode().split("\r\n")[0]
-print(probe(sys.argv[2]))
-print(probe(sys.argv[3]))
+import json, sys
+from harness import Daemon, RawConn, encode_command
+args = json.loads(sys.argv[1])
+pw = args[args.index("--requirepass") + 1] if "--requirepass" in args else None
+d = Daemon("--save", "", *args, password=pw).start()
+try:
+    for addr in sys.argv[2:]:
+        with RawConn(d.port, host=addr) as c:
+            c.send(encode_command("PING"))
+            print(c.read_raw_line().decode())
+    rc = d.stop()
+    assert rc == 0, "exit status %r:\n%s" % (rc, d.log_text())
+finally:
+    d.cleanup()
 """
 
 
@@ -566,51 +460,40 @@ def in_netns_available():
     return r.returncode == 0
 
 
-def run_protected(tmp_path, *server_args):
+def run_protected(*server_args):
     """Starts the daemon in a network namespace of its own that has a
     non-loopback address (198.18.0.1, a benchmarking range, on its own
     loopback device: the traffic never leaves the namespace), then connects
     from that address and from 127.0.0.1. Returns the two first reply
     lines."""
-    script = tmp_path / "client.py"
-    script.write_text(PROTECTED_CLIENT)
-    port = 6390
-    shell = textwrap.dedent("""\
-        set -e
-        ip link set lo up
-        ip addr add 198.18.0.1/32 dev lo
-        "$1" --port {port} --dir "$2" --save "" {args} >"$2/log" 2>&1 &
-        pid=$!
-        python3 "$3" {port} 198.18.0.1 127.0.0.1
-        kill -TERM $pid
-        wait $pid
-        """).format(port=port,
-                    args=" ".join(shlex.quote(a) for a in server_args))
+    shell = "set -e; ip link set lo up; ip addr add 198.18.0.1/32 dev lo; " \
+            'exec "$@"'
     r = subprocess.run(["unshare", "-n", "sh", "-c", shell, "sh",
-                        daemon_binary(), str(tmp_path), str(script)],
+                        sys.executable, "-c", PROTECTED_CLIENT,
+                        json.dumps(server_args), "198.18.0.1", "127.0.0.1"],
+                       env=dict(os.environ, PYTHONPATH=HERE),
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        timeout=60)
-    assert r.returncode == 0, (r.stdout, r.stderr,
-                               (tmp_path / "log").read_text())
+    assert r.returncode == 0, (r.stdout, r.stderr)
     return r.stdout.decode().splitlines()
 
 
 @pytest.mark.skipif(not in_netns_available(),
                     reason="needs root and unshare -n for a non-loopback "
                            "client")
-def test_protected_mode(tmp_path):
-    far, near = run_protected(tmp_path, "--bind", "*")
+def test_protected_mode():
+    far, near = run_protected("--bind", "*")
     assert far.startswith("-DENIED cuckood is running in protected mode")
     assert "requirepass" in far
     assert near == "+PONG"
     # A password, or protected-mode off, opens the server to others.
-    far, near = run_protected(tmp_path, "--bind", "*", "--requirepass", "pw")
+    far, near = run_protected("--bind", "*", "--requirepass", "pw")
     assert far.startswith("-NOAUTH")
-    far, near = run_protected(tmp_path, "--bind", "*", "--protected-mode",
+    far, near = run_protected("--bind", "*", "--protected-mode",
                               "no")
     assert far == "+PONG"
     # Explicit addresses do not lift it (as in Redis 7).
-    far, near = run_protected(tmp_path, "--bind", "198.18.0.1", "127.0.0.1")
+    far, near = run_protected("--bind", "198.18.0.1", "127.0.0.1")
     assert far.startswith("-DENIED")
 
 
@@ -650,7 +533,7 @@ def test_descriptor_limit(conf_daemon):
     fitted = int(r.config_get("maxclients")["maxclients"])
     assert 1 <= fitted < 64
     assert r.info("clients")["maxclients"] == fitted
-    assert "maxclients is now %d" % fitted in d.output()
+    assert "maxclients is now %d" % fitted in d.log_text()
     assert r.config_set("maxclients", "1000")
     assert int(r.config_get("maxclients")["maxclients"]) == fitted
 
@@ -707,15 +590,12 @@ def test_output_buffer_limit(daemon):
     r = client(d)
     assert r.config_get("client-output-buffer-limit")[
         "client-output-buffer-limit"].startswith("normal 1048576 0 0")
-    s = socket.socket()
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    s.connect(("127.0.0.1", d.port))
-    s.settimeout(10)
+    s = d.raw(rcvbuf=4096, timeout=10)
     big = encode_command("ECHO", "v" * 100000)
     closed = False
     try:
         for _ in range(400):  # 40 MB of replies, never read
-            s.sendall(big)
+            s.send(big)
     except (BrokenPipeError, ConnectionResetError, socket.timeout):
         closed = True
     assert r.ping()

@@ -12,7 +12,6 @@ Run: pytest-3 tests/integ/test_persist.py  (CUCKOOD_BIN names the binary).
 import os
 import random
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -20,99 +19,28 @@ import time
 import pytest
 import redis
 
-from conftest import daemon_binary, free_port, use_redis_server
+from harness import Daemon, free_port, run_binary, use_redis_server, \
+    wait_until
 
 pytestmark = pytest.mark.skipif(use_redis_server(),
                                 reason="cuckood's snapshot file")
 
-START_TIMEOUT = 30.0
 DUMP = "dump.cuckoo"
 MISCONF = "MISCONF"
 
 
-def poll(fn, timeout=15.0, what="condition"):
-    """Calls fn until it returns a true value (returned), at most timeout."""
-    deadline = time.monotonic() + timeout
-    while True:
-        v = fn()
-        if v:
-            return v
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting for " + what)
-        time.sleep(0.02)
-
-
-class Server:
-    """cuckood on a free port in dir; started, killed and started again."""
-
-    def __init__(self, dir, *extra):
-        self.dir = dir
-        self.extra = [str(a) for a in extra]
-        self.proc = None
-        self.port = None
-        self.logf = None
-
-    def argv(self, port):
-        return [daemon_binary(), "--port", str(port), "--dir", self.dir,
-                "--bind", "127.0.0.1"] + self.extra
-
-    def start(self):
-        self.port = free_port()
-        self.logf = open(os.path.join(self.dir, "daemon.log"), "ab")
-        self.proc = subprocess.Popen(self.argv(self.port), cwd=self.dir,
-                                     stdout=self.logf,
-                                     stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + START_TIMEOUT
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise AssertionError("daemon exited %d:\n%s" %
-                                     (self.proc.returncode, self.log()))
-            try:
-                if self.client().ping():
-                    return self
-            except redis.ConnectionError:
-                pass
-            time.sleep(0.02)
-        raise AssertionError("daemon not ready:\n" + self.log())
+class Server(Daemon):
+    """cuckood in a directory the test owns: started, killed and started
+    again (on a new port each time) on the same snapshot."""
 
     def client(self, db=0):
-        c = redis.Redis(port=self.port, db=db, socket_timeout=30)
+        c = super().client(db=db)
         for name in ("SAVE", "BGSAVE"):  # the replies as they come
             c.set_response_callback(name, lambda r, **kw: r)
         return c
 
-    def log(self):
-        with open(os.path.join(self.dir, "daemon.log"), "rb") as f:
-            return f.read().decode(errors="replace")
-
     def info(self):
         return self.client().info("persistence")
-
-    def kill9(self):
-        self.proc.kill()
-        self.proc.wait()
-        self.logf.close()
-        self.proc = None
-
-    def term(self, timeout=15):
-        self.proc.send_signal(signal.SIGTERM)
-        rc = self.proc.wait(timeout=timeout)
-        self.logf.close()
-        self.proc = None
-        return rc
-
-    def wait_exit(self, timeout=15):
-        rc = self.proc.wait(timeout=timeout)
-        self.logf.close()
-        self.proc = None
-        return rc
-
-    def stop(self):
-        if self.proc is not None:
-            self.proc.kill()
-            self.proc.wait()
-            self.logf.close()
-            self.proc = None
 
 
 @pytest.fixture
@@ -121,13 +49,14 @@ def workdir():
     servers = []
 
     def make(*extra, dir=None):
-        s = Server(dir or d, *extra)
+        s = Server(*extra, dir=dir or d)
         servers.append(s)
         return s
 
     yield d, make
     for s in servers:
-        s.stop()
+        s.kill()  # no final save to wait for
+        s.cleanup()
     shutil.rmtree(d, ignore_errors=True)
 
 
@@ -146,8 +75,8 @@ def all_exist(c, key, items):
 
 
 def wait_bgsave(s):
-    return poll(lambda: (lambda i: None if i["rdb_bgsave_in_progress"]
-                         else i)(s.info()), what="BGSAVE to finish")
+    return wait_until(lambda: (lambda i: None if i["rdb_bgsave_in_progress"]
+                               else i)(s.info()), what="BGSAVE to finish")
 
 
 def read(path):
@@ -173,7 +102,7 @@ def test_save_kill9_restart(workdir):
     assert c.execute_command("SAVE") == b"OK"
     assert s.info()["rdb_changes_since_last_save"] == 0
     assert c.lastsave() >= before
-    s.kill9()
+    s.kill()
     s.start()
     c = s.client()
     assert all_exist(c, "f", items)
@@ -186,7 +115,7 @@ def test_save_kill9_restart(workdir):
     assert info[b"Encoding"] == b"semi-sorted"
     assert info[b"Fingerprint bits"] == 13
     assert info[b"Number of items inserted"] == len(items)
-    assert "DB loaded from disk:" in s.log()
+    assert "DB loaded from disk:" in s.log_text()
 
 
 def test_sigterm_saves_and_exits_zero(workdir):
@@ -194,9 +123,9 @@ def test_sigterm_saves_and_exits_zero(workdir):
     s = make().start()
     items = ["t%d" % i for i in range(2000)]
     add_items(s.client(), "f", items)
-    # term() waits (with a generous bound, not a timing assertion) for the
+    # stop() waits (with a generous bound, not a timing assertion) for the
     # exit status: 0 after the final save.
-    assert s.term() == 0
+    assert s.stop() == 0
     assert os.path.exists(os.path.join(d, DUMP))
     s.start()
     assert all_exist(s.client(), "f", items)
@@ -211,7 +140,7 @@ def test_shutdown_nosave_and_save(workdir):
     add_items(c, "f", ["b"])
     with pytest.raises(redis.ConnectionError):
         c.execute_command("SHUTDOWN", "NOSAVE")
-    assert s.wait_exit() == 0
+    assert s.wait() == 0
     s.start()
     c = s.client()
     assert c.execute_command("CF.EXISTS", "f", "a") == 1
@@ -219,11 +148,11 @@ def test_shutdown_nosave_and_save(workdir):
     add_items(c, "f", ["c"])
     with pytest.raises(redis.ConnectionError):
         c.execute_command("SHUTDOWN", "SAVE")
-    assert s.wait_exit() == 0
+    assert s.wait() == 0
     s2 = make("--save", "").start()  # SAVE saves even without save points
     assert s2.client().execute_command("CF.EXISTS", "f", "c") == 1
     add_items(s2.client(), "f", ["d"])
-    assert s2.term() == 0  # no save points: SIGTERM does not save
+    assert s2.stop() == 0  # no save points: SIGTERM does not save
     s2.start()
     assert s2.client().execute_command("CF.EXISTS", "f", "d") == 0
 
@@ -235,7 +164,7 @@ def test_several_databases(workdir):
         c = s.client(db)
         for k in range(db + 1):
             add_items(c, "k%d" % k, ["db%d-%d" % (db, i) for i in range(50)])
-    assert s.term() == 0
+    assert s.stop() == 0
     s.start()
     for db in (0, 3, 15):
         c = s.client(db)
@@ -244,7 +173,7 @@ def test_several_databases(workdir):
             assert all_exist(c, "k%d" % k,
                              ["db%d-%d" % (db, i) for i in range(50)])
     assert s.client(1).dbsize() == 0
-    s.kill9()
+    s.kill()
     # A snapshot with database 15 does not fit a server with 4 databases.
     out = refused(d, "--databases", "4")
     assert DUMP in out and "database 15" in out
@@ -256,11 +185,11 @@ def test_save_points_fire(workdir):
     c = s.client()
     first = c.lastsave()
     add_items(c, "f", ["x"])
-    poll(lambda: c.lastsave() > first, what="LASTSAVE to change")
-    poll(lambda: s.info()["rdb_changes_since_last_save"] == 0,
+    wait_until(lambda: c.lastsave() > first, what="LASTSAVE to change")
+    wait_until(lambda: s.info()["rdb_changes_since_last_save"] == 0,
          what="the change counter to drop")
     assert s.info()["rdb_last_bgsave_status"] == "ok"
-    s.kill9()
+    s.kill()
     s.start()
     assert s.client().execute_command("CF.EXISTS", "f", "x") == 1
 
@@ -281,7 +210,7 @@ def test_loadchunk_counts_as_change(workdir):
         before = s.info()["rdb_changes_since_last_save"]
         assert c.execute_command("CF.LOADCHUNK", "dst", it, data) == b"OK"
         assert s.info()["rdb_changes_since_last_save"] == before + 1
-    assert s.term() == 0
+    assert s.stop() == 0
     s.start()
     assert all_exist(s.client(), "dst", ["p%d" % i for i in range(500)])
 
@@ -306,10 +235,8 @@ def test_stale_temp_files_removed(workdir):
 
 def refused(d, *extra):
     """Starts cuckood on d, expecting it to refuse; returns its output."""
-    argv = [daemon_binary(), "--port", str(free_port()), "--dir", d,
-            "--bind", "127.0.0.1"] + list(extra)
-    p = subprocess.run(argv, cwd=d, stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, timeout=30)
+    p = run_binary("--port", free_port(), "--dir", d, "--bind", "127.0.0.1",
+                   *extra, cwd=d, stderr=subprocess.STDOUT, timeout=30)
     out = p.stdout.decode(errors="replace")
     assert p.returncode != 0, out
     assert "Ready to accept" not in out
@@ -319,13 +246,14 @@ def refused(d, *extra):
 @pytest.fixture(scope="module")
 def good_snapshot():
     d = tempfile.mkdtemp(prefix="cuckood-persist-good-")
-    s = Server(d).start()
+    s = Server(dir=d).start()
     c = s.client()
     for k in range(4):
         add_items(c, "f%d" % k, ["v%d" % i for i in range(300)])
     add_items(s.client(2), "other", ["z"])
     c.execute_command("SAVE")
-    s.stop()
+    s.kill()
+    s.cleanup()
     data = read(os.path.join(d, DUMP))
     shutil.rmtree(d, ignore_errors=True)
     return data
@@ -431,7 +359,7 @@ def test_unwritable_target_misconf(workdir):
     assert c.ping()
     assert read(os.path.join(d, DUMP)) == old
     assert not [n for n in os.listdir(d) if ".tmp-" in n]
-    assert "Background saving error" in s.log()
+    assert "Background saving error" in s.log_text()
 
     # SHUTDOWN cannot save there: it refuses and the server keeps serving.
     with pytest.raises(redis.ResponseError) as e:
@@ -443,7 +371,7 @@ def test_unwritable_target_misconf(workdir):
     assert c.execute_command("BGSAVE") == b"Background saving started"
     assert wait_bgsave(s)["rdb_last_bgsave_status"] == "ok"
     assert c.execute_command("CF.ADD", "f", "x") == 1
-    s.kill9()
+    s.kill()
     s.start()
     assert s.client().execute_command("CF.EXISTS", "f", "new") == 1
 
@@ -455,8 +383,8 @@ def test_sigterm_with_failing_save_exits_nonzero(workdir):
     add_items(c, "f", ["a"])
     os.mkdir(os.path.join(d, "adir"))
     c.config_set("dbfilename", "adir")
-    assert s.term() != 0
-    assert "final save failed" in s.log()
+    assert s.stop() != 0
+    assert "final save failed" in s.log_text()
 
 
 def test_no_misconf_without_save_points(workdir):
@@ -509,7 +437,7 @@ def test_bgsave_kill9_rounds(workdir):
             confirmed.extend(batch)
         else:
             mid_save += 1
-        s.kill9()
+        s.kill()
         s.start()
         c = s.client()
         assert all_exist(c, "items", confirmed), "round %d" % rnd
@@ -538,7 +466,7 @@ def test_sigterm_during_bgsave(workdir):
     with pytest.raises(redis.ResponseError) as e:
         c.execute_command("SAVE")
     assert "already in progress" in str(e.value)
-    assert s.term() == 0  # the child is killed, then a foreground save
+    assert s.stop() == 0  # the child is killed, then a foreground save
     assert not [n for n in os.listdir(d) if ".tmp-" in n]
     s.start()
     assert s.client().execute_command("CF.EXISTS", "f", "during") == 1
@@ -553,5 +481,5 @@ def test_bgsave_schedule_runs_after_the_current_one(workdir):
     assert c.execute_command("BGSAVE") == b"Background saving started"
     assert c.execute_command("BGSAVE", "SCHEDULE") == \
         b"Background saving scheduled"
-    poll(lambda: s.info()["rdb_saves"] >= 2, what="the scheduled BGSAVE")
+    wait_until(lambda: s.info()["rdb_saves"] >= 2, what="the scheduled BGSAVE")
     assert s.info()["rdb_last_bgsave_status"] == "ok"

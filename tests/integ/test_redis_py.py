@@ -8,12 +8,11 @@ non-CF expectations; tests marked `cf` are skipped there.
 """
 
 import threading
-import time
 
 import pytest
 import redis
 
-from conftest import PASSWORD, RespError, encode_command
+from harness import PASSWORD, RespError, encode_command, wait_until
 
 CF_INFO_FIELDS = [
     "Size", "Number of buckets", "Number of filters",
@@ -539,12 +538,13 @@ def test_huge_multibulk_header_does_not_allocate(server, is_redis):
     # Measure only once the server has read the header: the input counter
     # then shows it on top of the probe's own INFO commands.
     info_len = len(encode_command("INFO", "stats"))
-    for polls in range(1, 1000):
-        if net_input_bytes(probe) - base - polls * info_len >= len(header):
-            break
-        time.sleep(0.01)
-    else:
-        raise AssertionError("the server never read the header")
+    polls = []
+
+    def header_read():
+        polls.append(1)
+        return net_input_bytes(probe) - base - len(polls) * info_len >= \
+            len(header)
+    wait_until(header_read, step=0.01, what="the server to read the header")
     assert probe.command("PING") == "PONG"
     after = rss_kb(server.proc.pid)
     assert after - before < 200 * 1024, "RSS grew %d kB" % (after - before)
@@ -678,8 +678,8 @@ def test_resp3_cf_reply_shapes(server):
 
 # ------------------------------------------------------------- shutdown
 
-def test_sigterm_exits_zero(fresh_daemon):
-    d = fresh_daemon()
+def test_sigterm_exits_zero(daemon):
+    d = daemon()
     c = redis.Redis(host="127.0.0.1", port=d.port)
     assert c.ping() is True
     if not d.is_redis:

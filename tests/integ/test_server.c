@@ -87,8 +87,33 @@ static bool ping_ok(int port)
     return ok;
 }
 
-/* Starts the daemon with extra "--directive value" arguments (NULL-ended),
- * retrying with a new port when the chosen one was taken meanwhile. */
+/* The pid that INFO server reports on port (after AUTH when password is not
+ * NULL), or 0 while nothing answers with one. */
+static long answering_pid(int port, const char *password)
+{
+    struct timeval tv = {1, 0};
+    redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
+    long pid = 0;
+    if (c != NULL && !c->err) {
+        if (password != NULL)
+            freeReplyObject(redisCommand(c, "AUTH %s", password));
+        redisReply *r = redisCommand(c, "INFO server");
+        const char *p = NULL;
+        if (r != NULL && r->type == REDIS_REPLY_STRING)
+            p = strstr(r->str, "process_id:");
+        if (p != NULL)
+            pid = strtol(p + strlen("process_id:"), NULL, 10);
+        freeReplyObject(r);
+    }
+    if (c != NULL)
+        redisFree(c);
+    return pid;
+}
+
+/* Starts the daemon with extra "--directive value" arguments (NULL-ended).
+ * It is up when its port answers INFO server with the pid started: another
+ * process answering there (the port was taken meanwhile, e.g. by a parallel
+ * test's daemon) or an exit means another try on a new port. */
 static int start_daemon(daemon_t *d, const char *name, ...)
 {
     const char *extra[32];
@@ -96,8 +121,12 @@ static int start_daemon(daemon_t *d, const char *name, ...)
     va_list ap;
     va_start(ap, name);
     const char *s;
-    while ((s = va_arg(ap, const char *)) != NULL && nextra < 30)
+    const char *password = NULL;
+    while ((s = va_arg(ap, const char *)) != NULL && nextra < 30) {
+        if (nextra > 0 && strcmp(extra[nextra - 1], "--requirepass") == 0)
+            password = s;
         extra[nextra++] = s;
+    }
     va_end(ap);
 
     snprintf(d->dir, sizeof(d->dir), "%s/%s", tmpdir, name);
@@ -143,16 +172,22 @@ static int start_daemon(daemon_t *d, const char *name, ...)
             _exit(127);
         }
         d->pid = pid;
-        /* Wait (bounded) for PING; give up on this port if the daemon
-         * exits, e.g. because the port was taken. */
+        /* Wait (bounded) for its own answer. */
         for (int i = 0; i < 500; i++) {
             int st;
             if (waitpid(pid, &st, WNOHANG) == pid) {
                 d->pid = 0;
                 break;
             }
-            if (ping_ok(d->port))
+            long got = answering_pid(d->port, password);
+            if (got == (long)pid)
                 return 0;
+            if (got > 0) {
+                fprintf(stderr, "port %d is answered by pid %ld, not by the "
+                        "daemon started (pid %ld): trying another port\n",
+                        d->port, got, (long)pid);
+                break;
+            }
             sleep_ms(20);
         }
         if (d->pid != 0) {

@@ -272,6 +272,15 @@ static const bad_t bads[] = {
     {"loglevel loud\n",
      "t.conf:1: 'loglevel loud': argument(s) must be one of the following: "
      "debug, verbose, notice, warning"},
+    {"tls-auth-clients maybe\n",
+     "t.conf:1: 'tls-auth-clients maybe': argument(s) must be one of the "
+     "following: no, yes, optional"},
+    {"tls-port 65536\n",
+     "t.conf:1: 'tls-port 65536': argument must be between 0 and 65535 "
+     "inclusive"},
+    {"tls-handshake-timeout 0\n",
+     "t.conf:1: 'tls-handshake-timeout 0': argument must be between 1 and "
+     "2147483647 inclusive"},
     {"unixsocketperm 789\n",
      "t.conf:1: 'unixsocketperm 789': argument couldn't be parsed as an octal "
      "number"},
@@ -752,7 +761,18 @@ static void test_sample_conf_is_defaults(void **state)
                               "daemonize yes\ncf-bucket-size 8\n"
                               "cf-error-rate 0.01\ncf-max-iterations 1\n"
                               "cf-expansion-factor 0\ncf-max-expansions 1\n"
-                              "cf-initial-size 99\n"),
+                              "cf-initial-size 99\n"
+                              "tls-port 1\ntls-cert-file /c\n"
+                              "tls-key-file /k\ntls-key-file-pass p\n"
+                              "tls-ca-cert-file /a\ntls-ca-cert-dir /d\n"
+                              "tls-auth-clients optional\n"
+                              "tls-protocols TLSv1.3\ntls-ciphers x\n"
+                              "tls-ciphersuites y\n"
+                              "tls-prefer-server-ciphers yes\n"
+                              "tls-session-caching no\n"
+                              "tls-session-cache-size 1\n"
+                              "tls-session-cache-timeout 1\n"
+                              "tls-handshake-timeout 1\n"),
                      0);
     char *av[] = {"cuckood", path};
     if (args(&c, 2, av) != 0)
@@ -799,6 +819,23 @@ static void test_sample_conf_is_defaults(void **state)
     assert_int_equal(c.cf_expansion_factor, def->cf_expansion_factor);
     assert_int_equal(c.cf_max_expansions, def->cf_max_expansions);
     assert_int_equal(c.cf_initial_size, def->cf_initial_size);
+    assert_int_equal(c.tls_port, def->tls_port);
+    assert_str_eq_null(c.tls_cert_file, def->tls_cert_file);
+    assert_str_eq_null(c.tls_key_file, def->tls_key_file);
+    assert_str_eq_null(c.tls_key_file_pass, def->tls_key_file_pass);
+    assert_str_eq_null(c.tls_ca_cert_file, def->tls_ca_cert_file);
+    assert_str_eq_null(c.tls_ca_cert_dir, def->tls_ca_cert_dir);
+    assert_int_equal(c.tls_auth_clients, def->tls_auth_clients);
+    assert_str_eq_null(c.tls_protocols, def->tls_protocols);
+    assert_str_eq_null(c.tls_ciphers, def->tls_ciphers);
+    assert_str_eq_null(c.tls_ciphersuites, def->tls_ciphersuites);
+    assert_int_equal(c.tls_prefer_server_ciphers,
+                     def->tls_prefer_server_ciphers);
+    assert_int_equal(c.tls_session_caching, def->tls_session_caching);
+    assert_int_equal(c.tls_session_cache_size, def->tls_session_cache_size);
+    assert_int_equal(c.tls_session_cache_timeout,
+                     def->tls_session_cache_timeout);
+    assert_int_equal(c.tls_handshake_timeout, def->tls_handshake_timeout);
 
     /* And CONFIG GET sees the same everywhere. */
     char *a = dump(&c), *b = dump(def);
@@ -848,7 +885,10 @@ static void test_get(void **state)
 
     assert_non_null(g);
     cfg_get(c, "*", collect, g);
-    assert_int_equal(g->n, 30);
+    assert_int_equal(g->n, 45);
+    g->n = 0;
+    cfg_get(c, "tls-*", collect, g);
+    assert_int_equal(g->n, 15);
     g->n = 0;
     cfg_get(c, "cf-*", collect, g);
     assert_int_equal(g->n, 7);
@@ -869,9 +909,10 @@ static void test_get(void **state)
     assert_string_equal(g->values[0], "6379");
     g->n = 0;
     cfg_get(c, "*-siz[a-e]", collect, g);
-    assert_int_equal(g->n, 2);
-    assert_string_equal(g->names[0], "cf-bucket-size");
-    assert_string_equal(g->names[1], "cf-initial-size");
+    assert_int_equal(g->n, 3);
+    assert_string_equal(g->names[0], "tls-session-cache-size");
+    assert_string_equal(g->names[1], "cf-bucket-size");
+    assert_string_equal(g->names[2], "cf-initial-size");
     g->n = 0;
     cfg_get(c, "d[^a]*", collect, g);
     assert_int_equal(g->n, 2); /* dir, dbfilename; not databases */
@@ -944,6 +985,13 @@ static void test_set_mutable(void **state)
          "8388608 60"},
         {"protected-mode", "no", "no"},
         {"dbfilename", "x.cuckoo", "x.cuckoo"},
+        {"tls-cert-file", "/x.crt", "/x.crt"},
+        {"tls-cert-file", "", ""},
+        {"tls-auth-clients", "OPTIONAL", "optional"},
+        {"tls-auth-clients", "no", "no"},
+        {"tls-protocols", "TLSv1.3", "TLSv1.3"},
+        {"tls-session-cache-size", "5", "5"},
+        {"tls-handshake-timeout", "250", "250"},
         {"cf-bucket-size", "8", "8"},
         {"cf-fingerprint-bits", "16", "16"},
         {"cf-max-iterations", "100", "100"},
@@ -1069,6 +1117,8 @@ static void test_set_errors_change_nothing(void **state)
     assert_string_equal(err, "ERR CONFIG SET failed (possibly related to "
                              "argument 'daemonize') - can't set immutable "
                              "config");
+    assert_int_equal(cfg_set(c, "tls-port", "6380", err, sizeof(err)),
+                     -EINVAL);
 }
 
 int main(void)

@@ -421,6 +421,19 @@ static void test_max_args_limit(void **state)
     resp_parser_set_limits(p, &lim);
     assert_int_equal(resp_parser_feed(p, "*3\r\n", 4), -EPROTO);
     resp_parser_free(p);
+
+    /* Raised, they are raised for hiredis's reader too (1.x has its own
+     * bound on elements). */
+    p = new_parser(&lim);
+    lim.max_args = 3;
+    resp_parser_set_limits(p, &lim);
+    assert_int_equal(
+        resp_parser_feed(p, "*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n", 25),
+        0);
+    assert_int_equal(resp_parser_next(p, &c), 1);
+    assert_int_equal(c->argc, 3);
+    assert_null(resp_parser_error(p));
+    resp_parser_free(p);
 }
 
 static void test_bulk_limit_before_payload(void **state)

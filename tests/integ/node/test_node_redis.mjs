@@ -4,7 +4,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createClient, RESP_TYPES } from 'redis';
-import { startDaemon, skipCf } from './daemon.mjs';
+import { startDaemon, skipCf, answeringPid } from './daemon.mjs';
 
 const INFO_FIELDS = [
   'Size', 'Number of buckets', 'Number of filters',
@@ -25,6 +25,23 @@ async function connect(port, opts = {}) {
 let daemon;
 before(async () => { daemon = await startDaemon(); });
 after(async () => { await daemon.stop(); });
+
+describe('the launcher', () => {
+  test('the daemon answering is the one started', async () => {
+    assert.equal(daemon.pid, daemon.proc.pid);
+    assert.equal(await answeringPid(daemon.port), daemon.proc.pid);
+  });
+
+  test('another process on its port is detected', async () => {
+    // A process that never listens, given the port of a daemon it did not
+    // start: that port answers, with the wrong pid.
+    await assert.rejects(
+      startDaemon({ pickPort: async () => daemon.port, attempts: 1,
+                    prefix: ['sh', '-c', 'exec sleep 60', 'sh'] }),
+      new RegExp(`port ${daemon.port} is answered by pid ${daemon.pid},`));
+    assert.equal(await answeringPid(daemon.port), daemon.pid);
+  });
+});
 
 for (const RESP of [2, 3, undefined]) {
   const label = RESP === undefined ? 'default protocol' : `RESP${RESP}`;

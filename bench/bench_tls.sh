@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# bench_tls.sh - TLS against plain text, cuckood beside Debian's redis-server,
+# in one run with the same certificates.
+#
+# Makes a CA, a server and a client certificate with openssl, starts cuckood
+# and redis-server each with a plain port and a TLS port (client
+# certificates required on both), and runs redis-benchmark (50 clients,
+# -P 1 and -P 32) for:
+#   cuckood      PING, CF.EXISTS (filter of FILL items)   plain and --tls
+#   redis-server PING                                      plain and --tls
+# RUNS rounds, each measuring every case once (interleaved, so a busy
+# moment of the machine hits all cases alike); the median and the range of
+# the rounds are printed, then the ratios the targets are about:
+#   CF.EXISTS over TLS / redis-server PING over TLS    (target >= 1.0)
+#   TLS/plain of cuckood against TLS/plain of redis-server (target >= 1.0,
+#   i.e. TLS costs cuckood no more than it costs redis-server)
+#
+# Environment: RUNS=5, N1=100000, N32=1000000, CLIENTS=50, FILL=1000000,
+# BUILD_DIR=build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+RUNS=${RUNS:-5}
+N1=${N1:-100000}
+N32=${N32:-1000000}
+CLIENTS=${CLIENTS:-50}
+FILL=${FILL:-1000000}
+BUILD=${BUILD_DIR:-build}
+CUCKOOD=$BUILD/server/cuckood
+
+for tool in redis-server redis-benchmark redis-cli openssl python3; do
+    command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 1; }
+done
+[[ -x $CUCKOOD ]] || bash scripts/build.sh
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0));
+print(s.getsockname()[1])'
+}
+
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+    local p
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+python3 tests/integ/tls_certs.py "$tmp/certs"
+c=$tmp/certs
+tls_srv=(--tls-cert-file "$c/server.crt" --tls-key-file "$c/server.key"
+         --tls-ca-cert-file "$c/ca.crt" --tls-auth-clients yes)
+tls_cli=(--tls --cacert "$c/ca.crt" --cert "$c/client.crt"
+         --key "$c/client.key")
+
+cp=$(free_port); ct=$(free_port); rp=$(free_port); rt=$(free_port)
+mkdir -p "$tmp/c" "$tmp/r"
+"$CUCKOOD" --port "$cp" --tls-port "$ct" --bind 127.0.0.1 --dir "$tmp/c" \
+    --save "" "${tls_srv[@]}" >"$tmp/c/log" 2>&1 &
+pids+=($!)
+redis-server --port "$rp" --tls-port "$rt" --bind 127.0.0.1 --dir "$tmp/r" \
+    --save "" --appendonly no "${tls_srv[@]}" >"$tmp/r/log" 2>&1 &
+pids+=($!)
+for p in "$cp" "$rp"; do
+    for _ in $(seq 100); do
+        redis-cli -p "$p" PING 2>/dev/null | grep -q PONG && break
+        sleep 0.1
+    done
+done
+redis-cli -p "$rt" "${tls_cli[@]}" PING | grep -q PONG ||
+    { echo "redis-server does not answer over TLS" >&2; cat "$tmp/r/log"; exit 1; }
+redis-cli -p "$ct" "${tls_cli[@]}" PING | grep -q PONG ||
+    { echo "cuckood does not answer over TLS" >&2; cat "$tmp/c/log"; exit 1; }
+
+redis-cli -p "$cp" CF.RESERVE bench "$FILL" >/dev/null
+redis-benchmark -p "$cp" -c "$CLIENTS" -P 64 -n "$FILL" -r "$FILL" -q \
+    CF.ADD bench __rand_int__ >/dev/null
+
+# rps PORT TLS(0/1) DEPTH N command...: requests per second
+rps() {
+    local port=$1 tls=$2 depth=$3 n=$4
+    shift 4
+    local extra=()
+    [[ $tls == 1 ]] && extra=("${tls_cli[@]}")
+    redis-benchmark -p "$port" "${extra[@]}" -c "$CLIENTS" -P "$depth" \
+        -n "$n" -r "$FILL" -q "$@" 2>/dev/null |
+        tr '\r' '\n' | awk '/requests per second/ {
+            for (i = 1; i <= NF; i++)
+                if ($(i+1) == "requests") { print $i; exit } }'
+}
+
+cases=(cuckood-PING-plain cuckood-PING-tls cuckood-EXISTS-plain
+       cuckood-EXISTS-tls redis-PING-plain redis-PING-tls)
+declare -A res
+for depth in 1 32; do
+    n=$N1; [[ $depth == 32 ]] && n=$N32
+    for run in $(seq "$RUNS"); do
+        for cs in "${cases[@]}"; do
+            case $cs in
+            cuckood-PING-plain) v=$(rps "$cp" 0 "$depth" "$n" PING) ;;
+            cuckood-PING-tls) v=$(rps "$ct" 1 "$depth" "$n" PING) ;;
+            cuckood-EXISTS-plain)
+                v=$(rps "$cp" 0 "$depth" "$n" CF.EXISTS bench __rand_int__) ;;
+            cuckood-EXISTS-tls)
+                v=$(rps "$ct" 1 "$depth" "$n" CF.EXISTS bench __rand_int__) ;;
+            redis-PING-plain) v=$(rps "$rp" 0 "$depth" "$n" PING) ;;
+            redis-PING-tls) v=$(rps "$rt" 1 "$depth" "$n" PING) ;;
+            esac
+            res[$depth,$cs]+="$v "
+        done
+    done
+done
+
+# median / min / max of a list of numbers
+stats() { tr ' ' '\n' | grep . | sort -g | awk '{ a[NR] = $1 }
+    END { m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2;
+          printf "%.0f %.0f %.0f", m, a[1], a[NR] }'; }
+# per-round ratio a/b: median, min, max
+ratio() { paste <(tr ' ' '\n' <<<"$1" | grep .) <(tr ' ' '\n' <<<"$2" | grep .) |
+    awk '{ print $1 / $2 }' | sort -g | awk '{ a[NR] = $1 }
+    END { m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2;
+          printf "%.2f (%.2f-%.2f)", m, a[1], a[NR] }'; }
+
+echo "redis-benchmark -c $CLIENTS, $RUNS rounds; requests/s: median (min-max)"
+printf "%-22s %-28s %-28s\n" case "-P 1" "-P 32"
+for cs in "${cases[@]}"; do
+    read -r m1 lo1 hi1 <<<"$(stats <<<"${res[1,$cs]}")"
+    read -r m32 lo32 hi32 <<<"$(stats <<<"${res[32,$cs]}")"
+    printf "%-22s %-28s %-28s\n" "$cs" "$m1 ($lo1-$hi1)" "$m32 ($lo32-$hi32)"
+done
+echo
+echo "ratios per round: median (min-max)"
+for depth in 1 32; do
+    echo "-P $depth:"
+    echo "  cuckood CF.EXISTS tls / redis PING tls:      $(ratio "${res[$depth,cuckood-EXISTS-tls]}" "${res[$depth,redis-PING-tls]}")"
+    echo "  cuckood CF.EXISTS tls/plain:                 $(ratio "${res[$depth,cuckood-EXISTS-tls]}" "${res[$depth,cuckood-EXISTS-plain]}")"
+    echo "  cuckood PING tls/plain:                      $(ratio "${res[$depth,cuckood-PING-tls]}" "${res[$depth,cuckood-PING-plain]}")"
+    echo "  redis PING tls/plain:                        $(ratio "${res[$depth,redis-PING-tls]}" "${res[$depth,redis-PING-plain]}")"
+done
