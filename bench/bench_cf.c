@@ -159,6 +159,9 @@ static const int pct[] = {0, 50, 100};
 
 typedef struct result {
     double bits, fpr, bound, ins1, insb, floor, single[3], batched[3];
+    double versus[3]; /* ss-13 only: batched / plain-12 batched, head to
+                         head */
+    cf_filter_t *f;   /* kept for the head-to-head of plain-12 and ss-13 */
 } result_t;
 
 static void run(uint64_t n, const enc_t *e, const uint64_t *keys,
@@ -254,7 +257,30 @@ static void run(uint64_t n, const enc_t *e, const uint64_t *keys,
                pct[k], r->single[k], r->single[k] / r->floor, r->batched[k],
                r->batched[k] / r->floor);
     fflush(stdout);
-    cf_free(f);
+    r->f = f;
+}
+
+/* Batched lookups of ss-13 against plain-12, in rounds that alternate the
+ * two, so that both see the same machine: sizes are the same, so the
+ * memory behind them is too. */
+static void head_to_head(uint64_t n, const uint64_t *keys, uint64_t *q,
+                         result_t *res)
+{
+    size_t nq = n < QUERIES ? (size_t)n : QUERIES;
+    for (int k = 0; k < 3; k++) {
+        for (size_t i = 0; i < nq; i++) {
+            bool member = (mix(i ^ 0xABCD) % 100) < (uint64_t)pct[k];
+            q[i] = member ? keys[mix(i) % n]
+                          : mix(2 * (uint64_t)i + 1 + (1ull << 62));
+        }
+        double pl = 1e30, ss = 1e30;
+        for (int round = 0; round < ROUNDS; round++) {
+            uint64_t h;
+            pl = min2(pl, lookup_batched(res[PLAIN12].f, q, nq, &h));
+            ss = min2(ss, lookup_batched(res[SS13].f, q, nq, &h));
+        }
+        res[SS13].versus[k] = ss / pl;
+    }
 }
 
 static int missed;
@@ -264,7 +290,7 @@ static void target(const char *what, double v, const char *unit, double lim)
 {
     bool ok = v <= lim;
     missed += !ok;
-    printf("  %-46s %8.3f%-2s  target <= %.3f%-2s  %s\n", what, v, unit, lim,
+    printf("  %-54s %8.3f%-2s  target <= %.3f%-2s  %s\n", what, v, unit, lim,
            unit, ok ? "ok" : "MISSED");
 }
 
@@ -292,8 +318,9 @@ static void targets(uint64_t n, const result_t *res)
     }
     for (int k = 0; k < 3; k++) {
         snprintf(what, sizeof(what),
-                 "ss-13 / plain-12 batched lookup, %d%%", pct[k]);
-        target(what, ss->batched[k] / pl->batched[k], "x", 1.25);
+                 "ss-13 / plain-12 batched lookup, %d%% (alternated)",
+                 pct[k]);
+        target(what, ss->versus[k], "x", 1.25);
     }
     target("ss-13 bits/item", ss->bits, "", 12.7);
     target("ss-13 false-positive rate (%)", ss->fpr * 100, "", 0.1);
@@ -327,6 +354,9 @@ int main(int argc, char **argv)
         result_t res[NENC];
         for (size_t e = 0; e < NENC; e++)
             run(n, &encs[e], keys, q, &res[e]);
+        head_to_head(n, keys, q, res);
+        for (size_t e = 0; e < NENC; e++)
+            cf_free(res[e].f);
         targets(n, res);
         free(keys);
         free(q);
