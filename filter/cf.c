@@ -226,6 +226,20 @@ static inline uint64_t rng_next(cf_filter_t *f)
     return x * 0x2545F4914F6CDD1Dull;
 }
 
+/* The relocation walk's random choices are a function of the filter's
+ * serialised state (seed, counters) and of the item alone, never of the
+ * history of one process: a replica that re-runs the same inserts, or a
+ * filter loaded from a dump, makes exactly the same moves. */
+static inline void rng_reseed(cf_filter_t *f, uint64_t i1, uint32_t fp)
+{
+    uint64_t x = f->seed ^ 0x9E3779B97F4A7C15ull;
+    x ^= (f->items + 0x632BE59BD9B4E019ull) * 0xBF58476D1CE4E5B9ull;
+    x ^= (f->deleted + f->nfilters) * 0x94D049BB133111EBull;
+    x ^= (i1 << 16) ^ fp;
+    x ^= x >> 31;
+    f->rng = x != 0 ? x : 1;
+}
+
 /* ---- hashing and indexing ---- */
 
 typedef struct cf_hash {
@@ -725,6 +739,23 @@ static void setup_lanes(cf_filter_t *f)
         f->lane_of_bit[bit] = (uint8_t)(bit / lane);
 }
 
+/* ---- allocation ---- */
+
+/* libc's allocator family unless a host installed its own (cf.h). */
+static cf_allocator_t mem = {malloc, calloc, realloc, free};
+static bool mem_is_libc = true;
+
+void cf_set_allocator(const cf_allocator_t *a)
+{
+    if (a == NULL) {
+        mem = (cf_allocator_t){malloc, calloc, realloc, free};
+        mem_is_libc = true;
+    } else {
+        mem = *a;
+        mem_is_libc = false;
+    }
+}
+
 /* Zeroed memory straight from the kernel, hinted for transparent huge
  * pages; NULL on failure. */
 static uint8_t *table_map(size_t n)
@@ -744,7 +775,7 @@ static void table_release(cf_table_t *t)
     if (t->mapped)
         munmap(t->data, (size_t)(t->bytes + CF_PAD));
     else
-        free(t->data);
+        mem.free_fn(t->data);
 }
 
 /* Allocates table number f->nfilters with the given shape, and room for
@@ -761,15 +792,18 @@ static int table_alloc(cf_filter_t *f, uint64_t nbuckets, uint64_t capacity)
         return -ENOMEM;
     if (bytes + CF_PAD > SIZE_MAX)
         return -ENOMEM;
-    bool mapped = bytes + CF_PAD >= CF_MAP_MIN;
+    /* Mapped only with libc's allocator: a host's allocator must see every
+     * table, however large (its memory accounting counts on it). */
+    bool mapped = mem_is_libc && bytes + CF_PAD >= CF_MAP_MIN;
     uint8_t *data = mapped ? table_map((size_t)(bytes + CF_PAD))
-                           : calloc(1, (size_t)(bytes + CF_PAD));
+                           : mem.calloc_fn(1, (size_t)(bytes + CF_PAD));
     if (data == NULL)
         return -ENOMEM;
     if (more) {
         /* One entry more, exactly: growth is rare (at most CF_MAX_FILTERS
          * times) and the array's size is part of size_bytes. */
-        cf_table_t *nt = realloc(f->t, (f->tcap + 1) * sizeof(cf_table_t));
+        cf_table_t *nt =
+            mem.realloc_fn(f->t, (f->tcap + 1) * sizeof(cf_table_t));
         if (nt == NULL) {
             cf_table_t tmp = {.data = data, .mapped = mapped, .bytes = bytes};
             table_release(&tmp);
@@ -797,12 +831,12 @@ static cf_filter_t *filter_new(uint32_t b, uint32_t fp_bits,
                                uint64_t seed, uint64_t max_bytes,
                                uint32_t ntables)
 {
-    cf_filter_t *f = calloc(1, sizeof(*f));
+    cf_filter_t *f = mem.calloc_fn(1, sizeof(*f));
     if (f == NULL)
         return NULL;
-    f->t = calloc(ntables, sizeof(cf_table_t));
+    f->t = mem.calloc_fn(ntables, sizeof(cf_table_t));
     if (f->t == NULL) {
-        free(f);
+        mem.free_fn(f);
         return NULL;
     }
     f->tcap = ntables;
@@ -850,8 +884,8 @@ void cf_free(cf_filter_t *f)
         return;
     for (uint32_t k = 0; k < f->nfilters; k++)
         table_release(&f->t[k]);
-    free(f->t);
-    free(f);
+    mem.free_fn(f->t);
+    mem.free_fn(f);
 }
 
 /* ---- lookups ---- */
@@ -1084,6 +1118,7 @@ static bool table_insert(cf_filter_t *f, cf_table_t *t, uint64_t i1,
     uint64_t both[2] = {i1, i2};
     if (ahead && lookahead_place(f, t, both, i1 == i2 ? 1 : 2, fp))
         return true;
+    rng_reseed(f, i1, fp);
     uint64_t i = (rng_next(f) & 1) ? i1 : i2;
     for (uint32_t n = 0; n < f->max_kicks; n++) {
         uint64_t s = i * f->b + rng_next(f) % f->b;

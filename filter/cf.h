@@ -4,7 +4,8 @@
  * growth and a chunked, validated serialisation.
  *
  * Contract:
- *  - Pure C11 + xxHash. No I/O, no global state, no threads. A filter may be
+ *  - Pure C11 + xxHash. No I/O, no threads; no global state apart from the
+ *    allocator (cf_set_allocator()). A filter may be
  *    read by several threads at once; writers need exclusive access.
  *  - Allocation happens only in cf_create(), on growth inside the add
  *    functions, and in cf_load_header(). Lookups never allocate.
@@ -55,9 +56,28 @@ typedef struct cf_params {
                              size 4 only) */
 } cf_params_t;
 
+/* The allocator every filter uses for its memory: malloc/calloc/realloc/
+ * free-like functions with libc's contracts (calloc zeroes; realloc keeps
+ * the contents; free accepts NULL). */
+typedef struct cf_allocator {
+    void *(*malloc_fn)(size_t size);
+    void *(*calloc_fn)(size_t n, size_t size);
+    void *(*realloc_fn)(void *p, size_t size);
+    void (*free_fn)(void *p);
+} cf_allocator_t;
+
+/* Installs a (copied) as the allocator of every filter from now on; NULL
+ * restores libc's. With libc's allocator tables of 2 MiB and more are
+ * mapped from the kernel directly (huge pages); with a host's allocator
+ * every byte, tables included, comes from a, so the host can count it.
+ * Process-wide, the one piece of global state of the core: call it once,
+ * before any filter exists and from one thread; a filter must be freed
+ * under the allocator it was made with. */
+void cf_set_allocator(const cf_allocator_t *a);
+
 /* Fills *p with the project's defaults: bucket size 4, 12-bit plain
- * fingerprints, 500 kicks, expansion 1, 32 sub-filters, seed 0, no byte cap. The caller
- * sets capacity. */
+ * fingerprints, 500 kicks, expansion 1, 32 sub-filters, seed 0, no byte
+ * cap. The caller sets capacity. */
 void cf_params_default(cf_params_t *p);
 
 /* Checks p without allocating. 0 or -EINVAL. */

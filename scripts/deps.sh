@@ -8,7 +8,7 @@ set -euo pipefail
 pkgs=(gcc make cmake pkg-config libuv1-dev libhiredis-dev libxxhash-dev
       libssl-dev)
 if [ "${1:-}" = test ]; then
-    pkgs+=(libcmocka-dev redis-tools python3 python3-redis python3-pytest
+    pkgs+=(libcmocka-dev redis-tools redis-server python3 python3-redis python3-pytest
            openssl
            clang libclang-rt-dev)
     command -v node >/dev/null 2>&1 || pkgs+=(nodejs)

@@ -79,8 +79,23 @@ def use_redis_server():
     return os.environ.get("CUCKOOD_TEST_REDIS_SERVER", "") not in ("", "0")
 
 
+def use_module():
+    """CUCKOOD_TEST_MODULE=1: the target is redis-server with the cuckoo.so
+    module ($CUCKOO_MODULE, else build/module/cuckoo.so) loaded, which runs
+    the CF suites unchanged against the module."""
+    return os.environ.get("CUCKOOD_TEST_MODULE", "") not in ("", "0")
+
+
+def module_path():
+    path = os.environ.get("CUCKOO_MODULE") or os.path.join(
+        ROOT, "build", "module", "cuckoo.so")
+    if not os.access(path, os.R_OK):
+        pytest.fail("module not found at %s (set CUCKOO_MODULE)" % path)
+    return os.path.abspath(path)
+
+
 def daemon_binary():
-    if use_redis_server():
+    if use_redis_server() or use_module():
         path = shutil.which("redis-server")
         if not path:
             pytest.skip("redis-server not installed")
@@ -346,7 +361,7 @@ class Daemon:
 
     def __init__(self, *args, password=None, conf=None, dir=None, cwd=None,
                  prefix=(), preexec_fn=None, tls=None):
-        self.is_redis = use_redis_server()
+        self.is_redis = use_redis_server() or use_module()
         self.binary = daemon_binary()
         self.args = [str(a) for a in args]
         self.password = password
@@ -394,6 +409,13 @@ class Daemon:
             if self.is_redis:
                 argv += ["--save", "", "--daemonize", "no",
                          "--appendonly", "no"]
+            if use_module():
+                # No per-command latency histograms: each is allocated on
+                # its command's first call, which would move used_memory
+                # under a test that checks a refusal allocates nothing.
+                argv += ["--latency-tracking", "no",
+                         "--enable-debug-command", "yes",
+                         "--loadmodule", module_path()]
             if self.password is not None:
                 argv += ["--requirepass", self.password]
         if self.certs is not None:

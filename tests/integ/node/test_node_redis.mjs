@@ -15,6 +15,10 @@ const INFO_FIELDS = [
 async function connect(port, opts = {}) {
   const client = createClient({
     socket: { host: '127.0.0.1', port, reconnectStrategy: false },
+    // node-redis gives up on a command after 5 s by default; a loaded
+    // machine (sanitizer builds, parallel suites) can take longer for 20k
+    // pipelined commands, and that is no failure of the server.
+    commandOptions: { timeout: 60000 },
     ...opts,
   });
   client.on('error', () => {});

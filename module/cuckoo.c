@@ -1,0 +1,670 @@
+/*
+ * cuckoo.c - the Redis/Valkey module: the CF.* command layer (commands/)
+ * hosted by the server's keyspace, and a data type that persists filters in
+ * the core's own encoding (filter/cf.h).
+ *
+ *   redis-server --loadmodule /path/cuckoo.so [cf-bucket-size 4 ...]
+ *
+ * Module name "cf" (MODULE LIST, COMMAND DOCS), data type "cuckoo-cf"
+ * (TYPE), encoding version 1.
+ *
+ * Choices:
+ *  - Memory: every byte of a filter comes from the server's allocator
+ *    (cf_set_allocator with RedisModule_Alloc & co.), so used_memory,
+ *    maxmemory and INFO see filters; large tables are not mapped apart.
+ *  - Replication: writes are replicated verbatim; the core's relocations
+ *    depend only on a filter's saved state, so a replica (or an AOF replay)
+ *    makes the same moves. The one non-deterministic step is a new filter's
+ *    random hash seed: a command that creates a filter replicates first the
+ *    new, empty filter's header as CF.LOADCHUNK key 1 <header> (the header
+ *    holds the seed and the shape), then itself (CF.RESERVE: nothing more).
+ *  - Memory bounds: commands from the master or the AOF are never refused
+ *    for maxmemory (Redis's own rule), only for the machine's memory.
+ *  - RDB: the header as one string, then the data in strings of at most
+ *    RDB_CHUNK bytes. A payload that does not parse is refused (NULL): the
+ *    server then reports a corrupt value, never crashes on it.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "cfcmd.h"
+#include "modargs.h"
+#include "rm_abi.h"
+
+#define MODULE_NAME "cf"
+#define MODULE_VERSION 10000 /* 1.0.0 */
+#define TYPE_NAME "cuckoo-cf" /* exactly 9 characters */
+#define TYPE_ENCVER 1
+/* Data strings in RDB and CF.LOADCHUNK commands in a rewritten AOF. */
+#define RDB_CHUNK ((size_t)8 << 20)
+#define AOF_CHUNK ((size_t)1 << 20)
+/* How long a read of maxmemory and used_memory from INFO is reused. */
+#define MEMINFO_MS 1000
+/* Arguments converted on the stack up to this many; more are allocated. */
+#define STACK_ARGS 64
+
+static RedisModuleType *cf_type;
+static cfcmd_defaults_t defaults;
+static uint64_t seed_state;
+
+/* ---- memory bounds -------------------------------------------------- */
+
+static uint64_t phys_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || size <= 0)
+        return UINT64_MAX;
+    return (uint64_t)pages * (uint64_t)size;
+}
+
+static struct {
+    long long at; /* rm_Milliseconds() of the read, 0 = never */
+    uint64_t maxmemory;
+    uint64_t used;
+} meminfo;
+
+static void meminfo_refresh(RedisModuleCtx *ctx)
+{
+    RedisModuleServerInfoData *inf = rm_GetServerInfo(ctx, "memory");
+    int err = 0;
+    if (inf == NULL)
+        return;
+    uint64_t mm = rm_ServerInfoGetFieldUnsigned(inf, "maxmemory", &err);
+    if (err == 0)
+        meminfo.maxmemory = mm;
+    uint64_t used = rm_ServerInfoGetFieldUnsigned(inf, "used_memory", &err);
+    if (err == 0)
+        meminfo.used = used;
+    rm_FreeServerInfo(ctx, inf);
+    meminfo.at = rm_Milliseconds();
+}
+
+/* ---- the command host ------------------------------------------------ */
+
+typedef struct mod_call {
+    RedisModuleCtx *ctx;
+    RedisModuleString *keyname; /* argv[1] */
+    RedisModuleKey *key;        /* opened by the first find() */
+    const cfcmd_def_t *def;
+    int flags; /* GetContextFlags(), -1 until asked */
+    bool created, changed;
+    /* The header of a filter the command created, while still empty. */
+    size_t hdr_len;
+    unsigned char hdr[CF_HEADER_MAX];
+} mod_call_t;
+
+static int ctx_flags(mod_call_t *c)
+{
+    if (c->flags < 0)
+        c->flags = rm_GetContextFlags(c->ctx);
+    return c->flags;
+}
+
+static bool is_write(const mod_call_t *c)
+{
+    return (c->def->flags & CMD_WRITE) != 0;
+}
+
+static int h_find(void *h, const cmdarg_t *key, bool read, cf_filter_t **out)
+{
+    mod_call_t *c = h;
+    (void)key; /* always argv[1]: the one key of every CF command */
+    (void)read; /* OpenKey counts keyspace hits and misses itself */
+    *out = NULL;
+    if (c->key == NULL)
+        c->key = rm_OpenKey(c->ctx, c->keyname,
+                            is_write(c) ? RM_READ | RM_WRITE : RM_READ);
+    if (c->key == NULL)
+        return 0;
+    int t = rm_KeyType(c->key);
+    if (t == RM_KEYTYPE_EMPTY)
+        return 0;
+    if (t != RM_KEYTYPE_MODULE || rm_ModuleTypeGetType(c->key) != cf_type)
+        return -EINVAL;
+    *out = rm_ModuleTypeGetValue(c->key);
+    return 0;
+}
+
+static int h_create(void *h, const cmdarg_t *key, cf_filter_t *f)
+{
+    mod_call_t *c = h;
+    (void)key;
+    if (c->key == NULL || !is_write(c))
+        return -ENOMEM;
+    /* Taken before the command stores anything: the empty filter. */
+    c->hdr_len = cf_header_len(f);
+    cf_header_write(f, c->hdr);
+    if (rm_ModuleTypeSetValue(c->key, cf_type, f) != RM_OK)
+        return -ENOMEM;
+    c->created = true;
+    return 0;
+}
+
+static void h_changed(void *h, const cmdarg_t *key, cf_filter_t *f,
+                      uint64_t changes)
+{
+    mod_call_t *c = h;
+    (void)key;
+    (void)f;
+    (void)changes;
+    c->changed = true;
+}
+
+static uint64_t h_headroom(void *h, bool *maxmemory)
+{
+    mod_call_t *c = h;
+    uint64_t phys = phys_memory();
+    *maxmemory = false;
+    if (ctx_flags(c) & (RM_CTX_FLAGS_REPLICATED | RM_CTX_FLAGS_LOADING))
+        return phys;
+    /* The ratio is exact and cheap; maxmemory itself is read from INFO at
+     * most once a MEMINFO_MS (and at once when it was set or unset). */
+    float ratio = rm_GetUsedMemoryRatio();
+    long long now = rm_Milliseconds();
+    if (meminfo.at == 0 || now - meminfo.at >= MEMINFO_MS ||
+        (ratio > 0) != (meminfo.maxmemory > 0))
+        meminfo_refresh(c->ctx);
+    if (ratio > 0 && meminfo.maxmemory > 0) {
+        *maxmemory = true;
+        double used = (double)ratio * (double)meminfo.maxmemory;
+        if (used >= (double)meminfo.maxmemory)
+            return 0;
+        return meminfo.maxmemory - (uint64_t)used;
+    }
+    return phys > meminfo.used ? phys - meminfo.used : 0;
+}
+
+static uint64_t h_seed(void *h)
+{
+    (void)h;
+    /* splitmix64 over a state drawn from the kernel at load time */
+    uint64_t z = (seed_state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static const cfcmd_defaults_t *h_defaults(void *h)
+{
+    (void)h;
+    return &defaults;
+}
+
+static int h_proto(void *h)
+{
+    return (ctx_flags(h) & RM_CTX_FLAGS_RESP3) ? 3 : 2;
+}
+
+static void h_int(void *h, long long v)
+{
+    rm_ReplyWithLongLong(((mod_call_t *)h)->ctx, v);
+}
+
+static void h_bool(void *h, bool b)
+{
+    rm_ReplyWithBool(((mod_call_t *)h)->ctx, b);
+}
+
+static void h_simple(void *h, const char *s)
+{
+    rm_ReplyWithSimpleString(((mod_call_t *)h)->ctx, s);
+}
+
+static void h_error(void *h, const char *s)
+{
+    rm_ReplyWithError(((mod_call_t *)h)->ctx, s);
+}
+
+static void h_bulk(void *h, const void *p, size_t len)
+{
+    rm_ReplyWithStringBuffer(((mod_call_t *)h)->ctx, p, len);
+}
+
+static void h_null(void *h)
+{
+    rm_ReplyWithNull(((mod_call_t *)h)->ctx);
+}
+
+static void h_double(void *h, double d)
+{
+    rm_ReplyWithDouble(((mod_call_t *)h)->ctx, d);
+}
+
+static void h_array(void *h, size_t n)
+{
+    rm_ReplyWithArray(((mod_call_t *)h)->ctx, (long)n);
+}
+
+static void h_map(void *h, size_t n)
+{
+    rm_ReplyWithMap(((mod_call_t *)h)->ctx, (long)n);
+}
+
+static const cfcmd_host_t host = {
+    .find = h_find,
+    .create = h_create,
+    .changed = h_changed,
+    .headroom = h_headroom,
+    .seed = h_seed,
+    .defaults = h_defaults,
+    .proto = h_proto,
+    .reply_int = h_int,
+    .reply_bool = h_bool,
+    .reply_simple = h_simple,
+    .reply_error = h_error,
+    .reply_bulk = h_bulk,
+    .reply_null = h_null,
+    .reply_double = h_double,
+    .reply_array = h_array,
+    .reply_map = h_map,
+};
+
+static void replicate(mod_call_t *c)
+{
+    if (!c->changed)
+        return;
+    if (c->created && strcmp(c->def->name, "cf.loadchunk") != 0) {
+        rm_Replicate(c->ctx, "CF.LOADCHUNK", "slb", c->keyname, 1LL,
+                     (const char *)c->hdr, c->hdr_len);
+        if (strcmp(c->def->name, "cf.reserve") == 0)
+            return;
+    }
+    rm_ReplicateVerbatim(c->ctx);
+}
+
+static int run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
+               const cfcmd_def_t *def)
+{
+    cmdarg_t stack[STACK_ARGS];
+    cmdarg_t *a = stack;
+    if (argc > STACK_ARGS) {
+        a = rm_Alloc((size_t)argc * sizeof(*a));
+    }
+    for (int i = 0; i < argc; i++)
+        a[i].ptr = rm_StringPtrLen(argv[i], &a[i].len);
+    mod_call_t c = {.ctx = ctx, .def = def, .flags = -1};
+    c.keyname = argc > 1 ? argv[1] : NULL;
+    if (c.keyname == NULL) {
+        /* The server checks arity first; this is only a guard. */
+        rm_ReplyWithError(ctx, "ERR wrong number of arguments");
+    } else {
+        def->proc(&host, &c, argc, a);
+        replicate(&c);
+    }
+    if (c.key != NULL)
+        rm_CloseKey(c.key);
+    if (a != stack)
+        rm_Free(a);
+    return RM_OK;
+}
+
+/* One entry point per command (the module API passes no user data). */
+#define MAX_CMDS 16
+static const cfcmd_def_t *cmd_defs[MAX_CMDS];
+#define TRAMPOLINE(i)                                                          \
+    static int cmd_##i(RedisModuleCtx *ctx, RedisModuleString **argv,          \
+                       int argc)                                               \
+    {                                                                          \
+        return run(ctx, argv, argc, cmd_defs[i]);                              \
+    }
+TRAMPOLINE(0)
+TRAMPOLINE(1)
+TRAMPOLINE(2)
+TRAMPOLINE(3)
+TRAMPOLINE(4)
+TRAMPOLINE(5)
+TRAMPOLINE(6)
+TRAMPOLINE(7)
+TRAMPOLINE(8)
+TRAMPOLINE(9)
+TRAMPOLINE(10)
+TRAMPOLINE(11)
+TRAMPOLINE(12)
+TRAMPOLINE(13)
+TRAMPOLINE(14)
+TRAMPOLINE(15)
+static const rm_cmd_fn trampolines[MAX_CMDS] = {
+    cmd_0, cmd_1, cmd_2,  cmd_3,  cmd_4,  cmd_5,  cmd_6,  cmd_7,
+    cmd_8, cmd_9, cmd_10, cmd_11, cmd_12, cmd_13, cmd_14, cmd_15,
+};
+
+/* ---- the data type ----------------------------------------------------- */
+
+/* A filter rebuilt from header bytes and a data source; NULL if the header
+ * does not parse. */
+static cf_filter_t *load_header_bytes(const void *hdr, size_t len)
+{
+    cf_limits_t lim = {.max_bytes = phys_memory()};
+    cf_filter_t *f = NULL;
+    size_t used = 0;
+    if (cf_load_header(hdr, len, &lim, &f, &used) != 0)
+        return NULL;
+    if (used != len) {
+        cf_free(f);
+        return NULL;
+    }
+    return f;
+}
+
+static void *t_rdb_load(RedisModuleIO *io, int encver)
+{
+    if (encver != TYPE_ENCVER) {
+        rm_LogIOError(io, "warning",
+                      "cuckoo-cf: encoding version %d is not known (this "
+                      "module writes %d)",
+                      encver, TYPE_ENCVER);
+        return NULL;
+    }
+    size_t len = 0;
+    char *hdr = rm_LoadStringBuffer(io, &len);
+    if (rm_IsIOError(io) || hdr == NULL) {
+        if (hdr != NULL)
+            rm_Free(hdr);
+        return NULL;
+    }
+    cf_filter_t *f = load_header_bytes(hdr, len);
+    rm_Free(hdr);
+    if (f == NULL) {
+        rm_LogIOError(io, "warning", "cuckoo-cf: invalid filter header");
+        return NULL;
+    }
+    uint64_t total = cf_data_len(f), off = 0;
+    while (off < total) {
+        char *p = rm_LoadStringBuffer(io, &len);
+        bool bad = rm_IsIOError(io) || p == NULL || len == 0 ||
+                   cf_load_data(f, off, p, len) != 0;
+        if (p != NULL)
+            rm_Free(p);
+        if (bad) {
+            rm_LogIOError(io, "warning", "cuckoo-cf: invalid filter data");
+            cf_free(f);
+            return NULL;
+        }
+        off += len;
+    }
+    return f;
+}
+
+static void t_rdb_save(RedisModuleIO *io, void *value)
+{
+    const cf_filter_t *f = value;
+    unsigned char hdr[CF_HEADER_MAX];
+    cf_header_write(f, hdr);
+    rm_SaveStringBuffer(io, (const char *)hdr, cf_header_len(f));
+    const void *p;
+    size_t n;
+    for (uint64_t off = 0; (n = cf_data_view(f, off, RDB_CHUNK, &p)) > 0;
+         off += n)
+        rm_SaveStringBuffer(io, p, n);
+}
+
+/* The filter as the CF.LOADCHUNK commands of a dump: the header at
+ * iterator 1, then each data chunk at its end offset + 1. */
+static void t_aof_rewrite(RedisModuleIO *aof, RedisModuleString *key,
+                          void *value)
+{
+    const cf_filter_t *f = value;
+    unsigned char hdr[CF_HEADER_MAX];
+    cf_header_write(f, hdr);
+    rm_EmitAOF(aof, "CF.LOADCHUNK", "slb", key, 1LL, (const char *)hdr,
+               cf_header_len(f));
+    const void *p;
+    size_t n;
+    for (uint64_t off = 0; (n = cf_data_view(f, off, AOF_CHUNK, &p)) > 0;
+         off += n)
+        rm_EmitAOF(aof, "CF.LOADCHUNK", "slb", key, (long long)(off + n + 1),
+                   (const char *)p, n);
+}
+
+static size_t t_mem_usage(const void *value)
+{
+    return (size_t)cf_size_bytes(value);
+}
+
+static void t_digest(RedisModuleDigest *md, void *value)
+{
+    const cf_filter_t *f = value;
+    unsigned char hdr[CF_HEADER_MAX];
+    cf_header_write(f, hdr);
+    rm_DigestAddStringBuffer(md, (const char *)hdr, cf_header_len(f));
+    const void *p;
+    size_t n;
+    for (uint64_t off = 0; (n = cf_data_view(f, off, RDB_CHUNK, &p)) > 0;
+         off += n)
+        rm_DigestAddStringBuffer(md, p, n);
+    rm_DigestEndSequence(md);
+}
+
+static void t_free(void *value)
+{
+    cf_free(value);
+}
+
+/* Freeing unmaps whole tables, which costs in proportion to their pages:
+ * the server frees values whose effort passes 64 in a background thread
+ * (UNLINK, FLUSHALL ASYNC, lazyfree-*), i.e. filters of 4 MB and more. */
+static size_t t_free_effort(RedisModuleString *key, const void *value)
+{
+    (void)key;
+    return (size_t)(cf_size_bytes(value) >> 16) + 1;
+}
+
+static void *t_copy(RedisModuleString *from, RedisModuleString *to,
+                    const void *value)
+{
+    const cf_filter_t *f = value;
+    unsigned char hdr[CF_HEADER_MAX];
+    (void)from;
+    (void)to;
+    cf_header_write(f, hdr);
+    cf_filter_t *g = load_header_bytes(hdr, cf_header_len(f));
+    if (g == NULL)
+        return NULL;
+    const void *p;
+    size_t n;
+    for (uint64_t off = 0; (n = cf_data_view(f, off, RDB_CHUNK, &p)) > 0;
+         off += n)
+        (void)cf_load_data(g, off, p, n);
+    return g;
+}
+
+/* ---- registration --------------------------------------------------------- */
+
+static int arg_type(const char *t)
+{
+    static const struct {
+        const char *name;
+        int type;
+    } types[] = {
+        {"string", RM_ARG_TYPE_STRING},   {"integer", RM_ARG_TYPE_INTEGER},
+        {"double", RM_ARG_TYPE_DOUBLE},   {"key", RM_ARG_TYPE_KEY},
+        {"pattern", RM_ARG_TYPE_PATTERN}, {"pure-token", RM_ARG_TYPE_PURE_TOKEN},
+        {"oneof", RM_ARG_TYPE_ONEOF},     {"block", RM_ARG_TYPE_BLOCK},
+    };
+    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+        if (strcmp(t, types[i].name) == 0)
+            return types[i].type;
+    return RM_ARG_TYPE_STRING;
+}
+
+/* The command layer's argument docs in the module API's form: a
+ * zero-terminated array the server copies; lives as long as the process. */
+static rm_command_arg_t *convert_args(const cmd_arg_t *args)
+{
+    size_t n = 0;
+    while (args[n].name != NULL)
+        n++;
+    rm_command_arg_t *out = calloc(n + 1, sizeof(*out));
+    if (out == NULL)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        const cmd_arg_t *a = &args[i];
+        out[i].name = a->name;
+        out[i].type = arg_type(a->type);
+        out[i].key_spec_index = out[i].type == RM_ARG_TYPE_KEY ? 0 : -1;
+        out[i].token = a->token;
+        out[i].flags = ((a->flags & CMD_ARG_OPTIONAL) ? RM_CMD_ARG_OPTIONAL
+                                                      : 0) |
+                       ((a->flags & CMD_ARG_MULTIPLE) ? RM_CMD_ARG_MULTIPLE
+                                                      : 0) |
+                       ((a->flags & CMD_ARG_MULTIPLE_TOKEN)
+                            ? RM_CMD_ARG_MULTIPLE_TOKEN
+                            : 0);
+        if (a->sub != NULL && (out[i].subargs = convert_args(a->sub)) == NULL)
+            return NULL;
+    }
+    return out;
+}
+
+/* What the command does to its key, for ACL and cluster clients. */
+static uint64_t key_flags(const cfcmd_def_t *d)
+{
+    if (!(d->flags & CMD_WRITE))
+        return RM_CMD_KEY_RO | RM_CMD_KEY_ACCESS;
+    if (strcmp(d->name, "cf.del") == 0)
+        return RM_CMD_KEY_RW | RM_CMD_KEY_DELETE;
+    if (strcmp(d->name, "cf.loadchunk") == 0)
+        return RM_CMD_KEY_RW | RM_CMD_KEY_UPDATE;
+    return RM_CMD_KEY_RW | RM_CMD_KEY_INSERT;
+}
+
+static int register_command(RedisModuleCtx *ctx, const cfcmd_def_t *d,
+                            rm_cmd_fn fn)
+{
+    static const rm_command_info_version_t version = {
+        .version = 1,
+        .sizeof_historyentry = sizeof(rm_command_history_t),
+        .sizeof_keyspec = sizeof(rm_key_spec_t),
+        .sizeof_arg = sizeof(rm_command_arg_t),
+    };
+    char flags[64] = "";
+    if (d->flags & CMD_WRITE)
+        strcat(flags, "write ");
+    if (d->flags & CMD_READONLY)
+        strcat(flags, "readonly ");
+    if (d->flags & CMD_DENYOOM)
+        strcat(flags, "deny-oom ");
+    if (d->flags & CMD_FAST)
+        strcat(flags, "fast ");
+    size_t fl = strlen(flags);
+    if (fl > 0)
+        flags[fl - 1] = '\0';
+    if (rm_CreateCommand(ctx, d->name, fn, flags, 1, 1, 1) != RM_OK)
+        return RM_ERR;
+    RedisModuleCommand *cmd = rm_GetCommand(ctx, d->name);
+    if (cmd == NULL)
+        return RM_ERR;
+    rm_key_spec_t *specs = calloc(2, sizeof(*specs));
+    rm_command_arg_t *args = d->args ? convert_args(d->args) : NULL;
+    if (specs == NULL || (d->args != NULL && args == NULL))
+        return RM_ERR;
+    specs[0].flags = key_flags(d);
+    specs[0].begin_search_type = RM_KSPEC_BS_INDEX;
+    specs[0].bs.index.pos = 1;
+    specs[0].find_keys_type = RM_KSPEC_FK_RANGE;
+    specs[0].fk.range.lastkey = 0;
+    specs[0].fk.range.keystep = 1;
+    specs[0].fk.range.limit = 0;
+    rm_command_info_t info = {
+        .version = &version,
+        .summary = d->summary,
+        .complexity = d->complexity,
+        .since = d->since,
+        .arity = d->arity,
+        .key_specs = specs,
+        .args = args,
+    };
+    return rm_SetCommandInfo(cmd, &info);
+}
+
+/* The server's allocator, for every byte of every filter. */
+static void *a_malloc(size_t n)
+{
+    return rm_Alloc(n);
+}
+static void *a_calloc(size_t n, size_t size)
+{
+    return rm_Calloc(n, size);
+}
+static void *a_realloc(void *p, size_t n)
+{
+    return rm_Realloc(p, n);
+}
+static void a_free(void *p)
+{
+    rm_Free(p);
+}
+
+__attribute__((visibility("default"))) int
+RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
+
+int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv,
+                       int argc)
+{
+    if (rm_init(ctx, MODULE_NAME, MODULE_VERSION) != RM_OK)
+        return RM_ERR;
+
+    modargs_default(&defaults);
+    if (argc > 0) {
+        cmdarg_t a[32];
+        char why[192];
+        if (argc > 32) {
+            rm_Log(ctx, "warning", "cuckoo: too many module arguments");
+            return RM_ERR;
+        }
+        for (int i = 0; i < argc; i++)
+            a[i].ptr = rm_StringPtrLen(argv[i], &a[i].len);
+        if (modargs_parse(&defaults, argc, a, why, sizeof(why)) != 0) {
+            rm_Log(ctx, "warning", "cuckoo: bad module argument %s", why);
+            return RM_ERR;
+        }
+    }
+    if (getrandom(&seed_state, sizeof(seed_state), 0) !=
+        (ssize_t)sizeof(seed_state))
+        seed_state = (uint64_t)rm_Milliseconds() ^ (uint64_t)getpid() << 32;
+
+    static const cf_allocator_t server_alloc = {a_malloc, a_calloc, a_realloc,
+                                                a_free};
+    cf_set_allocator(&server_alloc);
+    rm_SetModuleOptions(ctx, RM_OPTIONS_HANDLE_IO_ERRORS);
+
+    static rm_type_methods_t tm = {
+        .version = RM_TYPE_METHOD_VERSION,
+        .rdb_load = t_rdb_load,
+        .rdb_save = t_rdb_save,
+        .aof_rewrite = t_aof_rewrite,
+        .mem_usage = t_mem_usage,
+        .digest = t_digest,
+        .free = t_free,
+        .free_effort = t_free_effort,
+        .copy = t_copy,
+        /* no unlink: a filter holds no references to detach */
+    };
+    cf_type = rm_CreateDataType(ctx, TYPE_NAME, TYPE_ENCVER, &tm);
+    if (cf_type == NULL) {
+        rm_Log(ctx, "warning", "cuckoo: cannot register type %s", TYPE_NAME);
+        return RM_ERR;
+    }
+
+    size_t n = 0;
+    for (const cfcmd_def_t *d = cfcmd_table; d->name != NULL; d++, n++) {
+        if (n >= MAX_CMDS)
+            return RM_ERR;
+        cmd_defs[n] = d;
+        if (register_command(ctx, d, trampolines[n]) != RM_OK) {
+            rm_Log(ctx, "warning", "cuckoo: cannot register %s", d->name);
+            return RM_ERR;
+        }
+    }
+    rm_Log(ctx, "notice",
+           "cuckoo filters loaded: type %s, %zu CF commands, bucket size %u, "
+           "fingerprint bits %u",
+           TYPE_NAME, n, defaults.bucket_size, defaults.fp_bits);
+    return RM_OK;
+}

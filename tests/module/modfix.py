@@ -1,0 +1,153 @@
+"""redis-server processes with cuckoo.so loaded, for the module's tests:
+each on a free port in its own temporary directory, ready when PING
+answers, stopped with SHUTDOWN NOSAVE (or killed) at the end.
+
+$CUCKOO_MODULE names the module (default build/module/cuckoo.so)."""
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+
+import pytest
+import redis
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+MODULE = os.environ.get("CUCKOO_MODULE",
+                        os.path.join(ROOT, "build", "module", "cuckoo.so"))
+REDIS_SERVER = shutil.which("redis-server")
+REDIS_CLI = shutil.which("redis-cli")
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def cluster_port():
+    """A free port whose cluster bus port (+10000) is free too."""
+    import random
+    rnd = random.Random()
+    for _ in range(200):
+        p = rnd.randrange(20000, 55535)
+        try:
+            for q in (p, p + 10000):
+                with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+                    s.bind(("127.0.0.1", q))
+            return p
+        except OSError:
+            continue
+    raise RuntimeError("no free port pair")
+
+
+def wait_until(pred, timeout=30, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return
+        time.sleep(0.05)
+    raise AssertionError("timed out waiting for " + what)
+
+
+class Server:
+    """One redis-server with the module. start() may be called again after
+    stop() or kill() to restart it on the same port and directory."""
+
+    def __init__(self, *extra, module_args=(), dirname=None, port=None):
+        if REDIS_SERVER is None:
+            pytest.skip("redis-server not installed")
+        if not os.access(MODULE, os.R_OK):
+            pytest.skip("module not built: %s" % MODULE)
+        self.own_dir = dirname is None
+        self.dir = dirname or tempfile.mkdtemp(prefix="cuckoo-mod-")
+        self.port = port or free_port()
+        self.extra = list(extra)
+        self.module_args = list(module_args)
+        self.proc = None
+
+    def argv(self):
+        return ([REDIS_SERVER, "--port", str(self.port), "--bind",
+                 "127.0.0.1", "--dir", self.dir, "--save", "",
+                 "--enable-debug-command", "yes", "--latency-tracking", "no",
+                 "--loadmodule", MODULE] + self.module_args + self.extra)
+
+    def start(self, expect_fail=False):
+        self.log = open(os.path.join(self.dir, "log.txt"), "ab")
+        self.proc = subprocess.Popen(self.argv(), cwd=self.dir,
+                                     stdout=self.log,
+                                     stderr=subprocess.STDOUT)
+        if expect_fail:
+            try:
+                return self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                return None
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("redis-server exited:\n" + self.log_text())
+            try:
+                if self.client().ping():
+                    return self
+            except redis.exceptions.BusyLoadingError:
+                pass
+            except (redis.exceptions.ConnectionError, OSError):
+                pass
+            time.sleep(0.05)
+        raise RuntimeError("redis-server did not answer:\n" + self.log_text())
+
+    def client(self, **kw):
+        return redis.Redis(host="127.0.0.1", port=self.port,
+                           socket_timeout=120, **kw)
+
+    def log_text(self):
+        with open(os.path.join(self.dir, "log.txt"), "rb") as f:
+            return f.read().decode(errors="replace")[-6000:]
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self, save=False):
+        if self.alive():
+            try:
+                self.client().shutdown(save=save, nosave=not save)
+            except redis.exceptions.ConnectionError:
+                pass
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.proc is not None:
+            self.log.close()
+        self.proc = None
+
+    def kill(self):
+        if self.alive():
+            self.proc.kill()
+            self.proc.wait()
+            self.log.close()
+        self.proc = None
+
+    def cleanup(self):
+        self.kill()
+        if self.own_dir:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@pytest.fixture
+def servers():
+    """Factory: servers(*extra, module_args=...) -> started Server; all are
+    cleaned up after the test."""
+    made = []
+
+    def make(*extra, start=True, **kw):
+        s = Server(*extra, **kw)
+        made.append(s)
+        return s.start() if start else s
+
+    yield make
+    for s in made:
+        s.cleanup()

@@ -1,0 +1,96 @@
+"""scripts/migrate: every filter of every database of a running cuckood
+into a Redis Cluster with the module (3 masters), counts and answers
+verified."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+from redis.cluster import RedisCluster
+
+from modfix import REDIS_CLI, ROOT, Server, cluster_port, wait_until
+
+sys.path.insert(0, os.path.join(ROOT, "tests", "integ"))
+from harness import Daemon  # noqa: E402
+
+MIGRATE = os.path.join(ROOT, "scripts", "migrate")
+BIN = os.environ.get("CUCKOOD_BIN",
+                     os.path.join(ROOT, "build", "server", "cuckood"))
+
+
+@pytest.fixture
+def masters3():
+    if REDIS_CLI is None:
+        pytest.skip("redis-cli not installed")
+    nodes = [Server("--cluster-enabled", "yes", "--cluster-config-file",
+                    "nodes.conf", "--appendonly", "no", port=cluster_port())
+             for _ in range(3)]
+    try:
+        for n in nodes:
+            n.start()
+        out = subprocess.run(
+            [REDIS_CLI, "--cluster", "create"] +
+            ["127.0.0.1:%d" % n.port for n in nodes] + ["--cluster-yes"],
+            capture_output=True, timeout=120)
+        assert out.returncode == 0, out.stdout + out.stderr
+        wait_until(lambda: all(
+            b"cluster_state:ok" in n.client().execute_command(
+                "CLUSTER", "INFO") for n in nodes), 60, "cluster ok")
+        yield nodes
+    finally:
+        for n in nodes:
+            n.cleanup()
+
+
+def test_migrate_every_database(masters3):
+    if not os.access(BIN, os.X_OK):
+        pytest.skip("cuckood not built")
+    d = Daemon().start()
+    try:
+        src = {}
+        for db in (0, 3):
+            c = d.client(db=db)
+            for i in range(300):
+                k = b"f%d" % i
+                c.execute_command("CF.RESERVE", k, 1000 + i)
+                c.execute_command("CF.INSERT", k, "ITEMS",
+                                  *[b"%d:%d:%d" % (db, i, j)
+                                    for j in range(20)])
+            c.execute_command("CF.RESERVE", "big", 3000000)  # 2 chunks
+            c.execute_command("CF.INSERT", "big", "ITEMS",
+                              *[b"b%d" % j for j in range(5000)])
+            src[db] = c
+        cl = RedisCluster(host="127.0.0.1", port=masters3[0].port)
+        cl.execute_command("CF.ADD", "f7", "already here")
+        out = subprocess.run([sys.executable, MIGRATE, "--from",
+                              "127.0.0.1:%d" % d.port, "--to",
+                              "127.0.0.1:%d" % masters3[1].port],
+                             capture_output=True, timeout=300, text=True)
+        # f7 of database 0 exists in the target: reported, exit 1.
+        assert out.returncode == 1, out.stdout + out.stderr
+        assert "b'f7'" in out.stderr and "exists" in out.stderr
+        assert "db 0: 301 keys, 300 copied and verified" in out.stdout
+        assert "db 3: 301 keys, 301 copied and verified" in out.stdout
+        assert sum(n.client().dbsize() for n in masters3) == 602
+        for db, prefix in ((0, b""), (3, b"db3:")):
+            for i in range(300):
+                if db == 0 and i == 7:
+                    continue
+                items = [b"%d:%d:%d" % (db, i, j) for j in range(20)]
+                probe = items + [b"x%d" % j for j in range(50)]
+                k = b"f%d" % i
+                assert cl.execute_command("CF.MEXISTS", prefix + k, *probe) \
+                    == src[db].execute_command("CF.MEXISTS", k, *probe)
+            assert cl.execute_command("CF.INFO", prefix + b"big") == \
+                src[db].execute_command("CF.INFO", b"big")
+        # Run again into a clean target: exit 0.
+        cl.flushall()
+        out = subprocess.run([sys.executable, MIGRATE, "--from",
+                              "127.0.0.1:%d" % d.port, "--to",
+                              "127.0.0.1:%d" % masters3[2].port],
+                             capture_output=True, timeout=300, text=True)
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert "total: 602 filters copied, 0 failed" in out.stdout
+    finally:
+        d.cleanup()

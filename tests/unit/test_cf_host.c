@@ -1,0 +1,194 @@
+/* Unit tests of what filter/cf.h promises a host that replicates or counts
+ * memory: the allocator hook sees every byte, and a filter's relocations
+ * depend on its serialised state only. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cf.h"
+
+/* A counting allocator: a size header in front of every block. */
+static size_t live_bytes, live_blocks;
+
+static void *count_malloc(size_t n)
+{
+    size_t *p = malloc(n + sizeof(size_t));
+    if (p == NULL)
+        return NULL;
+    *p = n;
+    live_bytes += n;
+    live_blocks++;
+    return p + 1;
+}
+
+static void *count_calloc(size_t n, size_t size)
+{
+    if (size != 0 && n > SIZE_MAX / size - 1)
+        return NULL;
+    void *p = count_malloc(n * size);
+    if (p != NULL)
+        memset(p, 0, n * size);
+    return p;
+}
+
+static void count_free(void *p)
+{
+    if (p == NULL)
+        return;
+    size_t *h = (size_t *)p - 1;
+    live_bytes -= *h;
+    live_blocks--;
+    free(h);
+}
+
+static void *count_realloc(void *p, size_t n)
+{
+    if (p == NULL)
+        return count_malloc(n);
+    size_t old = ((size_t *)p)[-1];
+    void *q = count_malloc(n);
+    if (q == NULL)
+        return NULL;
+    memcpy(q, p, old < n ? old : n);
+    count_free(p);
+    return q;
+}
+
+static const cf_allocator_t counting = {count_malloc, count_calloc,
+                                        count_realloc, count_free};
+
+static uint64_t key_of(uint64_t i)
+{
+    uint64_t z = i + 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static cf_filter_t *make(uint64_t cap, uint32_t expansion)
+{
+    cf_params_t p;
+    cf_params_default(&p);
+    p.capacity = cap;
+    p.expansion = expansion;
+    p.seed = 7;
+    cf_filter_t *f = NULL;
+    assert_int_equal(cf_create(&p, &f), 0);
+    return f;
+}
+
+/* Every table, the large (otherwise mapped) ones included, comes from the
+ * host's allocator, and cf_free() gives all of it back. */
+static void test_allocator_sees_everything(void **state)
+{
+    (void)state;
+    cf_set_allocator(&counting);
+    cf_filter_t *f = make(4000000, 2); /* about 6.7 MB: past the map size */
+    assert_true(live_bytes >= 6000000);
+    assert_true(live_bytes <= cf_size_bytes(f));
+    for (uint64_t i = 0; i < 4100000; i++) {
+        uint64_t k = key_of(i);
+        assert_int_equal(cf_add(f, &k, sizeof(k)), 0);
+    }
+    cf_stats_t st;
+    cf_stats(f, &st);
+    assert_int_equal(st.nfilters, 2); /* grew, through the hook too */
+    assert_true(live_bytes >= 3 * 6000000);
+    assert_true(live_bytes <= cf_size_bytes(f));
+    cf_free(f);
+    assert_int_equal(live_bytes, 0);
+    assert_int_equal(live_blocks, 0);
+    cf_set_allocator(NULL);
+    f = make(1000, 1);
+    assert_int_equal(live_blocks, 0); /* libc again */
+    cf_free(f);
+}
+
+/* A copy of f made through its serialised form. */
+static cf_filter_t *copy_of(const cf_filter_t *f)
+{
+    unsigned char hdr[CF_HEADER_MAX];
+    size_t used;
+    cf_filter_t *g = NULL;
+    cf_header_write(f, hdr);
+    assert_int_equal(cf_load_header(hdr, cf_header_len(f), NULL, &g, &used),
+                     0);
+    uint64_t off = 0;
+    const void *p;
+    size_t n;
+    while ((n = cf_data_view(f, off, 1 << 20, &p)) > 0) {
+        assert_int_equal(cf_load_data(g, off, p, n), 0);
+        off += n;
+    }
+    return g;
+}
+
+static bool same_bytes(const cf_filter_t *a, const cf_filter_t *b)
+{
+    unsigned char ha[CF_HEADER_MAX], hb[CF_HEADER_MAX];
+    if (cf_header_len(a) != cf_header_len(b) ||
+        cf_data_len(a) != cf_data_len(b))
+        return false;
+    cf_header_write(a, ha);
+    cf_header_write(b, hb);
+    if (memcmp(ha, hb, cf_header_len(a)) != 0)
+        return false;
+    uint64_t off = 0;
+    const void *pa, *pb;
+    size_t n;
+    while ((n = cf_data_view(a, off, 1 << 20, &pa)) > 0) {
+        assert_int_equal(cf_data_view(b, off, n, &pb), n);
+        if (memcmp(pa, pb, n) != 0)
+            return false;
+        off += n;
+    }
+    return true;
+}
+
+/* A filter loaded from a dump of a nearly full one and the original then
+ * take the same inserts (with many relocations, deletes in between): they
+ * stay byte for byte the same, as a replica must. */
+static void test_relocations_follow_state(void **state)
+{
+    (void)state;
+    cf_filter_t *a = make(20000, 0);
+    uint64_t i = 0;
+    while (i < 17000) {
+        uint64_t k = key_of(i++);
+        assert_int_equal(cf_add(a, &k, sizeof(k)), 0);
+    }
+    cf_filter_t *b = copy_of(a);
+    assert_true(same_bytes(a, b));
+    int ra = 0, rb = 0, fails = 0;
+    for (uint64_t n = 0; n < 8000; n++, i++) {
+        uint64_t k = key_of(i);
+        ra = cf_add(a, &k, sizeof(k));
+        rb = cf_add(b, &k, sizeof(k));
+        assert_int_equal(ra, rb);
+        fails += ra != 0;
+        if (n % 7 == 0) {
+            uint64_t d = key_of(i - 100);
+            assert_int_equal(cf_del(a, &d, sizeof(d)), cf_del(b, &d, sizeof(d)));
+        }
+    }
+    assert_true(fails > 0); /* the walk ran to the end: full */
+    assert_true(same_bytes(a, b));
+    cf_free(a);
+    cf_free(b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_allocator_sees_everything),
+        cmocka_unit_test(test_relocations_follow_state),
+    };
+    return cmocka_run_group_tests_name("cf_host", tests, NULL, NULL);
+}
