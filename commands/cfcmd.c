@@ -19,7 +19,11 @@
  *    off = iterator - 1 - len(data).
  *  - The max_expansions default is the cap on sub-filters (RedisBloom's 32).
  *  - CF.INFO "Error rate" is the bound for one lookup over every sub-filter:
- *    nfilters * cf_error_bound(), capped at 1.
+ *    nfilters * cf_error_bound(), capped at 1. A last field, ours,
+ *    "Encoding", says "plain" or "semi-sorted".
+ *  - ERROR rate (ours) picks the encoding with the fewest bits per item
+ *    whose bound meets the rate, plain or semi-sorted (cf.h); without it a
+ *    filter is plain, with the configured width.
  *  - Memory: a new filter, a growth or a loaded header must fit in the
  *    host's headroom (maxmemory, or the machine's memory, less what is
  *    used), checked before anything is allocated. Over maxmemory the reply
@@ -125,17 +129,15 @@ static void params_default(const call_t *c, cf_params_t *p, double *rate)
     *rate = d->error_rate;
 }
 
-/* Applies rate to p's fingerprint width. A rate the user asked for must be
- * achievable; one from the defaults falls back to their width. */
+/* Applies rate to p's encoding and fingerprint width: the smallest, plain
+ * or semi-sorted, whose bound meets it (cf_params_for_error_rate). A rate
+ * the user asked for must be achievable; one from the defaults falls back
+ * to their (plain) width. */
 static bool apply_rate(cf_params_t *p, double rate, bool from_user)
 {
     if (rate <= 0)
         return true;
-    uint32_t bits = cf_fp_bits_for_rate(p->bucket_size, rate);
-    if (bits == 0)
-        return !from_user;
-    p->fp_bits = bits;
-    return true;
+    return cf_params_for_error_rate(p, rate) == 0 || !from_user;
 }
 
 /* Parses "NAME value" for an integer option with RedisBloom's bounds. */
@@ -160,7 +162,8 @@ static bool parse_bounded(const call_t *c, const char *name, const cmdarg_t *a,
 static void reply_bad_rate(const call_t *c)
 {
     reply_error(c, "ERR ERROR: rate must be a number between 0 and 1 that "
-                   "16-bit fingerprints can meet");
+                   "the finest fingerprints can meet (17-bit semi-sorted at "
+                   "bucket size 4, 16-bit otherwise)");
 }
 
 /* ---- finding and creating filters ---------------------------------------- */
@@ -597,7 +600,7 @@ static void cmd_info(const cfcmd_host_t *host, void *h, int argc,
     cf_stats(f, &st);
     double err = cf_error_bound(st.bucket_size, st.fp_bits) *
                  (double)(st.nfilters > 0 ? st.nfilters : 1);
-    host->reply_map(h, 11);
+    host->reply_map(h, 12);
     info_field(&c, "Size", st.size_bytes);
     info_field(&c, "Number of buckets", st.nbuckets);
     info_field(&c, "Number of filters", st.nfilters);
@@ -610,6 +613,10 @@ static void cmd_info(const cfcmd_host_t *host, void *h, int argc,
     info_field(&c, "Capacity", st.capacity);
     host->reply_bulk(h, "Error rate", strlen("Error rate"));
     host->reply_double(h, err < 1 ? err : 1);
+    /* ours, after RedisBloom's fields: "plain" or "semi-sorted" */
+    const char *enc = cf_encoding_name(st.encoding);
+    host->reply_bulk(h, "Encoding", strlen("Encoding"));
+    host->reply_bulk(h, enc, strlen(enc));
 }
 
 /* An iterator argument: a non-negative integer with string2ll's rules. */

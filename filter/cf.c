@@ -23,21 +23,39 @@
  * b=8 at 8 bits) a bucket is one 64-bit load and all its slots are compared
  * at once with the has-zero-lane trick (SWAR). Other shapes loop over slots.
  *
+ * Semi-sorted buckets (b = 4, fp_bits f = 9, 13 or 17; Fan et al., section
+ * 5.2). A fingerprint is a 4-bit prefix (its top bits) and a k = f - 4 bit
+ * suffix. A bucket keeps its four fingerprints sorted (by value, so by
+ * prefix; empty slots, 0, first) and stores, from bit 0: the 12-bit rank of
+ * the multiset of the four prefixes among all 3,876 (cf_ss_table.h), then
+ * suffix j in bits 12 + k*j. 12 + 4k = 32, 48 or 64 bits: a bucket is one
+ * load. A lookup turns the rank into the four prefixes lined up with the
+ * suffix lanes (one read of a 16 KiB table for 9 and 13 bits; the 8 KiB
+ * ss_unrank and three shifts for 17), ORs the prefix and suffix differences
+ * lane by lane and tests the word for a zero lane with SWAR, as a plain
+ * bucket is tested. A write decodes the bucket (ss_unrank), changes one
+ * slot, sorts the four and encodes them again (ss_rank, 128 bytes): slot
+ * numbers of a bucket hold only until the next write to it, which is all
+ * the insert, relocation and delete paths need.
+ *
  * Full tables. An insert relocates fingerprints for at most max_kicks steps,
  * looking one step ahead for a slot whose alternate bucket has room. When it
  * gives up, the homeless fingerprint goes into the table's one-entry victim
  * stash, so nothing is lost; the next insert into that table then fails over
  * to growth (a new table expansion times larger) or to -ENOSPC.
  *
- * Serialised form, little-endian, version 1:
+ * Serialised form, little-endian, version 2:
  *   0  u32 magic "CKF1"      4  u16 version      6  u16 header length
- *   8  u32 bucket size      12  u8 fp bits      13  u8 nfilters   14 u16 0
+ *   8  u32 bucket size      12  u8 fp bits      13  u8 nfilters
+ *  14  u8 encoding (CF_ENC_*)                    15  u8 0
  *  16  u32 max kicks        20  u32 expansion   24  u32 max filters 28 u32 0
  *  32  u64 seed             40  u64 items       48  u64 deleted
  *  56  per table, 32 bytes: u64 nbuckets, u64 capacity, u64 victim bucket,
- *      u16 victim fingerprint, u8 victim used, 5 bytes 0
+ *      u32 victim fingerprint, u8 victim used, 3 bytes 0
  *  ..  u64 XXH3-64 of all the header bytes before it
  * followed by the data: every table's bytes, oldest table first.
+ * Version 1 (still read) had byte 14 = 0 (plain, the only encoding then)
+ * and per table a u16 victim fingerprint, u8 victim used, 5 bytes 0.
  */
 #include "cf.h"
 
@@ -47,14 +65,21 @@
 #include <string.h>
 #include <sys/mman.h>
 
+/* xxHash compiled into the core (the same algorithm and results as the
+ * shared library): a short key hashes in a few instructions inline, and
+ * the hot loops keep their state in registers instead of reloading it
+ * after an opaque call. */
+#define XXH_INLINE_ALL
 #include <xxhash.h>
+
+#include "cf_ss_table.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "cuckood's filter layout assumes a little-endian host"
 #endif
 
 #define CF_MAGIC 0x31464B43u /* "CKF1" */
-#define CF_VERSION 1
+#define CF_VERSION 2
 #define CF_HDR_FIXED 56
 #define CF_HDR_TABLE 32
 #define CF_PAD 8
@@ -96,13 +121,18 @@ struct cf_filter {
     uint64_t max_bytes;
     uint64_t size_bytes;
     uint64_t rng;
-    /* SWAR constants; swar false when the bucket shape has no fast path */
-    bool swar;
-    uint32_t bucket_bytes; /* when swar */
+    uint32_t encoding;
+    /* Bucket shape. swar: a plain bucket of one word; ss: semi-sorted;
+     * fast: either, so the lanes below are set and per-slot marks exist.
+     * The lanes are the fingerprints of a plain bucket, the suffixes of a
+     * semi-sorted one (in the bucket word shifted right by 12). */
+    bool swar, ss, fast;
+    uint32_t bucket_bytes; /* when fast */
     uint32_t tail;         /* 7 when buckets may cross a cache line, else 0 */
-    uint64_t lane_ones, lane_highs, bucket_mask;
-    uint32_t bucket_bits;   /* b * fp_bits */
-    uint8_t lane_of_bit[64]; /* when swar: slot of the lane a bit is in */
+    uint64_t lane_ones, lane_highs, lane_low, bucket_mask, word_mask;
+    uint32_t lane_bits, lane_mask;
+    uint32_t bucket_bits;   /* b * fp_bits, or 4 * fp_bits - 4 when ss */
+    uint8_t lane_of_bit[64]; /* when fast: slot of the lane a bit is in */
     uint32_t fp_mask;
 };
 
@@ -117,6 +147,18 @@ static inline uint64_t load64(const uint8_t *p)
     uint64_t v;
     memcpy(&v, p, sizeof(v));
     return v;
+}
+
+static inline uint32_t load32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+}
+
+static inline void store64(uint8_t *p, uint64_t v)
+{
+    memcpy(p, &v, sizeof(v));
 }
 
 static inline uint16_t load16(const uint8_t *p)
@@ -205,11 +247,31 @@ typedef struct cf_hash {
     uint32_t fp;
 } cf_hash_t;
 
-static inline cf_hash_t hash_key(const cf_filter_t *f, const void *key,
-                                 size_t len)
+/* XXH3_64bits_withSeed(). Keys of up to 16 bytes (the common case) take
+ * xxHash's own short-input routine, which inlines: the call that covers
+ * every length does not, and the hot loops would pay for it per item. */
+static inline __attribute__((always_inline)) uint64_t
+key_hash(const void *key, size_t len, uint64_t seed)
+{
+#if XXH_VERSION_MAJOR == 0 && XXH_VERSION_MINOR == 8
+    if (len <= 16)
+        return XXH3_len_0to16_64b((const xxh_u8 *)key, len, XXH3_kSecret,
+                                  seed);
+#endif
+    return XXH3_64bits_withSeed(key, len, seed);
+}
+
+static inline uint32_t fp_of(uint64_t h, uint32_t fp_mask)
+{
+    uint32_t fp = (uint32_t)h & fp_mask;
+    return fp + (fp == 0);
+}
+
+static inline __attribute__((always_inline)) cf_hash_t
+hash_key(const cf_filter_t *f, const void *key, size_t len)
 {
     cf_hash_t r;
-    r.h = XXH3_64bits_withSeed(key, len, f->seed);
+    r.h = key_hash(key, len, f->seed);
     r.fp = (uint32_t)r.h & f->fp_mask;
     r.fp += (r.fp == 0);
     return r;
@@ -220,12 +282,16 @@ static inline uint64_t index1(const cf_table_t *t, uint64_t h)
     return mulhi(h, t->nbuckets);
 }
 
+static inline uint64_t alt_of(uint64_t nb, uint64_t i, uint32_t fp)
+{
+    uint64_t hf =
+        mulhi((uint64_t)fp * 0x9E3779B97F4A7C15ull ^ ((uint64_t)fp << 47), nb);
+    return hf >= i ? hf - i : hf + nb - i;
+}
+
 static inline uint64_t alt_index(const cf_table_t *t, uint64_t i, uint32_t fp)
 {
-    uint64_t hf = mulhi((uint64_t)fp * 0x9E3779B97F4A7C15ull ^
-                            ((uint64_t)fp << 47),
-                        t->nbuckets);
-    return hf >= i ? hf - i : hf + t->nbuckets - i;
+    return alt_of(t->nbuckets, i, fp);
 }
 
 static inline const uint8_t *bucket_addr(const cf_filter_t *f,
@@ -234,11 +300,117 @@ static inline const uint8_t *bucket_addr(const cf_filter_t *f,
     return t->data + ((i * f->bucket_bits) >> 3);
 }
 
+/* ---- semi-sorted buckets ---- */
+
+/* The bucket's bits, in the low bits of the word (more may follow above).
+ * A 4-byte bucket is read with a 4-byte load: 4-aligned, it never spans
+ * two cache lines, as an 8-byte load from it would in one case of 16. */
+static inline uint64_t bucket_word(const cf_filter_t *f, const cf_table_t *t,
+                                   uint64_t i)
+{
+    const uint8_t *p = bucket_addr(f, t, i);
+    return f->bucket_bytes == 4 ? load32(p) : load64(p);
+}
+
+/* The top bit of every lane of x that is zero, exactly (no borrow from a
+ * lane below): adding the low bits of each lane to themselves sets the
+ * lane's top bit unless they are zero, and cannot carry into the next. */
+static inline uint64_t lanes_zero(const cf_filter_t *f, uint64_t x)
+{
+    return ~(((x & f->lane_low) + f->lane_low) | x) & f->lane_highs;
+}
+
+/* The four prefixes of semi-sorted bucket word w, prefix j in the low bits
+ * of suffix lane j (k bits wide). */
+static inline uint64_t ss_prefix_lanes(uint64_t w, uint32_t k)
+{
+    uint32_t idx = (uint32_t)w & 0xFFF;
+    if (k == 5)
+        return ss_lanes5[idx];
+    if (k == 9)
+        return ss_lanes9[idx];
+    uint64_t v = ss_unrank[idx];
+    return (v & 0xF) | (v & 0xF0) << (k - 4) | (v & 0xF00) << (2 * k - 8) |
+           (v & 0xF000) << (3 * k - 12);
+}
+
+/* Lookups: nonzero when a slot of semi-sorted bucket word w holds fp. The
+ * prefix and suffix differences are OR'd lane by lane, so a lane is zero
+ * exactly when its slot holds fp, and the plain has-zero-lane test (exact
+ * for "any lane", which is all a lookup asks) finds it. Bits above the
+ * four lanes (a neighbour's) only ever receive borrows. */
+static inline uint64_t ss_any(uint64_t w, uint32_t fp, uint32_t k,
+                              uint64_t ones, uint64_t highs)
+{
+    uint64_t x = (ss_prefix_lanes(w, k) ^ (ones * (fp >> k))) |
+                 ((w >> 12) ^ (ones * (fp & ((1u << k) - 1))));
+    return (x - ones) & ~x & highs;
+}
+
+/* Semi-sorted bucket word w: the top bit of the lane of every slot holding
+ * fp (fp = 0: the empty slots), exactly, from the same OR'd differences. */
+static inline uint64_t ss_marks(const cf_filter_t *f, uint64_t w, uint32_t fp)
+{
+    uint32_t k = f->lane_bits;
+    uint64_t x = (ss_prefix_lanes(w, k) ^ (f->lane_ones * (fp >> k))) |
+                 ((w >> 12) ^ (f->lane_ones * (fp & f->lane_mask)));
+    return lanes_zero(f, x);
+}
+
+static inline uint32_t ss_slot(const cf_filter_t *f, uint64_t w, uint32_t j)
+{
+    uint32_t k = f->lane_bits;
+    uint32_t prefix = (uint32_t)(ss_unrank[w & 0xFFF] >> (4 * j)) & 0xF;
+    return prefix << k | ((uint32_t)(w >> (12 + k * j)) & f->lane_mask);
+}
+
+/* a, b = min, max: selects, not branches (the order of fingerprints is
+ * random). */
+#define CSWAP(a, b)                                                            \
+    do {                                                                       \
+        uint32_t lo_ = (a) < (b) ? (a) : (b), hi_ = (a) ^ (b) ^ lo_;           \
+        (a) = lo_;                                                             \
+        (b) = hi_;                                                             \
+    } while (0)
+
+/* Slot j of semi-sorted bucket i becomes fp; the bucket is sorted (by a
+ * five-comparator network) and encoded again. */
+static void ss_set(const cf_filter_t *f, cf_table_t *t, uint64_t i,
+                   uint32_t j, uint32_t fp)
+{
+    const uint32_t k = f->lane_bits, km = f->lane_mask;
+    const uint64_t wm = f->word_mask;
+    uint8_t *p = t->data + i * f->bucket_bytes;
+    uint64_t old = load64(p), w = old & wm, sfx = w >> 12;
+    uint32_t nib = ss_unrank[w & 0xFFF];
+    uint32_t v0 = (nib & 0xF) << k | ((uint32_t)sfx & km);
+    uint32_t v1 = (nib >> 4 & 0xF) << k | ((uint32_t)(sfx >> k) & km);
+    uint32_t v2 = (nib >> 8 & 0xF) << k | ((uint32_t)(sfx >> 2 * k) & km);
+    uint32_t v3 = (nib >> 12) << k | ((uint32_t)(sfx >> 3 * k) & km);
+    v0 = j == 0 ? fp : v0;
+    v1 = j == 1 ? fp : v1;
+    v2 = j == 2 ? fp : v2;
+    v3 = j == 3 ? fp : v3;
+    CSWAP(v0, v1);
+    CSWAP(v2, v3);
+    CSWAP(v0, v2);
+    CSWAP(v1, v3);
+    CSWAP(v1, v2);
+    uint64_t e = (uint64_t)(ss_rank[0][v0 >> k] + ss_rank[1][v1 >> k] +
+                            ss_rank[2][v2 >> k] + ss_rank[3][v3 >> k]) |
+                 (uint64_t)(v0 & km) << 12 | (uint64_t)(v1 & km) << (12 + k) |
+                 (uint64_t)(v2 & km) << (12 + 2 * k) |
+                 (uint64_t)(v3 & km) << (12 + 3 * k);
+    store64(p, (old & ~wm) | e);
+}
+
 /* ---- slots ---- */
 
 static inline uint32_t slot_get(const cf_filter_t *f, const cf_table_t *t,
                                 uint64_t s)
 {
+    if (f->ss)
+        return ss_slot(f, bucket_word(f, t, s >> 2), (uint32_t)(s & 3));
     switch (f->fp_bits) {
     case 8:
         return t->data[s];
@@ -253,6 +425,10 @@ static inline uint32_t slot_get(const cf_filter_t *f, const cf_table_t *t,
 static inline void slot_set(const cf_filter_t *f, cf_table_t *t, uint64_t s,
                             uint32_t fp)
 {
+    if (f->ss) {
+        ss_set(f, t, s >> 2, (uint32_t)(s & 3), fp);
+        return;
+    }
     switch (f->fp_bits) {
     case 8:
         t->data[s] = (uint8_t)fp;
@@ -281,7 +457,10 @@ static inline bool bucket_has(const cf_filter_t *f, const cf_table_t *t,
                               uint64_t i, uint32_t fp)
 {
     if (f->swar)
-        return word_has(f, load64(bucket_addr(f, t, i)), fp);
+        return word_has(f, bucket_word(f, t, i), fp);
+    if (f->ss)
+        return ss_any(bucket_word(f, t, i), fp, f->lane_bits, f->lane_ones,
+                      f->lane_highs) != 0;
     uint64_t s = i * f->b;
     for (uint32_t j = 0; j < f->b; j++)
         if (slot_get(f, t, s + j) == fp)
@@ -315,12 +494,41 @@ static inline void prefetch_bucket(const cf_filter_t *f, const cf_table_t *t,
     prefetch(p + f->tail);
 }
 
+/* Fast buckets: the top bit of the lane of every slot of bucket i that
+ * holds fp (0: the empty ones), exactly. */
+static inline uint64_t match_lanes(const cf_filter_t *f, const cf_table_t *t,
+                                   uint64_t i, uint32_t fp)
+{
+    uint64_t w = bucket_word(f, t, i);
+    if (f->ss)
+        return ss_marks(f, w, fp);
+    return lanes_zero(f, (w & f->bucket_mask) ^ (f->lane_ones * fp));
+}
+
+static inline uint64_t empty_lanes(const cf_filter_t *f, const cf_table_t *t,
+                                   uint64_t i)
+{
+    return match_lanes(f, t, i, 0);
+}
+
+/* How many lanes match_lanes() marked: the marks, moved to the lanes'
+ * bottoms and multiplied by the lane pattern, sum up in the top lane
+ * (b <= 8 keeps the sum below 2^lane_bits). No popcount instruction. */
+static inline uint32_t lanes_count(const cf_filter_t *f, uint64_t marks)
+{
+    uint64_t e = marks >> (f->lane_bits - 1);
+    return (uint32_t)((e * f->lane_ones) >> ((f->b - 1) * f->lane_bits)) &
+           f->lane_mask;
+}
+
 /* Index of the first slot in bucket i holding fp, or -1. */
 static int bucket_find(const cf_filter_t *f, const cf_table_t *t, uint64_t i,
                        uint32_t fp)
 {
-    if (f->swar && !word_has(f, load64(bucket_addr(f, t, i)), fp))
-        return -1;
+    if (f->fast) {
+        uint64_t m = match_lanes(f, t, i, fp);
+        return m ? (int)f->lane_of_bit[__builtin_ctzll(m)] : -1;
+    }
     uint64_t s = i * f->b;
     for (uint32_t j = 0; j < f->b; j++)
         if (slot_get(f, t, s + j) == fp)
@@ -331,37 +539,18 @@ static int bucket_find(const cf_filter_t *f, const cf_table_t *t, uint64_t i,
 static uint64_t bucket_count(const cf_filter_t *f, const cf_table_t *t,
                              uint64_t i, uint32_t fp)
 {
+    if (f->fast)
+        return lanes_count(f, match_lanes(f, t, i, fp));
     uint64_t n = 0, s = i * f->b;
     for (uint32_t j = 0; j < f->b; j++)
         n += slot_get(f, t, s + j) == fp;
     return n;
 }
 
-/* SWAR buckets: the top bit of every empty lane of bucket i, exactly.
- * Adding the low bits of each lane to themselves sets the lane's top bit
- * unless the lane is zero, and cannot carry into the next lane. */
-static inline uint64_t empty_lanes(const cf_filter_t *f, const cf_table_t *t,
-                                   uint64_t i)
-{
-    uint64_t x = load64(bucket_addr(f, t, i)) & f->bucket_mask;
-    uint64_t low = f->bucket_mask & ~f->lane_highs;
-    return ~(((x & low) + low) | x) & f->lane_highs;
-}
-
-/* How many lanes empty_lanes() marked: the marks, moved to the lanes'
- * bottoms and multiplied by the lane pattern, sum up in the top lane
- * (b <= 8 keeps the sum below 2^fp_bits). No popcount instruction needed. */
-static inline uint32_t lanes_count(const cf_filter_t *f, uint64_t marks)
-{
-    uint64_t e = marks >> (f->fp_bits - 1);
-    return (uint32_t)((e * f->lane_ones) >> ((f->b - 1) * f->fp_bits)) &
-           f->fp_mask;
-}
-
 static bool bucket_put(const cf_filter_t *f, cf_table_t *t, uint64_t i,
                        uint32_t fp)
 {
-    if (f->swar) {
+    if (f->fast) {
         uint64_t m = empty_lanes(f, t, i);
         if (m == 0)
             return false;
@@ -388,11 +577,29 @@ void cf_params_default(cf_params_t *p)
     p->max_filters = CF_DEFAULT_MAX_FILTERS;
 }
 
+static bool encoding_valid(uint32_t encoding, uint32_t b, uint32_t fp_bits)
+{
+    switch (encoding) {
+    case CF_ENC_PLAIN:
+        return fp_bits == 8 || fp_bits == 12 || fp_bits == 16;
+    case CF_ENC_SEMISORTED:
+        return b == 4 && (fp_bits == 9 || fp_bits == 13 || fp_bits == 17);
+    default:
+        return false;
+    }
+}
+
+static uint32_t bucket_bits_of(uint32_t encoding, uint32_t b,
+                               uint32_t fp_bits)
+{
+    return encoding == CF_ENC_SEMISORTED ? 4 * fp_bits - 4 : b * fp_bits;
+}
+
 int cf_params_check(const cf_params_t *p)
 {
     if (p == NULL || p->capacity < 1 || p->bucket_size < 1 ||
         p->bucket_size > CF_MAX_BUCKET_SIZE ||
-        (p->fp_bits != 8 && p->fp_bits != 12 && p->fp_bits != 16) ||
+        !encoding_valid(p->encoding, p->bucket_size, p->fp_bits) ||
         p->max_kicks < 1 || p->max_kicks > CF_MAX_KICKS ||
         p->expansion > CF_MAX_EXPANSION || p->max_filters < 1 ||
         p->max_filters > CF_MAX_FILTERS)
@@ -421,12 +628,13 @@ static uint64_t buckets_for(uint64_t capacity, uint32_t b)
     return (uint64_t)nb;
 }
 
-/* Serialised bytes of a table, or 0 when it passes CF_ABS_MAX_BYTES. */
-static uint64_t table_bytes(uint64_t nbuckets, uint32_t b, uint32_t fp_bits)
+/* Serialised bytes of a table of buckets of bucket_bits, or 0 when it
+ * passes CF_ABS_MAX_BYTES. */
+static uint64_t table_bytes(uint64_t nbuckets, uint32_t bucket_bits)
 {
-    if (nbuckets == 0 || nbuckets > (CF_ABS_MAX_BYTES * 8) / (b * fp_bits))
+    if (nbuckets == 0 || nbuckets > (CF_ABS_MAX_BYTES * 8) / bucket_bits)
         return 0;
-    return (nbuckets * b * fp_bits + 7) / 8;
+    return (nbuckets * bucket_bits + 7) / 8;
 }
 
 uint64_t cf_params_table_bytes(const cf_params_t *p)
@@ -434,7 +642,8 @@ uint64_t cf_params_table_bytes(const cf_params_t *p)
     if (cf_params_check(p) < 0)
         return 0;
     uint64_t nb = buckets_for(p->capacity, p->bucket_size);
-    uint64_t bytes = table_bytes(nb, p->bucket_size, p->fp_bits);
+    uint64_t bytes = table_bytes(
+        nb, bucket_bits_of(p->encoding, p->bucket_size, p->fp_bits));
     return bytes ? bytes + CF_PAD : 0;
 }
 
@@ -457,26 +666,77 @@ uint32_t cf_fp_bits_for_rate(uint32_t bucket_size, double rate)
     return 0;
 }
 
+int cf_params_for_error_rate(cf_params_t *p, double rate)
+{
+    /* by bits per slot, plain first among equals */
+    static const struct {
+        uint32_t encoding, fp_bits;
+    } encs[] = {
+        {CF_ENC_PLAIN, 8},  {CF_ENC_SEMISORTED, 9},
+        {CF_ENC_PLAIN, 12}, {CF_ENC_SEMISORTED, 13},
+        {CF_ENC_PLAIN, 16}, {CF_ENC_SEMISORTED, 17},
+    };
+    if (!(rate > 0.0 && rate < 1.0) || p->bucket_size < 1 ||
+        p->bucket_size > CF_MAX_BUCKET_SIZE)
+        return -EINVAL;
+    for (size_t i = 0; i < sizeof(encs) / sizeof(encs[0]); i++) {
+        if (!encoding_valid(encs[i].encoding, p->bucket_size,
+                            encs[i].fp_bits))
+            continue;
+        if (cf_error_bound(p->bucket_size, encs[i].fp_bits) <= rate) {
+            p->fp_bits = encs[i].fp_bits;
+            p->encoding = encs[i].encoding;
+            return 0;
+        }
+    }
+    return -EINVAL;
+}
+
+uint32_t cf_slot_bits(uint32_t encoding, uint32_t fp_bits)
+{
+    return encoding == CF_ENC_SEMISORTED ? fp_bits - 1 : fp_bits;
+}
+
+const char *cf_encoding_name(uint32_t encoding)
+{
+    switch (encoding) {
+    case CF_ENC_PLAIN:
+        return "plain";
+    case CF_ENC_SEMISORTED:
+        return "semi-sorted";
+    default:
+        return "unknown";
+    }
+}
+
 /* ---- create / free ---- */
 
 static void setup_lanes(cf_filter_t *f)
 {
-    uint32_t bits = f->b * f->fp_bits;
-    f->bucket_bits = bits;
     f->fp_mask = (1u << f->fp_bits) - 1;
-    f->swar = bits <= 64 && bits % 8 == 0;
+    f->ss = f->encoding == CF_ENC_SEMISORTED;
+    uint32_t bits = bucket_bits_of(f->encoding, f->b, f->fp_bits);
+    f->bucket_bits = bits;
+    f->swar = !f->ss && bits <= 64 && bits % 8 == 0;
+    f->fast = f->swar || f->ss;
     f->tail = 7; /* generic shapes: any bucket may cross a line */
-    if (!f->swar)
+    if (!f->fast)
         return;
     f->bucket_bytes = bits / 8;
     f->tail = (f->bucket_bytes & (f->bucket_bytes - 1)) ? 7 : 0;
+    f->word_mask = bits == 64 ? ~0ull : (1ull << bits) - 1;
+    uint32_t lane = f->ss ? f->fp_bits - 4 : f->fp_bits;
+    uint32_t lanes_bits = f->b * lane;
+    f->lane_bits = lane;
+    f->lane_mask = (1u << lane) - 1;
     f->lane_ones = 0;
     for (uint32_t j = 0; j < f->b; j++)
-        f->lane_ones |= 1ull << (j * f->fp_bits);
-    f->lane_highs = f->lane_ones << (f->fp_bits - 1);
-    f->bucket_mask = bits == 64 ? ~0ull : (1ull << bits) - 1;
+        f->lane_ones |= 1ull << (j * lane);
+    f->lane_highs = f->lane_ones << (lane - 1);
+    f->bucket_mask = lanes_bits == 64 ? ~0ull : (1ull << lanes_bits) - 1;
+    f->lane_low = f->bucket_mask & ~f->lane_highs;
     for (uint32_t bit = 0; bit < 64; bit++)
-        f->lane_of_bit[bit] = (uint8_t)(bit / f->fp_bits);
+        f->lane_of_bit[bit] = (uint8_t)(bit / lane);
 }
 
 /* ---- allocation ---- */
@@ -522,7 +782,7 @@ static void table_release(cf_table_t *t)
  * its entry in f->t when there is none. On failure f is unchanged. */
 static int table_alloc(cf_filter_t *f, uint64_t nbuckets, uint64_t capacity)
 {
-    uint64_t bytes = table_bytes(nbuckets, f->b, f->fp_bits);
+    uint64_t bytes = table_bytes(nbuckets, f->bucket_bits);
     if (bytes == 0)
         return -ENOMEM;
     bool more = f->nfilters == f->tcap;
@@ -565,7 +825,8 @@ static int table_alloc(cf_filter_t *f, uint64_t nbuckets, uint64_t capacity)
 }
 
 /* A filter without tables, with room for ntables of them (>= 1). */
-static cf_filter_t *filter_new(uint32_t b, uint32_t fp_bits, uint32_t kicks,
+static cf_filter_t *filter_new(uint32_t b, uint32_t fp_bits,
+                               uint32_t encoding, uint32_t kicks,
                                uint32_t expansion, uint32_t max_filters,
                                uint64_t seed, uint64_t max_bytes,
                                uint32_t ntables)
@@ -581,6 +842,7 @@ static cf_filter_t *filter_new(uint32_t b, uint32_t fp_bits, uint32_t kicks,
     f->tcap = ntables;
     f->b = b;
     f->fp_bits = fp_bits;
+    f->encoding = encoding;
     f->max_kicks = kicks;
     f->expansion = expansion;
     f->max_filters = max_filters;
@@ -602,9 +864,9 @@ int cf_create(const cf_params_t *p, cf_filter_t **out)
     uint64_t nb = buckets_for(p->capacity, p->bucket_size);
     if (nb == 0)
         return -ENOMEM;
-    cf_filter_t *f = filter_new(p->bucket_size, p->fp_bits, p->max_kicks,
-                                p->expansion, p->max_filters, p->seed,
-                                p->max_bytes, 1);
+    cf_filter_t *f =
+        filter_new(p->bucket_size, p->fp_bits, p->encoding, p->max_kicks,
+                   p->expansion, p->max_filters, p->seed, p->max_bytes, 1);
     if (f == NULL)
         return -ENOMEM;
     int rc = table_alloc(f, nb, p->capacity);
@@ -635,16 +897,20 @@ static bool table_has(const cf_filter_t *f, const cf_table_t *t,
     uint64_t i2 = alt_index(t, i1, hk.fp);
     prefetch_bucket(f, t, i1);
     prefetch_bucket(f, t, i2);
-    return bucket_has(f, t, i1, hk.fp) || bucket_has(f, t, i2, hk.fp) ||
-           victim_is(t, i1, i2, hk.fp);
+    /* Both buckets, no short-circuit: whether the first holds the item is
+     * a branch a predictor misses as often as hits and misses mix. */
+    return (int)bucket_has(f, t, i1, hk.fp) | (int)bucket_has(f, t, i2, hk.fp) |
+           (int)victim_is(t, i1, i2, hk.fp);
 }
 
+/* Every table is probed: stopping at the first that holds the item would
+ * be a branch on it, which mixed hits and misses mispredict. */
 static bool filter_has(const cf_filter_t *f, cf_hash_t hk)
 {
+    int has = 0;
     for (uint32_t k = f->nfilters; k-- > 0;)
-        if (table_has(f, &f->t[k], hk))
-            return true;
-    return false;
+        has |= (int)table_has(f, &f->t[k], hk);
+    return has;
 }
 
 void cf_prefetch(const cf_filter_t *f, const void *key, size_t len)
@@ -679,9 +945,101 @@ uint64_t cf_count(const cf_filter_t *f, const void *key, size_t len)
     return n;
 }
 
+/* cf_exists_many() on one table of a fast shape: b slots in lanes of
+ * lane bits, buckets of bits bits, semi-sorted or not. The callers pass
+ * constants for the common shapes, so each instantiation is straight-line
+ * code whose masks are immediates and whose state stays in registers; the
+ * fallback passes the filter's own values. No branch depends on the data:
+ * hits and misses cost the same. */
+static inline __attribute__((always_inline)) void
+exists_many_fast(const cf_filter_t *f, size_t n, const void *const *keys,
+                 const size_t *lens, bool *out, bool ss, uint32_t b,
+                 uint32_t lane, uint32_t bits)
+{
+    const cf_table_t *t = &f->t[0];
+    const uint8_t *const data = t->data;
+    const uint64_t nb = t->nbuckets, seed = f->seed;
+    const uint32_t tail = (bits == 32 || bits == 64) ? 0 : f->tail;
+    const uint32_t fp_mask = f->fp_mask;
+    uint64_t ones = 0;
+    for (uint32_t j = 0; j < b; j++)
+        ones |= 1ull << (j * lane);
+    const uint64_t highs = ones << (lane - 1);
+    const uint64_t mask = b * lane == 64 ? ~0ull : (1ull << (b * lane)) - 1;
+    /* the victim, as a byte offset: offsets are one-to-one with buckets */
+    const bool vused = t->victim_used;
+    const uint64_t voff = (t->victim_index * bits) >> 3;
+    const uint32_t vfp = t->victim_fp;
+    uint64_t o1[CF_WINDOW], o2[CF_WINDOW];
+    uint32_t fpw[CF_WINDOW];
+
+    for (size_t i = 0; i < n + CF_WINDOW; i++) {
+        size_t r = i % CF_WINDOW;
+        if (i >= CF_WINDOW) {
+            const uint8_t *p1 = data + o1[r], *p2 = data + o2[r];
+            uint64_t w1 = bits == 32 ? load32(p1) : load64(p1);
+            uint64_t w2 = bits == 32 ? load32(p2) : load64(p2);
+            uint32_t fp = fpw[r];
+            uint64_t m;
+            if (ss) {
+                m = ss_any(w1, fp, lane, ones, highs) |
+                    ss_any(w2, fp, lane, ones, highs);
+            } else {
+                uint64_t x1 = (w1 & mask) ^ (ones * fp);
+                uint64_t x2 = (w2 & mask) ^ (ones * fp);
+                m = (((x1 - ones) & ~x1) | ((x2 - ones) & ~x2)) & highs;
+            }
+            bool hit = m != 0;
+            if (vused) /* the same way for every item of the call */
+                hit |= (fp == vfp) & ((o1[r] == voff) | (o2[r] == voff));
+            out[i - CF_WINDOW] = hit;
+        }
+        if (i < n) {
+            uint64_t h = key_hash(keys[i], lens[i], seed);
+            uint32_t fp = fp_of(h, fp_mask);
+            uint64_t i1 = mulhi(h, nb), i2 = alt_of(nb, i1, fp);
+            uint64_t a = (i1 * bits) >> 3, c = (i2 * bits) >> 3;
+            fpw[r] = fp;
+            o1[r] = a;
+            o2[r] = c;
+            prefetch(data + a);
+            prefetch(data + a + tail);
+            prefetch(data + c);
+            prefetch(data + c + tail);
+        }
+    }
+}
+
 void cf_exists_many(const cf_filter_t *f, size_t n, const void *const *keys,
                     const size_t *lens, bool *out)
 {
+    if (f->nfilters == 1 && f->fast) {
+        /* the shapes of the encodings ERROR and the defaults choose */
+        switch (f->b == 4 ? f->fp_bits : 0) {
+        case 8:
+            exists_many_fast(f, n, keys, lens, out, false, 4, 8, 32);
+            return;
+        case 12:
+            exists_many_fast(f, n, keys, lens, out, false, 4, 12, 48);
+            return;
+        case 16:
+            exists_many_fast(f, n, keys, lens, out, false, 4, 16, 64);
+            return;
+        case 9:
+            exists_many_fast(f, n, keys, lens, out, true, 4, 5, 32);
+            return;
+        case 13:
+            exists_many_fast(f, n, keys, lens, out, true, 4, 9, 48);
+            return;
+        case 17:
+            exists_many_fast(f, n, keys, lens, out, true, 4, 13, 64);
+            return;
+        default:
+            exists_many_fast(f, n, keys, lens, out, f->ss, f->b,
+                             f->lane_bits, f->bucket_bits);
+            return;
+        }
+    }
     if (f->nfilters != 1) {
         for (size_t i = 0; i < n; i++)
             out[i] = cf_exists(f, keys[i], lens[i]);
@@ -715,19 +1073,29 @@ void cf_exists_many(const cf_filter_t *f, size_t n, const void *const *keys,
 
 /* ---- inserts ---- */
 
-/* Looks one step ahead from bucket i: a slot whose fingerprint can move to
- * its alternate bucket right away. On success the slot is freed for fp. */
-static bool lookahead_place(cf_filter_t *f, cf_table_t *t, uint64_t i,
-                            uint32_t fp)
+/* Looks one step ahead from the nb full buckets in[] (1 or 2, b <= 8): a
+ * slot whose fingerprint can move to its other bucket right away. On
+ * success that slot is freed for fp. Every alternate bucket is prefetched
+ * before any is read, so the look costs one memory round trip however
+ * many buckets it reads. */
+static bool lookahead_place(cf_filter_t *f, cf_table_t *t,
+                            const uint64_t *in, uint32_t nb, uint32_t fp)
 {
-    uint64_t s = i * f->b, alt[8];
-    for (uint32_t j = 0; j < f->b; j++) {
-        alt[j] = alt_index(t, i, slot_get(f, t, s + j));
-        prefetch_bucket(f, t, alt[j]);
-    }
-    for (uint32_t j = 0; j < f->b; j++) {
-        if (alt[j] != i && bucket_put(f, t, alt[j], slot_get(f, t, s + j))) {
-            slot_set(f, t, s + j, fp);
+    uint64_t alt[16];
+    uint32_t fps[16];
+    uint32_t b = f->b, n = 0;
+    for (uint32_t k = 0; k < nb; k++)
+        for (uint32_t j = 0; j < b; j++, n++) {
+            fps[n] = slot_get(f, t, in[k] * b + j);
+            alt[n] = alt_index(t, in[k], fps[n]);
+            prefetch_bucket(f, t, alt[n]);
+        }
+    for (uint32_t m = 0; m < n; m++) {
+        uint64_t i = in[m / b];
+        if (alt[m] != i && bucket_put(f, t, alt[m], fps[m])) {
+            /* in[] was not written (its buckets are full), so slot m%b
+             * still holds fps[m] */
+            slot_set(f, t, i * b + m % b, fp);
             return true;
         }
     }
@@ -744,18 +1112,22 @@ static bool table_insert(cf_filter_t *f, cf_table_t *t, uint64_t i1,
         return false;
     if (bucket_put(f, t, i1, fp) || bucket_put(f, t, i2, fp))
         return true;
+    /* First from both buckets at once: at high load most inserts that get
+     * here end after this one round trip, without a kick. */
+    bool ahead = f->b <= 8;
+    uint64_t both[2] = {i1, i2};
+    if (ahead && lookahead_place(f, t, both, i1 == i2 ? 1 : 2, fp))
+        return true;
     rng_reseed(f, i1, fp);
     uint64_t i = (rng_next(f) & 1) ? i1 : i2;
-    bool ahead = f->b <= 8;
     for (uint32_t n = 0; n < f->max_kicks; n++) {
-        if (ahead && lookahead_place(f, t, i, fp))
-            return true;
         uint64_t s = i * f->b + rng_next(f) % f->b;
         uint32_t kicked = slot_get(f, t, s);
         slot_set(f, t, s, fp);
         fp = kicked;
         i = alt_index(t, i, fp);
-        if (bucket_put(f, t, i, fp))
+        if (bucket_put(f, t, i, fp) ||
+            (ahead && lookahead_place(f, t, &i, 1, fp)))
             return true;
     }
     t->victim_used = true;
@@ -768,7 +1140,7 @@ static bool table_insert(cf_filter_t *f, cf_table_t *t, uint64_t i1,
 static uint32_t bucket_free(const cf_filter_t *f, const cf_table_t *t,
                             uint64_t i)
 {
-    if (f->swar)
+    if (f->fast)
         return lanes_count(f, empty_lanes(f, t, i));
     uint32_t n = 0;
     uint64_t s = i * f->b;
@@ -777,31 +1149,106 @@ static uint32_t bucket_free(const cf_filter_t *f, const cf_table_t *t,
     return n;
 }
 
-/* A free slot in either bucket of any table, newest first. In each table
- * the emptier of the two buckets is taken ("two choices"), which keeps
- * buckets balanced and puts off relocations to far higher loads. */
+/* place_table() for a fast b = 4 shape given as constants (lanes of lane
+ * bits, buckets of bits bits), so that the masks are immediates and the
+ * filter's fields are read once. Plain: the empty lane is filled in the
+ * word already loaded and stored back whole (the bytes of a neighbour
+ * that a 64-bit word takes in go back unchanged; writers are exclusive).
+ * Semi-sorted: a slot is empty exactly when its prefix and suffix are both
+ * zero, so the empties are the zero lanes of the two OR'd. */
+static inline __attribute__((always_inline)) bool
+place_fast(const cf_filter_t *f, cf_table_t *t, cf_hash_t hk, bool ss,
+           uint32_t lane, uint32_t bits)
+{
+    const uint64_t nb = t->nbuckets;
+    uint64_t ones = 0;
+    for (uint32_t j = 0; j < 4; j++)
+        ones |= 1ull << (j * lane);
+    const uint64_t highs = ones << (lane - 1);
+    const uint64_t low = ((ones << lane) - ones) & ~highs;
+    uint64_t i1 = mulhi(hk.h, nb), i2 = alt_of(nb, i1, hk.fp);
+    uint8_t *p1 = t->data + ((i1 * bits) >> 3);
+    uint8_t *p2 = t->data + ((i2 * bits) >> 3);
+    uint64_t w1 = bits == 32 ? load32(p1) : load64(p1);
+    uint64_t w2 = bits == 32 ? load32(p2) : load64(p2);
+    uint64_t x1 = ss ? ss_prefix_lanes(w1, lane) | (w1 >> 12) : w1;
+    uint64_t x2 = ss ? ss_prefix_lanes(w2, lane) | (w2 >> 12) : w2;
+    uint64_t m1 = ~(((x1 & low) + low) | x1) & highs;
+    uint64_t m2 = ~(((x2 & low) + low) | x2) & highs;
+    if ((m1 | m2) == 0)
+        return false;
+    /* the emptier bucket, selected with masks (see place_table()) */
+    uint32_t c1 = (uint32_t)((((m1 >> (lane - 1)) * ones) >> (3 * lane)) & 7);
+    uint32_t c2 = (uint32_t)((((m2 >> (lane - 1)) * ones) >> (3 * lane)) & 7);
+    uint64_t sel = -(uint64_t)(c1 >= c2);
+    uint64_t m = (m1 & sel) | (m2 & ~sel);
+    uint32_t j = (uint32_t)__builtin_ctzll(m) / lane;
+    if (ss) {
+        ss_set(f, t, (i1 & sel) | (i2 & ~sel), j, hk.fp);
+    } else {
+        uint8_t *p = (uint8_t *)(((uintptr_t)p1 & sel) | ((uintptr_t)p2 & ~sel));
+        uint64_t w = ((w1 & sel) | (w2 & ~sel)) | (uint64_t)hk.fp << (lane * j);
+        if (bits == 32) {
+            uint32_t v = (uint32_t)w;
+            memcpy(p, &v, 4);
+        } else {
+            store64(p, w);
+        }
+    }
+    return true;
+}
+
+/* A free slot in either bucket of table t. The emptier of the two buckets
+ * is taken ("two choices"), which keeps buckets balanced and puts off
+ * relocations to far higher loads. */
+static bool place_table(cf_filter_t *f, cf_table_t *t, cf_hash_t hk)
+{
+    switch (f->b == 4 ? f->fp_bits : 0) {
+    case 8:
+        return place_fast(f, t, hk, false, 8, 32);
+    case 12:
+        return place_fast(f, t, hk, false, 12, 48);
+    case 16:
+        return place_fast(f, t, hk, false, 16, 64);
+    case 9:
+        return place_fast(f, t, hk, true, 5, 32);
+    case 13:
+        return place_fast(f, t, hk, true, 9, 48);
+    case 17:
+        return place_fast(f, t, hk, true, 13, 64);
+    default:
+        break;
+    }
+    uint64_t i1 = index1(t, hk.h);
+    uint64_t i2 = alt_index(t, i1, hk.fp);
+    if (f->fast) {
+        /* the chosen bucket's first empty lane, straight from the marks:
+         * no second pass over the slots */
+        uint64_t m1 = empty_lanes(f, t, i1), m2 = empty_lanes(f, t, i2);
+        if ((m1 | m2) == 0)
+            return false;
+        /* Selected with masks, not a branch: which bucket is emptier is a
+         * coin toss a predictor misses half of the time, and each miss
+         * stalls until the buckets arrive from memory. */
+        uint64_t sel = -(uint64_t)(lanes_count(f, m1) >= lanes_count(f, m2));
+        uint64_t m = (m1 & sel) | (m2 & ~sel);
+        uint64_t bi = (i1 & sel) | (i2 & ~sel);
+        uint64_t lane = f->lane_of_bit[__builtin_ctzll(m)];
+        slot_set(f, t, bi * f->b + lane, hk.fp);
+        return true;
+    }
+    uint32_t n1 = bucket_free(f, t, i1), n2 = bucket_free(f, t, i2);
+    if (n1 | n2)
+        return bucket_put(f, t, n1 >= n2 ? i1 : i2, hk.fp);
+    return false;
+}
+
+/* A free slot in either bucket of any table, newest first. */
 static bool place_free(cf_filter_t *f, cf_hash_t hk)
 {
-    for (uint32_t k = f->nfilters; k-- > 0;) {
-        cf_table_t *t = &f->t[k];
-        uint64_t i1 = index1(t, hk.h);
-        uint64_t i2 = alt_index(t, i1, hk.fp);
-        if (f->swar) {
-            /* the chosen bucket's first empty lane, straight from the
-             * marks: no second pass over the slots */
-            uint64_t m1 = empty_lanes(f, t, i1), m2 = empty_lanes(f, t, i2);
-            if ((m1 | m2) == 0)
-                continue;
-            bool first = lanes_count(f, m1) >= lanes_count(f, m2);
-            uint64_t m = first ? m1 : m2;
-            uint64_t lane = f->lane_of_bit[__builtin_ctzll(m)];
-            slot_set(f, t, (first ? i1 : i2) * f->b + lane, hk.fp);
+    for (uint32_t k = f->nfilters; k-- > 0;)
+        if (place_table(f, &f->t[k], hk))
             return true;
-        }
-        uint32_t n1 = bucket_free(f, t, i1), n2 = bucket_free(f, t, i2);
-        if (n1 | n2)
-            return bucket_put(f, t, n1 >= n2 ? i1 : i2, hk.fp);
-    }
     return false;
 }
 
@@ -855,17 +1302,45 @@ int cf_add_nx(cf_filter_t *f, const void *key, size_t len)
     return rc < 0 ? rc : 1;
 }
 
+/* The middle stage of the batched insert. The buckets of hk were
+ * prefetched half a window ago and have arrived: when both are full in the
+ * newest table the insert will look ahead from them, so their alternates
+ * are fetched now, half a window before they are read. */
+static void prefetch_alternates(const cf_filter_t *f, cf_hash_t hk)
+{
+    const cf_table_t *t = &f->t[f->nfilters - 1];
+    uint64_t in[2];
+    in[0] = index1(t, hk.h);
+    in[1] = alt_index(t, in[0], hk.fp);
+    if ((empty_lanes(f, t, in[0]) | empty_lanes(f, t, in[1])) != 0)
+        return;
+    for (uint32_t k = 0; k < 2; k++)
+        for (uint32_t j = 0; j < f->b; j++)
+            prefetch_bucket(
+                f, t, alt_index(t, in[k], slot_get(f, t, in[k] * f->b + j)));
+}
+
 void cf_add_many(cf_filter_t *f, size_t n, const void *const *keys,
                  const size_t *lens, bool nx, int *rc)
 {
-    /* The same pipeline as cf_exists_many: hash and prefetch ahead, insert
-     * in order. Growth may add a table mid-batch; prefetches are only hints,
-     * so they simply aim at the newest table of the moment. */
-    cf_hash_t hk[CF_WINDOW];
-    for (size_t i = 0; i < n + CF_WINDOW; i++) {
-        size_t r = i % CF_WINDOW;
-        if (i >= CF_WINDOW) {
-            size_t k = i - CF_WINDOW;
+    /* The pipeline of cf_exists_many in three stages: hash and prefetch
+     * both buckets; half a window later prefetch what a relocation would
+     * read; insert, in order. Growth may add a table mid-batch; prefetches
+     * are only hints, so they simply aim at the newest table of the
+     * moment. */
+    enum { W = 2 * CF_WINDOW, HALF = CF_WINDOW };
+    cf_hash_t hk[W];
+    /* Below 3/4 load both buckets are hardly ever full (under 1% of inserts
+     * at 2/3): the middle stage would cost more than it saves. A chain of
+     * tables keeps it on (the newest table's load is not counted). */
+    const cf_table_t *last = &f->t[f->nfilters - 1];
+    bool ahead = f->fast && f->b <= 8 &&
+                 (f->nfilters > 1 ||
+                  f->items * 4 >= last->nbuckets * f->b * 3);
+    for (size_t i = 0; i < n + W; i++) {
+        size_t r = i % W;
+        if (i >= W) {
+            size_t k = i - W;
             if (nx && filter_has(f, hk[r])) {
                 rc[k] = 0;
             } else {
@@ -873,6 +1348,8 @@ void cf_add_many(cf_filter_t *f, size_t n, const void *const *keys,
                 rc[k] = e < 0 ? e : (nx ? 1 : 0);
             }
         }
+        if (ahead && i >= HALF && i - HALF < n)
+            prefetch_alternates(f, hk[(i - HALF) % W]);
         if (i < n) {
             const cf_table_t *t = &f->t[f->nfilters - 1];
             hk[r] = hash_key(f, keys[i], lens[i]);
@@ -944,6 +1421,7 @@ void cf_stats(const cf_filter_t *f, cf_stats_t *st)
     st->max_kicks = f->max_kicks;
     st->max_filters = f->max_filters;
     st->seed = f->seed;
+    st->encoding = f->encoding;
 }
 
 uint64_t cf_size_bytes(const cf_filter_t *f)
@@ -974,6 +1452,7 @@ void cf_header_write(const cf_filter_t *f, void *buf)
     put_u32(p + 8, f->b);
     p[12] = (uint8_t)f->fp_bits;
     p[13] = (uint8_t)f->nfilters;
+    p[14] = (uint8_t)f->encoding;
     put_u32(p + 16, f->max_kicks);
     put_u32(p + 20, f->expansion);
     put_u32(p + 24, f->max_filters);
@@ -986,8 +1465,8 @@ void cf_header_write(const cf_filter_t *f, void *buf)
         put_u64(q, t->nbuckets);
         put_u64(q + 8, t->capacity);
         put_u64(q + 16, t->victim_used ? t->victim_index : 0);
-        put_u16(q + 24, (uint16_t)(t->victim_used ? t->victim_fp : 0));
-        q[26] = t->victim_used;
+        put_u32(q + 24, t->victim_used ? t->victim_fp : 0);
+        q[28] = t->victim_used;
     }
     put_u64(p + len - 8, XXH3_64bits(p, len - 8));
 }
@@ -1032,6 +1511,21 @@ static bool zero(const uint8_t *p, size_t n)
     return true;
 }
 
+/* The victim fields of a table entry q of a header of version ver; false
+ * when its reserved bytes are not zero. */
+static bool victim_fields(const uint8_t *q, uint32_t ver, uint32_t *fp,
+                          uint8_t *used)
+{
+    if (ver == 1) {
+        *fp = get_u16(q + 24);
+        *used = q[26];
+        return zero(q + 27, 5);
+    }
+    *fp = get_u32(q + 24);
+    *used = q[28];
+    return zero(q + 29, 3);
+}
+
 int cf_load_header(const void *buf, size_t len, const cf_limits_t *lim,
                    cf_filter_t **out, size_t *used)
 {
@@ -1039,7 +1533,8 @@ int cf_load_header(const void *buf, size_t len, const cf_limits_t *lim,
     *out = NULL;
     if (len < CF_HDR_FIXED + CF_HDR_TABLE + 8)
         return -EINVAL;
-    if (get_u32(p) != CF_MAGIC || get_u16(p + 4) != CF_VERSION)
+    uint32_t ver = get_u16(p + 4);
+    if (get_u32(p) != CF_MAGIC || ver < 1 || ver > CF_VERSION)
         return -EINVAL;
     uint32_t nf = p[13];
     size_t hlen = CF_HDR_FIXED + (size_t)nf * CF_HDR_TABLE + 8;
@@ -1055,26 +1550,30 @@ int cf_load_header(const void *buf, size_t len, const cf_limits_t *lim,
         .max_kicks = get_u32(p + 16),
         .expansion = get_u32(p + 20),
         .max_filters = get_u32(p + 24),
+        .encoding = ver == 1 ? CF_ENC_PLAIN : p[14],
     };
     if (cf_params_check(&prm) < 0 || nf > prm.max_filters ||
-        get_u16(p + 14) != 0 || get_u32(p + 28) != 0)
+        (ver == 1 && p[14] != 0) || p[15] != 0 || get_u32(p + 28) != 0)
         return -EINVAL;
 
     /* Validate every table before allocating any. */
     uint64_t total = 0, slots = 0;
     uint32_t fpmask = (1u << prm.fp_bits) - 1;
+    uint32_t bbits =
+        bucket_bits_of(prm.encoding, prm.bucket_size, prm.fp_bits);
     for (uint32_t k = 0; k < nf; k++) {
         const uint8_t *q = p + CF_HDR_FIXED + k * CF_HDR_TABLE;
         uint64_t nb = get_u64(q), cap = get_u64(q + 8);
         uint64_t vi = get_u64(q + 16);
-        uint32_t vfp = get_u16(q + 24);
-        if (nb == 0 || cap < 1 || cap > (1ull << 50) || q[26] > 1 ||
-            !zero(q + 27, 5))
+        uint32_t vfp;
+        uint8_t vused;
+        if (!victim_fields(q, ver, &vfp, &vused) || nb == 0 || cap < 1 ||
+            cap > (1ull << 50) || vused > 1)
             return -EINVAL;
-        uint64_t bytes = table_bytes(nb, prm.bucket_size, prm.fp_bits);
+        uint64_t bytes = table_bytes(nb, bbits);
         if (bytes == 0)
             return -ENOMEM; /* larger than anything we would allocate */
-        if (q[26] ? (vi >= nb || vfp == 0 || vfp > fpmask)
+        if (vused ? (vi >= nb || vfp == 0 || vfp > fpmask)
                   : (vi != 0 || vfp != 0))
             return -EINVAL;
         total += bytes + CF_PAD;
@@ -1087,10 +1586,10 @@ int cf_load_header(const void *buf, size_t len, const cf_limits_t *lim,
     if (lim != NULL && lim->max_bytes && total > lim->max_bytes)
         return -ENOMEM;
 
-    cf_filter_t *f = filter_new(prm.bucket_size, prm.fp_bits, prm.max_kicks,
-                                prm.expansion, prm.max_filters,
-                                get_u64(p + 32), lim ? lim->max_bytes : 0,
-                                nf);
+    cf_filter_t *f = filter_new(prm.bucket_size, prm.fp_bits, prm.encoding,
+                                prm.max_kicks, prm.expansion,
+                                prm.max_filters, get_u64(p + 32),
+                                lim ? lim->max_bytes : 0, nf);
     if (f == NULL)
         return -ENOMEM;
     f->max_bytes = 0; /* the whole shape was checked against the limit */
@@ -1101,9 +1600,10 @@ int cf_load_header(const void *buf, size_t len, const cf_limits_t *lim,
             return -ENOMEM;
         }
         cf_table_t *t = &f->t[k];
-        t->victim_used = q[26];
+        uint8_t vused;
+        (void)victim_fields(q, ver, &t->victim_fp, &vused);
+        t->victim_used = vused;
         t->victim_index = get_u64(q + 16);
-        t->victim_fp = get_u16(q + 24);
     }
     f->max_bytes = lim ? lim->max_bytes : 0;
     f->items = get_u64(p + 40);

@@ -34,16 +34,29 @@ typedef struct cf_filter cf_filter_t; /* opaque */
 #define CF_DEFAULT_MAX_FILTERS 32
 #define CF_MAX_FILTERS 64 /* absolute cap on sub-filters, also for loads */
 
+/* Bucket encodings. Plain: every fingerprint stored as it is (8, 12 or 16
+ * bits, any bucket size). Semi-sorted (the paper's ss-CF, bucket size 4
+ * only): the four 4-bit prefixes of a bucket's fingerprints are kept sorted
+ * and stored as one 12-bit index into the 3,876 sorted multisets, beside the
+ * four remaining suffixes; with 9, 13 or 17-bit fingerprints a bucket is
+ * exactly 32, 48 or 64 bits, one bit per item less than a plain fingerprint
+ * of the same width would take. */
+#define CF_ENC_PLAIN 0
+#define CF_ENC_SEMISORTED 1
+
 typedef struct cf_params {
     uint64_t capacity;    /* items the first table holds; >= 1 */
     uint32_t bucket_size; /* slots per bucket, 1..255 */
-    uint32_t fp_bits;     /* fingerprint width: 8, 12 or 16 */
+    uint32_t fp_bits;     /* fingerprint width: 8, 12 or 16 plain;
+                             9, 13 or 17 semi-sorted */
     uint32_t max_kicks;   /* relocations before an insert fails, 1..65535 */
     uint32_t expansion;   /* growth factor; 0 = never grow */
     uint32_t max_filters; /* sub-filter cap, 1..CF_MAX_FILTERS */
     uint64_t seed;        /* hash seed; stored with the filter */
     uint64_t max_bytes;   /* cap on the filter's total memory, growth
                              included (-ENOMEM past it); 0 = no cap */
+    uint32_t encoding;    /* CF_ENC_PLAIN (0) or CF_ENC_SEMISORTED (bucket
+                             size 4 only) */
 } cf_params_t;
 
 /* The allocator every filter uses for its memory: malloc/calloc/realloc/
@@ -65,9 +78,9 @@ typedef struct cf_allocator {
  * under the allocator it was made with. */
 void cf_set_allocator(const cf_allocator_t *a);
 
-/* Fills *p with the project's defaults: bucket size 4, 12-bit fingerprints,
- * 500 kicks, expansion 1, 32 sub-filters, seed 0, no byte cap. The caller
- * sets capacity. */
+/* Fills *p with the project's defaults: bucket size 4, 12-bit plain
+ * fingerprints, 500 kicks, expansion 1, 32 sub-filters, seed 0, no byte
+ * cap. The caller sets capacity. */
 void cf_params_default(cf_params_t *p);
 
 /* Checks p without allocating. 0 or -EINVAL. */
@@ -129,6 +142,7 @@ typedef struct cf_stats {
     uint32_t max_kicks;
     uint32_t max_filters;
     uint64_t seed;
+    uint32_t encoding; /* CF_ENC_* */
 } cf_stats_t;
 
 void cf_stats(const cf_filter_t *f, cf_stats_t *st);
@@ -142,12 +156,30 @@ uint64_t cf_size_bytes(const cf_filter_t *f);
 void cf_set_max_bytes(cf_filter_t *f, uint64_t max_bytes);
 
 /* Upper bound of the false-positive rate for one lookup in one table:
- * 2b / (2^fp_bits - 1). */
+ * 2b / (2^fp_bits - 1), for either encoding (a semi-sorted bucket stores
+ * its fingerprints whole, only in fewer bits). */
 double cf_error_bound(uint32_t bucket_size, uint32_t fp_bits);
 
 /* Smallest of 8, 12, 16 whose bound meets rate, or 0 if none does or rate is
- * not in (0, 1). */
+ * not in (0, 1). Plain encodings only; see cf_params_for_error_rate(). */
 uint32_t cf_fp_bits_for_rate(uint32_t bucket_size, double rate);
+
+/* Sets p->fp_bits and p->encoding to the encoding that takes the fewest bits
+ * per item among those whose bound (cf_error_bound) meets rate, at bucket
+ * size p->bucket_size: plain 8, 12, 16 bits, and at bucket size 4 also
+ * semi-sorted 9, 13, 17 bits (8, 12, 16 bits per slot). Of two encodings of
+ * the same size the plain one is taken, so a rate that plain fingerprints
+ * met before keeps its width; e.g. at b = 4, 0.01 gives plain 12, 0.001
+ * semi-sorted 13, 0.0001 semi-sorted 17. Returns 0, or -EINVAL (p
+ * unchanged) when rate is not in (0, 1) or nothing meets it. */
+int cf_params_for_error_rate(cf_params_t *p, double rate);
+
+/* Bits one slot of an encoding takes in a table: fp_bits plain, fp_bits - 1
+ * semi-sorted. */
+uint32_t cf_slot_bits(uint32_t encoding, uint32_t fp_bits);
+
+/* "plain" or "semi-sorted" (a static string; "unknown" otherwise). */
+const char *cf_encoding_name(uint32_t encoding);
 
 /*
  * Serialisation. A filter is encoded as a header (parameters, counters and

@@ -5,6 +5,7 @@
  * a hostile client computes it. So the harness fixes the checksum of the
  * header length the input claims, and the field checks behind it are what
  * the fuzzer explores. */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -37,6 +38,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (rest > total)
             rest = (size_t)total;
         (void)cf_load_data(f, 0, buf + used, rest);
+        /* the batched paths too (one straight-line probe per shape) */
+        const void *keys[64];
+        size_t lens[64];
+        bool out[64];
+        int rc[64];
+        size_t n = 0;
+        for (size_t i = 0; i + 4 <= size && n < 64; i += 4, n++) {
+            keys[n] = buf + i;
+            lens[n] = 4;
+        }
+        cf_exists_many(f, n, keys, lens, out);
+        cf_add_many(f, n, keys, lens, (size & 1) != 0, rc);
         for (size_t i = 0; i + 4 <= size && i < 256; i += 4) {
             (void)cf_exists(f, buf + i, 4);
             (void)cf_count(f, buf + i, 4);

@@ -87,19 +87,26 @@ static const char *const tls_auth_names[] = {"no", "yes", "optional", NULL};
 static const char cobl_others[] =
     "slave 268435456 67108864 60 pubsub 33554432 8388608 60";
 
-/* Smallest fingerprint width whose bound 2b / (2^f - 1) meets rate, or 0:
- * the semantic of cf_fp_bits_for_rate(), computed here so that this module
- * stands alone. */
+/* Smallest plain fingerprint width whose bound 2b / (2^f - 1) meets rate
+ * (the semantic of cf_fp_bits_for_rate(), computed here so that this module
+ * stands alone); 16 when only semi-sorted 17-bit fingerprints (bucket size
+ * 4) meet it; 0 when nothing does. The filter itself takes the smallest
+ * encoding for the rate (cf_params_for_error_rate(), which may be
+ * semi-sorted); this width is the fallback of a filter whose own bucket
+ * size cannot meet the configured rate. */
 static uint32_t fp_bits_for_rate(uint64_t bucket_size, double rate)
 {
-    static const uint32_t widths[] = {8, 12, 16};
+    static const uint32_t widths[] = {8, 12, 16, 17};
 
     if (!(rate > 0 && rate < 1))
         return 0;
-    for (size_t i = 0; i < sizeof(widths) / sizeof(widths[0]); i++)
+    for (size_t i = 0; i < sizeof(widths) / sizeof(widths[0]); i++) {
+        if (widths[i] == 17 && bucket_size != 4)
+            break;
         if (2.0 * (double)bucket_size / (double)((1u << widths[i]) - 1) <=
             rate)
-            return widths[i];
+            return widths[i] > 16 ? 16 : widths[i];
+    }
     return 0;
 }
 
@@ -148,7 +155,8 @@ static const char *check_error_rate(const cfg_t *c, cfg_val_t v, char *why)
         return strcpy(why, "argument must be 0 (unset) or between 0 and 1");
     if (fp_bits_for_rate(c->cf_bucket_size, v.d) == 0) {
         snprintf(why, WHY_LEN,
-                 "rate %g is below what 16-bit fingerprints give with "
+                 "rate %g is below what the finest fingerprints (17-bit "
+                 "semi-sorted at bucket size 4, else 16-bit) give with "
                  "bucket size %u",
                  v.d, (unsigned)c->cf_bucket_size);
         return why;

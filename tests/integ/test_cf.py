@@ -59,13 +59,13 @@ OOM = "OOM command not allowed when used memory > 'maxmemory'."
 INFO_NAMES = [b"Size", b"Number of buckets", b"Number of filters",
               b"Number of items inserted", b"Number of items deleted",
               b"Bucket size", b"Expansion rate", b"Max iterations",
-              b"Fingerprint bits", b"Capacity", b"Error rate"]
+              b"Fingerprint bits", b"Capacity", b"Error rate", b"Encoding"]
 
 
 def info2(raw, k):
     """CF.INFO over RESP2 as a dict, after checking the flat shape."""
     rep = raw.command("CF.INFO", k)
-    assert isinstance(rep, list) and len(rep) == 22, rep
+    assert isinstance(rep, list) and len(rep) == 24, rep
     assert rep[0::2] == INFO_NAMES
     return dict(zip(rep[0::2], rep[1::2]))
 
@@ -189,17 +189,26 @@ def test_reserve_unknown_option(raw2, key):
     assert raw2.command("EXISTS", key) == 0
 
 
-@pytest.mark.parametrize("rate,bits", [("0.05", 8), ("0.01", 12),
-                                       ("0.001", 16), ("2e-4", 16)])
-def test_reserve_error_rate_picks_bits(raw2, key, rate, bits):
+# The smallest encoding whose bound meets the rate, plain or semi-sorted
+# (9/13/17 bits take what plain 8/12/16 take), plain among equals.
+@pytest.mark.parametrize("rate,bits,enc", [
+    ("0.05", 8, b"plain"), ("0.02", 9, b"semi-sorted"),
+    ("0.01", 12, b"plain"), ("0.001", 13, b"semi-sorted"),
+    ("2e-4", 16, b"plain"), ("1e-4", 17, b"semi-sorted")])
+def test_reserve_error_rate_picks_bits(raw2, key, rate, bits, enc):
     assert raw2.command("CF.RESERVE", key, 1000, "ERROR", rate) == "OK"
     inf = info2(raw2, key)
     assert inf[b"Fingerprint bits"] == bits
+    assert inf[b"Encoding"] == enc
     assert float(inf[b"Error rate"]) <= float(rate)
+    # no bucket size but 4 is semi-sorted
+    assert raw2.command("CF.RESERVE", key + "b2", 1000, "ERROR", rate,
+                        "BUCKETSIZE", 2) == "OK"
+    assert info2(raw2, key + "b2")[b"Encoding"] == b"plain"
 
 
 @pytest.mark.parametrize("rate", ["0", "1", "1.5", "-0.1", "nan", "inf",
-                                  "abc", "1e-4", "1e-9", "0.01x"])
+                                  "abc", "5e-5", "1e-9", "0.01x"])
 def test_reserve_impossible_error_rate(raw2, key, rate):
     rep = raw2.command("CF.RESERVE", key, 1000, "ERROR", rate)
     assert is_err(rep, "ERR ERROR"), rep
@@ -330,7 +339,8 @@ def test_insert_creates_with_capacity_and_rate(raw2, key):
     assert rep == [1, 1, 1]
     inf = info2(raw2, key)
     assert inf[b"Capacity"] >= 5000
-    assert inf[b"Fingerprint bits"] == 16
+    assert inf[b"Fingerprint bits"] == 13  # semi-sorted meets 0.001
+    assert inf[b"Encoding"] == b"semi-sorted"
     assert raw2.command("CF.COUNT", key, "a") == 2
     # Options of an existing filter are ignored, NOCREATE is fine.
     assert raw2.command("cf.insert", key, "nocreate", "capacity", 10,
@@ -523,9 +533,13 @@ def test_command_docs_for_insert(raw2):
 
 # ---- SCANDUMP / LOADCHUNK ---------------------------------------------------
 
-def test_dump_and_load_round_trip(raw2, key):
+# Plain 12-bit and semi-sorted 13-bit (ERROR 0.001) filters alike.
+@pytest.mark.parametrize("opts", [[], ["ERROR", "0.001"]])
+def test_dump_and_load_round_trip(raw2, key, opts):
     # Big enough for several data chunks (about 7.5 MB of tables).
-    assert raw2.command("CF.RESERVE", key, 5000000) == "OK"
+    assert raw2.command("CF.RESERVE", key, 5000000, *opts) == "OK"
+    enc = b"semi-sorted" if opts else b"plain"
+    assert info2(raw2, key)[b"Encoding"] == enc
     items = [b"i%d" % i for i in range(20000)]
     other = [b"o%d" % i for i in range(20000)]
     raw2.command("CF.INSERT", key, "ITEMS", *items)
@@ -544,6 +558,7 @@ def test_dump_and_load_round_trip(raw2, key):
     for k in (key + "-copy", key + "-rev"):
         assert raw2.command("CF.MEXISTS", k, *(items + other)) == want
         assert info2(raw2, k) == info2(raw2, key)
+        assert info2(raw2, k)[b"Encoding"] == enc
         assert dump(raw2, k) == chunks
     # The header chunk onto an existing key is refused.
     assert raw2.command("CF.LOADCHUNK", key + "-copy", *chunks[0]) == \

@@ -96,6 +96,9 @@ def test_save_kill9_restart(workdir):
     add_items(c, "f", items)
     c.execute_command("CF.RESERVE", "g", 50000, "BUCKETSIZE", 4)
     add_items(c, "g", items[:100])
+    # a semi-sorted filter (13-bit fingerprints) keeps its encoding
+    c.execute_command("CF.RESERVE", "h", 5000, "ERROR", "0.001")
+    add_items(c, "h", items)
     assert s.info()["rdb_changes_since_last_save"] > 0
     before = c.lastsave()
     assert c.execute_command("SAVE") == b"OK"
@@ -109,6 +112,11 @@ def test_save_kill9_restart(workdir):
     assert c.execute_command("CF.EXISTS", "g", "item-2999") == 0
     info = c.execute_command("CF.INFO", "g")
     assert dict(zip(info[0::2], info[1::2]))[b"Bucket size"] == 4
+    assert all_exist(c, "h", items)
+    info = dict(zip(*[iter(c.execute_command("CF.INFO", "h"))] * 2))
+    assert info[b"Encoding"] == b"semi-sorted"
+    assert info[b"Fingerprint bits"] == 13
+    assert info[b"Number of items inserted"] == len(items)
     assert "DB loaded from disk:" in s.log_text()
 
 

@@ -12,6 +12,8 @@
 #include <xxhash.h>
 
 #include "cf.h"
+#include "cf_ss_table.h"
+#include "cf_v1_fixture.h"
 
 /* Keys are 8-byte little-endian integers: i for members, i | 1 << 63 for
  * items that were never added. */
@@ -24,6 +26,12 @@ static uint64_t key_of(uint64_t i)
     return z ^ (z >> 31);
 }
 
+/* Fingerprint widths 9, 13 and 17 are semi-sorted, the others plain. */
+static uint32_t enc_of(uint32_t fp)
+{
+    return fp == 9 || fp == 13 || fp == 17 ? CF_ENC_SEMISORTED : CF_ENC_PLAIN;
+}
+
 static cf_filter_t *make(uint64_t cap, uint32_t b, uint32_t fp,
                          uint32_t expansion)
 {
@@ -32,6 +40,7 @@ static cf_filter_t *make(uint64_t cap, uint32_t b, uint32_t fp,
     p.capacity = cap;
     p.bucket_size = b;
     p.fp_bits = fp;
+    p.encoding = enc_of(fp);
     p.expansion = expansion;
     p.seed = 42;
     cf_filter_t *f = NULL;
@@ -74,6 +83,22 @@ static void test_params(void **state)
     bad = p;
     bad.fp_bits = 10;
     assert_int_equal(cf_params_check(&bad), -EINVAL);
+    /* semi-sorted: b = 4 and 9, 13 or 17 bits only; plain: 8, 12, 16 */
+    assert_int_equal(p.encoding, CF_ENC_PLAIN);
+    bad = p;
+    bad.fp_bits = 13;
+    assert_int_equal(cf_params_check(&bad), -EINVAL);
+    bad.encoding = CF_ENC_SEMISORTED;
+    assert_int_equal(cf_params_check(&bad), 0);
+    bad.bucket_size = 2;
+    assert_int_equal(cf_params_check(&bad), -EINVAL);
+    bad.bucket_size = 4;
+    bad.fp_bits = 12;
+    assert_int_equal(cf_params_check(&bad), -EINVAL);
+    bad.fp_bits = 17;
+    assert_int_equal(cf_params_check(&bad), 0);
+    bad.encoding = 2;
+    assert_int_equal(cf_params_check(&bad), -EINVAL);
     bad = p;
     bad.max_kicks = 0;
     assert_int_equal(cf_params_check(&bad), -EINVAL);
@@ -106,6 +131,49 @@ static void test_params(void **state)
     uint64_t bytes = cf_params_table_bytes(&p);
     assert_true(bytes * 8.0 / 1e6 < 13.0);
     assert_true(bytes * 8.0 / 1e6 > 12.0);
+    /* Semi-sorted 9/13/17 bits take what plain 8/12/16 take: 32, 48 and
+     * 64-bit buckets. */
+    for (uint32_t fp = 9; fp <= 17; fp += 4) {
+        cf_params_t q = p, r = p;
+        q.fp_bits = fp;
+        q.encoding = CF_ENC_SEMISORTED;
+        r.fp_bits = fp - 1;
+        assert_int_equal(cf_params_table_bytes(&q), cf_params_table_bytes(&r));
+        assert_int_equal(cf_slot_bits(CF_ENC_SEMISORTED, fp), fp - 1);
+    }
+    p.fp_bits = 13;
+    p.encoding = CF_ENC_SEMISORTED;
+    assert_true(cf_params_table_bytes(&p) * 8.0 / 1e6 <= 12.7);
+    assert_string_equal(cf_encoding_name(CF_ENC_PLAIN), "plain");
+    assert_string_equal(cf_encoding_name(CF_ENC_SEMISORTED), "semi-sorted");
+}
+
+/* The tables of cf_ss_table.h, against an enumeration of their own: every
+ * sorted multiset of four prefixes has one rank below 3,876, the ranks
+ * cover that range, and unrank inverts rank; the rest decodes as zeros. */
+static void test_ss_tables(void **state)
+{
+    (void)state;
+    static bool seen[4096];
+    unsigned count = 0;
+    memset(seen, 0, sizeof(seen));
+    for (unsigned d = 0; d < 16; d++)
+        for (unsigned c = 0; c <= d; c++)
+            for (unsigned b = 0; b <= c; b++)
+                for (unsigned a = 0; a <= b; a++) {
+                    unsigned r = ss_rank[0][a] + ss_rank[1][b] +
+                                 ss_rank[2][c] + ss_rank[3][d];
+                    assert_true(r < CF_SS_MULTISETS);
+                    assert_false(seen[r]);
+                    seen[r] = true;
+                    assert_int_equal(ss_unrank[r],
+                                     a | b << 4 | c << 8 | d << 12);
+                    count++;
+                }
+    assert_int_equal(count, CF_SS_MULTISETS);
+    assert_int_equal(ss_unrank[0], 0); /* the empty bucket is all zeros */
+    for (unsigned r = CF_SS_MULTISETS; r < 4096; r++)
+        assert_int_equal(ss_unrank[r], 0);
 }
 
 static void test_error_rate(void **state)
@@ -120,6 +188,52 @@ static void test_error_rate(void **state)
     assert_int_equal(cf_fp_bits_for_rate(4, 0.0001), 0);
     assert_int_equal(cf_fp_bits_for_rate(4, 0), 0);
     assert_int_equal(cf_fp_bits_for_rate(4, 1.5), 0);
+
+    /* The smallest encoding, plain or semi-sorted, plain among equals. */
+    static const struct {
+        uint32_t b;
+        double rate;
+        int rc;
+        uint32_t enc, fp;
+    } cases[] = {
+        {4, 0.05, 0, CF_ENC_PLAIN, 8},        /* 3.1%: plain 8 */
+        {4, 0.02, 0, CF_ENC_SEMISORTED, 9},   /* 1.57%: ss 9, 8 bits */
+        {4, 0.01, 0, CF_ENC_PLAIN, 12},       /* as before */
+        {4, 0.002, 0, CF_ENC_PLAIN, 12},      /* 0.195% */
+        {4, 0.001, 0, CF_ENC_SEMISORTED, 13}, /* 0.098%, not plain 16 */
+        {4, 0.0002, 0, CF_ENC_PLAIN, 16},     /* 0.0122% */
+        {4, 0.0001, 0, CF_ENC_SEMISORTED, 17}, /* 0.0061%: met now */
+        {4, 0.00005, -EINVAL, 0, 0},
+        {2, 0.001, 0, CF_ENC_PLAIN, 12},      /* no ss at b = 2 */
+        {2, 0.0001, 0, CF_ENC_PLAIN, 16},
+        {2, 0.00005, -EINVAL, 0, 0},
+        {8, 0.001, 0, CF_ENC_PLAIN, 16},
+        {8, 0.0001, -EINVAL, 0, 0},
+        {4, 0, -EINVAL, 0, 0},
+        {4, 1.0, -EINVAL, 0, 0},
+        {4, -0.1, -EINVAL, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        cf_params_t p;
+        cf_params_default(&p);
+        p.bucket_size = cases[i].b;
+        assert_int_equal(cf_params_for_error_rate(&p, cases[i].rate),
+                         cases[i].rc);
+        if (cases[i].rc == 0) {
+            assert_int_equal(p.encoding, cases[i].enc);
+            assert_int_equal(p.fp_bits, cases[i].fp);
+            assert_int_equal(cf_params_check(&p), 0);
+            assert_true(cf_error_bound(p.bucket_size, p.fp_bits) <=
+                        cases[i].rate);
+        } else { /* unchanged */
+            assert_int_equal(p.encoding, CF_ENC_PLAIN);
+            assert_int_equal(p.fp_bits, 12);
+        }
+    }
+    cf_params_t p;
+    cf_params_default(&p);
+    p.bucket_size = 0;
+    assert_int_equal(cf_params_for_error_rate(&p, 0.01), -EINVAL);
 }
 
 /* 1M items: every one found; after deleting half, the rest all found. */
@@ -156,6 +270,9 @@ static void test_no_false_negatives(void **state)
     no_false_negatives(4, 16);
     no_false_negatives(2, 12);
     no_false_negatives(3, 12); /* generic path */
+    no_false_negatives(4, 9);  /* semi-sorted */
+    no_false_negatives(4, 13);
+    no_false_negatives(4, 17);
 }
 
 /* Batched lookups agree with single ones, over one and several tables. */
@@ -163,8 +280,9 @@ static void test_batched(void **state)
 {
     (void)state;
     enum { N = 20000, Q = 40000 };
-    for (int grown = 0; grown < 2; grown++) {
-        cf_filter_t *f = make(grown ? 2000 : N, 4, 12, 2);
+    for (int run = 0; run < 4; run++) {
+        int grown = run & 1;
+        cf_filter_t *f = make(grown ? 2000 : N, 4, run < 2 ? 12 : 13, 2);
         uint64_t keys[Q];
         const void *ptrs[Q];
         size_t lens[Q];
@@ -213,10 +331,12 @@ static double measure_fpr(uint32_t b, uint32_t fp)
 static void test_false_positive_rate(void **state)
 {
     (void)state;
-    static const uint32_t bs[] = {4, 2};
-    static const uint32_t fps[] = {8, 12, 16};
-    for (size_t i = 0; i < 2; i++)
+    static const uint32_t bs[] = {4, 2, 4};
+    static const uint32_t widths[][3] = {{8, 12, 16}, {8, 12, 16},
+                                         {9, 13, 17}};
+    for (size_t i = 0; i < 3; i++)
         for (size_t j = 0; j < 3; j++) {
+            const uint32_t *fps = widths[i];
             double rate = measure_fpr(bs[i], fps[j]);
             double bound = cf_error_bound(bs[i], fps[j]);
             /* The bound is for a full table; allow statistical slack:
@@ -225,7 +345,7 @@ static void test_false_positive_rate(void **state)
                    bound);
             assert_true(rate <= bound * 1.1 + 5e-6);
             /* and it is not trivially zero for the wide-open 8-bit case */
-            if (fps[j] == 8)
+            if (fps[j] <= 9)
                 assert_true(rate > bound / 10);
         }
 }
@@ -235,10 +355,11 @@ static void test_reserved_capacity(void **state)
 {
     (void)state;
     static const uint64_t ns[] = {1000, 100000, 1000000};
-    static const uint32_t bs[] = {2, 4, 8};
+    static const uint32_t bs[] = {2, 4, 8, 4, 4, 4};
+    static const uint32_t fps[] = {12, 12, 12, 9, 13, 17};
     for (size_t i = 0; i < 3; i++)
-        for (size_t j = 0; j < 3; j++) {
-            cf_filter_t *f = make(ns[i], bs[j], 12, 0);
+        for (size_t j = 0; j < 6; j++) {
+            cf_filter_t *f = make(ns[i], bs[j], fps[j], 0);
             for (uint64_t k = 0; k < ns[i]; k++)
                 if (add_u64(f, k + 7 * ns[i]) != 0)
                     fail_msg("N=%llu b=%u: insert %llu failed",
@@ -256,8 +377,8 @@ static void test_reserved_capacity(void **state)
 static void test_load_factor(void **state)
 {
     (void)state;
-    static const uint32_t fps[] = {8, 12, 16};
-    for (size_t j = 0; j < 3; j++) {
+    static const uint32_t fps[] = {8, 12, 16, 9, 13, 17};
+    for (size_t j = 0; j < 6; j++) {
         cf_filter_t *f = make(100000, 4, fps[j], 0);
         cf_stats_t st;
         cf_stats(f, &st);
@@ -276,10 +397,9 @@ static void test_load_factor(void **state)
     }
 }
 
-static void test_duplicates_count_delete(void **state)
+static void duplicates_count_delete(uint32_t fp)
 {
-    (void)state;
-    cf_filter_t *f = make(1000, 4, 16, 0);
+    cf_filter_t *f = make(1000, 4, fp, 0);
     const char *k = "apple";
     assert_false(cf_exists(f, k, 5));
     assert_int_equal(cf_count(f, k, 5), 0);
@@ -316,6 +436,60 @@ static void test_duplicates_count_delete(void **state)
     cf_free(f);
 }
 
+static void test_duplicates_count_delete(void **state)
+{
+    (void)state;
+    duplicates_count_delete(16);
+    duplicates_count_delete(8);
+    duplicates_count_delete(9);
+    duplicates_count_delete(13);
+    duplicates_count_delete(17);
+}
+
+/* Semi-sorted buckets with mixed contents: copies of one item among
+ * others whose prefixes sort before and after it, deleted in every order,
+ * count exactly and never lose a neighbour. */
+static void test_ss_mixed_buckets(void **state)
+{
+    (void)state;
+    for (uint32_t fp = 9; fp <= 17; fp += 4) {
+        cf_filter_t *f = make(200, 4, fp, 0);
+        for (uint64_t round = 0; round < 50; round++) {
+            /* 3 copies of a, 2 of b, 1 of c: at most 6 slots in a pair */
+            uint64_t a = key_of(round * 3), b = key_of(round * 3 + 1),
+                     c = key_of(round * 3 + 2);
+            for (int i = 0; i < 3; i++)
+                assert_int_equal(cf_add(f, &a, 8), 0);
+            for (int i = 0; i < 2; i++)
+                assert_int_equal(cf_add(f, &b, 8), 0);
+            assert_int_equal(cf_add(f, &c, 8), 0);
+            assert_true(cf_count(f, &a, 8) >= 3);
+            assert_true(cf_count(f, &b, 8) >= 2);
+            assert_int_equal(cf_del(f, &b, 8), 1);
+            assert_true(cf_exists(f, &a, 8) && cf_exists(f, &b, 8) &&
+                        cf_exists(f, &c, 8));
+            assert_int_equal(cf_del(f, &a, 8), 1);
+            assert_int_equal(cf_del(f, &c, 8), 1);
+            assert_int_equal(cf_del(f, &a, 8), 1);
+            assert_int_equal(cf_del(f, &b, 8), 1);
+            assert_true(cf_exists(f, &a, 8));
+            assert_int_equal(cf_del(f, &a, 8), 1);
+        }
+        cf_stats_t st;
+        cf_stats(f, &st);
+        assert_int_equal(st.items, 0);
+        assert_int_equal(st.deleted, 300);
+        assert_int_equal(st.encoding, CF_ENC_SEMISORTED);
+        /* what stays after deleting everything is an empty table */
+        const void *p;
+        size_t n = cf_data_view(f, 0, SIZE_MAX, &p);
+        assert_int_equal(n, cf_data_len(f));
+        for (size_t i = 0; i < n; i++)
+            assert_int_equal(((const uint8_t *)p)[i], 0);
+        cf_free(f);
+    }
+}
+
 /* One item added over and over grows the filter up to the sub-filter cap,
  * checked per insert: 140,000 copies never pass it. */
 static void test_growth_cap(void **state)
@@ -339,15 +513,17 @@ static void test_growth_cap(void **state)
     cf_free(f);
 
     /* Expansion 2 doubles each new table. */
-    f = make(1000, 4, 12, 2);
-    for (i = 0; i < 10000; i++)
-        assert_int_equal(add_u64(f, i), 0);
-    cf_stats(f, &st);
-    assert_true(st.nfilters >= 3);
-    assert_int_equal(st.capacity, 1000ull * ((1ull << st.nfilters) - 1));
-    for (i = 0; i < 10000; i++)
-        assert_true(has_u64(f, i));
-    cf_free(f);
+    for (uint32_t fp = 12; fp <= 13; fp++) {
+        f = make(1000, 4, fp, 2);
+        for (i = 0; i < 10000; i++)
+            assert_int_equal(add_u64(f, i), 0);
+        cf_stats(f, &st);
+        assert_true(st.nfilters >= 3);
+        assert_int_equal(st.capacity, 1000ull * ((1ull << st.nfilters) - 1));
+        for (i = 0; i < 10000; i++)
+            assert_true(has_u64(f, i));
+        cf_free(f);
+    }
 
     /* A byte cap stops growth with -ENOMEM and keeps what is stored. */
     cf_params_t p;
@@ -527,11 +703,13 @@ static void assert_same_answers(const cf_filter_t *a, const cf_filter_t *b,
 static void test_serialise_round_trip(void **state)
 {
     (void)state;
-    static const uint32_t bs[] = {4, 2, 3};
-    static const uint32_t fps[] = {8, 12, 16};
-    for (size_t i = 0; i < 3; i++)
+    static const uint32_t bs[] = {4, 2, 3, 4};
+    static const uint32_t widths[][3] = {
+        {8, 12, 16}, {8, 12, 16}, {8, 12, 16}, {9, 13, 17}};
+    for (size_t i = 0; i < 4; i++)
         for (size_t j = 0; j < 3; j++)
             for (int grown = 0; grown < 2; grown++) {
+                const uint32_t *fps = widths[i];
                 uint64_t n = 5000;
                 cf_filter_t *f = make(grown ? 500 : n, bs[i], fps[j], 2);
                 for (uint64_t k = 0; k < n; k++)
@@ -559,22 +737,40 @@ static void test_serialise_round_trip(void **state)
             }
 }
 
-/* A filter whose victim stash is in use survives the round trip. */
+/* A filter whose victim stash is in use survives the round trip, also
+ * with a fingerprint wider than 16 bits. */
 static void test_serialise_victim(void **state)
 {
     (void)state;
-    cf_filter_t *f = make(1000, 4, 12, 0);
-    for (int i = 0; i < 9; i++)
-        assert_int_equal(cf_add(f, "v", 1), 0);
-    size_t len;
-    uint8_t *buf = encode(f, &len);
-    cf_filter_t *g = NULL;
-    assert_int_equal(decode(buf, len, &g), 0);
-    assert_int_equal(cf_count(g, "v", 1), 9);
-    assert_int_equal(cf_add(g, "v", 1), -ENOSPC);
-    free(buf);
-    cf_free(g);
-    cf_free(f);
+    static const uint32_t fps[] = {12, 16, 13, 17};
+    for (size_t j = 0; j < 4; j++) {
+        cf_filter_t *f = make(1000, 4, fps[j], 0);
+        /* a key whose fingerprint needs all 17 bits, for the 17-bit run */
+        char k[16];
+        int klen = 0;
+        for (unsigned n = 0;; n++) {
+            klen = snprintf(k, sizeof(k), "v%u", n);
+            if ((XXH3_64bits_withSeed(k, (size_t)klen, 42) & 0x1FFFF) >
+                0x10000)
+                break;
+        }
+        for (int i = 0; i < 9; i++)
+            assert_int_equal(cf_add(f, k, (size_t)klen), 0);
+        size_t len;
+        uint8_t *buf = encode(f, &len);
+        cf_filter_t *g = NULL;
+        assert_int_equal(decode(buf, len, &g), 0);
+        assert_int_equal(cf_count(g, k, (size_t)klen), 9);
+        assert_int_equal(cf_add(g, k, (size_t)klen), -ENOSPC);
+        /* a delete from a bucket lets the victim back in */
+        assert_int_equal(cf_del(g, k, (size_t)klen), 1);
+        assert_int_equal(cf_count(g, k, (size_t)klen), 8);
+        assert_int_equal(cf_add(g, k, (size_t)klen), 0);
+        assert_int_equal(cf_count(g, k, (size_t)klen), 9);
+        free(buf);
+        cf_free(g);
+        cf_free(f);
+    }
 }
 
 /* Loads a possibly hostile encoding; when accepted, queries and writes the
@@ -595,10 +791,9 @@ static bool load_and_use(const uint8_t *buf, size_t len)
     return true;
 }
 
-static void test_serialise_hostile(void **state)
+static void serialise_hostile(uint32_t fp)
 {
-    (void)state;
-    cf_filter_t *f = make(300, 4, 12, 2);
+    cf_filter_t *f = make(300, 4, fp, 2);
     for (uint64_t k = 0; k < 1000; k++)
         assert_int_equal(add_u64(f, k), 0);
     size_t len;
@@ -701,6 +896,157 @@ static void test_serialise_hostile(void **state)
     cf_free(f);
 }
 
+static void test_serialise_hostile(void **state)
+{
+    (void)state;
+    serialise_hostile(12);
+    serialise_hostile(13);
+}
+
+/* Fixes up the header checksum of an encoding. */
+static void fix_sum(uint8_t *buf)
+{
+    size_t hlen = (size_t)buf[6] | (size_t)buf[7] << 8;
+    uint64_t sum = XXH3_64bits(buf, hlen - 8);
+    for (int i = 0; i < 8; i++)
+        buf[hlen - 8 + i] = (uint8_t)(sum >> (8 * i));
+}
+
+/* The encoding travels in the header and is checked against the shape: a
+ * header that names an unknown encoding, semi-sorted at a width or bucket
+ * size it has not, or plain at a semi-sorted width, is refused. Tables of
+ * any bytes load, and garbage in the 12-bit ranks (3,876..4,095 name no
+ * multiset) is answered safely. */
+static void test_serialise_encoding(void **state)
+{
+    (void)state;
+    cf_filter_t *f = make(1000, 4, 13, 0);
+    for (uint64_t k = 0; k < 900; k++)
+        assert_int_equal(add_u64(f, k), 0);
+    size_t len;
+    uint8_t *buf = encode(f, &len);
+    assert_int_equal(buf[4], 2); /* version */
+    assert_int_equal(buf[14], CF_ENC_SEMISORTED);
+    cf_filter_t *g = NULL;
+    assert_int_equal(decode(buf, len, &g), 0);
+    cf_stats_t st;
+    cf_stats(g, &st);
+    assert_int_equal(st.encoding, CF_ENC_SEMISORTED);
+    assert_int_equal(st.fp_bits, 13);
+    cf_free(g);
+
+    static const struct {
+        uint8_t enc, fp;
+    } bad[] = {{2, 13}, {255, 13}, {0, 13}, {1, 12}, {1, 16}, {1, 10}};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        uint8_t *copy = malloc(len);
+        memcpy(copy, buf, len);
+        copy[14] = bad[i].enc;
+        copy[12] = bad[i].fp;
+        fix_sum(copy);
+        g = (cf_filter_t *)1;
+        assert_int_equal(decode(copy, len, &g), -EINVAL);
+        assert_null(g);
+        free(copy);
+    }
+    /* bucket size 2 with a semi-sorted encoding; byte 15 reserved */
+    uint8_t *copy = malloc(len);
+    memcpy(copy, buf, len);
+    copy[8] = 2;
+    fix_sum(copy);
+    assert_int_equal(decode(copy, len, &g), -EINVAL);
+    memcpy(copy, buf, len);
+    copy[15] = 1;
+    fix_sum(copy);
+    assert_int_equal(decode(copy, len, &g), -EINVAL);
+    /* the same bytes named plain 12-bit (also 48-bit buckets): another
+     * filter, but a well-formed one */
+    memcpy(copy, buf, len);
+    copy[14] = CF_ENC_PLAIN;
+    copy[12] = 12;
+    fix_sum(copy);
+    assert_true(load_and_use(copy, len));
+
+    /* every data byte 0xFF: all ranks invalid (4,095) */
+    size_t hlen = cf_header_len(f);
+    memcpy(copy, buf, len);
+    memset(copy + hlen, 0xFF, len - hlen);
+    assert_true(load_and_use(copy, len));
+    /* random data bytes */
+    srand(11);
+    for (int round = 0; round < 20; round++) {
+        for (size_t i = hlen; i < len; i++)
+            copy[i] = (uint8_t)rand();
+        assert_true(load_and_use(copy, len));
+    }
+    free(copy);
+    free(buf);
+    cf_free(f);
+}
+
+/* Encodings written by version 1 of the serialisation still load, and
+ * answer as the filters they were made from (see cf_v1_fixture.h). */
+static void test_load_version1(void **state)
+{
+    (void)state;
+    cf_filter_t *g = NULL;
+    cf_stats_t st;
+
+    assert_int_equal(decode(v1_grown, sizeof(v1_grown), &g), 0);
+    cf_stats(g, &st);
+    assert_int_equal(st.nfilters, 3);
+    assert_int_equal(st.items, 180);
+    assert_int_equal(st.deleted, 20);
+    assert_int_equal(st.fp_bits, 12);
+    assert_int_equal(st.bucket_size, 4);
+    assert_int_equal(st.expansion, 2);
+    assert_int_equal(st.seed, 42);
+    for (uint64_t k = 0; k < 200; k++)
+        if (k % 10 != 0)
+            assert_true(has_u64(g, k));
+    /* and it keeps working: a write, then a round trip */
+    assert_int_equal(add_u64(g, 1000), 0);
+    size_t len;
+    uint8_t *buf = encode(g, &len);
+    cf_filter_t *h = NULL;
+    assert_int_equal(decode(buf, len, &h), 0);
+    assert_same_answers(g, h, 1001);
+    free(buf);
+    cf_free(h);
+    cf_free(g);
+
+    assert_int_equal(decode(v1_victim, sizeof(v1_victim), &g), 0);
+    cf_stats(g, &st);
+    assert_int_equal(st.items, 13);
+    assert_int_equal(st.fp_bits, 16);
+    assert_int_equal(cf_count(g, "v", 1), 9);
+    assert_true(has_u64(g, 0) && has_u64(g, 2) && has_u64(g, 3) &&
+                has_u64(g, 4));
+    cf_free(g);
+
+    assert_int_equal(decode(v1_b3, sizeof(v1_b3), &g), 0);
+    cf_stats(g, &st);
+    assert_int_equal(st.items, 60);
+    assert_int_equal(st.nfilters, 2);
+    assert_int_equal(st.bucket_size, 3);
+    assert_int_equal(st.fp_bits, 8);
+    for (uint64_t k = 0; k < 60; k++)
+        assert_true(has_u64(g, k));
+    cf_free(g);
+
+    /* Version 1 kept its reserved bytes zero; a set one is refused even
+     * with the checksum fixed up. */
+    uint8_t copy[sizeof(v1_b3)];
+    memcpy(copy, v1_b3, sizeof(copy));
+    size_t hlen = (size_t)copy[6] | (size_t)copy[7] << 8;
+    copy[14] = 1;
+    uint64_t sum = XXH3_64bits(copy, hlen - 8);
+    for (int i = 0; i < 8; i++)
+        copy[hlen - 8 + i] = (uint8_t)(sum >> (8 * i));
+    assert_int_equal(decode(copy, sizeof(copy), &g), -EINVAL);
+    assert_null(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -718,6 +1064,10 @@ int main(void)
         cmocka_unit_test(test_serialise_round_trip),
         cmocka_unit_test(test_serialise_victim),
         cmocka_unit_test(test_serialise_hostile),
+        cmocka_unit_test(test_load_version1),
+        cmocka_unit_test(test_ss_tables),
+        cmocka_unit_test(test_ss_mixed_buckets),
+        cmocka_unit_test(test_serialise_encoding),
     };
     return cmocka_run_group_tests_name("cf", tests, NULL, NULL);
 }

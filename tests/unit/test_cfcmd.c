@@ -323,6 +323,33 @@ static void test_reserve(void **state)
     assert_int_equal(info_field_of(fx, "o", "Max iterations"), 20);
     /* 2b / (2^bits - 1) <= 0.0005 first at 16 bits for b = 2. */
     assert_int_equal(info_field_of(fx, "o", "Fingerprint bits"), 16);
+
+    /* At b = 4, 0.001 is met by semi-sorted 13-bit fingerprints (the size
+     * of plain 12) before plain 16; CF.INFO ends with the encoding. */
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "s", "1000", "ERROR", "0.001");
+    assert_int_equal(info_field_of(fx, "s", "Fingerprint bits"), 13);
+    RUN(fx, "CF.INFO", "s");
+    assert_non_null(
+        strstr(fx->reply, "$8\r\nEncoding\r\n$11\r\nsemi-sorted\r\n"));
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "s17", "1000", "ERROR", "1e-4");
+    assert_int_equal(info_field_of(fx, "s17", "Fingerprint bits"), 17);
+    /* the same from the configured rate (cf-error-rate) */
+    fx->srv.cfg.cf_error_rate = 0.001;
+    fx->srv.cfg.cf_fingerprint_bits = 16;
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "d", "1000");
+    assert_int_equal(info_field_of(fx, "d", "Fingerprint bits"), 13);
+    /* no semi-sorted encoding at b = 2: plain 12 meets 0.001 there */
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "d2", "1000", "BUCKETSIZE", "2");
+    assert_int_equal(info_field_of(fx, "d2", "Fingerprint bits"), 12);
+    /* a configured rate that a bucket size cannot meet falls back to the
+     * configured (plain) width */
+    fx->srv.cfg.cf_error_rate = 1e-4;
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "d8", "1000", "BUCKETSIZE", "8");
+    assert_int_equal(info_field_of(fx, "d8", "Fingerprint bits"), 16);
+    RUN(fx, "CF.INFO", "d8");
+    assert_non_null(strstr(fx->reply, "$5\r\nplain\r\n"));
+    fx->srv.cfg.cf_error_rate = 0;
+    fx->srv.cfg.cf_fingerprint_bits = 12;
 }
 
 static void test_reserve_errors(void **state)
@@ -370,7 +397,7 @@ static void test_reserve_errors(void **state)
     EXPECT(fx, "-ERR Unknown argument received\r\n", "CF.RESERVE", "k", "1000",
            "BUCKET", "4");
     static const char *bad_rates[] = {"0", "1",     "-0.5", "nan",   "inf",
-                                      "x", "0.01 ", "1e-4", "1e-300"};
+                                      "x", "0.01 ", "5e-5", "1e-300"};
     for (size_t i = 0; i < sizeof(bad_rates) / sizeof(bad_rates[0]); i++)
         assert_non_null(
             strstr(RUN(fx, "CF.RESERVE", "k", "1000", "ERROR", bad_rates[i]),
@@ -412,8 +439,9 @@ static void test_add_exists_del_count(void **state)
     EXPECT(fx, "*2\r\n#t\r\n#t\r\n", "CF.INSERT", "k", "ITEMS", "p", "q");
     EXPECT(fx, "*2\r\n:0\r\n:1\r\n", "CF.INSERTNX", "k", "ITEMS", "p", "r");
     RUN(fx, "CF.INFO", "k");
-    assert_memory_equal(fx->reply, "%11\r\n$4\r\nSize\r\n:", 16);
+    assert_memory_equal(fx->reply, "%12\r\n$4\r\nSize\r\n:", 16);
     assert_non_null(strstr(fx->reply, "$10\r\nError rate\r\n,"));
+    assert_non_null(strstr(fx->reply, "$8\r\nEncoding\r\n$5\r\nplain\r\n"));
 }
 
 static void test_missing_keys(void **state)

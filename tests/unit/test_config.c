@@ -392,9 +392,10 @@ static const bad_t bads[] = {
                             "couldn't be parsed into a number"},
     {"cf-error-rate 0.1x\n", "t.conf:1: 'cf-error-rate 0.1x': argument "
                              "couldn't be parsed into a number"},
-    {"cf-error-rate 0.0001\n",
-     "t.conf:1: 'cf-error-rate 0.0001': rate 0.0001 is below what 16-bit "
-     "fingerprints give with bucket size 4"},
+    {"cf-error-rate 0.00005\n",
+     "t.conf:1: 'cf-error-rate 0.00005': rate 5e-05 is below what the finest "
+     "fingerprints (17-bit semi-sorted at bucket size 4, else 16-bit) give "
+     "with bucket size 4"},
     {"cf-error-rate 0.001\ncf-bucket-size 255\n",
      "t.conf:2: 'cf-bucket-size 255': cf-error-rate 0.001 cannot be met with "
      "this bucket size"},
@@ -569,10 +570,20 @@ static void test_cf_error_rate(void **state)
     assert_int_equal(c->cf_fingerprint_bits, 8);
     assert_int_equal(load(c, "cf-bucket-size 8\n"), 0);
     assert_int_equal(c->cf_fingerprint_bits, 8);
-    /* 0.0001 is out of reach with b = 4 but not with b = 2. */
+    /* 0.0001 is met at b = 4 by semi-sorted 17-bit fingerprints only (the
+     * filter picks them; the plain fallback width is 16), and at b = 2 by
+     * plain 16 bits; at b = 8 by neither. */
+    assert_int_equal(load(c, "cf-bucket-size 4\ncf-error-rate 1e-4\n"), 0);
+    assert_int_equal(c->cf_fingerprint_bits, 16);
     assert_int_equal(load(c, "cf-bucket-size 2\ncf-error-rate 1e-4\n"), 0);
     assert_int_equal(c->cf_fingerprint_bits, 16);
     assert_string_equal(get(c, "cf-error-rate"), "0.0001");
+    assert_int_equal(load(c, "cf-bucket-size 8\n"), -EINVAL);
+    /* 0.00005 is out of reach with b = 4 but not with b = 1. */
+    assert_int_equal(load(c, "cf-bucket-size 4\ncf-error-rate 5e-5\n"),
+                     -EINVAL);
+    assert_int_equal(load(c, "cf-bucket-size 1\ncf-error-rate 5e-5\n"), 0);
+    assert_int_equal(c->cf_fingerprint_bits, 16);
 }
 
 /* ---- command line and files ---- */
