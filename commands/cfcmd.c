@@ -88,18 +88,8 @@ static bool arg_u64(const cmdarg_t *a, uint64_t *out)
 /* A false-positive rate strictly between 0 and 1, the whole argument. */
 static bool parse_rate(const cmdarg_t *a, double *out)
 {
-    char buf[64];
-    char *end;
-
-    if (a->len == 0 || a->len >= sizeof(buf))
-        return false;
-    memcpy(buf, a->ptr, a->len);
-    buf[a->len] = '\0';
-    if (strlen(buf) != a->len || buf[0] == ' ' || buf[0] == '\t')
-        return false;
-    errno = 0;
-    double d = strtod(buf, &end);
-    if (end != buf + a->len || errno != 0 || !isfinite(d) || d <= 0 || d >= 1)
+    double d;
+    if (!cmdarg_double(a->ptr, a->len, &d) || d <= 0 || d >= 1)
         return false;
     *out = d;
     return true;

@@ -3,6 +3,11 @@
  */
 #include "cmdarg.h"
 
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
 bool cmdarg_u64(const char *s, size_t len, uint64_t *out)
 {
     uint64_t v = 0;
@@ -48,4 +53,23 @@ bool cmdarg_is(const char *s, size_t len, const char *lower)
             return false;
     }
     return lower[len] == '\0';
+}
+
+bool cmdarg_double(const char *s, size_t len, double *out)
+{
+    char buf[64];
+    char *end;
+
+    if (len == 0 || len >= sizeof(buf) || memchr(s, '\0', len) != NULL ||
+        s[0] == ' ' || s[0] == '\t' || s[0] == '\n' || s[0] == '\r' ||
+        s[0] == '\v' || s[0] == '\f')
+        return false;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    errno = 0;
+    double d = strtod(buf, &end);
+    if (end != buf + len || errno != 0 || !isfinite(d))
+        return false;
+    *out = d;
+    return true;
 }

@@ -28,6 +28,11 @@ bool cmdarg_ll(const char *s, size_t len, long long *out);
 /* The same rules for an unsigned value (no '-'): 0 .. UINT64_MAX. */
 bool cmdarg_u64(const char *s, size_t len, uint64_t *out);
 
+/* Parses the whole of s[0..len) as a finite decimal number (strtod's
+ * syntax, no leading white space, no embedded NUL). true and *out on
+ * success. */
+bool cmdarg_double(const char *s, size_t len, double *out);
+
 /* true when the len bytes at s equal lower (NUL-terminated, lower case)
  * ignoring ASCII case. */
 bool cmdarg_is(const char *s, size_t len, const char *lower);

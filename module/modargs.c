@@ -24,18 +24,6 @@ void modargs_default(cfcmd_defaults_t *d)
     d->initial_size = 1024;
 }
 
-static bool parse_double(const cmdarg_t *a, double *out)
-{
-    char buf[64];
-    char *end;
-    if (a->len == 0 || a->len >= sizeof(buf))
-        return false;
-    memcpy(buf, a->ptr, a->len);
-    buf[a->len] = '\0';
-    *out = strtod(buf, &end);
-    return end == buf + a->len && *out == *out;
-}
-
 static int fail(char *why, size_t whylen, const cmdarg_t *name,
                 const char *msg)
 {
@@ -80,7 +68,7 @@ int modargs_parse(cfcmd_defaults_t *d, int argc, const cmdarg_t *argv,
             d->error_rate = 0; /* an explicit width overrides a rate */
         } else if (cmdarg_is(n->ptr, n->len, "cf-error-rate")) {
             double r;
-            if (!parse_double(v, &r))
+            if (!cmdarg_double(v->ptr, v->len, &r))
                 return fail(why, whylen, n, "argument must be a number");
             if (r != 0 && !(r > 0 && r < 1))
                 return fail(why, whylen, n,

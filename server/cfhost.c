@@ -119,24 +119,7 @@ static void h_map(void *h, size_t n)
     resp_add_map(&((client_t *)h)->out, n);
 }
 
-static const cfcmd_host_t host = {
-    .find = h_find,
-    .create = h_create,
-    .changed = h_changed,
-    .headroom = h_headroom,
-    .seed = h_seed,
-    .defaults = h_defaults,
-    .proto = h_proto,
-    .reply_int = h_int,
-    .reply_bool = h_bool,
-    .reply_simple = h_simple,
-    .reply_error = h_error,
-    .reply_bulk = h_bulk,
-    .reply_null = h_null,
-    .reply_double = h_double,
-    .reply_array = h_array,
-    .reply_map = h_map,
-};
+static const cfcmd_host_t host = CFCMD_HOST_INIT(h_);
 
 /* argv as the command layer's argument type, in the server's reusable
  * buffer. NULL when out of memory. */

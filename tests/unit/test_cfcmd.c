@@ -169,24 +169,7 @@ static void t_map(void *h, size_t n)
     resp_add_map(OUT(h), n);
 }
 
-static const cfcmd_host_t test_host = {
-    .find = t_find,
-    .create = t_create,
-    .changed = t_changed,
-    .headroom = t_headroom,
-    .seed = t_seed,
-    .defaults = t_defaults,
-    .proto = t_proto,
-    .reply_int = t_int,
-    .reply_bool = t_bool,
-    .reply_simple = t_simple,
-    .reply_error = t_error,
-    .reply_bulk = t_bulk,
-    .reply_null = t_null,
-    .reply_double = t_double,
-    .reply_array = t_array,
-    .reply_map = t_map,
-};
+static const cfcmd_host_t test_host = CFCMD_HOST_INIT(t_);
 
 typedef struct fx {
     test_srv_t srv;

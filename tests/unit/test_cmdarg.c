@@ -77,6 +77,23 @@ static void test_u64(void **state)
     assert_true(v == 0);
 }
 
+static void test_double(void **state)
+{
+    double d = 0;
+    assert_true(cmdarg_double("0.001", 5, &d));
+    assert_true(d == 0.001);
+    assert_true(cmdarg_double("1e-3", 4, &d));
+    assert_true(cmdarg_double("-2", 2, &d));
+    assert_true(d == -2);
+    d = 7;
+    static const char *bad[] = {"", " 1", "1 ", "1x", "nan", "inf", "1e999",
+                                "0x"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        assert_false(cmdarg_double(bad[i], strlen(bad[i]), &d));
+    assert_false(cmdarg_double("1\0" "2", 3, &d));
+    assert_true(d == 7); /* untouched on failure */
+}
+
 static void test_is(void **state)
 {
     assert_true(cmdarg_is("ITEMS", 5, "items"));
@@ -93,6 +110,7 @@ int main(void)
         cmocka_unit_test(test_ll_accepts),
         cmocka_unit_test(test_ll_refuses),
         cmocka_unit_test(test_u64),
+        cmocka_unit_test(test_double),
         cmocka_unit_test(test_is),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
