@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "conn.h"
+#include "heap.h"
 #include "latency.h"
 #include "log.h"
 #include "tls.h"
@@ -149,6 +150,7 @@ static void daemon_on_cron(uv_timer_t *t)
     server_t *s = t->data;
     uint64_t t0 = uv_hrtime();
     server_stats_sample(s);
+    heap_cron(server_used_memory(s));
     conn_cron(s);
     latency_add(s, "server-cron", latency_ms_since(t0));
 }
