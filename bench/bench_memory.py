@@ -3,6 +3,7 @@
 Debian's redis-server (jemalloc), one run, same client, same sequence.
 
     python3 bench/bench_memory.py [--bin build/server/cuckood]
+                                  [--also NAME=PATH ...]
                                   [--rounds 30] [--per-round 2000]
                                   [--bgsave-mb 1024] [--skip-redis]
                                   [--skip-bgsave]
@@ -28,7 +29,11 @@ Parts:
           sum of their RSS counts shared pages twice and is shown beside it.
           Target: peak PSS(parent) + PSS(child) <= 1.5x the dataset.
 
-RSS is VmRSS of /proc/PID/status for both servers, read by this script.
+--also runs the churn on another cuckood binary too (e.g. a build with
+-DCUCKOOD_ALLOCATOR=jemalloc). RSS is VmRSS of /proc/PID/status for every
+server, read by this script; CPU time is the server's (all its threads)
+during the churn, from /proc/PID/stat: a steadier figure than the wall
+time on a shared machine.
 Needs only python3 (and redis-server for the reference).
 """
 
@@ -139,23 +144,28 @@ def rss(pid):
     return status_kb(pid, "VmRSS")
 
 
-def pss(pid):
-    """PSS of pid in bytes, or None once it has gone."""
+def rollup(pid, field):
+    """A field of /proc/PID/smaps_rollup in bytes, or None once pid has
+    gone."""
     try:
         with open("/proc/%d/smaps_rollup" % pid) as f:
             for ln in f:
-                if ln.startswith("Pss:"):
+                if ln.startswith(field + ":"):
                     return int(ln.split()[1]) * 1024
     except (FileNotFoundError, ProcessLookupError):
         return None
     return None
 
 
+def pss(pid):
+    return rollup(pid, "Pss")
+
+
 class Server:
     def __init__(self, kind, binary, tmp):
         self.kind = kind
         self.port = free_port()
-        self.dir = tempfile.mkdtemp(dir=tmp, prefix=kind + "-")
+        self.dir = tempfile.mkdtemp(dir=tmp, prefix=kind.replace(" ", "-") + "-")
         args = [binary, "--port", str(self.port), "--bind", "127.0.0.1",
                 "--dir", self.dir, "--save", "", "--dbfilename", "dump.rdb"]
         if kind == "redis":
@@ -211,7 +221,7 @@ def churn(srv, rounds, per_round, seed=1):
         for i in range(0, per_round, batch):
             cmds = []
             for k, cap in zip(keys[i:i + batch], caps[i:i + batch]):
-                if srv.kind == "cuckood":
+                if srv.kind != "redis":
                     cmds.append(enc("CF.RESERVE", k, cap))
                     cmds.append(enc("CF.INSERT", k, "ITEMS", *items))
                 else:
@@ -269,6 +279,7 @@ def bgsave(srv, mb):
     time.sleep(1)
     used = int(c.info()["used_memory"])
     parent_before = rss(srv.pid)
+    huge_before = rollup(srv.pid, "AnonHugePages") or 0
     w = Conn(srv.port)
     c.cmd("BGSAVE")
     t0 = time.perf_counter()
@@ -277,6 +288,7 @@ def bgsave(srv, mb):
     while child is None and time.time() < deadline:
         child = find_child(srv.pid)
     peak_pss = peak_rss = 0
+    huge_low = huge_before
     writes = 0
     samples = 0
     last = 0.0
@@ -298,12 +310,14 @@ def bgsave(srv, mb):
             except (FileNotFoundError, ProcessLookupError):
                 break
             samples += 1
+            huge_low = min(huge_low, rollup(srv.pid, "AnonHugePages") or 0)
             peak_pss = max(peak_pss, pp + cp)
             peak_rss = max(peak_rss, rss(srv.pid) + cr)
     dur = time.perf_counter() - t0
     ok = wait_save(c)
     return {"used": used, "parent_before": parent_before,
             "peak_pss": peak_pss, "peak_rss_sum": peak_rss,
+            "huge_before": huge_before, "huge_low": huge_low,
             "writes": writes, "seconds": dur, "samples": samples,
             "saved": ok}
 
@@ -334,6 +348,8 @@ def mbs(n):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.path.join(ROOT, "build/server/cuckood"))
+    ap.add_argument("--also", action="append", default=[],
+                    metavar="NAME=PATH")
     ap.add_argument("--rounds", type=int, default=30)
     ap.add_argument("--per-round", type=int, default=2000)
     ap.add_argument("--bgsave-mb", type=int, default=1024)
@@ -344,6 +360,9 @@ def main():
 
     tmp = tempfile.mkdtemp(prefix="bench-mem-", dir=a.dir)
     servers = [("cuckood", a.bin)]
+    for spec in a.also:
+        name, _, path = spec.partition("=")
+        servers.append(("cuckood " + name, path))
     redis_bin = shutil.which("redis-server")
     if not a.skip_redis and redis_bin:
         servers.append(("redis", redis_bin))
@@ -354,14 +373,11 @@ def main():
         for kind, binary in servers:
             srv = Server(kind, binary, tmp)
             try:
-                if kind == "cuckood":
-                    alloc = srv.conn.info("memory").get("mem_allocator", "?")
-                else:
-                    alloc = srv.conn.info("memory").get("mem_allocator", "?")
+                alloc = srv.conn.info("memory").get("mem_allocator", "?")
                 r = churn(srv, a.rounds, a.per_round)
             finally:
                 srv.stop()
-            label = kind if kind == "cuckood" else \
+            label = kind if kind != "redis" else \
                 "redis-server (plain strings of RedisBloom's sizes)"
             print("-- %s, allocator %s" % (label, alloc))
             print("   churn time, server CPU time         %.1f s, %.1f s"
@@ -391,6 +407,8 @@ def main():
             print("   dataset (used_memory)               %s" % mbs(r["used"]))
             print("   parent RSS before BGSAVE            %s"
                   % mbs(r["parent_before"]))
+            print("   parent on huge pages before/lowest  %s / %s"
+                  % (mbs(r["huge_before"]), mbs(r["huge_low"])))
             print("   save: %.1f s, %d items written meanwhile (%d/s), "
                   "%d samples, saved ok: %s"
                   % (r["seconds"], r["writes"], r["writes"] / r["seconds"],

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cf.h"
@@ -19,30 +20,50 @@
  * transparent huge pages (lookups in a large table miss the TLB
  * otherwise) and go back to the kernel the moment they are freed. */
 #define HEAP_MAP_MIN ((size_t)2 << 20)
-/* A drop of the keyspace by this much, or by an eighth, since the last
- * purge purges at once instead of waiting for the decay. */
+/* When the keyspace falls below a quarter of its size at the last purge
+ * (and by 4 MiB at least), the freed pages go back at once. */
 #define HEAP_PURGE_DROP ((uint64_t)4 << 20)
+#define HEAP_PURGE_SHARE 4
+/* Once the keyspace's size has not changed for this long, every freed page
+ * goes back. Not sooner: giving a page back (madvise, a TLB shootdown) and
+ * faulting it in again costs far more than reusing it, and a keyspace
+ * that churns reuses what it freed a moment ago. */
+#define HEAP_QUIET_NS ((uint64_t)1000000000)
 
-static uint64_t purge_mark; /* keyspace bytes at the last purge, or peak */
+static uint64_t purge_mark;  /* keyspace bytes at the last purge, or peak */
+static uint64_t last_used;   /* keyspace bytes at the last cron */
+static uint64_t changed_ns;  /* when it last changed; 0 once purged */
 
 #ifdef CUCKOOD_JEMALLOC
 
 /* Read by jemalloc when it initialises itself (before main()); the
- * MALLOC_CONF environment variable still overrides it. The background
- * thread purges without waiting for allocator activity, so an idle server
- * gives pages back too; dirty pages are purged after about a second
- * (jemalloc's default is 10 s, which a container's limit pays for), and
- * with muzzy_decay_ms 0 they are returned with MADV_DONTNEED at once
+ * MALLOC_CONF environment variable still overrides it. The cron drives the
+ * decay (heap_decay()), so an idle server gives pages back without a
+ * background thread, whose purges cost a TLB shootdown across CPUs each;
+ * with muzzy_decay_ms 0 pages are returned with MADV_DONTNEED at once
  * rather than MADV_FREE, which leaves them in RSS until the kernel needs
  * them. */
-const char *malloc_conf =
-    "background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0";
+const char *malloc_conf = "dirty_decay_ms:5000,muzzy_decay_ms:0";
 
 static char name[48];
 
+/* calloc() of a large size that reuses freed pages has jemalloc zero them
+ * with madvise(MADV_DONTNEED), and each page faults in again: a TLB
+ * shootdown and a fault per page where writing zeros costs a memset. The
+ * tables are zeroed here instead. */
+static void *table_calloc(size_t n, size_t size)
+{
+    if (size != 0 && n > SIZE_MAX / size)
+        return NULL;
+    void *p = malloc(n * size);
+    if (p != NULL)
+        memset(p, 0, n * size);
+    return p;
+}
+
 void heap_init(void)
 {
-    static const cf_allocator_t je = {malloc, calloc, realloc, free};
+    static const cf_allocator_t je = {malloc, table_calloc, realloc, free};
     cf_set_allocator(&je);
     cf_set_map_min(HEAP_MAP_MIN);
     const char *v = NULL;
@@ -81,11 +102,24 @@ void heap_stats(heap_stats_t *st)
     st->resident = stat_of("stats.resident");
 }
 
-void heap_purge(void)
+static void arenas_do(const char *what)
 {
     char cmd[64];
-    snprintf(cmd, sizeof(cmd), "arena.%u.purge", (unsigned)MALLCTL_ARENAS_ALL);
+    snprintf(cmd, sizeof(cmd), "arena.%u.%s", (unsigned)MALLCTL_ARENAS_ALL,
+             what);
     (void)mallctl(cmd, NULL, NULL, NULL, 0);
+}
+
+void heap_purge(void)
+{
+    arenas_do("purge");
+}
+
+/* The decay's share of the pages freed since, purged from the cron on the
+ * loop's own thread. */
+static void heap_decay(void)
+{
+    arenas_do("decay");
 }
 
 typedef struct text {
@@ -174,6 +208,10 @@ char *heap_malloc_stats(void)
     return NULL;
 }
 
+static void heap_decay(void)
+{
+}
+
 #endif
 
 uint64_t heap_rss(void)
@@ -190,16 +228,29 @@ uint64_t heap_rss(void)
     return (uint64_t)res * (uint64_t)page;
 }
 
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 void heap_cron(uint64_t used)
 {
-    if (used > purge_mark) {
-        purge_mark = used;
-        return;
+    uint64_t now = now_ns();
+    heap_decay();
+    if (used != last_used) {
+        last_used = used;
+        changed_ns = now;
     }
-    uint64_t drop = purge_mark - used;
-    if (drop >= HEAP_PURGE_DROP ||
-        (drop >= HEAP_PURGE_DROP / 4 && drop >= purge_mark / 8)) {
+    if (used > purge_mark)
+        purge_mark = used;
+    bool quiet = changed_ns != 0 && now - changed_ns >= HEAP_QUIET_NS;
+    bool fell = purge_mark - used >= HEAP_PURGE_DROP &&
+                used < purge_mark / HEAP_PURGE_SHARE;
+    if (quiet || fell) {
         heap_purge();
         purge_mark = used;
+        changed_ns = 0;
     }
 }

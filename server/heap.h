@@ -2,20 +2,20 @@
  * heap.h - the daemon's memory allocator, chosen at build time, and what it
  * tells about the memory it holds.
  *
- * jemalloc (the default build): the whole process's malloc, as in Redis.
- * Freed pages go back to the kernel by themselves: jemalloc's background
- * thread purges dirty pages on a short decay (HEAP_DECAY_MS), so the
- * resident size follows what is in use within about a second with no
- * command running. heap_cron() purges at once after a large drop
- * (FLUSHALL, FLUSHDB, deleting many filters).
+ * libc (the default, and every sanitizer build): glibc's malloc with a
+ * fixed mmap threshold of 64 KiB, so a table above it is mapped on its own
+ * and unmapped when freed instead of landing in the heap, where a
+ * long-lived neighbour would pin it; the small rest is trimmed
+ * (malloc_trim(), which also returns whole free pages inside the heap).
  *
- * libc (builds with sanitizers, which replace malloc, or
- * -DCUCKOOD_ALLOCATOR=libc): glibc's malloc with a fixed mmap threshold,
- * so that no table above it lives in the heap, and malloc_trim() after a
- * large drop.
+ * jemalloc (-DCUCKOOD_ALLOCATOR=jemalloc, kept to compare against): the
+ * whole process's malloc, as in Redis, dirty pages purged on a 5 s decay
+ * driven by the cron.
  *
- * Either way filter tables of 2 MiB and more are mapped by the core
- * (cf_set_map_min()) with a huge-page hint, and unmapped when freed.
+ * Either way heap_cron() gives every freed page back once the keyspace's
+ * size has been still for a second, and at once when it falls to a quarter
+ * (FLUSHALL, FLUSHDB); filter tables of 2 MiB and more are mapped by the
+ * core (cf_set_map_min()) with a huge-page hint, and unmapped when freed.
  *
  * Contract: leaf module of the daemon (libc, jemalloc, the filter core's
  * allocator hook). Event loop thread only, apart from heap_rss().
