@@ -252,9 +252,11 @@ def churn(srv, rounds, per_round, seed=1):
     }
 
 
-def bgsave(srv, mb):
+def bgsave(srv, mb, bench_writer=False):
     """A dataset of about mb MB, a writer without pause, BGSAVE; returns
-    the peak figures while the child lived."""
+    the peak figures while the child lived. With bench_writer the writes
+    come from redis-benchmark (4 connections, CF.ADD of random items
+    pipelined 16 deep) instead of this script's own connection."""
     c = srv.conn
     nfilt = 4
     # 12-bit fingerprints, 4 slots a bucket at 95% load: ~1.58 bytes a
@@ -281,6 +283,15 @@ def bgsave(srv, mb):
     parent_before = rss(srv.pid)
     huge_before = rollup(srv.pid, "AnonHugePages") or 0
     w = Conn(srv.port)
+    bench = None
+    if bench_writer:
+        bench = subprocess.Popen(
+            ["redis-benchmark", "-p", str(srv.port), "-c", "4", "-P", "16",
+             "-n", "2000000000", "-r", "1000000000", "CF.ADD", "big:0",
+             "__rand_int__"], stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL)
+        time.sleep(1)
+    cmds0 = int(c.info("stats")["total_commands_processed"])
     c.cmd("BGSAVE")
     t0 = time.perf_counter()
     child = None
@@ -294,11 +305,15 @@ def bgsave(srv, mb):
     last = 0.0
     while child is not None and pss(child) is not None:
         # One pipelined batch of writes, then a sample every 20 ms.
-        cmds = [enc("CF.INSERT", "big:%d" % (writes // 100 % nfilt), "ITEMS",
-                    *[b"w%x" % rng.getrandbits(60) for _ in range(100)])
-                for _ in range(20)]
-        w.pipeline(cmds)
-        writes += 2000
+        if bench is None:
+            cmds = [enc("CF.INSERT", "big:%d" % (writes // 100 % nfilt),
+                        "ITEMS",
+                        *[b"w%x" % rng.getrandbits(60) for _ in range(100)])
+                    for _ in range(20)]
+            w.pipeline(cmds)
+            writes += 2000
+        else:
+            time.sleep(0.02)
         now = time.perf_counter()
         if now - last >= 0.02:
             last = now
@@ -314,6 +329,12 @@ def bgsave(srv, mb):
             peak_pss = max(peak_pss, pp + cp)
             peak_rss = max(peak_rss, rss(srv.pid) + cr)
     dur = time.perf_counter() - t0
+    if bench is not None:
+        bench.terminate()
+        bench.wait()
+        # Commands (CF.ADD, one item each) from the fork to the child's end,
+        # counted by the server.
+        writes = int(c.info("stats")["total_commands_processed"]) - cmds0
     ok = wait_save(c)
     return {"used": used, "parent_before": parent_before,
             "peak_pss": peak_pss, "peak_rss_sum": peak_rss,
@@ -355,6 +376,8 @@ def main():
     ap.add_argument("--bgsave-mb", type=int, default=1024)
     ap.add_argument("--skip-redis", action="store_true")
     ap.add_argument("--skip-bgsave", action="store_true")
+    ap.add_argument("--bgsave-writer", choices=("client", "redis-benchmark"),
+                    default="client")
     ap.add_argument("--dir", default=None)
     a = ap.parse_args()
 
@@ -396,11 +419,15 @@ def main():
                      "met" if r["over_start"] <= 20 * MB else "MISSED"))
             sys.stdout.flush()
         if not a.skip_bgsave:
-            print("== bgsave: about %d MB of filters, one client writing "
-                  "without pause during BGSAVE" % a.bgsave_mb)
+            print("== bgsave: about %d MB of filters, %s writing without "
+                  "pause during BGSAVE" % (a.bgsave_mb,
+                                           "this script's connection"
+                                           if a.bgsave_writer == "client"
+                                           else "redis-benchmark"))
             srv = Server("cuckood", a.bin, tmp)
             try:
-                r = bgsave(srv, a.bgsave_mb)
+                r = bgsave(srv, a.bgsave_mb,
+                           a.bgsave_writer == "redis-benchmark")
             finally:
                 srv.stop()
             ratio = r["peak_pss"] / r["used"]
