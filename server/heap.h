@@ -53,8 +53,10 @@ uint64_t heap_rss(void);
  * (MEMORY PURGE). */
 void heap_purge(void);
 
-/* Called by the cron with the keyspace's size in bytes: after a drop of
- * HEAP_PURGE_DROP bytes or an eighth since the last purge, purges. */
+/* Called by the cron with the keyspace's size in bytes: purges once the
+ * size has not changed for a second, or at once when it has fallen below a
+ * quarter of its size at the last purge (by 4 MiB at least); jemalloc's
+ * decay also advances here. */
 void heap_cron(uint64_t used);
 
 /* The allocator's detailed statistics as text (MEMORY MALLOC-STATS): a
