@@ -45,6 +45,10 @@
 #define CONN_TRY_WRITE_MAX (256u * 1024)
 /* Commands of a pipeline looked at ahead, to prefetch their buckets. */
 #define CONN_PEEK 32
+/* The look stops at a command with more arguments than this: the prefetch
+ * hooks serve single-item commands (name, key, item), and walking the
+ * arguments of a bulk command ahead would cost as much as parsing it. */
+#define CONN_PEEK_ARGS 3
 
 typedef struct conn_write {
     uv_write_t req;
@@ -380,7 +384,8 @@ static void conn_run(conn_t *c)
              * them: one look per CONN_PEEK commands. A lone command gains
              * nothing from it. */
             if (ahead == 0) {
-                ahead = resp_parser_peek(c->parser, next, CONN_PEEK);
+                ahead = resp_parser_peek(c->parser, next, CONN_PEEK,
+                                         CONN_PEEK_ARGS);
                 if (ahead > 1)
                     cmd_prefetch(&c->cl, next, ahead);
                 else
