@@ -387,6 +387,22 @@ static inline bool fast_num(const char **q, const char *end, uint64_t *out)
     uint64_t v = 0;
     int nd = 0;
 
+    /* Most lengths have one or two digits: "d\r\n" or "dd\r\n" (no
+     * leading zero) in one go. Anything else takes the general loop. */
+    if (end - s >= 4) {
+        unsigned d0 = (unsigned)(unsigned char)s[0] - '0';
+        unsigned d1 = (unsigned)(unsigned char)s[1] - '0';
+        if (d0 <= 9 && s[1] == '\r' && s[2] == '\n') {
+            *q = s + 3;
+            *out = d0;
+            return true;
+        }
+        if (d0 - 1 <= 8 && d1 <= 9 && s[2] == '\r' && s[3] == '\n') {
+            *q = s + 4;
+            *out = d0 * 10 + d1;
+            return true;
+        }
+    }
     while (s < end && *s >= '0' && *s <= '9' && nd < 19) {
         v = v * 10 + (uint64_t)(*s - '0');
         s++;

@@ -301,6 +301,39 @@ static void test_invalid_multibulk_length(void **state)
     expect_error("*1048577\r\n", E_MBULK);
 }
 
+/* Whole frames (the one-pass path) with lengths of one and two digits,
+ * leading zeros and neighbours of the short forms: the same verdicts as
+ * the byte-wise path. */
+static void test_short_lengths_whole_frames(void **state)
+{
+    resp_parser_t *p = new_parser(NULL);
+    resp_cmd_t *c;
+    const char *ok = "*3\r\n$0\r\n\r\n$9\r\n123456789\r\n"
+                     "$10\r\n0123456789\r\n"
+                     "*1\r\n$99\r\n";
+    char big[200];
+    (void)state;
+    assert_int_equal(resp_parser_feed(p, ok, strlen(ok)), 0);
+    assert_int_equal(resp_parser_next(p, &c), 1);
+    assert_int_equal(c->argc, 3);
+    assert_int_equal(c->argv[0].len, 0);
+    assert_string_equal(c->argv[0].ptr, "");
+    assert_string_equal(c->argv[1].ptr, "123456789");
+    assert_string_equal(c->argv[2].ptr, "0123456789");
+    memset(big, 'q', 99);
+    memcpy(big + 99, "\r\n", 2);
+    assert_int_equal(resp_parser_feed(p, big, 101), 0);
+    assert_int_equal(resp_parser_next(p, &c), 1);
+    assert_int_equal(c->argv[0].len, 99);
+    resp_parser_free(p);
+    expect_error("*1\r\n$01\r\nx\r\n", E_BULK);
+    expect_error("*1\r\n$00\r\n\r\n", E_BULK);
+    expect_error("*1\r\n$09\r\n123456789\r\n", E_BULK);
+    expect_error("*1\r\n$1:\r\nx\r\n", E_BULK);
+    expect_error("*02\r\n$1\r\na\r\n$1\r\nb\r\n", E_MBULK);
+    expect_error("*1\r\n$-1\r\n\r\n", E_BULK);
+}
+
 static void test_invalid_bulk_length(void **state)
 {
     expect_error("*1\r\n$abc\r\n", E_BULK);
@@ -972,6 +1005,7 @@ int main(void)
         cmocka_unit_test(test_pending),
         cmocka_unit_test(test_peek),
         cmocka_unit_test(test_args_in_place),
+        cmocka_unit_test(test_short_lengths_whole_frames),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
