@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmdclock.h"
 #include "glob.h"
 #include "util.h"
 
@@ -305,7 +306,7 @@ void cmd_dispatch(client_t *c, const resp_cmd_t *cmd)
     }
     size_t out_before = c->out.len;
     d->proc(c, cmd->argc, cmd->argv);
-    uint64_t now = uv_hrtime();
+    uint64_t now = cmdclock_now();
     uint64_t took = now - s->cmd_clock;
     e->nsec += took;
     s->cmd_clock = now;

@@ -30,6 +30,7 @@
 #include <sys/resource.h>
 
 #include "cmd.h"
+#include "cmdclock.h"
 #include "log.h"
 #include "tls.h"
 
@@ -365,7 +366,7 @@ static void conn_run(conn_t *c)
     resp_cmd_t *cmd;
     resp_peek_t next[CONN_PEEK];
     size_t ahead = 0; /* commands left of those last looked at */
-    c->cl.srv->cmd_clock = uv_hrtime();
+    c->cl.srv->cmd_clock = cmdclock_now();
     for (;;) {
         size_t stop = conn_pause_bytes(c);
         /* Nothing is written while commands run: what is queued counts
@@ -408,7 +409,7 @@ static void conn_run(conn_t *c)
          * take, so a client that does not read is closed here, before any
          * further command runs. */
         conn_flush(c);
-        c->cl.srv->cmd_clock = uv_hrtime(); /* the write is no command's */
+        c->cl.srv->cmd_clock = cmdclock_now(); /* the write is no command's */
         if (c->closing || !c->held)
             break;
         if (c->writes_pending > 0 && !conn_runs_on(c, conn_out_queued(c))) {
