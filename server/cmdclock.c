@@ -35,7 +35,7 @@ uint64_t cmdclock_scale(uint64_t ticks, uint64_t mult)
 static bool tsc_invariant(void)
 {
     unsigned a, b, c, d;
-    if (__get_cpuid_max(0x80000000u, NULL) < 0x80000007u)
+    if ((unsigned)__get_cpuid_max(0x80000000u, NULL) < 0x80000007u)
         return false;
     __cpuid(0x80000007u, a, b, c, d);
     return (d >> 8) & 1u; /* "Invariant TSC" */
