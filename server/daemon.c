@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cmdclock.h"
 #include "conn.h"
 #include "heap.h"
 #include "latency.h"
@@ -149,6 +150,7 @@ static void daemon_on_cron(uv_timer_t *t)
 {
     server_t *s = t->data;
     uint64_t t0 = uv_hrtime();
+    cmdclock_calibrate();
     server_stats_sample(s);
     heap_cron(server_used_memory(s));
     conn_cron(s);
