@@ -13,6 +13,9 @@
 #include "keyspace.h"
 
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -131,8 +134,19 @@ static void maybe_grow(ks_db_t *db)
 
 static void maybe_shrink(ks_db_t *db)
 {
-    if (db->nbuckets > KS_MIN_BUCKETS && db->size < db->nbuckets / 8)
+    if (db->nbuckets > KS_MIN_BUCKETS && db->size < db->nbuckets / 8) {
         resize(db, db->nbuckets / 2);
+#ifdef __GLIBC__
+        /* The table lost most of its keys. glibc keeps what they freed:
+         * the small entries sit in bins that are never merged with their
+         * neighbours, so the heap stays as large as it was and the memory
+         * never goes back to the system. Merging and returning the free
+         * pages here, once per halving of the table (a few dozen times
+         * from a million keys to none), costs a walk over the free chunks
+         * each time. */
+        malloc_trim(0);
+#endif
+    }
 }
 
 /* The link that points at key's entry (or the chain's terminating NULL). */

@@ -113,3 +113,42 @@ def test_snapshot_of_many_small_filters(daemon):
                                  *["more%d" % k for k in range(300)]))
     # a loaded one-table filter is as small as a reserved one
     assert r.memory_usage("tenant:1") == usage
+
+
+def rss(d):
+    with open("/proc/%d/status" % d.proc.pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS")
+
+
+def test_deleting_many_small_filters_returns_memory(daemon):
+    d = daemon()
+    r = d.client(socket_timeout=30)
+    n = 50000
+
+    def fill():
+        pipe = r.pipeline(transaction=False)
+        for i in range(n):
+            pipe.execute_command("CF.RESERVE", "tenant:%d" % i, 100)
+            pipe.execute_command("CF.ADD", "tenant:%d" % i, "x")
+        pipe.execute()
+
+    def drop():
+        pipe = r.pipeline(transaction=False)
+        for i in range(0, n, 1000):
+            pipe.delete(*["tenant:%d" % k for k in range(i, i + 1000)])
+        pipe.execute()
+
+    fill()  # the connection's buffers grow to the pipeline's size once
+    drop()
+    start = rss(d)
+    fill()
+    full = rss(d)
+    assert full - start > n * 200
+    drop()
+    assert r.dbsize() == 0
+    # The freed entries and filters go back to the system, not just to
+    # the allocator's free lists: most of what the keys took is returned.
+    assert rss(d) - start < (full - start) // 4, (start, full, rss(d))
