@@ -515,8 +515,8 @@ static inline bool bucket_has(const cf_filter_t *f, const cf_table_t *t,
     if (SH(f)->swar)
         return word_has(f, bucket_word(f, t, i), fp);
     if (SH(f)->ss)
-        return ss_any(bucket_word(f, t, i), fp, SH(f)->lane_bits, SH(f)->lane_ones,
-                      SH(f)->lane_highs) != 0;
+        return ss_any(bucket_word(f, t, i), fp, SH(f)->lane_bits,
+                      SH(f)->lane_ones, SH(f)->lane_highs) != 0;
     uint64_t s = i * SH(f)->b;
     for (uint32_t j = 0; j < SH(f)->b; j++)
         if (slot_get(f, t, s + j) == fp)
@@ -573,7 +573,8 @@ static inline uint64_t empty_lanes(const cf_filter_t *f, const cf_table_t *t,
 static inline uint32_t lanes_count(const cf_filter_t *f, uint64_t marks)
 {
     uint64_t e = marks >> (SH(f)->lane_bits - 1);
-    return (uint32_t)((e * SH(f)->lane_ones) >> ((SH(f)->b - 1) * SH(f)->lane_bits)) &
+    return (uint32_t)((e * SH(f)->lane_ones) >>
+                      ((SH(f)->b - 1) * SH(f)->lane_bits)) &
            SH(f)->lane_mask;
 }
 
@@ -610,7 +611,8 @@ static bool bucket_put(const cf_filter_t *f, cf_table_t *t, uint64_t i,
         uint64_t m = empty_lanes(f, t, i);
         if (m == 0)
             return false;
-        slot_set(f, t, i * SH(f)->b + SH(f)->lane_of_bit[__builtin_ctzll(m)], fp);
+        slot_set(f, t, i * SH(f)->b + SH(f)->lane_of_bit[__builtin_ctzll(m)],
+                 fp);
         return true;
     }
     int j = bucket_find(f, t, i, 0);
@@ -1417,7 +1419,8 @@ static void prefetch_alternates(const cf_filter_t *f, cf_hash_t hk)
     for (uint32_t k = 0; k < 2; k++)
         for (uint32_t j = 0; j < SH(f)->b; j++)
             prefetch_bucket(
-                f, t, alt_index(t, in[k], slot_get(f, t, in[k] * SH(f)->b + j)));
+                f, t,
+                alt_index(t, in[k], slot_get(f, t, in[k] * SH(f)->b + j)));
 }
 
 void cf_add_many(cf_filter_t *f, size_t n, const void *const *keys,

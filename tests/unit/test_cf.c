@@ -559,9 +559,9 @@ static void test_growth_cap(void **state)
 
 /* Unusual shapes go through the generic path and still work. */
 /* The memory a filter reports is its struct (with the entry of its first
- * table), the array of entries once it grew, and the tables: a small filter stays small, each growth adds
- * exactly one table and one entry, and a full chain's header fits
- * CF_HEADER_MAX. */
+ * table), the array of entries once it grew, and the tables: a small
+ * filter stays small, each growth adds exactly one table and one entry
+ * (the first, two), and a full chain's header fits CF_HEADER_MAX. */
 static void test_size_tracks_tables(void **state)
 {
     (void)state;
