@@ -121,7 +121,6 @@ typedef struct cf_shape {
     uint32_t b, fp_bits, encoding, fp_mask;
     uint32_t bucket_bits;  /* b * fp_bits, or 4 * fp_bits - 4 when ss */
     uint32_t bucket_bytes; /* when fast */
-    uint32_t tail;         /* 7 when buckets may cross a cache line, else 0 */
     uint32_t pad;          /* zeroed bytes a table needs after its end */
     uint32_t lane_bits, lane_mask;
     bool swar, ss, fast;
@@ -539,15 +538,18 @@ static inline void prefetch(const void *p)
 /* Brings bucket i towards the cache. A bucket whose size is not a power of
  * two (12-bit fingerprints: 6 or 3 bytes) may straddle two cache lines, and
  * the 8-byte load reads up to 7 bytes past its start: fetch that line too,
- * or one probe in nine would wait for a second miss. (No branch here: GCC 12
- * drops every prefetch of this function when the second one is
- * conditional; a second prefetch of the same line costs next to nothing.) */
+ * or one probe in nine would wait for a second miss. Always 7 bytes on,
+ * whatever the shape: GCC 12 drops every prefetch of the function when the
+ * second one is conditional, and an offset read from the shared shape
+ * table, whose few values it can see, is turned into just such a branch
+ * (the lookups and inserts lost all their prefetches that way). A second
+ * prefetch of the same line costs next to nothing. */
 static inline void prefetch_bucket(const cf_filter_t *f, const cf_table_t *t,
                                    uint64_t i)
 {
     const uint8_t *p = bucket_addr(f, t, i);
     prefetch(p);
-    prefetch(p + SH(f)->tail);
+    prefetch(p + 7);
 }
 
 /* Fast buckets: the top bit of the lane of every slot of bucket i that
@@ -785,12 +787,10 @@ static void shape_setup(cf_shape_t *s, uint32_t encoding, uint32_t b,
     s->fast = s->swar || s->ss;
     /* Generic shapes: any bucket may cross a line, and the 16-bit slot
      * loads stay inside the table, but keep a word of slack. */
-    s->tail = 7;
     s->pad = 8;
     if (!s->fast)
         return;
     s->bucket_bytes = bits / 8;
-    s->tail = (s->bucket_bytes & (s->bucket_bytes - 1)) ? 7 : 0;
     /* A bucket is read (and a semi-sorted one rewritten) with one 64-bit
      * access at its start: the last bucket needs the rest of the word. */
     s->pad = 8 - (s->bucket_bytes < 8 ? s->bucket_bytes : 8);
@@ -1063,7 +1063,8 @@ exists_many_fast(const cf_filter_t *f, size_t n, const void *const *keys,
     const cf_table_t *t = &TABS(f)[0];
     const uint8_t *const data = t->data;
     const uint64_t nb = t->nbuckets, seed = f->seed;
-    const uint32_t tail = (bits == 32 || bits == 64) ? 0 : SH(f)->tail;
+    /* 7 unless buckets are aligned words (see prefetch_bucket()) */
+    const uint32_t tail = (bits == 32 || bits == 64) ? 0 : 7;
     const uint32_t fp_mask = SH(f)->fp_mask;
     uint64_t ones = 0;
     for (uint32_t j = 0; j < b; j++)
