@@ -125,6 +125,11 @@ def rss(d):
 
 def test_deleting_many_small_filters_returns_memory(daemon):
     d = daemon()
+    with open("/proc/%d/maps" % d.proc.pid) as f:
+        if "libasan" in f.read():
+            # AddressSanitizer's allocator holds freed memory in quarantine
+            # and does not give it back when glibc is asked to
+            pytest.skip("the sanitizers' allocator replaces glibc's")
     r = d.client(socket_timeout=30)
     n = 50000
 
