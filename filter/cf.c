@@ -5,9 +5,17 @@
  * A table is nbuckets buckets of b slots; slot s (s = bucket * b + j) holds a
  * fingerprint of fp_bits bits at bit offset s * fp_bits of a packed,
  * little-endian byte array. So 12-bit fingerprints take 12 bits, not 16, and
- * a table takes exactly ceil(nbuckets * b * fp_bits / 8) bytes (plus 8 bytes
- * of padding after it, never serialised, so that any bucket can be read with
- * one unaligned 64-bit load). Fingerprint 0 marks an empty slot.
+ * a table takes exactly ceil(nbuckets * b * fp_bits / 8) bytes (plus the
+ * few bytes of padding its shape needs, never serialised, so that any bucket
+ * can be read with one unaligned 64-bit load). Fingerprint 0 marks an empty
+ * slot.
+ *
+ * Memory. Everything filters of one shape have in common (masks, lane
+ * tables) is in one read-only table of shapes; a filter holds an index
+ * into it. A filter that never grew is one allocation: the struct, its
+ * table's entry and the table's bytes (unless the table is large enough to
+ * be mapped for huge pages). Growth adds an array of table entries and the
+ * new tables; the first table's bytes stay where they are.
  *
  * Indexing. h = XXH3_64(key, seed). fp = the low fp_bits bits of h (0 is
  * remapped to 1). The primary bucket is i1 = (h * m) >> 64 (Lemire's
@@ -82,7 +90,6 @@
 #define CF_VERSION 2
 #define CF_HDR_FIXED 56
 #define CF_HDR_TABLE 32
-#define CF_PAD 8
 /* Nothing we load may ask for more than 1 TiB of tables, whatever the caller
  * allows: sizes beyond it are garbage, and the arithmetic stays far from
  * overflow. */
@@ -93,48 +100,74 @@
 #define CF_MAP_MIN (2u << 20)
 
 typedef struct cf_table {
-    uint8_t *data;     /* bytes + CF_PAD zeroed bytes */
-    bool mapped;       /* data came from mmap(), not calloc() */
+    uint8_t *data; /* bytes + the shape's pad bytes, zeroed */
     uint64_t nbuckets;
     uint64_t capacity;
-    uint64_t bytes;    /* serialised length of data */
-    uint64_t victim_index;
-    uint32_t victim_fp;
-    bool victim_used;
+    /* The victim stash, packed: bit 0 set when used, the fingerprint in
+     * bits 1..18, the bucket from bit 19 (a table has at most 2^40
+     * buckets: CF_ABS_MAX_BYTES). 0 when empty. */
+    uint64_t victim;
 } cf_table_t;
 
+/* What every filter of one shape (bucket size, fingerprint width,
+ * encoding) shares: set once at load time (shapes_init()) and read-only
+ * after, so a filter carries an index into the table instead of a copy.
+ * swar: a plain bucket of one word; ss: semi-sorted; fast: either, so the
+ * lanes are set and per-slot marks exist. The lanes are the fingerprints
+ * of a plain bucket, the suffixes of a semi-sorted one (in the bucket
+ * word shifted right by 12). */
+typedef struct cf_shape {
+    uint64_t lane_ones, lane_highs, lane_low, bucket_mask, word_mask;
+    uint32_t b, fp_bits, encoding, fp_mask;
+    uint32_t bucket_bits;  /* b * fp_bits, or 4 * fp_bits - 4 when ss */
+    uint32_t bucket_bytes; /* when fast */
+    uint32_t pad;          /* zeroed bytes a table needs after its end */
+    uint32_t lane_bits, lane_mask;
+    bool swar, ss, fast;
+    uint8_t lane_of_bit[64]; /* when fast: slot of the lane a bit is in */
+} cf_shape_t;
+
+/* Plain shapes at [(fp_bits / 4 - 2) * 256 + b], then the three
+ * semi-sorted ones (b = 4; 9, 13, 17 bits). */
+#define CF_NSHAPES (3 * 256 + 3)
+static cf_shape_t shapes[CF_NSHAPES];
+
+static uint32_t shape_index(uint32_t encoding, uint32_t b, uint32_t fp_bits)
+{
+    if (encoding == CF_ENC_SEMISORTED)
+        return 3 * 256 + (fp_bits - 9) / 4;
+    return (fp_bits / 4 - 2) * 256 + b;
+}
+
 struct cf_filter {
-    /* The tables, oldest first: exactly tcap entries are allocated, which
-     * grows with the filter (a small filter does not carry CF_MAX_FILTERS
-     * of them). */
-    cf_table_t *t;
-    uint32_t tcap;
-    uint32_t b;
-    uint32_t fp_bits;
-    uint32_t max_kicks;
-    uint32_t expansion;
-    uint32_t max_filters;
-    uint32_t nfilters;
     uint64_t seed;
     uint64_t items;
     uint64_t deleted;
     uint64_t max_bytes;
-    uint64_t size_bytes;
-    uint64_t rng;
-    uint32_t encoding;
-    /* Bucket shape. swar: a plain bucket of one word; ss: semi-sorted;
-     * fast: either, so the lanes below are set and per-slot marks exist.
-     * The lanes are the fingerprints of a plain bucket, the suffixes of a
-     * semi-sorted one (in the bucket word shifted right by 12). */
-    bool swar, ss, fast;
-    uint32_t bucket_bytes; /* when fast */
-    uint32_t tail;         /* 7 when buckets may cross a cache line, else 0 */
-    uint64_t lane_ones, lane_highs, lane_low, bucket_mask, word_mask;
-    uint32_t lane_bits, lane_mask;
-    uint32_t bucket_bits;   /* b * fp_bits, or 4 * fp_bits - 4 when ss */
-    uint8_t lane_of_bit[64]; /* when fast: slot of the lane a bit is in */
-    uint32_t fp_mask;
+    uint16_t max_kicks;   /* <= CF_MAX_KICKS */
+    uint16_t expansion;   /* <= CF_MAX_EXPANSION */
+    uint8_t max_filters;  /* <= CF_MAX_FILTERS */
+    uint8_t nfilters;
+    uint16_t shape : 15;  /* index into shapes[] */
+    uint16_t grown : 1;   /* the tables' entries are in u.arr */
+    /* One table: its entry is here, and its bytes follow the struct in
+     * the same allocation (unless the table is large enough to be mapped
+     * on its own). More tables: every entry is in u.arr, oldest first,
+     * exactly nfilters of them; the first table's bytes stay where they
+     * were. */
+    union {
+        cf_table_t inl;
+        cf_table_t *arr;
+    } u;
+    _Alignas(8) uint8_t data[];
 };
+
+/* A small filter costs this struct and its table, nothing else: keep it
+ * from growing unnoticed. */
+_Static_assert(sizeof(struct cf_filter) == 72, "cf_filter grew");
+
+#define TABS(f) ((f)->grown ? (f)->u.arr : &(f)->u.inl)
+#define SH(f) (&shapes[(f)->shape])
 
 _Static_assert(CF_HEADER_MAX ==
                    CF_HDR_FIXED + CF_MAX_FILTERS * CF_HDR_TABLE + 8,
@@ -215,14 +248,14 @@ static inline uint64_t mulhi(uint64_t a, uint64_t b)
     return (uint64_t)(((unsigned __int128)a * b) >> 64);
 }
 
-static inline uint64_t rng_next(cf_filter_t *f)
+static inline uint64_t rng_next(uint64_t *state)
 {
     /* xorshift64*: only picks which slot to kick, so quality needs little. */
-    uint64_t x = f->rng;
+    uint64_t x = *state;
     x ^= x >> 12;
     x ^= x << 25;
     x ^= x >> 27;
-    f->rng = x;
+    *state = x;
     return x * 0x2545F4914F6CDD1Dull;
 }
 
@@ -230,14 +263,36 @@ static inline uint64_t rng_next(cf_filter_t *f)
  * serialised state (seed, counters) and of the item alone, never of the
  * history of one process: a replica that re-runs the same inserts, or a
  * filter loaded from a dump, makes exactly the same moves. */
-static inline void rng_reseed(cf_filter_t *f, uint64_t i1, uint32_t fp)
+static inline uint64_t rng_seed(const cf_filter_t *f, uint64_t i1, uint32_t fp)
 {
     uint64_t x = f->seed ^ 0x9E3779B97F4A7C15ull;
     x ^= (f->items + 0x632BE59BD9B4E019ull) * 0xBF58476D1CE4E5B9ull;
     x ^= (f->deleted + f->nfilters) * 0x94D049BB133111EBull;
     x ^= (i1 << 16) ^ fp;
     x ^= x >> 31;
-    f->rng = x != 0 ? x : 1;
+    return x != 0 ? x : 1;
+}
+
+/* ---- the victim stash ---- */
+
+static inline bool v_used(const cf_table_t *t)
+{
+    return t->victim & 1;
+}
+
+static inline uint32_t v_fp(const cf_table_t *t)
+{
+    return (uint32_t)(t->victim >> 1) & 0x3FFFF;
+}
+
+static inline uint64_t v_index(const cf_table_t *t)
+{
+    return t->victim >> 19;
+}
+
+static inline void v_set(cf_table_t *t, uint64_t i, uint32_t fp)
+{
+    t->victim = i << 19 | (uint64_t)fp << 1 | 1;
 }
 
 /* ---- hashing and indexing ---- */
@@ -272,7 +327,7 @@ hash_key(const cf_filter_t *f, const void *key, size_t len)
 {
     cf_hash_t r;
     r.h = key_hash(key, len, f->seed);
-    r.fp = (uint32_t)r.h & f->fp_mask;
+    r.fp = (uint32_t)r.h & SH(f)->fp_mask;
     r.fp += (r.fp == 0);
     return r;
 }
@@ -297,7 +352,7 @@ static inline uint64_t alt_index(const cf_table_t *t, uint64_t i, uint32_t fp)
 static inline const uint8_t *bucket_addr(const cf_filter_t *f,
                                          const cf_table_t *t, uint64_t i)
 {
-    return t->data + ((i * f->bucket_bits) >> 3);
+    return t->data + ((i * SH(f)->bucket_bits) >> 3);
 }
 
 /* ---- semi-sorted buckets ---- */
@@ -309,7 +364,7 @@ static inline uint64_t bucket_word(const cf_filter_t *f, const cf_table_t *t,
                                    uint64_t i)
 {
     const uint8_t *p = bucket_addr(f, t, i);
-    return f->bucket_bytes == 4 ? load32(p) : load64(p);
+    return SH(f)->bucket_bytes == 4 ? load32(p) : load64(p);
 }
 
 /* The top bit of every lane of x that is zero, exactly (no borrow from a
@@ -317,7 +372,7 @@ static inline uint64_t bucket_word(const cf_filter_t *f, const cf_table_t *t,
  * lane's top bit unless they are zero, and cannot carry into the next. */
 static inline uint64_t lanes_zero(const cf_filter_t *f, uint64_t x)
 {
-    return ~(((x & f->lane_low) + f->lane_low) | x) & f->lane_highs;
+    return ~(((x & SH(f)->lane_low) + SH(f)->lane_low) | x) & SH(f)->lane_highs;
 }
 
 /* The four prefixes of semi-sorted bucket word w, prefix j in the low bits
@@ -351,17 +406,17 @@ static inline uint64_t ss_any(uint64_t w, uint32_t fp, uint32_t k,
  * fp (fp = 0: the empty slots), exactly, from the same OR'd differences. */
 static inline uint64_t ss_marks(const cf_filter_t *f, uint64_t w, uint32_t fp)
 {
-    uint32_t k = f->lane_bits;
-    uint64_t x = (ss_prefix_lanes(w, k) ^ (f->lane_ones * (fp >> k))) |
-                 ((w >> 12) ^ (f->lane_ones * (fp & f->lane_mask)));
+    uint32_t k = SH(f)->lane_bits;
+    uint64_t x = (ss_prefix_lanes(w, k) ^ (SH(f)->lane_ones * (fp >> k))) |
+                 ((w >> 12) ^ (SH(f)->lane_ones * (fp & SH(f)->lane_mask)));
     return lanes_zero(f, x);
 }
 
 static inline uint32_t ss_slot(const cf_filter_t *f, uint64_t w, uint32_t j)
 {
-    uint32_t k = f->lane_bits;
+    uint32_t k = SH(f)->lane_bits;
     uint32_t prefix = (uint32_t)(ss_unrank[w & 0xFFF] >> (4 * j)) & 0xF;
-    return prefix << k | ((uint32_t)(w >> (12 + k * j)) & f->lane_mask);
+    return prefix << k | ((uint32_t)(w >> (12 + k * j)) & SH(f)->lane_mask);
 }
 
 /* a, b = min, max: selects, not branches (the order of fingerprints is
@@ -378,9 +433,9 @@ static inline uint32_t ss_slot(const cf_filter_t *f, uint64_t w, uint32_t j)
 static void ss_set(const cf_filter_t *f, cf_table_t *t, uint64_t i,
                    uint32_t j, uint32_t fp)
 {
-    const uint32_t k = f->lane_bits, km = f->lane_mask;
-    const uint64_t wm = f->word_mask;
-    uint8_t *p = t->data + i * f->bucket_bytes;
+    const uint32_t k = SH(f)->lane_bits, km = SH(f)->lane_mask;
+    const uint64_t wm = SH(f)->word_mask;
+    uint8_t *p = t->data + i * SH(f)->bucket_bytes;
     uint64_t old = load64(p), w = old & wm, sfx = w >> 12;
     uint32_t nib = ss_unrank[w & 0xFFF];
     uint32_t v0 = (nib & 0xF) << k | ((uint32_t)sfx & km);
@@ -409,9 +464,9 @@ static void ss_set(const cf_filter_t *f, cf_table_t *t, uint64_t i,
 static inline uint32_t slot_get(const cf_filter_t *f, const cf_table_t *t,
                                 uint64_t s)
 {
-    if (f->ss)
+    if (SH(f)->ss)
         return ss_slot(f, bucket_word(f, t, s >> 2), (uint32_t)(s & 3));
-    switch (f->fp_bits) {
+    switch (SH(f)->fp_bits) {
     case 8:
         return t->data[s];
     case 16:
@@ -425,11 +480,11 @@ static inline uint32_t slot_get(const cf_filter_t *f, const cf_table_t *t,
 static inline void slot_set(const cf_filter_t *f, cf_table_t *t, uint64_t s,
                             uint32_t fp)
 {
-    if (f->ss) {
+    if (SH(f)->ss) {
         ss_set(f, t, s >> 2, (uint32_t)(s & 3), fp);
         return;
     }
-    switch (f->fp_bits) {
+    switch (SH(f)->fp_bits) {
     case 8:
         t->data[s] = (uint8_t)fp;
         break;
@@ -449,20 +504,20 @@ static inline void slot_set(const cf_filter_t *f, cf_table_t *t, uint64_t s,
 /* Any lane of w (b lanes of fp_bits) equal to fp? */
 static inline bool word_has(const cf_filter_t *f, uint64_t w, uint32_t fp)
 {
-    uint64_t x = (w & f->bucket_mask) ^ (f->lane_ones * fp);
-    return ((x - f->lane_ones) & ~x & f->lane_highs) != 0;
+    uint64_t x = (w & SH(f)->bucket_mask) ^ (SH(f)->lane_ones * fp);
+    return ((x - SH(f)->lane_ones) & ~x & SH(f)->lane_highs) != 0;
 }
 
 static inline bool bucket_has(const cf_filter_t *f, const cf_table_t *t,
                               uint64_t i, uint32_t fp)
 {
-    if (f->swar)
+    if (SH(f)->swar)
         return word_has(f, bucket_word(f, t, i), fp);
-    if (f->ss)
-        return ss_any(bucket_word(f, t, i), fp, f->lane_bits, f->lane_ones,
-                      f->lane_highs) != 0;
-    uint64_t s = i * f->b;
-    for (uint32_t j = 0; j < f->b; j++)
+    if (SH(f)->ss)
+        return ss_any(bucket_word(f, t, i), fp, SH(f)->lane_bits,
+                      SH(f)->lane_ones, SH(f)->lane_highs) != 0;
+    uint64_t s = i * SH(f)->b;
+    for (uint32_t j = 0; j < SH(f)->b; j++)
         if (slot_get(f, t, s + j) == fp)
             return true;
     return false;
@@ -471,8 +526,8 @@ static inline bool bucket_has(const cf_filter_t *f, const cf_table_t *t,
 static inline bool victim_is(const cf_table_t *t, uint64_t i1, uint64_t i2,
                              uint32_t fp)
 {
-    return t->victim_used && t->victim_fp == fp &&
-           (t->victim_index == i1 || t->victim_index == i2);
+    uint64_t v = t->victim, i = v >> 19;
+    return (v & 0x7FFFF) == ((uint64_t)fp << 1 | 1) && (i == i1 || i == i2);
 }
 
 static inline void prefetch(const void *p)
@@ -483,15 +538,18 @@ static inline void prefetch(const void *p)
 /* Brings bucket i towards the cache. A bucket whose size is not a power of
  * two (12-bit fingerprints: 6 or 3 bytes) may straddle two cache lines, and
  * the 8-byte load reads up to 7 bytes past its start: fetch that line too,
- * or one probe in nine would wait for a second miss. (No branch here: GCC 12
- * drops every prefetch of this function when the second one is
- * conditional; a second prefetch of the same line costs next to nothing.) */
+ * or one probe in nine would wait for a second miss. Always 7 bytes on,
+ * whatever the shape: GCC 12 drops every prefetch of the function when the
+ * second one is conditional, and an offset read from the shared shape
+ * table, whose few values it can see, is turned into just such a branch
+ * (the lookups and inserts lost all their prefetches that way). A second
+ * prefetch of the same line costs next to nothing. */
 static inline void prefetch_bucket(const cf_filter_t *f, const cf_table_t *t,
                                    uint64_t i)
 {
     const uint8_t *p = bucket_addr(f, t, i);
     prefetch(p);
-    prefetch(p + f->tail);
+    prefetch(p + 7);
 }
 
 /* Fast buckets: the top bit of the lane of every slot of bucket i that
@@ -500,9 +558,9 @@ static inline uint64_t match_lanes(const cf_filter_t *f, const cf_table_t *t,
                                    uint64_t i, uint32_t fp)
 {
     uint64_t w = bucket_word(f, t, i);
-    if (f->ss)
+    if (SH(f)->ss)
         return ss_marks(f, w, fp);
-    return lanes_zero(f, (w & f->bucket_mask) ^ (f->lane_ones * fp));
+    return lanes_zero(f, (w & SH(f)->bucket_mask) ^ (SH(f)->lane_ones * fp));
 }
 
 static inline uint64_t empty_lanes(const cf_filter_t *f, const cf_table_t *t,
@@ -516,21 +574,22 @@ static inline uint64_t empty_lanes(const cf_filter_t *f, const cf_table_t *t,
  * (b <= 8 keeps the sum below 2^lane_bits). No popcount instruction. */
 static inline uint32_t lanes_count(const cf_filter_t *f, uint64_t marks)
 {
-    uint64_t e = marks >> (f->lane_bits - 1);
-    return (uint32_t)((e * f->lane_ones) >> ((f->b - 1) * f->lane_bits)) &
-           f->lane_mask;
+    uint64_t e = marks >> (SH(f)->lane_bits - 1);
+    return (uint32_t)((e * SH(f)->lane_ones) >>
+                      ((SH(f)->b - 1) * SH(f)->lane_bits)) &
+           SH(f)->lane_mask;
 }
 
 /* Index of the first slot in bucket i holding fp, or -1. */
 static int bucket_find(const cf_filter_t *f, const cf_table_t *t, uint64_t i,
                        uint32_t fp)
 {
-    if (f->fast) {
+    if (SH(f)->fast) {
         uint64_t m = match_lanes(f, t, i, fp);
-        return m ? (int)f->lane_of_bit[__builtin_ctzll(m)] : -1;
+        return m ? (int)SH(f)->lane_of_bit[__builtin_ctzll(m)] : -1;
     }
-    uint64_t s = i * f->b;
-    for (uint32_t j = 0; j < f->b; j++)
+    uint64_t s = i * SH(f)->b;
+    for (uint32_t j = 0; j < SH(f)->b; j++)
         if (slot_get(f, t, s + j) == fp)
             return (int)j;
     return -1;
@@ -539,10 +598,10 @@ static int bucket_find(const cf_filter_t *f, const cf_table_t *t, uint64_t i,
 static uint64_t bucket_count(const cf_filter_t *f, const cf_table_t *t,
                              uint64_t i, uint32_t fp)
 {
-    if (f->fast)
+    if (SH(f)->fast)
         return lanes_count(f, match_lanes(f, t, i, fp));
-    uint64_t n = 0, s = i * f->b;
-    for (uint32_t j = 0; j < f->b; j++)
+    uint64_t n = 0, s = i * SH(f)->b;
+    for (uint32_t j = 0; j < SH(f)->b; j++)
         n += slot_get(f, t, s + j) == fp;
     return n;
 }
@@ -550,17 +609,18 @@ static uint64_t bucket_count(const cf_filter_t *f, const cf_table_t *t,
 static bool bucket_put(const cf_filter_t *f, cf_table_t *t, uint64_t i,
                        uint32_t fp)
 {
-    if (f->fast) {
+    if (SH(f)->fast) {
         uint64_t m = empty_lanes(f, t, i);
         if (m == 0)
             return false;
-        slot_set(f, t, i * f->b + f->lane_of_bit[__builtin_ctzll(m)], fp);
+        slot_set(f, t, i * SH(f)->b + SH(f)->lane_of_bit[__builtin_ctzll(m)],
+                 fp);
         return true;
     }
     int j = bucket_find(f, t, i, 0);
     if (j < 0)
         return false;
-    slot_set(f, t, i * f->b + (uint64_t)j, fp);
+    slot_set(f, t, i * SH(f)->b + (uint64_t)j, fp);
     return true;
 }
 
@@ -642,9 +702,10 @@ uint64_t cf_params_table_bytes(const cf_params_t *p)
     if (cf_params_check(p) < 0)
         return 0;
     uint64_t nb = buckets_for(p->capacity, p->bucket_size);
-    uint64_t bytes = table_bytes(
-        nb, bucket_bits_of(p->encoding, p->bucket_size, p->fp_bits));
-    return bytes ? bytes + CF_PAD : 0;
+    const cf_shape_t *sh =
+        &shapes[shape_index(p->encoding, p->bucket_size, p->fp_bits)];
+    uint64_t bytes = table_bytes(nb, sh->bucket_bits);
+    return bytes ? bytes + sh->pad : 0;
 }
 
 double cf_error_bound(uint32_t bucket_size, uint32_t fp_bits)
@@ -711,32 +772,54 @@ const char *cf_encoding_name(uint32_t encoding)
 
 /* ---- create / free ---- */
 
-static void setup_lanes(cf_filter_t *f)
+static void shape_setup(cf_shape_t *s, uint32_t encoding, uint32_t b,
+                        uint32_t fp_bits)
 {
-    f->fp_mask = (1u << f->fp_bits) - 1;
-    f->ss = f->encoding == CF_ENC_SEMISORTED;
-    uint32_t bits = bucket_bits_of(f->encoding, f->b, f->fp_bits);
-    f->bucket_bits = bits;
-    f->swar = !f->ss && bits <= 64 && bits % 8 == 0;
-    f->fast = f->swar || f->ss;
-    f->tail = 7; /* generic shapes: any bucket may cross a line */
-    if (!f->fast)
+    memset(s, 0, sizeof(*s));
+    s->b = b;
+    s->fp_bits = fp_bits;
+    s->encoding = encoding;
+    s->fp_mask = (1u << fp_bits) - 1;
+    s->ss = encoding == CF_ENC_SEMISORTED;
+    uint32_t bits = bucket_bits_of(encoding, b, fp_bits);
+    s->bucket_bits = bits;
+    s->swar = !s->ss && bits <= 64 && bits % 8 == 0;
+    s->fast = s->swar || s->ss;
+    /* Generic shapes: any bucket may cross a line, and the 16-bit slot
+     * loads stay inside the table, but keep a word of slack. */
+    s->pad = 8;
+    if (!s->fast)
         return;
-    f->bucket_bytes = bits / 8;
-    f->tail = (f->bucket_bytes & (f->bucket_bytes - 1)) ? 7 : 0;
-    f->word_mask = bits == 64 ? ~0ull : (1ull << bits) - 1;
-    uint32_t lane = f->ss ? f->fp_bits - 4 : f->fp_bits;
-    uint32_t lanes_bits = f->b * lane;
-    f->lane_bits = lane;
-    f->lane_mask = (1u << lane) - 1;
-    f->lane_ones = 0;
-    for (uint32_t j = 0; j < f->b; j++)
-        f->lane_ones |= 1ull << (j * lane);
-    f->lane_highs = f->lane_ones << (lane - 1);
-    f->bucket_mask = lanes_bits == 64 ? ~0ull : (1ull << lanes_bits) - 1;
-    f->lane_low = f->bucket_mask & ~f->lane_highs;
+    s->bucket_bytes = bits / 8;
+    /* A bucket is read (and a semi-sorted one rewritten) with one 64-bit
+     * access at its start: the last bucket needs the rest of the word. */
+    s->pad = 8 - (s->bucket_bytes < 8 ? s->bucket_bytes : 8);
+    s->word_mask = bits == 64 ? ~0ull : (1ull << bits) - 1;
+    uint32_t lane = s->ss ? fp_bits - 4 : fp_bits;
+    uint32_t lanes_bits = b * lane;
+    s->lane_bits = lane;
+    s->lane_mask = (1u << lane) - 1;
+    for (uint32_t j = 0; j < b; j++)
+        s->lane_ones |= 1ull << (j * lane);
+    s->lane_highs = s->lane_ones << (lane - 1);
+    s->bucket_mask = lanes_bits == 64 ? ~0ull : (1ull << lanes_bits) - 1;
+    s->lane_low = s->bucket_mask & ~s->lane_highs;
     for (uint32_t bit = 0; bit < 64; bit++)
-        f->lane_of_bit[bit] = (uint8_t)(bit / lane);
+        s->lane_of_bit[bit] = (uint8_t)(bit / lane);
+}
+
+/* Runs once when the program (or the module) is loaded, before any
+ * thread could ask for a shape; nothing writes the table after it. */
+__attribute__((constructor)) static void shapes_init(void)
+{
+    static const uint32_t plain[] = {8, 12, 16}, semi[] = {9, 13, 17};
+    for (uint32_t w = 0; w < 3; w++) {
+        for (uint32_t b = 1; b <= CF_MAX_BUCKET_SIZE; b++)
+            shape_setup(&shapes[shape_index(CF_ENC_PLAIN, b, plain[w])],
+                        CF_ENC_PLAIN, b, plain[w]);
+        shape_setup(&shapes[shape_index(CF_ENC_SEMISORTED, 4, semi[w])],
+                    CF_ENC_SEMISORTED, 4, semi[w]);
+    }
 }
 
 /* ---- allocation ---- */
@@ -761,6 +844,16 @@ void cf_set_map_min(size_t min)
     map_min = min;
 }
 
+/* Tables of n bytes (pad included) are mapped from the kernel, not taken
+ * from the allocator, when the host allows it (cf_set_map_min(); a host
+ * whose accounting counts on its allocator must see every table). The
+ * allocator and map_min are set once, before any filter exists (cf.h), so
+ * this answers the same at free time as at allocation time. */
+static bool table_mapped(uint64_t n)
+{
+    return map_min != 0 && n >= map_min;
+}
+
 /* Zeroed memory straight from the kernel, hinted for transparent huge
  * pages; NULL on failure. */
 static uint8_t *table_map(size_t n)
@@ -775,89 +868,101 @@ static uint8_t *table_map(size_t n)
     return p;
 }
 
-static void table_release(cf_table_t *t)
+/* Serialised bytes of table t of f. */
+static uint64_t tbytes(const cf_filter_t *f, const cf_table_t *t)
 {
-    if (t->mapped)
-        munmap(t->data, (size_t)(t->bytes + CF_PAD));
+    return table_bytes(t->nbuckets, SH(f)->bucket_bits);
+}
+
+static bool table_inline(const cf_filter_t *f, const cf_table_t *t)
+{
+    return t->data == f->data;
+}
+
+/* Releases the bytes of table t of f (nothing for the inline one). */
+static void table_release(const cf_filter_t *f, const cf_table_t *t)
+{
+    uint64_t n = tbytes(f, t) + SH(f)->pad;
+    if (t->data == NULL || table_inline(f, t))
+        return;
+    if (table_mapped(n))
+        munmap(t->data, (size_t)n);
     else
         mem.free_fn(t->data);
 }
 
-/* Allocates table number f->nfilters with the given shape, and room for
- * its entry in f->t when there is none. On failure f is unchanged. */
+/* Appends table number f->nfilters (>= 1) with the given shape: its bytes
+ * on their own, its entry in u.arr (made here for the second table). On
+ * failure f is unchanged. */
 static int table_alloc(cf_filter_t *f, uint64_t nbuckets, uint64_t capacity)
 {
-    uint64_t bytes = table_bytes(nbuckets, f->bucket_bits);
-    if (bytes == 0)
+    const cf_shape_t *sh = SH(f);
+    uint64_t bytes = table_bytes(nbuckets, sh->bucket_bits);
+    if (bytes == 0 || bytes + sh->pad > SIZE_MAX)
         return -ENOMEM;
-    bool more = f->nfilters == f->tcap;
-    uint64_t entry = more ? sizeof(cf_table_t) : 0;
-    if (f->max_bytes &&
-        f->size_bytes + bytes + CF_PAD + entry > f->max_bytes)
+    uint64_t n = bytes + sh->pad;
+    uint32_t nf = f->nfilters;
+    uint64_t entries = (uint64_t)(nf + 1) * sizeof(cf_table_t) -
+                       (f->grown ? (uint64_t)nf * sizeof(cf_table_t) : 0);
+    if (f->max_bytes && cf_size_bytes(f) + n + entries > f->max_bytes)
         return -ENOMEM;
-    if (bytes + CF_PAD > SIZE_MAX)
-        return -ENOMEM;
-    /* Mapped only where the host allows it (cf_set_map_min()): a host
-     * whose accounting counts on its allocator must see every table. */
-    bool mapped = map_min != 0 && bytes + CF_PAD >= map_min;
-    uint8_t *data = mapped ? table_map((size_t)(bytes + CF_PAD))
-                           : mem.calloc_fn(1, (size_t)(bytes + CF_PAD));
+    bool mapped = table_mapped(n);
+    uint8_t *data =
+        mapped ? table_map((size_t)n) : mem.calloc_fn(1, (size_t)n);
     if (data == NULL)
         return -ENOMEM;
-    if (more) {
-        /* One entry more, exactly: growth is rare (at most CF_MAX_FILTERS
-         * times) and the array's size is part of size_bytes. */
-        cf_table_t *nt =
-            mem.realloc_fn(f->t, (f->tcap + 1) * sizeof(cf_table_t));
-        if (nt == NULL) {
-            cf_table_t tmp = {.data = data, .mapped = mapped, .bytes = bytes};
-            table_release(&tmp);
-            return -ENOMEM;
-        }
-        f->t = nt;
-        f->tcap++;
-        f->size_bytes += sizeof(cf_table_t);
+    /* One entry more, exactly: growth is rare (at most CF_MAX_FILTERS
+     * times) and the array's size is part of the filter's size. */
+    cf_table_t *arr =
+        f->grown ? mem.realloc_fn(f->u.arr, (nf + 1) * sizeof(cf_table_t))
+                 : mem.malloc_fn(2 * sizeof(cf_table_t));
+    if (arr == NULL) {
+        if (mapped)
+            munmap(data, (size_t)n);
+        else
+            mem.free_fn(data);
+        return -ENOMEM;
     }
-    cf_table_t *t = &f->t[f->nfilters++];
-    memset(t, 0, sizeof(*t));
-    t->data = data;
-    t->mapped = mapped;
-    t->nbuckets = nbuckets;
-    t->capacity = capacity;
-    t->bytes = bytes;
-    f->size_bytes += bytes + CF_PAD;
+    if (!f->grown) {
+        arr[0] = f->u.inl;
+        f->grown = 1;
+    }
+    f->u.arr = arr;
+    arr[nf] = (cf_table_t){.data = data, .nbuckets = nbuckets,
+                           .capacity = capacity};
+    f->nfilters++;
     return 0;
 }
 
-/* A filter without tables, with room for ntables of them (>= 1). */
-static cf_filter_t *filter_new(uint32_t b, uint32_t fp_bits,
-                               uint32_t encoding, uint32_t kicks,
-                               uint32_t expansion, uint32_t max_filters,
-                               uint64_t seed, uint64_t max_bytes,
-                               uint32_t ntables)
+/* A filter with its first table (nbuckets, capacity; zeroed), inline
+ * when small. NULL when out of memory. */
+static cf_filter_t *filter_new(const cf_params_t *p, uint64_t nbuckets)
 {
-    cf_filter_t *f = mem.calloc_fn(1, sizeof(*f));
+    const cf_shape_t *sh =
+        &shapes[shape_index(p->encoding, p->bucket_size, p->fp_bits)];
+    uint64_t bytes = table_bytes(nbuckets, sh->bucket_bits);
+    if (bytes == 0 || bytes + sh->pad > SIZE_MAX - sizeof(cf_filter_t))
+        return NULL;
+    uint64_t n = bytes + sh->pad;
+    bool mapped = table_mapped(n);
+    cf_filter_t *f = mem.calloc_fn(
+        1, (size_t)(sizeof(cf_filter_t) + (mapped ? 0 : n)));
     if (f == NULL)
         return NULL;
-    f->t = mem.calloc_fn(ntables, sizeof(cf_table_t));
-    if (f->t == NULL) {
+    f->u.inl.data = mapped ? table_map((size_t)n) : f->data;
+    if (f->u.inl.data == NULL) {
         mem.free_fn(f);
         return NULL;
     }
-    f->tcap = ntables;
-    f->b = b;
-    f->fp_bits = fp_bits;
-    f->encoding = encoding;
-    f->max_kicks = kicks;
-    f->expansion = expansion;
-    f->max_filters = max_filters;
-    f->seed = seed;
-    f->max_bytes = max_bytes;
-    f->rng = seed ^ 0x9E3779B97F4A7C15ull;
-    if (f->rng == 0)
-        f->rng = 1;
-    f->size_bytes = sizeof(*f) + (uint64_t)ntables * sizeof(cf_table_t);
-    setup_lanes(f);
+    f->u.inl.nbuckets = nbuckets;
+    f->u.inl.capacity = p->capacity;
+    f->shape = (uint16_t)(sh - shapes);
+    f->nfilters = 1;
+    f->max_kicks = (uint16_t)p->max_kicks;
+    f->expansion = (uint16_t)p->expansion;
+    f->max_filters = (uint8_t)p->max_filters;
+    f->seed = p->seed;
+    f->max_bytes = p->max_bytes;
     return f;
 }
 
@@ -867,18 +972,16 @@ int cf_create(const cf_params_t *p, cf_filter_t **out)
     if (cf_params_check(p) < 0)
         return -EINVAL;
     uint64_t nb = buckets_for(p->capacity, p->bucket_size);
-    if (nb == 0)
+    const cf_shape_t *sh =
+        &shapes[shape_index(p->encoding, p->bucket_size, p->fp_bits)];
+    uint64_t bytes = table_bytes(nb, sh->bucket_bits);
+    if (nb == 0 || bytes == 0)
         return -ENOMEM;
-    cf_filter_t *f =
-        filter_new(p->bucket_size, p->fp_bits, p->encoding, p->max_kicks,
-                   p->expansion, p->max_filters, p->seed, p->max_bytes, 1);
+    if (p->max_bytes && sizeof(cf_filter_t) + bytes + sh->pad > p->max_bytes)
+        return -ENOMEM;
+    cf_filter_t *f = filter_new(p, nb);
     if (f == NULL)
         return -ENOMEM;
-    int rc = table_alloc(f, nb, p->capacity);
-    if (rc < 0) {
-        cf_free(f);
-        return rc;
-    }
     *out = f;
     return 0;
 }
@@ -888,8 +991,9 @@ void cf_free(cf_filter_t *f)
     if (f == NULL)
         return;
     for (uint32_t k = 0; k < f->nfilters; k++)
-        table_release(&f->t[k]);
-    mem.free_fn(f->t);
+        table_release(f, &TABS(f)[k]);
+    if (f->grown)
+        mem.free_fn(f->u.arr);
     mem.free_fn(f);
 }
 
@@ -914,7 +1018,7 @@ static bool filter_has(const cf_filter_t *f, cf_hash_t hk)
 {
     int has = 0;
     for (uint32_t k = f->nfilters; k-- > 0;)
-        has |= (int)table_has(f, &f->t[k], hk);
+        has |= (int)table_has(f, &TABS(f)[k], hk);
     return has;
 }
 
@@ -922,7 +1026,7 @@ void cf_prefetch(const cf_filter_t *f, const void *key, size_t len)
 {
     cf_hash_t hk = hash_key(f, key, len);
     for (uint32_t k = f->nfilters; k-- > 0;) {
-        const cf_table_t *t = &f->t[k];
+        const cf_table_t *t = &TABS(f)[k];
         uint64_t i1 = index1(t, hk.h);
         prefetch_bucket(f, t, i1);
         prefetch_bucket(f, t, alt_index(t, i1, hk.fp));
@@ -939,7 +1043,7 @@ uint64_t cf_count(const cf_filter_t *f, const void *key, size_t len)
     cf_hash_t hk = hash_key(f, key, len);
     uint64_t n = 0;
     for (uint32_t k = 0; k < f->nfilters; k++) {
-        const cf_table_t *t = &f->t[k];
+        const cf_table_t *t = &TABS(f)[k];
         uint64_t i1 = index1(t, hk.h);
         uint64_t i2 = alt_index(t, i1, hk.fp);
         n += bucket_count(f, t, i1, hk.fp);
@@ -961,20 +1065,21 @@ exists_many_fast(const cf_filter_t *f, size_t n, const void *const *keys,
                  const size_t *lens, bool *out, bool ss, uint32_t b,
                  uint32_t lane, uint32_t bits)
 {
-    const cf_table_t *t = &f->t[0];
+    const cf_table_t *t = &TABS(f)[0];
     const uint8_t *const data = t->data;
     const uint64_t nb = t->nbuckets, seed = f->seed;
-    const uint32_t tail = (bits == 32 || bits == 64) ? 0 : f->tail;
-    const uint32_t fp_mask = f->fp_mask;
+    /* 7 unless buckets are aligned words (see prefetch_bucket()) */
+    const uint32_t tail = (bits == 32 || bits == 64) ? 0 : 7;
+    const uint32_t fp_mask = SH(f)->fp_mask;
     uint64_t ones = 0;
     for (uint32_t j = 0; j < b; j++)
         ones |= 1ull << (j * lane);
     const uint64_t highs = ones << (lane - 1);
     const uint64_t mask = b * lane == 64 ? ~0ull : (1ull << (b * lane)) - 1;
     /* the victim, as a byte offset: offsets are one-to-one with buckets */
-    const bool vused = t->victim_used;
-    const uint64_t voff = (t->victim_index * bits) >> 3;
-    const uint32_t vfp = t->victim_fp;
+    const bool vused = v_used(t);
+    const uint64_t voff = (v_index(t) * bits) >> 3;
+    const uint32_t vfp = v_fp(t);
     uint64_t o1[CF_WINDOW], o2[CF_WINDOW];
     uint32_t fpw[CF_WINDOW];
 
@@ -1018,9 +1123,9 @@ exists_many_fast(const cf_filter_t *f, size_t n, const void *const *keys,
 void cf_exists_many(const cf_filter_t *f, size_t n, const void *const *keys,
                     const size_t *lens, bool *out)
 {
-    if (f->nfilters == 1 && f->fast) {
+    if (f->nfilters == 1 && SH(f)->fast) {
         /* the shapes of the encodings ERROR and the defaults choose */
-        switch (f->b == 4 ? f->fp_bits : 0) {
+        switch (SH(f)->b == 4 ? SH(f)->fp_bits : 0) {
         case 8:
             exists_many_fast(f, n, keys, lens, out, false, 4, 8, 32);
             return;
@@ -1040,8 +1145,8 @@ void cf_exists_many(const cf_filter_t *f, size_t n, const void *const *keys,
             exists_many_fast(f, n, keys, lens, out, true, 4, 13, 64);
             return;
         default:
-            exists_many_fast(f, n, keys, lens, out, f->ss, f->b,
-                             f->lane_bits, f->bucket_bits);
+            exists_many_fast(f, n, keys, lens, out, SH(f)->ss, SH(f)->b,
+                             SH(f)->lane_bits, SH(f)->bucket_bits);
             return;
         }
     }
@@ -1053,7 +1158,7 @@ void cf_exists_many(const cf_filter_t *f, size_t n, const void *const *keys,
     /* One table, software-pipelined: item i is hashed and both its buckets
      * prefetched CF_WINDOW items before it is probed, so that many DRAM
      * misses are always in flight. */
-    const cf_table_t *t = &f->t[0];
+    const cf_table_t *t = &TABS(f)[0];
     uint64_t i1[CF_WINDOW], i2[CF_WINDOW];
     uint32_t fp[CF_WINDOW];
     for (size_t i = 0; i < n + CF_WINDOW; i++) {
@@ -1088,7 +1193,7 @@ static bool lookahead_place(cf_filter_t *f, cf_table_t *t,
 {
     uint64_t alt[16];
     uint32_t fps[16];
-    uint32_t b = f->b, n = 0;
+    uint32_t b = SH(f)->b, n = 0;
     for (uint32_t k = 0; k < nb; k++)
         for (uint32_t j = 0; j < b; j++, n++) {
             fps[n] = slot_get(f, t, in[k] * b + j);
@@ -1113,20 +1218,20 @@ static bool lookahead_place(cf_filter_t *f, cf_table_t *t,
 static bool table_insert(cf_filter_t *f, cf_table_t *t, uint64_t i1,
                          uint64_t i2, uint32_t fp)
 {
-    if (t->victim_used)
+    if (v_used(t))
         return false;
     if (bucket_put(f, t, i1, fp) || bucket_put(f, t, i2, fp))
         return true;
     /* First from both buckets at once: at high load most inserts that get
      * here end after this one round trip, without a kick. */
-    bool ahead = f->b <= 8;
+    bool ahead = SH(f)->b <= 8;
     uint64_t both[2] = {i1, i2};
     if (ahead && lookahead_place(f, t, both, i1 == i2 ? 1 : 2, fp))
         return true;
-    rng_reseed(f, i1, fp);
-    uint64_t i = (rng_next(f) & 1) ? i1 : i2;
+    uint64_t rng = rng_seed(f, i1, fp);
+    uint64_t i = (rng_next(&rng) & 1) ? i1 : i2;
     for (uint32_t n = 0; n < f->max_kicks; n++) {
-        uint64_t s = i * f->b + rng_next(f) % f->b;
+        uint64_t s = i * SH(f)->b + rng_next(&rng) % SH(f)->b;
         uint32_t kicked = slot_get(f, t, s);
         slot_set(f, t, s, fp);
         fp = kicked;
@@ -1135,9 +1240,7 @@ static bool table_insert(cf_filter_t *f, cf_table_t *t, uint64_t i1,
             (ahead && lookahead_place(f, t, &i, 1, fp)))
             return true;
     }
-    t->victim_used = true;
-    t->victim_fp = fp;
-    t->victim_index = i;
+    v_set(t, i, fp);
     return true;
 }
 
@@ -1145,11 +1248,11 @@ static bool table_insert(cf_filter_t *f, cf_table_t *t, uint64_t i1,
 static uint32_t bucket_free(const cf_filter_t *f, const cf_table_t *t,
                             uint64_t i)
 {
-    if (f->fast)
+    if (SH(f)->fast)
         return lanes_count(f, empty_lanes(f, t, i));
     uint32_t n = 0;
-    uint64_t s = i * f->b;
-    for (uint32_t j = 0; j < f->b; j++)
+    uint64_t s = i * SH(f)->b;
+    for (uint32_t j = 0; j < SH(f)->b; j++)
         n += slot_get(f, t, s + j) == 0;
     return n;
 }
@@ -1208,7 +1311,7 @@ place_fast(const cf_filter_t *f, cf_table_t *t, cf_hash_t hk, bool ss,
  * relocations to far higher loads. */
 static bool place_table(cf_filter_t *f, cf_table_t *t, cf_hash_t hk)
 {
-    switch (f->b == 4 ? f->fp_bits : 0) {
+    switch (SH(f)->b == 4 ? SH(f)->fp_bits : 0) {
     case 8:
         return place_fast(f, t, hk, false, 8, 32);
     case 12:
@@ -1226,7 +1329,7 @@ static bool place_table(cf_filter_t *f, cf_table_t *t, cf_hash_t hk)
     }
     uint64_t i1 = index1(t, hk.h);
     uint64_t i2 = alt_index(t, i1, hk.fp);
-    if (f->fast) {
+    if (SH(f)->fast) {
         /* the chosen bucket's first empty lane, straight from the marks:
          * no second pass over the slots */
         uint64_t m1 = empty_lanes(f, t, i1), m2 = empty_lanes(f, t, i2);
@@ -1238,8 +1341,8 @@ static bool place_table(cf_filter_t *f, cf_table_t *t, cf_hash_t hk)
         uint64_t sel = -(uint64_t)(lanes_count(f, m1) >= lanes_count(f, m2));
         uint64_t m = (m1 & sel) | (m2 & ~sel);
         uint64_t bi = (i1 & sel) | (i2 & ~sel);
-        uint64_t lane = f->lane_of_bit[__builtin_ctzll(m)];
-        slot_set(f, t, bi * f->b + lane, hk.fp);
+        uint64_t lane = SH(f)->lane_of_bit[__builtin_ctzll(m)];
+        slot_set(f, t, bi * SH(f)->b + lane, hk.fp);
         return true;
     }
     uint32_t n1 = bucket_free(f, t, i1), n2 = bucket_free(f, t, i2);
@@ -1252,7 +1355,7 @@ static bool place_table(cf_filter_t *f, cf_table_t *t, cf_hash_t hk)
 static bool place_free(cf_filter_t *f, cf_hash_t hk)
 {
     for (uint32_t k = f->nfilters; k-- > 0;)
-        if (place_table(f, &f->t[k], hk))
+        if (place_table(f, &TABS(f)[k], hk))
             return true;
     return false;
 }
@@ -1263,11 +1366,11 @@ static int grow(cf_filter_t *f)
         return -ENOSPC;
     if (f->nfilters >= f->max_filters)
         return -EOVERFLOW;
-    const cf_table_t *last = &f->t[f->nfilters - 1];
+    const cf_table_t *last = &TABS(f)[f->nfilters - 1];
     if (last->capacity > (1ull << 50) / f->expansion)
         return -ENOMEM;
     uint64_t cap = last->capacity * f->expansion;
-    uint64_t nb = buckets_for(cap, f->b);
+    uint64_t nb = buckets_for(cap, SH(f)->b);
     if (nb == 0)
         return -ENOMEM;
     return table_alloc(f, nb, cap);
@@ -1277,14 +1380,14 @@ static int insert_hashed(cf_filter_t *f, cf_hash_t hk)
 {
     if (place_free(f, hk))
         goto stored;
-    cf_table_t *t = &f->t[f->nfilters - 1];
+    cf_table_t *t = &TABS(f)[f->nfilters - 1];
     uint64_t i1 = index1(t, hk.h);
     if (table_insert(f, t, i1, alt_index(t, i1, hk.fp), hk.fp))
         goto stored;
     int rc = grow(f);
     if (rc < 0)
         return rc;
-    t = &f->t[f->nfilters - 1];
+    t = &TABS(f)[f->nfilters - 1];
     i1 = index1(t, hk.h);
     if (!table_insert(f, t, i1, alt_index(t, i1, hk.fp), hk.fp))
         return -ENOSPC; /* unreachable: a new table's victim is free */
@@ -1313,16 +1416,17 @@ int cf_add_nx(cf_filter_t *f, const void *key, size_t len)
  * are fetched now, half a window before they are read. */
 static void prefetch_alternates(const cf_filter_t *f, cf_hash_t hk)
 {
-    const cf_table_t *t = &f->t[f->nfilters - 1];
+    const cf_table_t *t = &TABS(f)[f->nfilters - 1];
     uint64_t in[2];
     in[0] = index1(t, hk.h);
     in[1] = alt_index(t, in[0], hk.fp);
     if ((empty_lanes(f, t, in[0]) | empty_lanes(f, t, in[1])) != 0)
         return;
     for (uint32_t k = 0; k < 2; k++)
-        for (uint32_t j = 0; j < f->b; j++)
+        for (uint32_t j = 0; j < SH(f)->b; j++)
             prefetch_bucket(
-                f, t, alt_index(t, in[k], slot_get(f, t, in[k] * f->b + j)));
+                f, t,
+                alt_index(t, in[k], slot_get(f, t, in[k] * SH(f)->b + j)));
 }
 
 void cf_add_many(cf_filter_t *f, size_t n, const void *const *keys,
@@ -1338,10 +1442,10 @@ void cf_add_many(cf_filter_t *f, size_t n, const void *const *keys,
     /* Below 3/4 load both buckets are hardly ever full (under 1% of inserts
      * at 2/3): the middle stage would cost more than it saves. A chain of
      * tables keeps it on (the newest table's load is not counted). */
-    const cf_table_t *last = &f->t[f->nfilters - 1];
-    bool ahead = f->fast && f->b <= 8 &&
+    const cf_table_t *last = &TABS(f)[f->nfilters - 1];
+    bool ahead = SH(f)->fast && SH(f)->b <= 8 &&
                  (f->nfilters > 1 ||
-                  f->items * 4 >= last->nbuckets * f->b * 3);
+                  f->items * 4 >= last->nbuckets * SH(f)->b * 3);
     for (size_t i = 0; i < n + W; i++) {
         size_t r = i % W;
         if (i >= W) {
@@ -1356,7 +1460,7 @@ void cf_add_many(cf_filter_t *f, size_t n, const void *const *keys,
         if (ahead && i >= HALF && i - HALF < n)
             prefetch_alternates(f, hk[(i - HALF) % W]);
         if (i < n) {
-            const cf_table_t *t = &f->t[f->nfilters - 1];
+            const cf_table_t *t = &TABS(f)[f->nfilters - 1];
             hk[r] = hash_key(f, keys[i], lens[i]);
             uint64_t i1 = index1(t, hk[r].h);
             prefetch_bucket(f, t, i1);
@@ -1370,19 +1474,19 @@ void cf_add_many(cf_filter_t *f, size_t n, const void *const *keys,
 /* After a slot frees up in t, the victim may fit into one of its buckets. */
 static void victim_retry(cf_filter_t *f, cf_table_t *t)
 {
-    if (!t->victim_used)
+    if (!v_used(t))
         return;
-    uint64_t i = t->victim_index;
-    uint32_t fp = t->victim_fp;
+    uint64_t i = v_index(t);
+    uint32_t fp = v_fp(t);
     if (bucket_put(f, t, i, fp) || bucket_put(f, t, alt_index(t, i, fp), fp))
-        t->victim_used = false;
+        t->victim = 0;
 }
 
 int cf_del(cf_filter_t *f, const void *key, size_t len)
 {
     cf_hash_t hk = hash_key(f, key, len);
     for (uint32_t k = f->nfilters; k-- > 0;) {
-        cf_table_t *t = &f->t[k];
+        cf_table_t *t = &TABS(f)[k];
         uint64_t i1 = index1(t, hk.h);
         uint64_t i2 = alt_index(t, i1, hk.fp);
         uint64_t bi = i1;
@@ -1392,10 +1496,10 @@ int cf_del(cf_filter_t *f, const void *key, size_t len)
             j = bucket_find(f, t, i2, hk.fp);
         }
         if (j >= 0) {
-            slot_set(f, t, bi * f->b + (uint64_t)j, 0);
+            slot_set(f, t, bi * SH(f)->b + (uint64_t)j, 0);
             victim_retry(f, t);
         } else if (victim_is(t, i1, i2, hk.fp)) {
-            t->victim_used = false;
+            t->victim = 0;
         } else {
             continue;
         }
@@ -1413,25 +1517,31 @@ void cf_stats(const cf_filter_t *f, cf_stats_t *st)
 {
     memset(st, 0, sizeof(*st));
     for (uint32_t k = 0; k < f->nfilters; k++) {
-        st->nbuckets += f->t[k].nbuckets;
-        st->capacity += f->t[k].capacity;
+        st->nbuckets += TABS(f)[k].nbuckets;
+        st->capacity += TABS(f)[k].capacity;
     }
-    st->size_bytes = f->size_bytes;
+    st->size_bytes = cf_size_bytes(f);
     st->nfilters = f->nfilters;
     st->items = f->items;
     st->deleted = f->deleted;
-    st->bucket_size = f->b;
-    st->fp_bits = f->fp_bits;
+    st->bucket_size = SH(f)->b;
+    st->fp_bits = SH(f)->fp_bits;
     st->expansion = f->expansion;
     st->max_kicks = f->max_kicks;
     st->max_filters = f->max_filters;
     st->seed = f->seed;
-    st->encoding = f->encoding;
+    st->encoding = SH(f)->encoding;
 }
 
 uint64_t cf_size_bytes(const cf_filter_t *f)
 {
-    return f->size_bytes;
+    const cf_table_t *t = TABS(f);
+    uint64_t n = sizeof(*f);
+    if (f->grown)
+        n += (uint64_t)f->nfilters * sizeof(cf_table_t);
+    for (uint32_t k = 0; k < f->nfilters; k++)
+        n += tbytes(f, &t[k]) + SH(f)->pad;
+    return n;
 }
 
 void cf_set_max_bytes(cf_filter_t *f, uint64_t max_bytes)
@@ -1454,10 +1564,10 @@ void cf_header_write(const cf_filter_t *f, void *buf)
     put_u32(p, CF_MAGIC);
     put_u16(p + 4, CF_VERSION);
     put_u16(p + 6, (uint16_t)len);
-    put_u32(p + 8, f->b);
-    p[12] = (uint8_t)f->fp_bits;
+    put_u32(p + 8, SH(f)->b);
+    p[12] = (uint8_t)SH(f)->fp_bits;
     p[13] = (uint8_t)f->nfilters;
-    p[14] = (uint8_t)f->encoding;
+    p[14] = (uint8_t)SH(f)->encoding;
     put_u32(p + 16, f->max_kicks);
     put_u32(p + 20, f->expansion);
     put_u32(p + 24, f->max_filters);
@@ -1466,12 +1576,12 @@ void cf_header_write(const cf_filter_t *f, void *buf)
     put_u64(p + 48, f->deleted);
     for (uint32_t k = 0; k < f->nfilters; k++) {
         uint8_t *q = p + CF_HDR_FIXED + k * CF_HDR_TABLE;
-        const cf_table_t *t = &f->t[k];
+        const cf_table_t *t = &TABS(f)[k];
         put_u64(q, t->nbuckets);
         put_u64(q + 8, t->capacity);
-        put_u64(q + 16, t->victim_used ? t->victim_index : 0);
-        put_u32(q + 24, t->victim_used ? t->victim_fp : 0);
-        q[28] = t->victim_used;
+        put_u64(q + 16, v_index(t));
+        put_u32(q + 24, v_fp(t));
+        q[28] = v_used(t);
     }
     put_u64(p + len - 8, XXH3_64bits(p, len - 8));
 }
@@ -1480,7 +1590,7 @@ uint64_t cf_data_len(const cf_filter_t *f)
 {
     uint64_t n = 0;
     for (uint32_t k = 0; k < f->nfilters; k++)
-        n += f->t[k].bytes;
+        n += tbytes(f, &TABS(f)[k]);
     return n;
 }
 
@@ -1488,9 +1598,10 @@ uint64_t cf_data_len(const cf_filter_t *f)
 static const cf_table_t *table_at(const cf_filter_t *f, uint64_t *off)
 {
     for (uint32_t k = 0; k < f->nfilters; k++) {
-        if (*off < f->t[k].bytes)
-            return &f->t[k];
-        *off -= f->t[k].bytes;
+        uint64_t n = tbytes(f, &TABS(f)[k]);
+        if (*off < n)
+            return &TABS(f)[k];
+        *off -= n;
     }
     return NULL;
 }
@@ -1503,7 +1614,7 @@ size_t cf_data_view(const cf_filter_t *f, uint64_t off, size_t max,
         *p = NULL;
         return 0;
     }
-    uint64_t n = t->bytes - off;
+    uint64_t n = tbytes(f, t) - off;
     *p = t->data + off;
     return n < max ? (size_t)n : max;
 }
@@ -1581,7 +1692,8 @@ int cf_load_header(const void *buf, size_t len, const cf_limits_t *lim,
         if (vused ? (vi >= nb || vfp == 0 || vfp > fpmask)
                   : (vi != 0 || vfp != 0))
             return -EINVAL;
-        total += bytes + CF_PAD;
+        total += bytes + shapes[shape_index(prm.encoding, prm.bucket_size,
+                                            prm.fp_bits)].pad;
         slots += nb * prm.bucket_size + 1;
         if (total > CF_ABS_MAX_BYTES)
             return -ENOMEM;
@@ -1591,24 +1703,27 @@ int cf_load_header(const void *buf, size_t len, const cf_limits_t *lim,
     if (lim != NULL && lim->max_bytes && total > lim->max_bytes)
         return -ENOMEM;
 
-    cf_filter_t *f = filter_new(prm.bucket_size, prm.fp_bits, prm.encoding,
-                                prm.max_kicks, prm.expansion,
-                                prm.max_filters, get_u64(p + 32),
-                                lim ? lim->max_bytes : 0, nf);
+    prm.capacity = get_u64(p + CF_HDR_FIXED + 8);
+    prm.seed = get_u64(p + 32);
+    cf_filter_t *f = filter_new(&prm, get_u64(p + CF_HDR_FIXED));
     if (f == NULL)
         return -ENOMEM;
-    f->max_bytes = 0; /* the whole shape was checked against the limit */
-    for (uint32_t k = 0; k < nf; k++) {
+    /* the whole shape was checked against the limit: no cap while the
+     * tables are made */
+    for (uint32_t k = 1; k < nf; k++) {
         const uint8_t *q = p + CF_HDR_FIXED + k * CF_HDR_TABLE;
         if (table_alloc(f, get_u64(q), get_u64(q + 8)) < 0) {
             cf_free(f);
             return -ENOMEM;
         }
-        cf_table_t *t = &f->t[k];
+    }
+    for (uint32_t k = 0; k < nf; k++) {
+        const uint8_t *q = p + CF_HDR_FIXED + k * CF_HDR_TABLE;
+        uint32_t vfp;
         uint8_t vused;
-        (void)victim_fields(q, ver, &t->victim_fp, &vused);
-        t->victim_used = vused;
-        t->victim_index = get_u64(q + 16);
+        (void)victim_fields(q, ver, &vfp, &vused);
+        if (vused)
+            v_set(&TABS(f)[k], get_u64(q + 16), vfp);
     }
     f->max_bytes = lim ? lim->max_bytes : 0;
     f->items = get_u64(p + 40);
@@ -1627,7 +1742,7 @@ int cf_load_data(cf_filter_t *f, uint64_t off, const void *p, size_t len)
     while (len > 0) {
         uint64_t in = off;
         cf_table_t *t = (cf_table_t *)table_at(f, &in);
-        uint64_t n = t->bytes - in;
+        uint64_t n = tbytes(f, t) - in;
         if (n > len)
             n = len;
         memcpy(t->data + in, src, (size_t)n);

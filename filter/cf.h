@@ -157,7 +157,10 @@ typedef struct cf_stats {
 
 void cf_stats(const cf_filter_t *f, cf_stats_t *st);
 
-/* stats.size_bytes alone, in O(1). */
+/* stats.size_bytes alone: the struct (which holds a filter's first table
+ * entry, and the table itself unless it is large enough to be mapped on
+ * its own), the array of table entries once the filter grew, and every
+ * table with its padding. Takes at most CF_MAX_FILTERS steps. */
 uint64_t cf_size_bytes(const cf_filter_t *f);
 
 /* Changes the cap on f's total memory (cf_params_t.max_bytes) for the

@@ -440,13 +440,11 @@ static void memory_usage_proc(client_t *c, int argc, const resp_arg_t *argv)
         reply_syntax_error(c);
         return;
     }
-    const cf_filter_t *f = ks_get(c->db, argv[2].ptr, argv[2].len);
-    if (f == NULL) {
+    uint64_t n = ks_usage(c->db, argv[2].ptr, argv[2].len);
+    if (n == 0)
         resp_add_null(&c->out);
-        return;
-    }
-    /* The filter's exact size plus what the key takes in the table. */
-    resp_add_int(&c->out, (int64_t)(cf_size_bytes(f) + argv[2].len + 1 + 40));
+    else
+        resp_add_int(&c->out, (int64_t)n);
 }
 
 /* ---- the table --------------------------------------------------------- */

@@ -20,13 +20,15 @@
 
 #define KS_MIN_BUCKETS 4
 
+/* 32 bytes and the key: with a million small filters every byte of the
+ * entry is a megabyte. */
 typedef struct ks_entry {
     struct ks_entry *next;
     cf_filter_t *f;
-    uint64_t hash;
     uint64_t counted; /* bytes this entry adds to db->bytes */
-    size_t len;
-    char key[]; /* len bytes, NUL-terminated for convenience */
+    uint32_t hash;    /* ks_hash(): picks the bucket, screens compares */
+    uint32_t len;     /* keys are at most UINT32_MAX bytes */
+    char key[];       /* len bytes, NUL-terminated for convenience */
 } ks_entry_t;
 
 struct ks_db {
@@ -37,9 +39,10 @@ struct ks_db {
     uint64_t seed;
 };
 
-static uint64_t ks_hash(const ks_db_t *db, const void *key, size_t len)
+/* 32 bits: the bucket array never has more than 2^32 buckets. */
+static uint32_t ks_hash(const ks_db_t *db, const void *key, size_t len)
 {
-    return XXH3_64bits_withSeed(key, len, db->seed);
+    return (uint32_t)XXH3_64bits_withSeed(key, len, db->seed);
 }
 
 static uint64_t entry_bytes(size_t len)
@@ -121,20 +124,21 @@ static void resize(ks_db_t *db, size_t n)
 
 static void maybe_grow(ks_db_t *db)
 {
-    if (db->size >= db->nbuckets &&
+    if (db->size >= db->nbuckets && db->nbuckets < (1ull << 32) &&
         db->nbuckets <= SIZE_MAX / 2 / sizeof(ks_entry_t *))
         resize(db, db->nbuckets * 2);
 }
 
 static void maybe_shrink(ks_db_t *db)
 {
-    if (db->nbuckets > KS_MIN_BUCKETS && db->size < db->nbuckets / 8)
+    if (db->nbuckets > KS_MIN_BUCKETS && db->size < db->nbuckets / 8) {
         resize(db, db->nbuckets / 2);
+    }
 }
 
 /* The link that points at key's entry (or the chain's terminating NULL). */
 static ks_entry_t **find_link(const ks_db_t *db, const void *key, size_t len,
-                              uint64_t h)
+                              uint32_t h)
 {
     ks_entry_t **link = &db->buckets[h & (db->nbuckets - 1)];
     while (*link != NULL) {
@@ -152,10 +156,10 @@ cf_filter_t *ks_get(const ks_db_t *db, const void *key, size_t len)
     return e != NULL ? e->f : NULL;
 }
 
-static ks_entry_t *new_entry(const void *key, size_t len, uint64_t h,
+static ks_entry_t *new_entry(const void *key, size_t len, uint32_t h,
                              cf_filter_t *f)
 {
-    if (len > SIZE_MAX - sizeof(ks_entry_t) - 1)
+    if (len > UINT32_MAX || len > SIZE_MAX - sizeof(ks_entry_t) - 1)
         return NULL;
     ks_entry_t *e = malloc(sizeof(*e) + len + 1);
     if (e == NULL)
@@ -163,7 +167,7 @@ static ks_entry_t *new_entry(const void *key, size_t len, uint64_t h,
     e->next = NULL;
     e->f = f;
     e->hash = h;
-    e->len = len;
+    e->len = (uint32_t)len;
     if (len > 0)
         memcpy(e->key, key, len);
     e->key[len] = '\0';
@@ -193,7 +197,7 @@ static ks_entry_t *unlink_entry(ks_db_t *db, ks_entry_t **link)
 
 int ks_add(ks_db_t *db, const void *key, size_t len, cf_filter_t *f)
 {
-    uint64_t h = ks_hash(db, key, len);
+    uint32_t h = ks_hash(db, key, len);
     if (*find_link(db, key, len, h) != NULL)
         return -EEXIST;
     ks_entry_t *e = new_entry(key, len, h, f);
@@ -217,14 +221,14 @@ int ks_del(ks_db_t *db, const void *key, size_t len)
 int ks_rename(ks_db_t *db, const void *src, size_t slen, const void *dst,
               size_t dlen)
 {
-    uint64_t sh = ks_hash(db, src, slen);
+    uint32_t sh = ks_hash(db, src, slen);
     ks_entry_t **slink = find_link(db, src, slen, sh);
     if (*slink == NULL)
         return -ENOENT;
     if (slen == dlen && memcmp(src, dst, slen) == 0)
         return 0;
     /* Allocate first so a failure changes nothing. */
-    uint64_t dh = ks_hash(db, dst, dlen);
+    uint32_t dh = ks_hash(db, dst, dlen);
     ks_entry_t *ne = new_entry(dst, dlen, dh, NULL);
     if (ne == NULL)
         return -ENOMEM;
@@ -269,6 +273,14 @@ void ks_recount(ks_db_t *db, const void *key, size_t len)
     uint64_t now = entry_bytes(e->len) + cf_size_bytes(e->f);
     db->bytes = db->bytes - e->counted + now;
     e->counted = now;
+}
+
+uint64_t ks_usage(const ks_db_t *db, const void *key, size_t len)
+{
+    ks_entry_t *e = *find_link(db, key, len, ks_hash(db, key, len));
+    if (e == NULL)
+        return 0;
+    return entry_bytes(e->len) + cf_size_bytes(e->f) + sizeof(db->buckets[0]);
 }
 
 int ks_foreach(const ks_db_t *db, ks_each_fn *fn, void *ctx)

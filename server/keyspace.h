@@ -4,7 +4,8 @@
  *
  * Contract: not thread-safe; owned by the event loop thread. The table owns
  * every filter put into it and frees it on delete, overwrite or flush.
- * Key bytes are copied in.
+ * Key bytes are copied in (into the entry); keys longer than UINT32_MAX
+ * bytes are refused with -ENOMEM.
  */
 #ifndef KEYSPACE_H
 #define KEYSPACE_H
@@ -45,6 +46,9 @@ void ks_flush(ks_db_t *db);        /* removes (frees) every key */
  * recounts it with ks_recount() (no-op for an absent key). */
 uint64_t ks_bytes(const ks_db_t *db);
 void ks_recount(ks_db_t *db, const void *key, size_t len);
+/* What key costs in all: its entry (key bytes included), its filter
+ * (cf_size_bytes()) and one slot of the bucket array; 0 when absent. */
+uint64_t ks_usage(const ks_db_t *db, const void *key, size_t len);
 
 /* Calls fn for every key; stops early and returns fn's value when it is
  * non-zero, else 0. The table must not change during the walk. */

@@ -1,0 +1,162 @@
+"""Many small filters: what one costs (CF.INFO Size, MEMORY USAGE,
+used_memory), a small filter growing into a chain and coming back small
+when deleted and reserved again, and a snapshot of many small filters."""
+import pytest
+
+from harness import use_redis_server, wait_until
+
+pytestmark = pytest.mark.skipif(use_redis_server(),
+                                reason="cuckood's own memory accounting")
+
+
+def info(r, key):
+    return dict(zip(*[iter(r.execute_command("CF.INFO", key))] * 2))
+
+
+def test_small_filter_costs_what_it_holds(daemon):
+    r = daemon().client(socket_timeout=10)
+    r.execute_command("CF.RESERVE", "tenant:1", 100)
+    r.execute_command("CF.ADD", "tenant:1", "item")
+    size = info(r, "tenant:1")[b"Size"]
+    # capacity 100 at 12-bit fingerprints: 28 buckets of 6 bytes, 2 bytes
+    # of pad, and the struct that holds the table's entry
+    assert 170 < size <= 250, size
+    usage = r.memory_usage("tenant:1")
+    # the key's entry (with its bytes) and one bucket slot on top
+    assert size < usage <= size + 64 + len("tenant:1"), (size, usage)
+    assert r.memory_usage("tenant:2") is None
+
+    # used_memory grows by what MEMORY USAGE says, key by key (the bucket
+    # array doubles now and then: at most one slot a key on average more)
+    m0 = r.info("memory")["used_memory"]
+    pipe = r.pipeline(transaction=False)
+    keys = ["t:%d" % i for i in range(2000)]
+    for k in keys:
+        pipe.execute_command("CF.RESERVE", k, 100)
+        pipe.execute_command("CF.ADD", k, "x")
+    pipe.execute()
+    pipe = r.pipeline(transaction=False)
+    for k in keys:
+        pipe.memory_usage(k)
+    total = sum(pipe.execute())
+    grew = r.info("memory")["used_memory"] - m0
+    assert total - 8 * len(keys) <= grew <= total + 8 * len(keys), \
+        (total, grew)
+    assert r.delete(*keys) == len(keys)
+    # all back but the bucket array, which halves only under 1/8 load
+    assert m0 <= r.info("memory")["used_memory"] <= m0 + 64
+
+
+def test_small_filter_grows_and_comes_back_small(daemon):
+    r = daemon().client(socket_timeout=10)
+    m0 = r.info("memory")["used_memory"]
+    r.execute_command("CF.RESERVE", "g", 100, "EXPANSION", 2)
+    small = r.memory_usage("g")
+    items = []
+    while info(r, "g")[b"Number of filters"] < 3:
+        batch = ["i%d" % (len(items) + n) for n in range(50)]
+        r.execute_command("CF.INSERT", "g", "ITEMS", *batch)
+        items += batch
+    grown = r.memory_usage("g")
+    st = info(r, "g")
+    assert grown == st[b"Size"] + (small - info_size_of_new(r))
+    assert grown > small + 2 * 170
+    assert all(r.execute_command("CF.MEXISTS", "g", *items))
+    # deleting the items does not shrink the chain; deleting the key and
+    # reserving it again does
+    for it in items:
+        assert r.execute_command("CF.DEL", "g", it) == 1
+    assert info(r, "g")[b"Number of items inserted"] == 0
+    assert r.memory_usage("g") == grown
+    assert r.delete("g") == 1
+    r.execute_command("CF.RESERVE", "g", 100, "EXPANSION", 2)
+    assert r.memory_usage("g") == small
+    r.delete("g")
+    assert r.info("memory")["used_memory"] == m0
+
+
+def info_size_of_new(r):
+    """CF.INFO Size of a fresh capacity-100 filter (for the entry's share
+    of MEMORY USAGE)."""
+    r.execute_command("CF.RESERVE", "probe", 100, "EXPANSION", 2)
+    size = info(r, "probe")[b"Size"]
+    r.delete("probe")
+    return size
+
+
+def test_snapshot_of_many_small_filters(daemon):
+    d = daemon()
+    r = d.client(socket_timeout=30)
+    n = 5000
+    pipe = r.pipeline(transaction=False)
+    for i in range(n):
+        pipe.execute_command("CF.RESERVE", "tenant:%d" % i, 100)
+        pipe.execute_command("CF.ADD", "tenant:%d" % i, "seen:%d" % i)
+    pipe.execute()
+    # one of them grown into a chain, saved and loaded as one
+    r.execute_command("CF.INSERT", "tenant:0", "ITEMS",
+                      *["more%d" % k for k in range(300)])
+    chained = info(r, "tenant:0")
+    assert chained[b"Number of filters"] >= 2
+    usage = r.memory_usage("tenant:1")
+    assert r.save()
+    d.kill()
+    d.start()
+    r = d.client(socket_timeout=30)
+    assert r.dbsize() == n
+    pipe = r.pipeline(transaction=False)
+    for i in range(n):
+        pipe.execute_command("CF.EXISTS", "tenant:%d" % i, "seen:%d" % i)
+    assert all(pipe.execute())
+    assert info(r, "tenant:0") == chained
+    assert all(r.execute_command("CF.MEXISTS", "tenant:0",
+                                 *["more%d" % k for k in range(300)]))
+    # a loaded one-table filter is as small as a reserved one
+    assert r.memory_usage("tenant:1") == usage
+
+
+def rss(d):
+    with open("/proc/%d/status" % d.proc.pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS")
+
+
+def test_deleting_many_small_filters_returns_memory(daemon):
+    d = daemon()
+    with open("/proc/%d/maps" % d.proc.pid) as f:
+        if "libasan" in f.read():
+            # AddressSanitizer's allocator holds freed memory in quarantine
+            # and does not give it back when glibc is asked to
+            pytest.skip("the sanitizers' allocator replaces glibc's")
+    r = d.client(socket_timeout=30)
+    n = 50000
+
+    def fill():
+        pipe = r.pipeline(transaction=False)
+        for i in range(n):
+            pipe.execute_command("CF.RESERVE", "tenant:%d" % i, 100)
+            pipe.execute_command("CF.ADD", "tenant:%d" % i, "x")
+        pipe.execute()
+
+    def drop():
+        pipe = r.pipeline(transaction=False)
+        for i in range(0, n, 1000):
+            pipe.delete(*["tenant:%d" % k for k in range(i, i + 1000)])
+        pipe.execute()
+
+    fill()  # the connection's buffers grow to the pipeline's size once
+    drop()
+    assert r.execute_command("MEMORY", "PURGE") in (b"OK", "OK")
+    start = rss(d)
+    fill()
+    full = rss(d)
+    assert full - start > n * 200
+    drop()
+    assert r.dbsize() == 0
+    # The freed entries and filters go back to the system, not just to
+    # the allocator's free lists: most of what the keys took is returned,
+    # by the server itself (its periodic trim), no MEMORY PURGE asked.
+    wait_until(lambda: rss(d) - start < (full - start) // 4, timeout=60,
+               what="RSS back near %d (full %d)" % (start, full))
