@@ -476,8 +476,19 @@ static int arg_type(const char *t)
     return RM_ARG_TYPE_STRING;
 }
 
+/* Frees what convert_args() made (NULL is fine). */
+static void free_args(rm_command_arg_t *args)
+{
+    if (args == NULL)
+        return;
+    for (size_t i = 0; args[i].name != NULL; i++)
+        free_args(args[i].subargs);
+    free(args);
+}
+
 /* The command layer's argument docs in the module API's form: a
- * zero-terminated array the server copies; lives as long as the process. */
+ * zero-terminated array; the caller frees it with free_args() once the
+ * server has copied it (SetCommandInfo copies everything it keeps). */
 static rm_command_arg_t *convert_args(const cmd_arg_t *args)
 {
     size_t n = 0;
@@ -499,8 +510,11 @@ static rm_command_arg_t *convert_args(const cmd_arg_t *args)
                        ((a->flags & CMD_ARG_MULTIPLE_TOKEN)
                             ? RM_CMD_ARG_MULTIPLE_TOKEN
                             : 0);
-        if (a->sub != NULL && (out[i].subargs = convert_args(a->sub)) == NULL)
+        if (a->sub != NULL &&
+            (out[i].subargs = convert_args(a->sub)) == NULL) {
+            free_args(out);
             return NULL;
+        }
     }
     return out;
 }
@@ -545,8 +559,11 @@ static int register_command(RedisModuleCtx *ctx, const cfcmd_def_t *d,
         return RM_ERR;
     rm_key_spec_t *specs = calloc(2, sizeof(*specs));
     rm_command_arg_t *args = d->args ? convert_args(d->args) : NULL;
-    if (specs == NULL || (d->args != NULL && args == NULL))
+    if (specs == NULL || (d->args != NULL && args == NULL)) {
+        free(specs);
+        free_args(args);
         return RM_ERR;
+    }
     specs[0].flags = key_flags(d);
     specs[0].begin_search_type = RM_KSPEC_BS_INDEX;
     specs[0].bs.index.pos = 1;
@@ -563,7 +580,10 @@ static int register_command(RedisModuleCtx *ctx, const cfcmd_def_t *d,
         .key_specs = specs,
         .args = args,
     };
-    return rm_SetCommandInfo(cmd, &info);
+    int rc = rm_SetCommandInfo(cmd, &info);
+    free(specs);
+    free_args(args);
+    return rc;
 }
 
 /* The server's allocator, for every byte of every filter. */
