@@ -2,12 +2,16 @@
 each on a free port in its own temporary directory, ready when PING
 answers, stopped with SHUTDOWN NOSAVE (or killed) at the end.
 
-$CUCKOO_MODULE names the module (default build/module/cuckoo.so)."""
+$CUCKOO_MODULE names the module (default build/module/cuckoo.so). In the
+sanitizer build $CUCKOO_SERVER_PRELOAD names the ASan runtime, preloaded
+into each redis-server (harness.module_server_env()); a sanitizer report in
+a server's log (a leak shows at SHUTDOWN) then fails the test at cleanup."""
 
 import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -15,6 +19,9 @@ import pytest
 import redis
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "tests", "integ"))
+from harness import module_server_env, sanitizer_report  # noqa: E402
+
 MODULE = os.environ.get("CUCKOO_MODULE",
                         os.path.join(ROOT, "build", "module", "cuckoo.so"))
 REDIS_SERVER = shutil.which("redis-server")
@@ -78,7 +85,8 @@ class Server:
         self.log = open(os.path.join(self.dir, "log.txt"), "ab")
         self.proc = subprocess.Popen(self.argv(), cwd=self.dir,
                                      stdout=self.log,
-                                     stderr=subprocess.STDOUT)
+                                     stderr=subprocess.STDOUT,
+                                     env=module_server_env())
         if expect_fail:
             try:
                 return self.proc.wait(20)
@@ -102,9 +110,13 @@ class Server:
         return redis.Redis(host="127.0.0.1", port=self.port,
                            socket_timeout=120, **kw)
 
-    def log_text(self):
-        with open(os.path.join(self.dir, "log.txt"), "rb") as f:
-            return f.read().decode(errors="replace")[-6000:]
+    def log_text(self, whole=False):
+        try:
+            with open(os.path.join(self.dir, "log.txt"), "rb") as f:
+                text = f.read().decode(errors="replace")
+        except FileNotFoundError:
+            return ""
+        return text if whole else text[-6000:]
 
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
@@ -132,9 +144,15 @@ class Server:
         self.proc = None
 
     def cleanup(self):
+        sanitized = module_server_env() is not None
+        if sanitized:
+            self.stop()  # an exit, so that the leak check runs
         self.kill()
+        report = (sanitizer_report(self.log_text(whole=True)) if sanitized
+                  else None)
         if self.own_dir:
             shutil.rmtree(self.dir, ignore_errors=True)
+        assert report is None, "sanitizer report:\n" + report
 
 
 @pytest.fixture
@@ -149,5 +167,17 @@ def servers():
         return s.start() if start else s
 
     yield make
-    for s in made:
-        s.cleanup()
+    cleanup_all(made)
+
+
+def cleanup_all(servers):
+    """cleanup() of every server, then the first failure (a sanitizer
+    report), if any."""
+    errors = []
+    for s in servers:
+        try:
+            s.cleanup()
+        except AssertionError as e:
+            errors.append(e)
+    if errors:
+        raise errors[0]
