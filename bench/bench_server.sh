@@ -4,8 +4,13 @@
 # Starts cuckood and redis-server on free ports, runs redis-benchmark
 # (50 clients, -P 1 and -P 32) for PING on both, CF.ADD / CF.EXISTS on
 # cuckood and SISMEMBER on redis-server, each RUNS times (median taken),
-# then measures bytes per item and the false-positive rate of a filter
-# reserved for 10M items with the default settings.
+# then the bulk commands (CF.MEXISTS and CF.INSERT ... ITEMS with BULK
+# items per command at -P BULK_P: server CPU per item against the core's
+# batched cost per item, bench/bench_bulk, measured between them), then
+# bytes per item and the false-positive rate of a filter reserved for 10M
+# items with the default settings. Each figure that has a target gets a
+# line "target <what> <value> <op> <limit> met|MISSED", repeated together
+# at the end.
 #
 # Environment:
 #   RUNS=3          runs per measurement (the median is reported)
@@ -20,6 +25,11 @@
 #   PERF=dir        if set, `perf record -e cpu-clock -g` cuckood during
 #                   the CF.EXISTS runs, into dir/perf-P1.data, perf-P32.data
 #   SKIP_BIG=1      skip the 10M part
+#   SKIP_SINGLE=1   skip the PING / CF.ADD / CF.EXISTS / SISMEMBER part
+#   SKIP_BULK=1     skip the bulk part (CF.MEXISTS, CF.INSERT)
+#   BULK=100        items per CF.MEXISTS / CF.INSERT command (bulk part)
+#   BULK_P=16       pipeline depth of the bulk part
+#   NB_EXISTS=100000 CF.MEXISTS commands per run (bulk part)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,14 +44,20 @@ BIG=${BIG:-10000000}
 PROBES=${PROBES:-1000000}
 PERF=${PERF:-}
 SKIP_BIG=${SKIP_BIG:-}
+SKIP_SINGLE=${SKIP_SINGLE:-}
+SKIP_BULK=${SKIP_BULK:-}
+BULK=${BULK:-100}
+BULK_P=${BULK_P:-16}
+NB_EXISTS=${NB_EXISTS:-100000}
 BUILD=${BUILD_DIR:-build}
 CUCKOOD=$BUILD/server/cuckood
 CLIENT=$BUILD/bench/bench_client
+BULKREF=$BUILD/bench/bench_bulk
 
 for tool in redis-server redis-benchmark redis-cli; do
     command -v "$tool" >/dev/null || { echo "missing $tool" >&2; exit 1; }
 done
-if [[ ! -x $CUCKOOD || ! -x $CLIENT ]]; then
+if [[ ! -x $CUCKOOD || ! -x $CLIENT || ! -x $BULKREF ]]; then
     bash scripts/build.sh
 fi
 
@@ -132,10 +148,16 @@ declare -A RES
 # record NAME VALUE: keep a run's result for the median.
 record() { RES[$1]="${RES[$1]:-} $2"; }
 med() { tr ' ' '\n' <<<"${RES[$1]}" | grep . | median; }
+# range NAME: "min-max" of a figure's runs.
+range() {
+    tr ' ' '\n' <<<"${RES[$1]}" | grep . | sort -g |
+        awk 'NR == 1 { lo = $1 } { hi = $1 } END { print lo "-" hi }'
+}
 
-echo "== CF.ADD bench __rand_int__ (filter reserved for $FILL, empty at start)"
 ccli CF.RESERVE bench "$FILL" >/dev/null
-for r in $(seq "$RUNS"); do
+[[ -z $SKIP_SINGLE ]] &&
+    echo "== CF.ADD bench __rand_int__ (filter reserved for $FILL, empty at start)"
+for r in $( [[ -n $SKIP_SINGLE ]] || seq "$RUNS"); do
     for p in 1 32; do
         if [[ $p == 1 ]]; then n=$N1; else n=$N32_ADD; fi
         read -r v u < <(bench "$cpid" "$CP" "$p" "$n" \
@@ -195,7 +217,19 @@ perf_stop() {
     wait "$perfpid" || true
 }
 
-for p in 1 32; do
+# target LABEL VALUE OP LIMIT: one line per figure against its target,
+# kept for the summary at the end.
+TARGETS=()
+target() {
+    local ok
+    ok=$(awk -v v="$2" -v l="$4" -v op="$3" \
+        'BEGIN { print ((op == ">=" ? v >= l : v <= l) ? "met" : "MISSED") }')
+    TARGETS+=("$(printf 'target %-44s %8s  %s %-5s %s' "$1" "$2" "$3" "$4" \
+        "$ok")")
+    echo "${TARGETS[-1]}"
+}
+
+for p in $( [[ -n $SKIP_SINGLE ]] || echo 1 32); do
     if [[ $p == 1 ]]; then n=$N1; else n=$N32; fi
     echo "== -P $p, $n requests per run"
     for r in $(seq "$RUNS"); do
@@ -212,6 +246,7 @@ for p in 1 32; do
     done
     echo
 done
+if [[ -z $SKIP_SINGLE ]]; then
 echo "load:   $(cut -d' ' -f1-3 /proc/loadavg) (after the throughput runs)"
 echo
 
@@ -243,10 +278,89 @@ printf '%-34s %12s %12s\n' "CF.EXISTS / redis PING, per run" \
     "$(med rr_1)" "$(med rr_32)"
 echo "  (median of the ratios of runs done back to back: less exposed to"
 echo "   load that changes between runs)"
-echo "targets: CF.EXISTS / redis PING >= 0.90 at -P 1, >= 1.00 at -P 32"
+echo "  (range of the per-run ratios: -P 1 $(range rr_1), -P 32 $(range rr_32))"
+target "CF.EXISTS / redis PING, -P 1 (medians)" \
+    "$(ratio "$(med exists_1)" "$(med rping_1)")" ">=" 1.0
+target "CF.EXISTS / redis PING, -P 32 (medians)" \
+    "$(ratio "$(med exists_32)" "$(med rping_32)")" ">=" 1.2
 echo
+fi
 
-[[ -n $SKIP_BIG ]] && exit 0
+if [[ -z $SKIP_BULK ]]; then
+# The bulk commands: server CPU per item against the core's batched cost
+# per item (bench_bulk: cf_exists_many / cf_add_many in calls of BULK items
+# on a filter of the same size, same item form), measured in the same run,
+# alternating with the server's runs. Server CPU is the sum of the
+# process's threads' run time in /proc/PID/task/*/schedstat (ns, where
+# /proc/PID/stat counts in 10 ms ticks); items are counted by the server
+# (INFO commandstats calls, CF.INFO items), not assumed.
+items=$(printf '__rand_int__ %.0s' $(seq "$BULK"))
+nb_insert=$((FILL / BULK))
+cpu_ns() { cat /proc/"$1"/task/*/schedstat | awk '{ s += $1 } END { print s }'; }
+calls_of() {
+    ccli INFO commandstats | tr -d '\r' |
+        awk -F'[:=,]' -v c="cmdstat_$1" '$1 == c { print $3 }'
+}
+per_item() {
+    awk -v a="$1" -v b="$2" -v n="$3" 'BEGIN { printf "%.1f", (b - a) / n }'
+}
+echo "== bulk: $BULK items per command, -P $BULK_P, $CLIENTS clients;" \
+    "CF.MEXISTS bench ($FILL items) x $NB_EXISTS, CF.INSERT into a fresh" \
+    "filter reserved for $FILL x $nb_insert"
+for r in $(seq "$RUNS"); do
+    ref=$("$BULKREF" "$FILL" "$BULK")
+    ref_e=$(awk '$1 == "exists" { print $2 }' <<<"$ref")
+    ref_i=$(awk '$1 == "insert" { print $2 }' <<<"$ref")
+    c0=$(calls_of cf.mexists)
+    t0=$(cpu_ns "$cpid")
+    [[ $r == 1 ]] && perf_start mexists
+    # shellcheck disable=SC2086
+    redis-benchmark -p "$CP" -c "$CLIENTS" -P "$BULK_P" -n "$NB_EXISTS" \
+        -r 100000000 -q CF.MEXISTS bench $items >/dev/null 2>&1
+    [[ $r == 1 ]] && perf_stop
+    t1=$(cpu_ns "$cpid")
+    c1=$(calls_of cf.mexists)
+    srv_e=$(per_item "$t0" "$t1" $(((${c1:-0} - ${c0:-0}) * BULK)))
+
+    ccli DEL ins >/dev/null
+    ccli CF.RESERVE ins "$FILL" >/dev/null
+    t0=$(cpu_ns "$cpid")
+    [[ $r == 1 ]] && perf_start insert
+    # shellcheck disable=SC2086
+    redis-benchmark -p "$CP" -c "$CLIENTS" -P "$BULK_P" -n "$nb_insert" \
+        -r 100000000 -q CF.INSERT ins ITEMS $items >/dev/null 2>&1
+    [[ $r == 1 ]] && perf_stop
+    t1=$(cpu_ns "$cpid")
+    ins=$(cf_info_field ins 'Number of items inserted')
+    srv_i=$(per_item "$t0" "$t1" "$ins")
+    record bref_e "$ref_e"
+    record bref_i "$ref_i"
+    record bsrv_e "$srv_e"
+    record bsrv_i "$srv_i"
+    record bx_e "$(ratio "$srv_e" "$ref_e")"
+    record bx_i "$(ratio "$srv_i" "$ref_i")"
+    printf 'run %d  CF.MEXISTS  server %6s ns/item  core %5s ns/item  %5sx\n' \
+        "$r" "$srv_e" "$ref_e" "$(last bx_e)"
+    printf 'run %d  CF.INSERT   server %6s ns/item  core %5s ns/item  %5sx' \
+        "$r" "$srv_i" "$ref_i" "$(last bx_i)"
+    printf '  (%s items, %s filter(s))\n' "$ins" \
+        "$(cf_info_field ins 'Number of filters')"
+done
+ccli DEL ins >/dev/null
+echo "medians (range): server CPU ns per item / core batched ns per item"
+printf '  CF.MEXISTS %s (%s) / %s (%s) = %sx (%s)\n' \
+    "$(med bsrv_e)" "$(range bsrv_e)" "$(med bref_e)" "$(range bref_e)" \
+    "$(med bx_e)" "$(range bx_e)"
+printf '  CF.INSERT  %s (%s) / %s (%s) = %sx (%s)\n' \
+    "$(med bsrv_i)" "$(range bsrv_i)" "$(med bref_i)" "$(range bref_i)" \
+    "$(med bx_i)" "$(range bx_i)"
+target "CF.MEXISTS x$BULK server/core per item (median)" "$(med bx_e)" "<=" 2.5
+target "CF.INSERT x$BULK server/core per item (median)" "$(med bx_i)" "<=" 2.5
+echo "load:   $(cut -d' ' -f1-3 /proc/loadavg) (after the bulk runs)"
+echo
+fi
+
+if [[ -z $SKIP_BIG ]]; then
 
 echo "== $BIG items, CF.RESERVE k $BIG with the default settings"
 rss0=$(rss_kb "$cpid")
@@ -278,3 +392,11 @@ awk -v s="$size" -v n="$BIG" -v r0="$rss0" -v r1="$rss1" \
         100 * 2 * b / (2 ^ f - 1)
 }'
 echo "number of filters: $filters (must stay 1)"
+target "bytes per item, $BIG items (CF.INFO Size)" \
+    "$(awk -v s="$size" -v n="$BIG" 'BEGIN { printf "%.3f", s / n }')" "<=" 1.7
+fi
+
+echo
+echo "== targets (ratios within this run; load at the end:" \
+    "$(cut -d' ' -f1-3 /proc/loadavg))"
+printf '%s\n' "${TARGETS[@]}"

@@ -45,9 +45,11 @@
 #define CF_ERR_WRONGTYPE                                                       \
     "WRONGTYPE Operation against a key holding the wrong kind of value"
 
-/* Items hashed, prefetched and probed together by CF.MEXISTS and CF.INSERT;
- * the per-window arrays live on the stack. */
-#define CF_WINDOW 64
+/* Items handed to the core at once by CF.MEXISTS and CF.INSERT (the core
+ * keeps its own prefetch window within a call; each call starts it anew,
+ * so a command of up to this many items makes one call); the per-window
+ * arrays live on the stack. */
+#define CF_WINDOW 128
 
 /* Largest data chunk one CF.SCANDUMP returns. */
 #define CF_DUMP_CHUNK ((size_t)4 << 20)
@@ -59,6 +61,18 @@ typedef struct call {
 } call_t;
 
 #define REPLY(c, fn, ...) (c)->host->reply_##fn((c)->h, __VA_ARGS__)
+
+/* n boolean replies: in one call when the host can. */
+static void reply_bools(const cfcmd_host_t *host, void *h, const bool *v,
+                        size_t n)
+{
+    if (host->reply_bools != NULL) {
+        host->reply_bools(h, v, n);
+        return;
+    }
+    for (size_t j = 0; j < n; j++)
+        host->reply_bool(h, v[j]);
+}
 
 static void reply_error(const call_t *c, const char *msg)
 {
@@ -393,6 +407,21 @@ static uint64_t reply_inserted(const call_t *c, const int *rcs, size_t m,
                                bool nx, bool resp3)
 {
     uint64_t changes = 0;
+    if (!nx) {
+        /* CF.INSERT answers true per item stored; a failure is false in
+         * RESP3, -1 in RESP2 (not a boolean: the items go one by one). */
+        bool ok[CF_WINDOW], all = true;
+        for (size_t j = 0; j < m; j++) {
+            ok[j] = rcs[j] == 0;
+            all &= ok[j];
+            changes += ok[j];
+        }
+        if (all || resp3) {
+            reply_bools(c->host, c->h, ok, m);
+            return changes;
+        }
+        changes = 0;
+    }
     for (size_t j = 0; j < m; j++) {
         int rc = rcs[j];
         if (nx) {
@@ -534,8 +563,7 @@ static void cmd_mexists(const cfcmd_host_t *host, void *h, int argc,
             }
             cf_exists_many(f, m, keys, lens, found);
         }
-        for (size_t j = 0; j < m; j++)
-            host->reply_bool(h, found[j]);
+        reply_bools(host, h, found, m);
         i += m;
     }
 }

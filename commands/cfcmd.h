@@ -71,6 +71,9 @@ typedef struct cfcmd_host {
     void (*reply_double)(void *h, double d);
     void (*reply_array)(void *h, size_t n);
     void (*reply_map)(void *h, size_t npairs); /* RESP2: a 2n array */
+    /* Optional, NULL when the host has none (CFCMD_HOST_INIT leaves it
+     * so): n reply_bool()s in one call, for the bulk commands' items. */
+    void (*reply_bools)(void *h, const bool *v, size_t n);
 } cfcmd_host_t;
 
 /* The initializer of a host whose functions are named P##find,

@@ -8,9 +8,10 @@
  *  - The parser copies what it is fed; the caller's buffer may be reused at
  *    once after resp_parser_feed() returns.
  *  - A command returned by resp_parser_next() is owned by the parser and stays
- *    valid until the next call of resp_parser_next() or resp_parser_free();
- *    argument bytes are NUL-terminated (the NUL is not counted in len) and
- *    binary-safe.
+ *    valid until the next call of resp_parser_next(), resp_parser_feed() or
+ *    resp_parser_free(); argument bytes are NUL-terminated (the NUL is not
+ *    counted in len) and binary-safe. They are not copied out of the
+ *    parser's buffers, so they must not be kept past that point.
  *  - Errors are sticky: after -EPROTO every later call fails the same way and
  *    resp_parser_error() gives Redis's wording, e.g.
  *    "Protocol error: invalid multibulk length".
@@ -79,11 +80,12 @@ typedef struct resp_peek {
  * first complete frame is already scanned and is not described (the look
  * starts after it); after resp_parser_next() has returned a command, the
  * look starts with the next one. Stops at the first frame that is
- * incomplete or unusual (inline, oversized, malformed). Returns how many it
- * described. Meant for prefetching what a pipeline will touch before
- * running it. */
-size_t resp_parser_peek(const resp_parser_t *p, resp_peek_t *out,
-                        size_t max);
+ * incomplete or unusual (inline, oversized, malformed) or has more than
+ * max_argc elements (so that the look does not walk the many arguments of
+ * a bulk command it has no use for). Returns how many it described. Meant
+ * for prefetching what a pipeline will touch before running it. */
+size_t resp_parser_peek(const resp_parser_t *p, resp_peek_t *out, size_t max,
+                        size_t max_argc);
 
 /* Bytes fed but not yet consumed by a returned command (query buffer). */
 size_t resp_parser_pending(const resp_parser_t *p);

@@ -56,6 +56,8 @@ void resp_add_array(resp_out_t *o, size_t n);
 void resp_add_map(resp_out_t *o, size_t npairs);
 void resp_add_set(resp_out_t *o, size_t n);
 void resp_add_bool(resp_out_t *o, bool b);  /* RESP3 #t/#f ; RESP2 :1/:0 */
+/* n resp_add_bool()s in one call: v[0] .. v[n-1]. */
+void resp_add_bools(resp_out_t *o, const bool *v, size_t n);
 void resp_add_double(resp_out_t *o, double d);
 /* Verbatim string: RESP3 "=len\r\nfmt:..." with a 3-letter format such as
  * "txt"; RESP2 a plain bulk string. */

@@ -10,8 +10,9 @@
  * the current multibulk frame are handed to the reader, and only once the
  * frame is complete is redisReaderGetReply() called: it then consumes
  * everything it holds, so its compaction never moves anything, and our
- * object functions can size the argv array and the argument arena up front
- * from the lengths the scanner saw. Inline lines never reach the reader.
+ * object functions can size the argv array up front from the count the
+ * scanner saw, and leave the arguments where the reader holds them. Inline
+ * lines never reach the reader; their words go to the argument arena.
  *
  * hiredis 0.14 and 1.x declare the object functions with different types;
  * CMake passes the installed one's major version as CUCKOOD_HIREDIS_MAJOR.
@@ -158,20 +159,24 @@ static void *obj_array(const redisReadTask *t, int n)
 }
 #endif
 
+/* Arguments are not copied: each points into the reader's own buffer,
+ * where the frame stays put until the reader is fed again (it is fed only
+ * between commands). The byte after a payload is the '\r' of its CRLF,
+ * which the reader has already stepped over by the time it calls us (it
+ * never looks back, and when it later discards consumed input it only
+ * writes the buffer's first byte, the '*' of a frame): it becomes the
+ * argument's terminating NUL. */
 static void *obj_string(const redisReadTask *t, char *s, size_t len)
 {
     resp_parser_t *p = t->privdata;
     resp_arg_t *a;
 
-    if (p == NULL || t->parent == NULL || t->idx < 0 || t->idx >= p->cmd.argc ||
-        p->arenacap - p->arenaused < len + 1)
+    if (p == NULL || t->parent == NULL || t->idx < 0 || t->idx >= p->cmd.argc)
         return NULL;
     a = &p->cmd.argv[t->idx];
-    a->ptr = p->arena + p->arenaused;
+    a->ptr = s;
     a->len = len;
-    memcpy(a->ptr, s, len);
-    a->ptr[len] = '\0';
-    p->arenaused += len + 1;
+    s[len] = '\0';
     return a;
 }
 
@@ -382,6 +387,22 @@ static inline bool fast_num(const char **q, const char *end, uint64_t *out)
     uint64_t v = 0;
     int nd = 0;
 
+    /* Most lengths have one or two digits: "d\r\n" or "dd\r\n" (no
+     * leading zero) in one go. Anything else takes the general loop. */
+    if (end - s >= 4) {
+        unsigned d0 = (unsigned)(unsigned char)s[0] - '0';
+        unsigned d1 = (unsigned)(unsigned char)s[1] - '0';
+        if (d0 <= 9 && s[1] == '\r' && s[2] == '\n') {
+            *q = s + 3;
+            *out = d0;
+            return true;
+        }
+        if (d0 - 1 <= 8 && d1 <= 9 && s[2] == '\r' && s[3] == '\n') {
+            *q = s + 4;
+            *out = d0 * 10 + d1;
+            return true;
+        }
+    }
     while (s < end && *s >= '0' && *s <= '9' && nd < 19) {
         v = v * 10 + (uint64_t)(*s - '0');
         s++;
@@ -403,12 +424,13 @@ static inline bool fast_num(const char **q, const char *end, uint64_t *out)
  * what it is). */
 static const char *frame_walk(const resp_parser_t *p, const char *q,
                               const char *end, uint64_t *n, size_t *payload,
-                              resp_peek_t *pk)
+                              resp_peek_t *pk, uint64_t max_n)
 {
     uint64_t len;
 
     q++;
-    if (!fast_num(&q, end, n) || *n == 0 || *n > p->lim.max_args)
+    if (!fast_num(&q, end, n) || *n == 0 || *n > p->lim.max_args ||
+        *n > max_n)
         return NULL;
     *payload = 0;
     if (pk != NULL)
@@ -439,7 +461,7 @@ static bool frame_fast(resp_parser_t *p)
     uint64_t n;
     size_t payload;
     const char *q = frame_walk(p, p->ibuf + p->spos, p->ibuf + p->ilen, &n,
-                               &payload, NULL);
+                               &payload, NULL, UINT64_MAX);
 
     if (q == NULL)
         return false;
@@ -451,8 +473,8 @@ static bool frame_fast(resp_parser_t *p)
     return true;
 }
 
-size_t resp_parser_peek(const resp_parser_t *p, resp_peek_t *out,
-                        size_t max)
+size_t resp_parser_peek(const resp_parser_t *p, resp_peek_t *out, size_t max,
+                        size_t max_argc)
 {
     /* At a frame boundary, or just after a complete frame (feeding scans
      * ahead to check limits): spos is where the next frame starts. */
@@ -464,7 +486,8 @@ size_t resp_parser_peek(const resp_parser_t *p, resp_peek_t *out,
     uint64_t n;
     size_t payload;
     while (k < max && q < end && *q == '*' &&
-           (q = frame_walk(p, q, end, &n, &payload, &out[k])) != NULL)
+           (q = frame_walk(p, q, end, &n, &payload, &out[k],
+                           (uint64_t)max_argc)) != NULL)
         k++;
     return k;
 }
@@ -685,7 +708,7 @@ static int take_multibulk(resp_parser_t *p, resp_cmd_t **out)
 
     /* Whatever happens, this frame is finished with. */
     p->st = ST_START;
-    if ((rc = reserve(p, p->nargs, p->payload)) < 0)
+    if ((rc = reserve(p, p->nargs, 0)) < 0) /* the arena is not used */
         return rc;
     if (redisReaderGetReply(p->rd, &reply) != REDIS_OK || reply == NULL ||
         p->cmd.argc != (int)p->nargs) {

@@ -303,6 +303,23 @@ void resp_add_bool(resp_out_t *o, bool b)
         put(o, b ? ":1\r\n" : ":0\r\n", 4);
 }
 
+void resp_add_bools(resp_out_t *o, const bool *v, size_t n)
+{
+    /* Each reply is 4 bytes whose second byte alone says which. */
+    const char *enc = o->proto == 3 ? "#f\r\n#t\r\n" : ":0\r\n:1\r\n";
+    char *d;
+
+    if (n > SIZE_MAX / 8) {
+        o->failed = true;
+        return;
+    }
+    if ((d = reserve(o, 4 * n)) == NULL)
+        return;
+    for (size_t i = 0; i < n; i++)
+        memcpy(d + 4 * i, enc + (v[i] ? 4 : 0), 4);
+    o->len += 4 * n;
+}
+
 /* Redis 7 prints inf, -inf and nan by name and finite values in the
  * shortest form that reads back to the same double. */
 static size_t fmt_double(char *d, size_t cap, double v)

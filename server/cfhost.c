@@ -119,7 +119,14 @@ static void h_map(void *h, size_t n)
     resp_add_map(&((client_t *)h)->out, n);
 }
 
-static const cfcmd_host_t host = CFCMD_HOST_INIT(h_);
+static void h_bools(void *h, const bool *v, size_t n)
+{
+    resp_add_bools(&((client_t *)h)->out, v, n);
+}
+
+/* Completed with the optional functions in cfhost_table(), before any
+ * command runs. */
+static cfcmd_host_t host = CFCMD_HOST_INIT(h_);
 
 /* argv as the command layer's argument type, in the server's reusable
  * buffer. NULL when out of memory. */
@@ -180,6 +187,7 @@ const cmd_def_t *cfhost_table(void)
     static bool built;
     if (!built) {
         size_t n = 0;
+        host.reply_bools = h_bools;
         for (const cfcmd_def_t *d = cfcmd_table; d->name != NULL; d++) {
             if (n + 1 >= sizeof(table) / sizeof(table[0]))
                 return NULL;

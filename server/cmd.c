@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmdclock.h"
 #include "glob.h"
 #include "util.h"
 
@@ -32,6 +33,9 @@ struct cmd_index {
     size_t nslots;
     const cmd_entry_t **order; /* table order, for COMMAND and INFO */
     size_t n;
+    /* The entry found last: a pipeline mostly repeats one command, and
+     * comparing its name is cheaper than hashing it. */
+    cmd_entry_t *last;
 };
 
 /* ASCII lower case, without the locale lookup of tolower(). */
@@ -147,15 +151,17 @@ void cmd_index_free(server_t *s)
 static cmd_entry_t *lookup_entry(const server_t *s, const char *name,
                                  size_t len)
 {
-    const cmd_index_t *ix = s->cmds;
+    cmd_index_t *ix = s->cmds;
     if (len == 0 || len > CMD_NAME_MAX)
         return NULL;
+    if (ix->last != NULL && name_eq(ix->last->def->name, name, len))
+        return ix->last;
     uint64_t h = name_hash(name, len);
     size_t i = (size_t)h & (ix->nslots - 1);
     while (ix->slots[i].def != NULL) {
         if (ix->slots[i].hash == h &&
             name_eq(ix->slots[i].def->name, name, len))
-            return &ix->slots[i];
+            return ix->last = &ix->slots[i];
         i = (i + 1) & (ix->nslots - 1);
     }
     return NULL;
@@ -300,7 +306,7 @@ void cmd_dispatch(client_t *c, const resp_cmd_t *cmd)
     }
     size_t out_before = c->out.len;
     d->proc(c, cmd->argc, cmd->argv);
-    uint64_t now = uv_hrtime();
+    uint64_t now = cmdclock_now();
     uint64_t took = now - s->cmd_clock;
     e->nsec += took;
     s->cmd_clock = now;

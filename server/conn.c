@@ -30,6 +30,7 @@
 #include <sys/resource.h>
 
 #include "cmd.h"
+#include "cmdclock.h"
 #include "log.h"
 #include "tls.h"
 
@@ -45,6 +46,10 @@
 #define CONN_TRY_WRITE_MAX (256u * 1024)
 /* Commands of a pipeline looked at ahead, to prefetch their buckets. */
 #define CONN_PEEK 32
+/* The look stops at a command with more arguments than this: the prefetch
+ * hooks serve single-item commands (name, key, item), and walking the
+ * arguments of a bulk command ahead would cost as much as parsing it. */
+#define CONN_PEEK_ARGS 3
 
 typedef struct conn_write {
     uv_write_t req;
@@ -361,7 +366,7 @@ static void conn_run(conn_t *c)
     resp_cmd_t *cmd;
     resp_peek_t next[CONN_PEEK];
     size_t ahead = 0; /* commands left of those last looked at */
-    c->cl.srv->cmd_clock = uv_hrtime();
+    c->cl.srv->cmd_clock = cmdclock_now();
     for (;;) {
         size_t stop = conn_pause_bytes(c);
         /* Nothing is written while commands run: what is queued counts
@@ -380,7 +385,8 @@ static void conn_run(conn_t *c)
              * them: one look per CONN_PEEK commands. A lone command gains
              * nothing from it. */
             if (ahead == 0) {
-                ahead = resp_parser_peek(c->parser, next, CONN_PEEK);
+                ahead = resp_parser_peek(c->parser, next, CONN_PEEK,
+                                         CONN_PEEK_ARGS);
                 if (ahead > 1)
                     cmd_prefetch(&c->cl, next, ahead);
                 else
@@ -403,7 +409,7 @@ static void conn_run(conn_t *c)
          * take, so a client that does not read is closed here, before any
          * further command runs. */
         conn_flush(c);
-        c->cl.srv->cmd_clock = uv_hrtime(); /* the write is no command's */
+        c->cl.srv->cmd_clock = cmdclock_now(); /* the write is no command's */
         if (c->closing || !c->held)
             break;
         if (c->writes_pending > 0 && !conn_runs_on(c, conn_out_queued(c))) {

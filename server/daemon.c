@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cmdclock.h"
 #include "conn.h"
 #include "latency.h"
 #include "log.h"
@@ -148,6 +149,7 @@ static void daemon_on_cron(uv_timer_t *t)
 {
     server_t *s = t->data;
     uint64_t t0 = uv_hrtime();
+    cmdclock_calibrate();
     server_stats_sample(s);
     conn_cron(s);
     latency_add(s, "server-cron", latency_ms_since(t0));

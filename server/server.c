@@ -58,18 +58,14 @@ void server_free(server_t *s)
         for (int i = 0; i < s->ndbs; i++)
             ks_db_free(s->dbs[i]);
     free(s->dbs);
-    s->dbs = NULL;
     free(s->read_slab);
-    s->read_slab = NULL;
     tls_free(s->tls);
-    s->tls = NULL;
     free(s->persist);
-    s->persist = NULL;
     free(s->latency);
-    s->latency = NULL;
     free(s->argbuf);
-    s->argbuf = NULL;
-    s->argbuf_len = 0;
+    /* Zeroed, so a second call (an error path after a failed init) frees
+     * nothing twice. */
+    memset(s, 0, sizeof(*s));
 }
 
 uint64_t server_now_ms(const server_t *s)

@@ -311,6 +311,32 @@ def test_full_filter_without_expansion(raw2, key):
     assert info2(raw2, key)[b"Number of filters"] == 1
 
 
+def test_bulk_replies_many_items(raw2, raw3, key):
+    """CF.MEXISTS and CF.INSERT answer item by item however many items a
+    command has (past the window the core is called with), in RESP2 and
+    RESP3, the same as the single-item commands."""
+    present = ["in%d" % i for i in range(0, 600, 2)]
+    assert raw2.command("CF.RESERVE", key, 10000) == "OK"
+    assert raw2.command("CF.INSERT", key, "ITEMS", *present) == \
+        [1] * len(present)
+    mixed = ["in%d" % i for i in range(600)]
+    want = [raw2.command("CF.EXISTS", key, x) for x in mixed]
+    assert want[0] == 1 and want.count(1) >= len(present)
+    assert raw2.command("CF.MEXISTS", key, *mixed) == want
+    rep = raw3.command("CF.MEXISTS", key, *mixed)
+    assert rep == [bool(x) for x in want]
+    assert all(type(x) is bool for x in rep)
+    # A RESP3 insert into a filter that fills up midway: true, then false.
+    k2 = key + "-full"
+    assert raw3.command("CF.RESERVE", k2, 8, "BUCKETSIZE", 2,
+                        "EXPANSION", 0) == Simple("OK")
+    rep = raw3.command("CF.INSERT", k2, "ITEMS", *(["same"] * 300))
+    assert rep[0] is True and rep[-1] is False
+    assert set(rep) == {True, False} and all(type(x) is bool for x in rep)
+    assert rep == sorted(rep, reverse=True)
+    assert raw3.command("CF.COUNT", k2, "same") == rep.count(True)
+
+
 def test_maximum_expansions_reached(raw2, key):
     assert raw2.command("CF.RESERVE", key, 8, "BUCKETSIZE", 2) == "OK"
     for i in range(100000):

@@ -16,13 +16,13 @@ import socket
 import ssl
 import subprocess
 import tempfile
-import time
 
 import pytest
 import redis
 
 from harness import (Closed, Daemon, RawConn, RespError, daemon_binary,
-                     encode_command, free_port, use_redis_server)
+                     encode_command, free_port, use_redis_server,
+                     wait_until)
 from tls_certs import KEY_PASS, make_certs, server_args
 
 pytestmark = pytest.mark.skipif(
@@ -87,13 +87,10 @@ def refused(port, ctx):
 
 
 def wait_log(d, text, timeout=15.0):
-    """Waits (bounded) for text in the daemon's log; returns whether seen."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if text in d.log_text():
-            return True
-        time.sleep(0.05)
-    return False
+    """Waits (bounded) for text in the daemon's log; returns True, or
+    raises when it does not come."""
+    return wait_until(lambda: text in d.log_text(), timeout=timeout,
+                      what="%r in the log" % text)
 
 
 def info_field(d, name):
@@ -464,14 +461,11 @@ def test_ping_probe_speaks_tls_when_only_the_tls_port_is_open(certs):
         proc = subprocess.Popen([daemon_binary()] + args, stdout=log,
                                 stderr=subprocess.STDOUT)
         try:
-            deadline = time.monotonic() + 15
-            p = None
-            while time.monotonic() < deadline:
-                p = run_daemon(args + ["--ping"])
-                if p.returncode == 0:
-                    break
-                time.sleep(0.1)
-            assert p.returncode == 0 and p.stdout == b"PONG\n", p
+            def probe():
+                q = run_daemon(args + ["--ping"])
+                return q if q.returncode == 0 else None
+            p = wait_until(probe, timeout=15, what="the probe to answer")
+            assert p.stdout == b"PONG\n", p
             # An explicit address, and a probe without a client certificate.
             p = run_daemon(["--tls-ca-cert-file", certs["ca.crt"],
                             "--tls-cert-file", certs["client.crt"],
@@ -498,12 +492,10 @@ def test_background_save_leaves_tls_sessions_alone(tls_server, certs):
     for i in range(100):
         assert c.read() == 1
     assert c.command("BGSAVE") == "Background saving started"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        text = c.command("INFO", "persistence").decode()
-        if "rdb_bgsave_in_progress:0" in text:
-            break
-        time.sleep(0.05)
+    def saved():
+        t = c.command("INFO", "persistence").decode()
+        return t if "rdb_bgsave_in_progress:0" in t else None
+    text = wait_until(saved, what="BGSAVE to end")
     assert "rdb_last_bgsave_status:ok" in text
     assert c.command("CF.EXISTS", "bg", "x99") == 1
     assert c.command("PING") == "PONG"

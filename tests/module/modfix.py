@@ -13,25 +13,18 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 
 import pytest
 import redis
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "integ"))
-from harness import module_server_env, sanitizer_report  # noqa: E402
+# The one free-port picker, wait loop and module locator of the suites.
+from harness import (  # noqa: E402,F401
+    free_port, module_path, module_server_env, sanitizer_report, wait_until)
 
-MODULE = os.environ.get("CUCKOO_MODULE",
-                        os.path.join(ROOT, "build", "module", "cuckoo.so"))
 REDIS_SERVER = shutil.which("redis-server")
 REDIS_CLI = shutil.which("redis-cli")
-
-
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def cluster_port():
@@ -50,24 +43,14 @@ def cluster_port():
     raise RuntimeError("no free port pair")
 
 
-def wait_until(pred, timeout=30, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return
-        time.sleep(0.05)
-    raise AssertionError("timed out waiting for " + what)
-
-
 class Server:
     """One redis-server with the module. start() may be called again after
     stop() or kill() to restart it on the same port and directory."""
 
     def __init__(self, *extra, module_args=(), dirname=None, port=None):
         if REDIS_SERVER is None:
-            pytest.skip("redis-server not installed")
-        if not os.access(MODULE, os.R_OK):
-            pytest.skip("module not built: %s" % MODULE)
+            pytest.fail("redis-server not installed (scripts/deps.sh test)")
+        self.module = module_path()  # fails the test when it is missing
         self.own_dir = dirname is None
         self.dir = dirname or tempfile.mkdtemp(prefix="cuckoo-mod-")
         self.port = port or free_port()
@@ -79,7 +62,7 @@ class Server:
         return ([REDIS_SERVER, "--port", str(self.port), "--bind",
                  "127.0.0.1", "--dir", self.dir, "--save", "",
                  "--enable-debug-command", "yes", "--latency-tracking", "no",
-                 "--loadmodule", MODULE] + self.module_args + self.extra)
+                 "--loadmodule", self.module] + self.module_args + self.extra)
 
     def start(self, expect_fail=False):
         self.log = open(os.path.join(self.dir, "log.txt"), "ab")
@@ -92,19 +75,16 @@ class Server:
                 return self.proc.wait(20)
             except subprocess.TimeoutExpired:
                 return None
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
+        def answers():
             if self.proc.poll() is not None:
                 raise RuntimeError("redis-server exited:\n" + self.log_text())
             try:
-                if self.client().ping():
-                    return self
-            except redis.exceptions.BusyLoadingError:
-                pass
-            except (redis.exceptions.ConnectionError, OSError):
-                pass
-            time.sleep(0.05)
-        raise RuntimeError("redis-server did not answer:\n" + self.log_text())
+                return self.client().ping()
+            except (redis.exceptions.BusyLoadingError,
+                    redis.exceptions.ConnectionError, OSError):
+                return False
+        wait_until(answers, what="redis-server on port %d" % self.port)
+        return self
 
     def client(self, **kw):
         return redis.Redis(host="127.0.0.1", port=self.port,

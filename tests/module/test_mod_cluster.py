@@ -31,7 +31,7 @@ def items(key):
 @pytest.fixture(scope="module")
 def cluster():
     if REDIS_CLI is None:
-        pytest.skip("redis-cli not installed")
+        pytest.fail("redis-cli not installed (scripts/deps.sh test)")
     nodes = [Server("--cluster-enabled", "yes", "--cluster-config-file",
                     "nodes.conf", "--cluster-node-timeout", "2000",
                     "--appendonly", "no", port=cluster_port())
@@ -49,7 +49,7 @@ def cluster():
         def ok():
             return all(n.client().execute_command("CLUSTER", "INFO")
                        .find(b"cluster_state:ok") >= 0 for n in nodes)
-        wait_until(ok, 60, "cluster_state:ok")
+        wait_until(ok, 60, what="cluster_state:ok")
         yield nodes
     finally:
         cleanup_all(nodes)
@@ -119,7 +119,7 @@ def test_cluster_end_to_end(cluster):
 
     # 3,000 through ioredis' Cluster.
     if not os.path.isdir(IOREDIS):
-        pytest.skip("ioredis not installed (tests/integ/node: npm ci)")
+        pytest.fail("ioredis not installed (tests/integ/node: npm ci)")
     out = subprocess.run([NODE, os.path.join(HERE, "cluster_ioredis.mjs"),
                           str(nodes[1].port), "io", "3000", str(NITEMS)],
                          capture_output=True, timeout=300)
@@ -193,7 +193,7 @@ def test_cluster_end_to_end(cluster):
                 and len(masters(nodes)) == 3
         except redis.RedisError:
             return False
-    wait_until(failed_over, 60, "failover")
+    wait_until(failed_over, 60, what="failover")
     c = rc(nodes)
     assert check_all(c, keys) == (len(keys) * NITEMS, len(keys) * NITEMS)
     assert false_positives(c, sample) == fp_before

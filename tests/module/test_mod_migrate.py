@@ -23,7 +23,7 @@ BIN = os.environ.get("CUCKOOD_BIN",
 @pytest.fixture
 def masters3():
     if REDIS_CLI is None:
-        pytest.skip("redis-cli not installed")
+        pytest.fail("redis-cli not installed (scripts/deps.sh test)")
     nodes = [Server("--cluster-enabled", "yes", "--cluster-config-file",
                     "nodes.conf", "--appendonly", "no", port=cluster_port())
              for _ in range(3)]
@@ -37,7 +37,7 @@ def masters3():
         assert out.returncode == 0, out.stdout + out.stderr
         wait_until(lambda: all(
             b"cluster_state:ok" in n.client().execute_command(
-                "CLUSTER", "INFO") for n in nodes), 60, "cluster ok")
+                "CLUSTER", "INFO") for n in nodes), 60, what="cluster ok")
         yield nodes
     finally:
         cleanup_all(nodes)
@@ -45,7 +45,7 @@ def masters3():
 
 def test_migrate_every_database(masters3):
     if not os.access(BIN, os.X_OK):
-        pytest.skip("cuckood not built")
+        pytest.fail("cuckood not built: %s" % BIN)
     d = Daemon().start()
     try:
         src = {}

@@ -145,6 +145,32 @@ static void test_arity_and_unknown(void **state)
     assert_int_equal(ran, 3);
 }
 
+/* The last command found is tried first: names that share a prefix with
+ * it, differ in case or are longer must still find their own entry or
+ * none. */
+static void test_lookup_repeats(void **state)
+{
+    fx_t *fx = *state;
+    assert_string_equal(RUN(fx, "rd", "k"), "+OK\r\n");
+    assert_string_equal(RUN(fx, "Rd", "k"), "+OK\r\n");
+    assert_string_equal(RUN(fx, "r", "k"),
+                        "-ERR unknown command 'r', with args beginning "
+                        "with: 'k' \r\n");
+    assert_string_equal(RUN(fx, "rdx", "k"),
+                        "-ERR unknown command 'rdx', with args beginning "
+                        "with: 'k' \r\n");
+    assert_string_equal(RUN(fx, "del", "k"), "+OK\r\n");
+    assert_string_equal(RUN(fx, "de", "k"),
+                        "-ERR unknown command 'de', with args beginning "
+                        "with: 'k' \r\n");
+    assert_string_equal(RUN(fx, "del"),
+                        "-ERR wrong number of arguments for 'del' command\r\n");
+    assert_string_equal(RUN(fx, "rd"),
+                        "-ERR wrong number of arguments for 'rd' command\r\n");
+    assert_string_equal(RUN(fx, "wr", "k", "v"), "+OK\r\n");
+    assert_int_equal(ran, 4);
+}
+
 static void test_subcommands(void **state)
 {
     fx_t *fx = *state;
@@ -258,6 +284,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_arity_and_unknown, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_subcommands, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lookup_repeats, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_noauth, setup, teardown),
         cmocka_unit_test_setup_teardown(test_oom, setup, teardown),
         cmocka_unit_test_setup_teardown(test_misconf, setup, teardown),

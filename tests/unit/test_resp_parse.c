@@ -301,6 +301,39 @@ static void test_invalid_multibulk_length(void **state)
     expect_error("*1048577\r\n", E_MBULK);
 }
 
+/* Whole frames (the one-pass path) with lengths of one and two digits,
+ * leading zeros and neighbours of the short forms: the same verdicts as
+ * the byte-wise path. */
+static void test_short_lengths_whole_frames(void **state)
+{
+    resp_parser_t *p = new_parser(NULL);
+    resp_cmd_t *c;
+    const char *ok = "*3\r\n$0\r\n\r\n$9\r\n123456789\r\n"
+                     "$10\r\n0123456789\r\n"
+                     "*1\r\n$99\r\n";
+    char big[200];
+    (void)state;
+    assert_int_equal(resp_parser_feed(p, ok, strlen(ok)), 0);
+    assert_int_equal(resp_parser_next(p, &c), 1);
+    assert_int_equal(c->argc, 3);
+    assert_int_equal(c->argv[0].len, 0);
+    assert_string_equal(c->argv[0].ptr, "");
+    assert_string_equal(c->argv[1].ptr, "123456789");
+    assert_string_equal(c->argv[2].ptr, "0123456789");
+    memset(big, 'q', 99);
+    memcpy(big + 99, "\r\n", 2);
+    assert_int_equal(resp_parser_feed(p, big, 101), 0);
+    assert_int_equal(resp_parser_next(p, &c), 1);
+    assert_int_equal(c->argv[0].len, 99);
+    resp_parser_free(p);
+    expect_error("*1\r\n$01\r\nx\r\n", E_BULK);
+    expect_error("*1\r\n$00\r\n\r\n", E_BULK);
+    expect_error("*1\r\n$09\r\n123456789\r\n", E_BULK);
+    expect_error("*1\r\n$1:\r\nx\r\n", E_BULK);
+    expect_error("*02\r\n$1\r\na\r\n$1\r\nb\r\n", E_MBULK);
+    expect_error("*1\r\n$-1\r\n\r\n", E_BULK);
+}
+
 static void test_invalid_bulk_length(void **state)
 {
     expect_error("*1\r\n$abc\r\n", E_BULK);
@@ -661,17 +694,82 @@ static void test_command_valid_across_feed(void **state)
 
     assert_int_equal(resp_parser_feed(p, "*1\r\n$5\r\nhello\r\n", 15), 0);
     assert_int_equal(resp_parser_next(p, &c), 1);
-    /* More input before the next resp_parser_next() call. */
+    assert_int_equal(c->argc, 1);
+    assert_string_equal(c->argv[0].ptr, "hello");
+    /* More input before the next resp_parser_next() call (the command
+     * above is no longer valid then), across several feeds. */
     memset(junk, 'z', sizeof(junk));
     assert_int_equal(resp_parser_feed(p, "*1\r\n$8192\r\n", 11), 0);
     assert_int_equal(resp_parser_feed(p, junk, sizeof(junk)), 0);
-    assert_int_equal(c->argc, 1);
-    assert_string_equal(c->argv[0].ptr, "hello");
     assert_int_equal(resp_parser_feed(p, "\r\n", 2), 0);
     assert_int_equal(resp_parser_next(p, &c), 1);
     assert_int_equal(c->argv[0].len, 8192);
     assert_memory_equal(c->argv[0].ptr, junk, 8192);
     resp_parser_free(p);
+}
+
+/* Arguments are left where the reader holds them (no copy): each must
+ * still be whole and NUL-terminated when its command is handed out, for
+ * frames small and large (the reader discards consumed input past 1 KB),
+ * binary payloads (CR, LF, NUL inside), fed at once or a byte at a time. */
+static void test_args_in_place(void **state)
+{
+    enum { FRAMES = 40 };
+    char *in = malloc(FRAMES * 4200);
+    size_t len = 0;
+    (void)state;
+    assert_non_null(in);
+    for (int i = 0; i < FRAMES; i++) {
+        /* item j of frame i: (i * 7 + j) % 251 + 1 bytes of (i + j) */
+        int nargs = 1 + i % 5;
+        len += (size_t)sprintf(in + len, "*%d\r\n", nargs);
+        for (int j = 0; j < nargs; j++) {
+            size_t n = (size_t)((i * 7 + j * 97) % 1500);
+            len += (size_t)sprintf(in + len, "$%zu\r\n", n);
+            for (size_t k = 0; k < n; k++)
+                in[len++] = (char)((i + j + k) % 7 == 0 ? '\r'
+                                   : (i + j + k) % 11 == 0 ? '\0'
+                                   : (i + j + k) % 13 == 0 ? '\n'
+                                                           : 'a' + i % 26);
+            in[len++] = '\r';
+            in[len++] = '\n';
+        }
+    }
+    for (int bytewise = 0; bytewise <= 1; bytewise++) {
+        resp_parser_t *p = new_parser(NULL);
+        resp_cmd_t *c;
+        size_t off = 0;
+        int got = 0;
+        while (got < FRAMES) {
+            int rc = resp_parser_next(p, &c);
+            if (rc == 0) {
+                size_t n = bytewise ? 1 : len - off;
+                assert_true(off < len);
+                assert_int_equal(resp_parser_feed(p, in + off, n), 0);
+                off += n;
+                continue;
+            }
+            assert_int_equal(rc, 1);
+            int i = got++;
+            assert_int_equal(c->argc, 1 + i % 5);
+            for (int j = 0; j < c->argc; j++) {
+                size_t n = (size_t)((i * 7 + j * 97) % 1500);
+                assert_int_equal(c->argv[j].len, n);
+                for (size_t k = 0; k < n; k++) {
+                    char want = (char)((i + j + k) % 7 == 0 ? '\r'
+                                       : (i + j + k) % 11 == 0 ? '\0'
+                                       : (i + j + k) % 13 == 0 ? '\n'
+                                                               : 'a' + i % 26);
+                    assert_int_equal(c->argv[j].ptr[k], want);
+                }
+                assert_int_equal(c->argv[j].ptr[n], '\0');
+            }
+        }
+        assert_int_equal(off, len);
+        assert_int_equal(resp_parser_next(p, &c), 0);
+        resp_parser_free(p);
+    }
+    free(in);
 }
 
 /* Peeking describes the buffered commands without consuming them, stops at
@@ -687,12 +785,12 @@ static void test_peek(void **state)
                      "*2\r\n$4\r\nECHO\r\n$5\r\nhel"; /* incomplete */
     (void)state;
 
-    assert_int_equal(resp_parser_peek(p, pk, 8), 0); /* nothing fed */
+    assert_int_equal(resp_parser_peek(p, pk, 8, 8), 0); /* nothing fed */
     assert_int_equal(resp_parser_feed(p, in, strlen(in)), 0);
     /* The first command is the one resp_parser_next() returns next (it
      * runs at once, nothing to fetch ahead for it): the look starts after
      * it. */
-    assert_int_equal(resp_parser_peek(p, pk, 8), 2);
+    assert_int_equal(resp_parser_peek(p, pk, 8, 8), 2);
     assert_int_equal(pk[0].argc, 1);
     assert_memory_equal(pk[0].argv[0].ptr, "PING", 4);
     assert_int_equal(pk[1].argc, 4); /* only the first three described */
@@ -700,7 +798,11 @@ static void test_peek(void **state)
     assert_memory_equal(pk[1].argv[0].ptr, "CF.ADD", 6);
     assert_memory_equal(pk[1].argv[1].ptr, "k", 1);
     assert_memory_equal(pk[1].argv[2].ptr, "x", 1);
-    assert_int_equal(resp_parser_peek(p, pk, 1), 1); /* max respected */
+    assert_int_equal(resp_parser_peek(p, pk, 1, 8), 1); /* max respected */
+    /* A frame with more elements than max_argc ends the look. */
+    assert_int_equal(resp_parser_peek(p, pk, 8, 3), 1);
+    assert_int_equal(pk[0].argc, 1);
+    assert_int_equal(resp_parser_peek(p, pk, 8, 4), 2);
 
     /* Peeking consumed nothing: the commands still come, in order. */
     assert_int_equal(resp_parser_next(p, &cmd), 1);
@@ -710,12 +812,12 @@ static void test_peek(void **state)
     assert_int_equal(cmd->argc, 1);
     assert_int_equal(resp_parser_next(p, &cmd), 1);
     assert_int_equal(cmd->argc, 4);
-    assert_int_equal(resp_parser_peek(p, pk, 8), 0); /* ECHO incomplete */
+    assert_int_equal(resp_parser_peek(p, pk, 8, 8), 0); /* ECHO incomplete */
     assert_int_equal(resp_parser_next(p, &cmd), 0);
     const char *more = "lo\r\nPING\r\n*1\r\n$4\r\nPING\r\n";
     assert_int_equal(resp_parser_feed(p, more, strlen(more)), 0);
     /* ECHO is next; then an inline command, which stops the look */
-    assert_int_equal(resp_parser_peek(p, pk, 8), 0);
+    assert_int_equal(resp_parser_peek(p, pk, 8, 8), 0);
     assert_int_equal(resp_parser_next(p, &cmd), 1);
     assert_int_equal(cmd->argc, 2);
     assert_int_equal(resp_parser_next(p, &cmd), 1); /* inline PING */
@@ -902,6 +1004,8 @@ int main(void)
         cmocka_unit_test(test_large_bulk),
         cmocka_unit_test(test_pending),
         cmocka_unit_test(test_peek),
+        cmocka_unit_test(test_args_in_place),
+        cmocka_unit_test(test_short_lengths_whole_frames),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -403,6 +403,43 @@ static void test_init_proto(void **state)
     resp_out_release(&o);
 }
 
+/* resp_add_bools() writes exactly what as many resp_add_bool() calls
+ * write, in either protocol, for none, few and many values. */
+static void test_bools(void **state)
+{
+    enum { N = 700 };
+    static bool v[N];
+    (void)state;
+    for (size_t i = 0; i < N; i++)
+        v[i] = (i * 7919) % 3 == 0;
+    for (int proto = 2; proto <= 3; proto++) {
+        size_t counts[] = {0, 1, 2, 5, 64, 129, N};
+        for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) {
+            resp_out_t one, many;
+            resp_out_init(&one, proto);
+            resp_out_init(&many, proto);
+            resp_add_int(&many, 7); /* appends after what is there */
+            resp_add_int(&one, 7);
+            for (size_t i = 0; i < counts[k]; i++)
+                resp_add_bool(&one, v[i]);
+            resp_add_bools(&many, v, counts[k]);
+            assert_false(resp_out_failed(&many));
+            assert_int_equal(many.len, one.len);
+            assert_memory_equal(many.buf, one.buf, one.len);
+            resp_out_release(&one);
+            resp_out_release(&many);
+        }
+    }
+    resp_out_t o;
+    resp_out_init(&o, 2);
+    resp_add_bools(&o, v, 3);
+    EXPECT(&o, ":1\r\n:0\r\n:0\r\n");
+    o.proto = 3;
+    resp_add_bools(&o, v, 4);
+    EXPECT(&o, "#t\r\n#f\r\n#f\r\n#t\r\n");
+    resp_out_release(&o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -431,6 +468,7 @@ int main(void)
         cmocka_unit_test(test_consume),
         cmocka_unit_test(test_sticky_failure),
         cmocka_unit_test(test_init_proto),
+        cmocka_unit_test(test_bools),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
