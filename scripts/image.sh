@@ -63,13 +63,20 @@ make_bases() {
     rootfs="$tmp/rootfs"
     local t0=$(date +%s) made=""
     # mmdebstrap makes the same minbase root as debootstrap (Essential:yes
-    # packages and apt) several times faster: apt downloads in parallel
-    # and dpkg installs in a few runs, not package by package. debootstrap
-    # is the fallback, where mmdebstrap is missing or fails.
+    # packages and apt) faster: apt downloads in parallel and dpkg installs
+    # in a few runs, not package by package, here without an fsync per file
+    # (a root that is thrown away on failure needs none). Its merged-usr
+    # hook sets up the merged /usr as debootstrap does; without it the
+    # usrmerge package would pull perl into the base. debootstrap is the
+    # fallback, where mmdebstrap is missing or fails.
     if command -v mmdebstrap >/dev/null 2>&1; then
         log "making debian:bookworm with mmdebstrap from $mirror"
-        if mmdebstrap --variant=minbase bookworm "$rootfs" "$mirror" \
-            >"$tmp/mmdebstrap.log" 2>&1; then
+        if mmdebstrap --variant=minbase --dpkgopt=force-unsafe-io \
+            --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr \
+            bookworm "$rootfs" "$mirror" >"$tmp/mmdebstrap.log" 2>&1; then
+            # The images' own dpkg and apt keep their defaults.
+            rm -f "$rootfs"/etc/dpkg/dpkg.cfg.d/99mmdebstrap \
+                "$rootfs"/etc/apt/apt.conf.d/99mmdebstrap
             made=mmdebstrap
         else
             tail -20 "$tmp/mmdebstrap.log" >&2
