@@ -743,17 +743,22 @@ static void setup_lanes(cf_filter_t *f)
 
 /* libc's allocator family unless a host installed its own (cf.h). */
 static cf_allocator_t mem = {malloc, calloc, realloc, free};
-static bool mem_is_libc = true;
+static size_t map_min = CF_MAP_MIN; /* 0: no table is mapped */
 
 void cf_set_allocator(const cf_allocator_t *a)
 {
     if (a == NULL) {
         mem = (cf_allocator_t){malloc, calloc, realloc, free};
-        mem_is_libc = true;
+        map_min = CF_MAP_MIN;
     } else {
         mem = *a;
-        mem_is_libc = false;
+        map_min = 0;
     }
+}
+
+void cf_set_map_min(size_t min)
+{
+    map_min = min;
 }
 
 /* Zeroed memory straight from the kernel, hinted for transparent huge
@@ -792,9 +797,9 @@ static int table_alloc(cf_filter_t *f, uint64_t nbuckets, uint64_t capacity)
         return -ENOMEM;
     if (bytes + CF_PAD > SIZE_MAX)
         return -ENOMEM;
-    /* Mapped only with libc's allocator: a host's allocator must see every
-     * table, however large (its memory accounting counts on it). */
-    bool mapped = mem_is_libc && bytes + CF_PAD >= CF_MAP_MIN;
+    /* Mapped only where the host allows it (cf_set_map_min()): a host
+     * whose accounting counts on its allocator must see every table. */
+    bool mapped = map_min != 0 && bytes + CF_PAD >= map_min;
     uint8_t *data = mapped ? table_map((size_t)(bytes + CF_PAD))
                            : mem.calloc_fn(1, (size_t)(bytes + CF_PAD));
     if (data == NULL)

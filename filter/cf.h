@@ -6,9 +6,10 @@
  * Contract:
  *  - C11 with GNU extensions (unsigned __int128, __builtin_prefetch,
  *    __builtin_ctzll: GCC or Clang), xxHash, and anonymous mmap() for large
- *    tables under libc's allocator, hinted with Linux's
+ *    tables (cf_set_map_min()), hinted with Linux's
  *    madvise(MADV_HUGEPAGE) where it exists. No I/O, no threads; no global
- *    state apart from the allocator (cf_set_allocator()). A filter may be
+ *    state apart from the allocator (cf_set_allocator(), cf_set_map_min()).
+ *    A filter may be
  *    read by several threads at once; writers need exclusive access.
  *  - Allocation happens only in cf_create(), on growth inside the add
  *    functions, and in cf_load_header(). Lookups never allocate.
@@ -77,6 +78,15 @@ typedef struct cf_allocator {
  * before any filter exists and from one thread; a filter must be freed
  * under the allocator it was made with. */
 void cf_set_allocator(const cf_allocator_t *a);
+
+/* Tables of min bytes and more are mapped from the kernel directly, with a
+ * huge-page hint, whatever the allocator; smaller ones come from the
+ * allocator. 0 maps none. cf_set_allocator() resets it: to 2 MiB for libc's
+ * allocator, to 0 for a host's. A host that counts every byte itself leaves
+ * it at 0; one whose allocator keeps its own counts may map large tables so
+ * that they keep huge pages and go back to the kernel the moment they are
+ * freed. Same rules as cf_set_allocator(): once, before any filter exists. */
+void cf_set_map_min(size_t min);
 
 /* Fills *p with the project's defaults: bucket size 4, 12-bit plain
  * fingerprints, 500 kicks, expansion 1, 32 sub-filters, seed 0, no byte

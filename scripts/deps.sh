@@ -8,8 +8,10 @@
 #                            fallback, for base images)
 set -euo pipefail
 
+# libjemalloc-dev: only for -DCUCKOOD_ALLOCATOR=jemalloc, the allocator
+# bench/bench_memory.sh compares against.
 pkgs=(gcc make cmake pkg-config libuv1-dev libhiredis-dev libxxhash-dev
-      libssl-dev)
+      libssl-dev libjemalloc-dev)
 if [ "${1:-}" = image ]; then
     pkgs=(podman mmdebstrap debootstrap iproute2 redis-tools python3
           python3-pytest)

@@ -22,6 +22,7 @@
 #include "daemon.h"
 #include "glob.h"
 #include "log.h"
+#include "memstat.h"
 #include "persist.h"
 #include "server_int.h"
 #include "tls.h"
@@ -191,6 +192,7 @@ static void info_proc(client_t *c, int argc, const resp_arg_t *argv)
                   "total_system_memory:%" PRIu64 "\r\n"
                   "total_system_memory_human:%s\r\n",
                   sys, h1);
+        memstat_info(s, &b);
     }
     SECTION(INFO_PERSISTENCE, "Persistence")
     {
@@ -495,6 +497,42 @@ static const cmd_def_t memory_subs[] = {
      .since = "4.0.0",
      .complexity = "O(1)",
      .args = memory_usage_args},
+    {.name = "stats",
+     .arity = 2,
+     .proc = memstat_stats_proc,
+     .group = "server",
+     .summary = "Returns details about memory usage.",
+     .since = "4.0.0",
+     .complexity = "O(N) where N is the number of keys"},
+    {.name = "doctor",
+     .arity = 2,
+     .proc = memstat_doctor_proc,
+     .group = "server",
+     .summary = "Outputs a memory problems report.",
+     .since = "4.0.0",
+     .complexity = "O(1)"},
+    {.name = "purge",
+     .arity = 2,
+     .proc = memstat_purge_proc,
+     .group = "server",
+     .summary = "Asks the allocator to release memory.",
+     .since = "4.0.0",
+     .complexity = "Depends on how much memory is allocated, could be slow"},
+    {.name = "malloc-stats",
+     .arity = 2,
+     .proc = memstat_malloc_stats_proc,
+     .group = "server",
+     .summary = "Returns the allocator statistics.",
+     .since = "4.0.0",
+     .complexity = "Depends on how much memory is allocated, could be slow"},
+    {.name = "help",
+     .arity = 2,
+     .flags = CMD_LOADING | CMD_STALE,
+     .proc = memstat_help_proc,
+     .group = "server",
+     .summary = "Returns helpful text about the different subcommands.",
+     .since = "4.0.0",
+     .complexity = "O(1)"},
     CMD_DEF_END,
 };
 static const cmd_def_t command_subs[] = {

@@ -14,6 +14,7 @@
 
 #include "cmdclock.h"
 #include "conn.h"
+#include "heap.h"
 #include "latency.h"
 #include "log.h"
 #include "tls.h"
@@ -151,6 +152,7 @@ static void daemon_on_cron(uv_timer_t *t)
     uint64_t t0 = uv_hrtime();
     cmdclock_calibrate();
     server_stats_sample(s);
+    heap_cron(server_used_memory(s));
     conn_cron(s);
     latency_add(s, "server-cron", latency_ms_since(t0));
 }

@@ -18,6 +18,7 @@
 #include "cmd_keys.h"
 #include "conn.h"
 #include "daemon.h"
+#include "heap.h"
 #include "latency.h"
 #include "log.h"
 #include "persist.h"
@@ -117,6 +118,9 @@ int main(int argc, char **argv)
         if (strcmp(argv[i], "--ping") == 0)
             return probe_main(argc, argv, i);
 
+    /* The allocator's settings and the filter core's hook, before any
+     * filter exists. */
+    heap_init();
     cfg_t cfg;
     char err[512] = "";
     if (cfg_init(&cfg) < 0) {

@@ -111,6 +111,37 @@ static void test_allocator_sees_everything(void **state)
     cf_free(f);
 }
 
+/* With cf_set_map_min() a host's allocator gets the small tables and the
+ * core maps the large ones itself; cf_set_allocator() resets it to 0. */
+static void test_map_min_splits_by_size(void **state)
+{
+    (void)state;
+    cf_set_allocator(&counting);
+    cf_set_map_min((size_t)2 << 20);
+    cf_filter_t *small = make(100000, 1); /* about 160 KB */
+    size_t small_bytes = live_bytes;
+    assert_true(small_bytes >= 150000);
+    cf_filter_t *big = make(4000000, 1); /* about 6.7 MB: mapped */
+    assert_true(live_bytes < small_bytes + 4096); /* only its struct */
+    assert_true(cf_size_bytes(big) >= 6000000);
+    for (uint64_t i = 0; i < 100000; i++) {
+        uint64_t k = key_of(i);
+        assert_int_equal(cf_add(big, &k, sizeof(k)), 0);
+        assert_true(cf_exists(big, &k, sizeof(k)));
+    }
+    cf_free(big);
+    cf_free(small);
+    assert_int_equal(live_bytes, 0);
+    assert_int_equal(live_blocks, 0);
+    /* A new allocator sees every table again. */
+    cf_set_allocator(&counting);
+    big = make(4000000, 1);
+    assert_true(live_bytes >= 6000000);
+    cf_free(big);
+    assert_int_equal(live_bytes, 0);
+    cf_set_allocator(NULL);
+}
+
 /* A copy of f made through its serialised form. */
 static cf_filter_t *copy_of(const cf_filter_t *f)
 {
@@ -188,6 +219,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_allocator_sees_everything),
+        cmocka_unit_test(test_map_min_splits_by_size),
         cmocka_unit_test(test_relocations_follow_state),
     };
     return cmocka_run_group_tests_name("cf_host", tests, NULL, NULL);
