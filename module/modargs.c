@@ -32,19 +32,56 @@ static int fail(char *why, size_t whylen, const cmdarg_t *name,
     return -EINVAL;
 }
 
+/* The fingerprint width a configured rate stands for, by the daemon's
+ * cf-error-rate rule: the rate is accepted when some encoding at this bucket
+ * size meets it (cf_params_for_error_rate: plain 8/12/16, and at bucket size
+ * 4 semi-sorted 9/13/17, the smallest chosen when a filter is made); the
+ * width kept is the smallest plain one that meets it, else 16, the fallback
+ * of a CF.RESERVE whose own bucket size cannot meet the rate. 0 when no
+ * encoding meets it. */
+static uint32_t rate_fp_bits(uint32_t bucket_size, double rate)
+{
+    cf_params_t p;
+    cf_params_default(&p);
+    p.bucket_size = bucket_size;
+    if (cf_params_for_error_rate(&p, rate) != 0)
+        return 0;
+    uint32_t plain = cf_fp_bits_for_rate(bucket_size, rate);
+    return plain != 0 ? plain : 16;
+}
+
+/* Parses an integer argument within lo..hi; false with the daemon's words
+ * in msg otherwise (a negative number is out of range, not unparsable). */
+static bool parse_range(const cmdarg_t *v, uint64_t lo, uint64_t hi,
+                        uint64_t *out, char *msg, size_t msglen)
+{
+    long long neg;
+    if (!cmdarg_u64(v->ptr, v->len, out) &&
+        !(cmdarg_ll(v->ptr, v->len, &neg) && neg < 0)) {
+        snprintf(msg, msglen, "argument couldn't be parsed into an integer");
+        return false;
+    }
+    if (!cmdarg_u64(v->ptr, v->len, out) || *out < lo || *out > hi) {
+        snprintf(msg, msglen,
+                 "argument must be between %llu and %llu inclusive",
+                 (unsigned long long)lo, (unsigned long long)hi);
+        return false;
+    }
+    return true;
+}
+
 int modargs_parse(cfcmd_defaults_t *d, int argc, const cmdarg_t *argv,
                   char *why, size_t whylen)
 {
-    char msg[128];
+    char msg[160];
     if (argc % 2 != 0)
         return fail(why, whylen, &argv[argc - 1], "missing value");
     for (int i = 0; i < argc; i += 2) {
         const cmdarg_t *n = &argv[i], *v = &argv[i + 1];
         uint64_t u = 0;
-        bool num = cmdarg_u64(v->ptr, v->len, &u);
         if (cmdarg_is(n->ptr, n->len, "cf-bucket-size")) {
-            if (!num || u < 1 || u > CF_MAX_BUCKET_SIZE)
-                return fail(why, whylen, n, "argument must be 1..255");
+            if (!parse_range(v, 1, CF_MAX_BUCKET_SIZE, &u, msg, sizeof(msg)))
+                return fail(why, whylen, n, msg);
             if (u * 2 > d->initial_size) {
                 snprintf(msg, sizeof(msg),
                          "cf-initial-size %llu must be at least twice the "
@@ -53,52 +90,65 @@ int modargs_parse(cfcmd_defaults_t *d, int argc, const cmdarg_t *argv,
                 return fail(why, whylen, n, msg);
             }
             if (d->error_rate > 0 &&
-                cf_fp_bits_for_rate((uint32_t)u, d->error_rate) == 0)
-                return fail(why, whylen, n,
-                            "cf-error-rate cannot be met with this bucket "
-                            "size");
+                rate_fp_bits((uint32_t)u, d->error_rate) == 0) {
+                snprintf(msg, sizeof(msg),
+                         "cf-error-rate %g cannot be met with this bucket "
+                         "size",
+                         d->error_rate);
+                return fail(why, whylen, n, msg);
+            }
             d->bucket_size = (uint32_t)u;
             if (d->error_rate > 0)
-                d->fp_bits = cf_fp_bits_for_rate(d->bucket_size,
-                                                 d->error_rate);
+                d->fp_bits = rate_fp_bits(d->bucket_size, d->error_rate);
         } else if (cmdarg_is(n->ptr, n->len, "cf-fingerprint-bits")) {
-            if (!num || (u != 8 && u != 12 && u != 16))
+            if (!parse_range(v, 8, 16, &u, msg, sizeof(msg)))
+                return fail(why, whylen, n, msg);
+            if (u != 8 && u != 12 && u != 16)
                 return fail(why, whylen, n, "argument must be 8, 12 or 16");
             d->fp_bits = (uint32_t)u;
             d->error_rate = 0; /* an explicit width overrides a rate */
         } else if (cmdarg_is(n->ptr, n->len, "cf-error-rate")) {
             double r;
             if (!cmdarg_double(v->ptr, v->len, &r))
-                return fail(why, whylen, n, "argument must be a number");
+                return fail(why, whylen, n,
+                            "argument couldn't be parsed into a number");
             if (r != 0 && !(r > 0 && r < 1))
                 return fail(why, whylen, n,
                             "argument must be 0 (unset) or between 0 and 1");
-            if (r > 0 && cf_fp_bits_for_rate(d->bucket_size, r) == 0)
-                return fail(why, whylen, n,
-                            "rate is below what 16-bit fingerprints give "
-                            "with this bucket size");
+            if (r > 0 && rate_fp_bits(d->bucket_size, r) == 0) {
+                snprintf(msg, sizeof(msg),
+                         "rate %g is below what the finest fingerprints "
+                         "(17-bit semi-sorted at bucket size 4, else 16-bit) "
+                         "give with bucket size %u",
+                         r, (unsigned)d->bucket_size);
+                return fail(why, whylen, n, msg);
+            }
             d->error_rate = r;
             if (r > 0)
-                d->fp_bits = cf_fp_bits_for_rate(d->bucket_size, r);
+                d->fp_bits = rate_fp_bits(d->bucket_size, r);
         } else if (cmdarg_is(n->ptr, n->len, "cf-max-iterations")) {
-            if (!num || u < 1 || u > CF_MAX_KICKS)
-                return fail(why, whylen, n, "argument must be 1..65535");
+            if (!parse_range(v, 1, CF_MAX_KICKS, &u, msg, sizeof(msg)))
+                return fail(why, whylen, n, msg);
             d->max_iterations = (uint32_t)u;
         } else if (cmdarg_is(n->ptr, n->len, "cf-expansion-factor")) {
-            if (!num || u > CF_MAX_EXPANSION)
-                return fail(why, whylen, n, "argument must be 0..32768");
+            if (!parse_range(v, 0, CF_MAX_EXPANSION, &u, msg, sizeof(msg)))
+                return fail(why, whylen, n, msg);
             d->expansion = (uint32_t)u;
         } else if (cmdarg_is(n->ptr, n->len, "cf-max-expansions")) {
-            if (!num || u < 1 || u > CF_MAX_FILTERS)
-                return fail(why, whylen, n, "argument must be 1..64");
+            if (!parse_range(v, 1, CF_MAX_FILTERS, &u, msg, sizeof(msg)))
+                return fail(why, whylen, n, msg);
             d->max_expansions = (uint32_t)u;
         } else if (cmdarg_is(n->ptr, n->len, "cf-initial-size")) {
-            if (!num || u > MODARGS_MAX_INITIAL_SIZE)
-                return fail(why, whylen, n, "argument must be 2..4294967296");
-            if (u < 2ull * d->bucket_size)
-                return fail(why, whylen, n,
-                            "argument must be at least twice "
-                            "cf-bucket-size");
+            if (!parse_range(v, 2, MODARGS_MAX_INITIAL_SIZE, &u, msg,
+                             sizeof(msg)))
+                return fail(why, whylen, n, msg);
+            if (u < 2ull * d->bucket_size) {
+                snprintf(msg, sizeof(msg),
+                         "argument must be at least twice cf-bucket-size "
+                         "(%u)",
+                         (unsigned)d->bucket_size);
+                return fail(why, whylen, n, msg);
+            }
             d->initial_size = u;
         } else {
             return fail(why, whylen, n, "unknown module argument");

@@ -1,7 +1,9 @@
 /*
  * modargs.h - the module's load arguments: `--loadmodule cuckoo.so
- * cf-bucket-size 4 cf-error-rate 0.001 ...`, the same names, bounds and
- * cross-checks as the daemon's cf-* directives, applied in order.
+ * cf-bucket-size 4 cf-error-rate 0.001 ...`, the same names, bounds,
+ * cross-checks and refusal words as the daemon's cf-* directives (a rate is
+ * met by any encoding the core may choose, semi-sorted included), applied
+ * in order.
  *
  * Contract: pure; no allocation, no server calls.
  */

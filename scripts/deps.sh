@@ -4,7 +4,8 @@
 #   scripts/deps.sh          build and run
 #   scripts/deps.sh test     also what the tests use
 #   scripts/deps.sh image    what scripts/image.sh and the image test use
-#                            (podman, and debootstrap for base images)
+#                            (podman; mmdebstrap, debootstrap as the
+#                            fallback, for base images)
 set -euo pipefail
 
 # libjemalloc-dev: only for -DCUCKOOD_ALLOCATOR=jemalloc, the allocator
@@ -12,7 +13,8 @@ set -euo pipefail
 pkgs=(gcc make cmake pkg-config libuv1-dev libhiredis-dev libxxhash-dev
       libssl-dev libjemalloc-dev)
 if [ "${1:-}" = image ]; then
-    pkgs=(podman debootstrap iproute2 redis-tools python3 python3-pytest)
+    pkgs=(podman mmdebstrap debootstrap iproute2 redis-tools python3
+          python3-pytest)
 elif [ "${1:-}" = test ]; then
     pkgs+=(libcmocka-dev redis-tools redis-server python3 python3-redis python3-pytest
            openssl

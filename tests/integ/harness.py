@@ -11,6 +11,11 @@ Binary
   run_binary(*args, timeout=10, **kw)
                       subprocess.run of the binary, stdout/stderr piped.
   free_port()         a port that was free a moment ago.
+  module_server_env() the environment of a redis-server loading the module
+                      ($CUCKOO_SERVER_PRELOAD preloaded: the sanitizer
+                      build's module needs the ASan runtime first), or None.
+  sanitizer_report(text)
+                      the first ASan/LSan/UBSan report in a log, or None.
 
 Waiting
   wait_until(pred, timeout=30, step=0.05, what=None)
@@ -84,6 +89,32 @@ def use_module():
     module ($CUCKOO_MODULE, else build/module/cuckoo.so) loaded, which runs
     the CF suites unchanged against the module."""
     return os.environ.get("CUCKOOD_TEST_MODULE", "") not in ("", "0")
+
+
+def module_server_env():
+    """The environment of a redis-server that loads the module. With
+    $CUCKOO_SERVER_PRELOAD (set by the sanitizer build: the ASan runtime,
+    which must be the first library of a process, and Debian's redis-server
+    is not linked with it) that library is preloaded into the server, and
+    only there. None: the server inherits ours."""
+    preload = os.environ.get("CUCKOO_SERVER_PRELOAD")
+    if not preload:
+        return None
+    env = dict(os.environ)
+    env["LD_PRELOAD"] = preload
+    # A report ends the server with an exit status, not abort(): Redis's own
+    # SIGABRT handler (its crash report) would hang in a process that the
+    # sanitizer has stopped.
+    env["ASAN_OPTIONS"] = ":".join(
+        filter(None, [env.get("ASAN_OPTIONS"), "abort_on_error=0"]))
+    return env
+
+
+def sanitizer_report(text):
+    """The first sanitizer report (ASan, LSan, UBSan) in a log, or None."""
+    m = re.search(r"^.*(==\d+==ERROR: \w+Sanitizer|runtime error:).*$", text,
+                  re.M)
+    return text[m.start():m.start() + 3000] if m else None
 
 
 def module_path():
@@ -440,7 +471,8 @@ class Daemon:
             self.port = port
             self.proc = subprocess.Popen(
                 self.argv(port), cwd=self.cwd or self.dir, stdout=self.log,
-                stderr=subprocess.STDOUT, preexec_fn=self.preexec_fn)
+                stderr=subprocess.STDOUT, preexec_fn=self.preexec_fn,
+                env=module_server_env() if use_module() else None)
             try:
                 self._await_own_answer()
                 return self
@@ -515,9 +547,14 @@ class Daemon:
 
     def cleanup(self):
         self.stop()
+        # The module under the sanitizers: a report (a leak shows at exit)
+        # fails the test that ran it.
+        report = sanitizer_report(self.log_text()) if (
+            use_module() and module_server_env() is not None) else None
         shutil.rmtree(self.home, ignore_errors=True)
         if self.own_dir:
             shutil.rmtree(self.dir, ignore_errors=True)
+        assert report is None, "sanitizer report:\n" + report
 
     def log_text(self):
         try:

@@ -2,7 +2,10 @@
 each on a free port in its own temporary directory, ready when PING
 answers, stopped with SHUTDOWN NOSAVE (or killed) at the end.
 
-$CUCKOO_MODULE names the module (default build/module/cuckoo.so)."""
+$CUCKOO_MODULE names the module (default build/module/cuckoo.so). In the
+sanitizer build $CUCKOO_SERVER_PRELOAD names the ASan runtime, preloaded
+into each redis-server (harness.module_server_env()); a sanitizer report in
+a server's log (a leak shows at SHUTDOWN) then fails the test at cleanup."""
 
 import os
 import shutil
@@ -17,7 +20,8 @@ import redis
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "integ"))
 # The one free-port picker, wait loop and module locator of the suites.
-from harness import free_port, module_path, wait_until  # noqa: E402,F401
+from harness import (  # noqa: E402,F401
+    free_port, module_path, module_server_env, sanitizer_report, wait_until)
 
 REDIS_SERVER = shutil.which("redis-server")
 REDIS_CLI = shutil.which("redis-cli")
@@ -64,7 +68,8 @@ class Server:
         self.log = open(os.path.join(self.dir, "log.txt"), "ab")
         self.proc = subprocess.Popen(self.argv(), cwd=self.dir,
                                      stdout=self.log,
-                                     stderr=subprocess.STDOUT)
+                                     stderr=subprocess.STDOUT,
+                                     env=module_server_env())
         if expect_fail:
             try:
                 return self.proc.wait(20)
@@ -85,9 +90,13 @@ class Server:
         return redis.Redis(host="127.0.0.1", port=self.port,
                            socket_timeout=120, **kw)
 
-    def log_text(self):
-        with open(os.path.join(self.dir, "log.txt"), "rb") as f:
-            return f.read().decode(errors="replace")[-6000:]
+    def log_text(self, whole=False):
+        try:
+            with open(os.path.join(self.dir, "log.txt"), "rb") as f:
+                text = f.read().decode(errors="replace")
+        except FileNotFoundError:
+            return ""
+        return text if whole else text[-6000:]
 
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
@@ -115,9 +124,15 @@ class Server:
         self.proc = None
 
     def cleanup(self):
+        sanitized = module_server_env() is not None
+        if sanitized:
+            self.stop()  # an exit, so that the leak check runs
         self.kill()
+        report = (sanitizer_report(self.log_text(whole=True)) if sanitized
+                  else None)
         if self.own_dir:
             shutil.rmtree(self.dir, ignore_errors=True)
+        assert report is None, "sanitizer report:\n" + report
 
 
 @pytest.fixture
@@ -132,5 +147,17 @@ def servers():
         return s.start() if start else s
 
     yield make
-    for s in made:
-        s.cleanup()
+    cleanup_all(made)
+
+
+def cleanup_all(servers):
+    """cleanup() of every server, then the first failure (a sanitizer
+    report), if any."""
+    errors = []
+    for s in servers:
+        try:
+            s.cleanup()
+        except AssertionError as e:
+            errors.append(e)
+    if errors:
+        raise errors[0]

@@ -15,7 +15,8 @@ import pytest
 import redis
 from redis.cluster import RedisCluster
 
-from modfix import REDIS_CLI, Server, cluster_port, wait_until
+from modfix import (REDIS_CLI, Server, cleanup_all, cluster_port,
+                    wait_until)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NITEMS = 5
@@ -51,8 +52,7 @@ def cluster():
         wait_until(ok, 60, what="cluster_state:ok")
         yield nodes
     finally:
-        for n in nodes:
-            n.cleanup()
+        cleanup_all(nodes)
 
 
 def rc(nodes):

@@ -9,7 +9,8 @@ import sys
 import pytest
 from redis.cluster import RedisCluster
 
-from modfix import REDIS_CLI, ROOT, Server, cluster_port, wait_until
+from modfix import (REDIS_CLI, ROOT, Server, cleanup_all, cluster_port,
+                    wait_until)
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "integ"))
 from harness import Daemon  # noqa: E402
@@ -39,8 +40,7 @@ def masters3():
                 "CLUSTER", "INFO") for n in nodes), 60, what="cluster ok")
         yield nodes
     finally:
-        for n in nodes:
-            n.cleanup()
+        cleanup_all(nodes)
 
 
 def test_migrate_every_database(masters3):
