@@ -44,21 +44,6 @@ static void time_proc(client_t *c, int argc, const resp_arg_t *argv)
     resp_add_bulk(&c->out, buf, (size_t)n);
 }
 
-static void human_bytes(char *buf, size_t len, uint64_t n)
-{
-    static const char units[] = "BKMGTP";
-    double d = (double)n;
-    int u = 0;
-    while (d >= 1024 && u < 5) {
-        d /= 1024;
-        u++;
-    }
-    if (u == 0)
-        snprintf(buf, len, "%" PRIu64 "B", n);
-    else
-        snprintf(buf, len, "%.2f%c", d, units[u]);
-}
-
 static void info_cmdstat(void *ctx, const char *name, uint64_t calls,
                          uint64_t usec, uint64_t rejected, uint64_t failed)
 {

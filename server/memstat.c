@@ -64,27 +64,12 @@ static int64_t diff(uint64_t a, uint64_t b)
     return a >= b ? (int64_t)(a - b) : -(int64_t)(b - a);
 }
 
-static void human(char *buf, size_t len, uint64_t n)
-{
-    static const char units[] = "BKMGTP";
-    double d = (double)n;
-    int u = 0;
-    while (d >= 1024 && u < 5) {
-        d /= 1024;
-        u++;
-    }
-    if (u == 0)
-        snprintf(buf, len, "%" PRIu64 "B", n);
-    else
-        snprintf(buf, len, "%.2f%c", d, units[u]);
-}
-
 void memstat_info(server_t *s, sbuf_t *b)
 {
     figures_t fg;
     char h[32];
     gather(s, &fg, false);
-    human(h, sizeof(h), fg.rss);
+    human_bytes(h, sizeof(h), fg.rss);
     sb_printf(b,
               "used_memory_rss:%" PRIu64 "\r\n"
               "used_memory_rss_human:%s\r\n",
@@ -96,7 +81,7 @@ void memstat_info(server_t *s, sbuf_t *b)
                   fg.heap.allocated, fg.heap.active);
     if (fg.heap.has_resident)
         sb_printf(b, "allocator_resident:%" PRIu64 "\r\n", fg.heap.resident);
-    human(h, sizeof(h), fg.limit);
+    human_bytes(h, sizeof(h), fg.limit);
     sb_printf(b,
               "maxmemory_effective:%" PRIu64 "\r\n"
               "maxmemory_effective_human:%s\r\n",
@@ -206,7 +191,7 @@ void memstat_doctor_proc(client_t *c, int argc, const resp_arg_t *argv)
     char h1[32], h2[32];
     gather(s, &fg, false);
     if (fg.used < MEMSTAT_DOCTOR_MIN) {
-        human(h1, sizeof(h1), fg.used);
+        human_bytes(h1, sizeof(h1), fg.used);
         sb_printf(&b,
                   "This instance is empty or holds very little data "
                   "(used_memory %s): there is not enough to diagnose. "
@@ -218,8 +203,8 @@ void memstat_doctor_proc(client_t *c, int argc, const resp_arg_t *argv)
     sbuf_t f = {0}; /* the findings */
     int n = 0;
     if (fg.peak > fg.used + fg.used / 2) {
-        human(h1, sizeof(h1), fg.peak);
-        human(h2, sizeof(h2), fg.used);
+        human_bytes(h1, sizeof(h1), fg.peak);
+        human_bytes(h2, sizeof(h2), fg.used);
         sb_printf(&f,
                   " * Peak memory: the keyspace once took %s, %.1fx what "
                   "it takes now (%s). The figures below show whether the "
@@ -230,8 +215,8 @@ void memstat_doctor_proc(client_t *c, int argc, const resp_arg_t *argv)
     }
     if (fg.rss > fg.used + fg.used * 2 / 5 &&
         fg.rss - fg.used > MEMSTAT_DOCTOR_BYTES) {
-        human(h1, sizeof(h1), fg.rss);
-        human(h2, sizeof(h2), fg.rss - fg.used);
+        human_bytes(h1, sizeof(h1), fg.rss);
+        human_bytes(h2, sizeof(h2), fg.rss - fg.used);
         sb_printf(&f,
                   " * High fragmentation: the process holds %s in RAM, "
                   "%.2fx the keyspace (%s more). MEMORY PURGE returns the "
@@ -244,7 +229,7 @@ void memstat_doctor_proc(client_t *c, int argc, const resp_arg_t *argv)
     const heap_stats_t *h = &fg.heap;
     if (h->known && h->active > h->allocated + h->allocated / 10 &&
         h->active - h->allocated > MEMSTAT_DOCTOR_BYTES) {
-        human(h1, sizeof(h1), h->active - h->allocated);
+        human_bytes(h1, sizeof(h1), h->active - h->allocated);
         sb_printf(&f,
                   " * Allocator fragmentation: %s in the allocator's "
                   "active pages hold nothing (allocator_frag_ratio %.2f). "
@@ -255,7 +240,7 @@ void memstat_doctor_proc(client_t *c, int argc, const resp_arg_t *argv)
     }
     if (h->has_resident && h->resident > h->active + h->active / 10 &&
         h->resident - h->active > MEMSTAT_DOCTOR_BYTES) {
-        human(h1, sizeof(h1), h->resident - h->active);
+        human_bytes(h1, sizeof(h1), h->resident - h->active);
         sb_printf(&f,
                   " * Allocator RSS overhead: the allocator keeps %s of "
                   "freed pages resident (allocator_rss_ratio %.2f). They "
@@ -265,7 +250,7 @@ void memstat_doctor_proc(client_t *c, int argc, const resp_arg_t *argv)
         n++;
     }
     if (s->nclients > 0 && fg.clients / s->nclients > (200u << 10)) {
-        human(h1, sizeof(h1), fg.clients / s->nclients);
+        human_bytes(h1, sizeof(h1), fg.clients / s->nclients);
         sb_printf(&f,
                   " * Client buffers: connected clients hold %s each on "
                   "average in query and output buffers. CLIENT LIST shows "
@@ -275,8 +260,8 @@ void memstat_doctor_proc(client_t *c, int argc, const resp_arg_t *argv)
         n++;
     }
     if (fg.limit > 0 && fg.rss > fg.limit / 10 * 9) {
-        human(h1, sizeof(h1), fg.rss);
-        human(h2, sizeof(h2), fg.limit);
+        human_bytes(h1, sizeof(h1), fg.rss);
+        human_bytes(h2, sizeof(h2), fg.limit);
         sb_printf(&f,
                   " * Near the limit: the process holds %s of the %s it "
                   "may use (maxmemory, or the machine's or container's "

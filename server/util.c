@@ -3,6 +3,7 @@
  */
 #include "util.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,4 +46,19 @@ void sb_printf(sbuf_t *b, const char *fmt, ...)
         b->p = np;
         b->cap = ncap;
     }
+}
+
+void human_bytes(char *buf, size_t len, uint64_t n)
+{
+    static const char units[] = "BKMGTP";
+    double d = (double)n;
+    int u = 0;
+    while (d >= 1024 && u < 5) {
+        d /= 1024;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, len, "%" PRIu64 "B", n);
+    else
+        snprintf(buf, len, "%.2f%c", d, units[u]);
 }
