@@ -331,10 +331,12 @@ def report(workload, cf, rd, cap):
     for what in ("used", "rss"):
         s0, s1 = cf[what + "_start"], cf[what + "_after"]
         rs0, rs1 = rd[what + "_start"], rd[what + "_after"]
-        ok = abs(s1 - s0) <= 0.05 * s0
+        # Back to the start or below it (the start holds memory of the
+        # warm-up that a trim may return too): not above it by 5%.
+        ok = s1 <= 1.05 * s0
         if not ok:
             missed.append(what + " after DEL")
-        print("  %-34s %14s %14s   within 5%% of the start: %s"
+        print("  %-34s %14s %14s   <= start + 5%%: %s"
               % ("%s start -> after DEL (B)" % what,
                  "%d->%d" % (s0, s1), "%d->%d" % (rs0, rs1), verdict(ok)))
     return missed
