@@ -133,6 +133,17 @@ static void params_default(const call_t *c, cf_params_t *p, double *rate)
     *rate = d->error_rate;
 }
 
+uint32_t cfcmd_rate_fp_bits(uint32_t bucket_size, double rate)
+{
+    cf_params_t p;
+    cf_params_default(&p);
+    p.bucket_size = bucket_size;
+    if (cf_params_for_error_rate(&p, rate) != 0)
+        return 0;
+    uint32_t plain = cf_fp_bits_for_rate(bucket_size, rate);
+    return plain != 0 ? plain : 16;
+}
+
 /* Applies rate to p's encoding and fingerprint width: the smallest, plain
  * or semi-sorted, whose bound meets it (cf_params_for_error_rate). A rate
  * the user asked for must be achievable; one from the defaults falls back

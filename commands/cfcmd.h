@@ -34,6 +34,15 @@ typedef struct cfcmd_defaults {
     uint64_t initial_size;
 } cfcmd_defaults_t;
 
+/* The fingerprint width a configured default rate stands for (both hosts'
+ * cf-error-rate): the rate is accepted when some encoding at this bucket
+ * size meets it (cf_params_for_error_rate(): plain 8/12/16, and at bucket
+ * size 4 semi-sorted 9/13/17, the smallest chosen when a filter is made);
+ * the width kept is the smallest plain one that meets it, else 16, the
+ * fallback of a CF.RESERVE whose own bucket size cannot meet the rate.
+ * 0 when no encoding meets it. */
+uint32_t cfcmd_rate_fp_bits(uint32_t bucket_size, double rate);
+
 /* What a host gives the commands. Every function gets the host's per-call
  * context h (for the daemon, the client). */
 typedef struct cfcmd_host {

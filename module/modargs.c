@@ -14,14 +14,15 @@
 
 void modargs_default(cfcmd_defaults_t *d)
 {
+    cf_params_t p;
+    cf_params_default(&p); /* the core's defaults, the daemon's too */
     memset(d, 0, sizeof(*d));
-    d->bucket_size = 4;
-    d->fp_bits = 12;
-    d->error_rate = 0;
-    d->max_iterations = 500;
-    d->expansion = 1;
-    d->max_expansions = CF_DEFAULT_MAX_FILTERS;
-    d->initial_size = 1024;
+    d->bucket_size = p.bucket_size;
+    d->fp_bits = p.fp_bits;
+    d->max_iterations = p.max_kicks;
+    d->expansion = p.expansion;
+    d->max_expansions = p.max_filters;
+    d->initial_size = p.capacity;
 }
 
 static int fail(char *why, size_t whylen, const cmdarg_t *name,
@@ -30,24 +31,6 @@ static int fail(char *why, size_t whylen, const cmdarg_t *name,
     snprintf(why, whylen, "%.*s: %s", (int)(name->len < 64 ? name->len : 64),
              name->ptr, msg);
     return -EINVAL;
-}
-
-/* The fingerprint width a configured rate stands for, by the daemon's
- * cf-error-rate rule: the rate is accepted when some encoding at this bucket
- * size meets it (cf_params_for_error_rate: plain 8/12/16, and at bucket size
- * 4 semi-sorted 9/13/17, the smallest chosen when a filter is made); the
- * width kept is the smallest plain one that meets it, else 16, the fallback
- * of a CF.RESERVE whose own bucket size cannot meet the rate. 0 when no
- * encoding meets it. */
-static uint32_t rate_fp_bits(uint32_t bucket_size, double rate)
-{
-    cf_params_t p;
-    cf_params_default(&p);
-    p.bucket_size = bucket_size;
-    if (cf_params_for_error_rate(&p, rate) != 0)
-        return 0;
-    uint32_t plain = cf_fp_bits_for_rate(bucket_size, rate);
-    return plain != 0 ? plain : 16;
 }
 
 /* Parses an integer argument within lo..hi; false with the daemon's words
@@ -90,7 +73,7 @@ int modargs_parse(cfcmd_defaults_t *d, int argc, const cmdarg_t *argv,
                 return fail(why, whylen, n, msg);
             }
             if (d->error_rate > 0 &&
-                rate_fp_bits((uint32_t)u, d->error_rate) == 0) {
+                cfcmd_rate_fp_bits((uint32_t)u, d->error_rate) == 0) {
                 snprintf(msg, sizeof(msg),
                          "cf-error-rate %g cannot be met with this bucket "
                          "size",
@@ -99,7 +82,7 @@ int modargs_parse(cfcmd_defaults_t *d, int argc, const cmdarg_t *argv,
             }
             d->bucket_size = (uint32_t)u;
             if (d->error_rate > 0)
-                d->fp_bits = rate_fp_bits(d->bucket_size, d->error_rate);
+                d->fp_bits = cfcmd_rate_fp_bits(d->bucket_size, d->error_rate);
         } else if (cmdarg_is(n->ptr, n->len, "cf-fingerprint-bits")) {
             if (!parse_range(v, 8, 16, &u, msg, sizeof(msg)))
                 return fail(why, whylen, n, msg);
@@ -115,7 +98,7 @@ int modargs_parse(cfcmd_defaults_t *d, int argc, const cmdarg_t *argv,
             if (r != 0 && !(r > 0 && r < 1))
                 return fail(why, whylen, n,
                             "argument must be 0 (unset) or between 0 and 1");
-            if (r > 0 && rate_fp_bits(d->bucket_size, r) == 0) {
+            if (r > 0 && cfcmd_rate_fp_bits(d->bucket_size, r) == 0) {
                 snprintf(msg, sizeof(msg),
                          "rate %g is below what the finest fingerprints "
                          "(17-bit semi-sorted at bucket size 4, else 16-bit) "
@@ -125,7 +108,7 @@ int modargs_parse(cfcmd_defaults_t *d, int argc, const cmdarg_t *argv,
             }
             d->error_rate = r;
             if (r > 0)
-                d->fp_bits = rate_fp_bits(d->bucket_size, r);
+                d->fp_bits = cfcmd_rate_fp_bits(d->bucket_size, r);
         } else if (cmdarg_is(n->ptr, n->len, "cf-max-iterations")) {
             if (!parse_range(v, 1, CF_MAX_KICKS, &u, msg, sizeof(msg)))
                 return fail(why, whylen, n, msg);

@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include "cfcmd.h"
 #include "cmdarg.h"
 #include "glob.h"
 #include "resp.h"
@@ -87,29 +88,6 @@ static const char *const tls_auth_names[] = {"no", "yes", "optional", NULL};
 static const char cobl_others[] =
     "slave 268435456 67108864 60 pubsub 33554432 8388608 60";
 
-/* Smallest plain fingerprint width whose bound 2b / (2^f - 1) meets rate
- * (the semantic of cf_fp_bits_for_rate(), computed here so that this module
- * stands alone); 16 when only semi-sorted 17-bit fingerprints (bucket size
- * 4) meet it; 0 when nothing does. The filter itself takes the smallest
- * encoding for the rate (cf_params_for_error_rate(), which may be
- * semi-sorted); this width is the fallback of a filter whose own bucket
- * size cannot meet the configured rate. */
-static uint32_t fp_bits_for_rate(uint64_t bucket_size, double rate)
-{
-    static const uint32_t widths[] = {8, 12, 16, 17};
-
-    if (!(rate > 0 && rate < 1))
-        return 0;
-    for (size_t i = 0; i < sizeof(widths) / sizeof(widths[0]); i++) {
-        if (widths[i] == 17 && bucket_size != 4)
-            break;
-        if (2.0 * (double)bucket_size / (double)((1u << widths[i]) - 1) <=
-            rate)
-            return widths[i] > 16 ? 16 : widths[i];
-    }
-    return 0;
-}
-
 static const char *check_bucket_size(const cfg_t *c, cfg_val_t v, char *why)
 {
     if (v.u * 2 > c->cf_initial_size) {
@@ -119,7 +97,8 @@ static const char *check_bucket_size(const cfg_t *c, cfg_val_t v, char *why)
                  (unsigned long long)c->cf_initial_size);
         return why;
     }
-    if (c->cf_error_rate > 0 && fp_bits_for_rate(v.u, c->cf_error_rate) == 0) {
+    if (c->cf_error_rate > 0 &&
+        cfcmd_rate_fp_bits((uint32_t)v.u, c->cf_error_rate) == 0) {
         snprintf(why, WHY_LEN,
                  "cf-error-rate %g cannot be met with this bucket size",
                  c->cf_error_rate);
@@ -132,7 +111,7 @@ static void after_bucket_size(cfg_t *c)
 {
     if (c->cf_error_rate > 0)
         c->cf_fingerprint_bits =
-            fp_bits_for_rate(c->cf_bucket_size, c->cf_error_rate);
+            cfcmd_rate_fp_bits(c->cf_bucket_size, c->cf_error_rate);
 }
 
 static const char *check_fp_bits(const cfg_t *c, cfg_val_t v, char *why)
@@ -153,7 +132,7 @@ static const char *check_error_rate(const cfg_t *c, cfg_val_t v, char *why)
         return NULL;
     if (!(v.d > 0 && v.d < 1))
         return strcpy(why, "argument must be 0 (unset) or between 0 and 1");
-    if (fp_bits_for_rate(c->cf_bucket_size, v.d) == 0) {
+    if (cfcmd_rate_fp_bits(c->cf_bucket_size, v.d) == 0) {
         snprintf(why, WHY_LEN,
                  "rate %g is below what the finest fingerprints (17-bit "
                  "semi-sorted at bucket size 4, else 16-bit) give with "
@@ -168,7 +147,7 @@ static void after_error_rate(cfg_t *c)
 {
     if (c->cf_error_rate > 0)
         c->cf_fingerprint_bits =
-            fp_bits_for_rate(c->cf_bucket_size, c->cf_error_rate);
+            cfcmd_rate_fp_bits(c->cf_bucket_size, c->cf_error_rate);
 }
 
 static const char *check_initial_size(const cfg_t *c, cfg_val_t v, char *why)
