@@ -42,87 +42,15 @@ import math
 import os
 import random
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from benchresp import Conn, free_port  # noqa: E402
 MB = 1 << 20
-
-
-def enc(*args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        if not isinstance(a, bytes):
-            a = str(a).encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
-
-
-class Conn:
-    def __init__(self, port):
-        self.s = socket.create_connection(("127.0.0.1", port))
-        self.s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.buf = b""
-
-    def _fill(self):
-        chunk = self.s.recv(1 << 20)
-        if not chunk:
-            raise EOFError("server closed the connection")
-        self.buf += chunk
-
-    def line(self):
-        while b"\r\n" not in self.buf:
-            self._fill()
-        line, self.buf = self.buf.split(b"\r\n", 1)
-        return line
-
-    def reply(self):
-        line = self.line()
-        t = line[:1]
-        if t == b"$":
-            n = int(line[1:])
-            if n < 0:
-                return None
-            while len(self.buf) < n + 2:
-                self._fill()
-            data, self.buf = self.buf[:n], self.buf[n + 2:]
-            return data
-        if t == b"*":
-            return [self.reply() for _ in range(int(line[1:]))]
-        if t == b":":
-            return int(line[1:])
-        if t == b"-":
-            raise RuntimeError(line[1:].decode())
-        return line[1:].decode()
-
-    def cmd(self, *args):
-        self.s.sendall(enc(*args))
-        return self.reply()
-
-    def pipeline(self, cmds):
-        """Sends the encoded commands in one write, reads every reply."""
-        self.s.sendall(b"".join(cmds))
-        return [self.reply() for _ in cmds]
-
-    def info(self, section="memory"):
-        text = self.cmd("INFO", section).decode()
-        out = {}
-        for ln in text.split("\r\n"):
-            if ":" in ln and not ln.startswith("#"):
-                k, v = ln.split(":", 1)
-                out[k] = v
-        return out
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def status_kb(pid, field):
@@ -222,10 +150,10 @@ def churn(srv, rounds, per_round, seed=1):
             cmds = []
             for k, cap in zip(keys[i:i + batch], caps[i:i + batch]):
                 if srv.kind != "redis":
-                    cmds.append(enc("CF.RESERVE", k, cap))
-                    cmds.append(enc("CF.INSERT", k, "ITEMS", *items))
+                    cmds.append(("CF.RESERVE", k, cap))
+                    cmds.append(("CF.INSERT", k, "ITEMS", *items))
                 else:
-                    cmds.append(enc("SET", k, b"\1" * redisbloom_bytes(cap)))
+                    cmds.append(("SET", k, b"\1" * redisbloom_bytes(cap)))
             c.pipeline(cmds)
         peak = max(peak, rss(srv.pid))
         doomed = rng.sample(keys, per_round * 9 // 10)
@@ -275,7 +203,7 @@ def bgsave(srv, mb, bench_writer=False):
         for j in range(64):
             f = "big:%d" % ((sent // per_cmd) % nfilt)
             its = [b"%x" % rng.getrandbits(60) for _ in range(per_cmd)]
-            cmds.append(enc("CF.INSERT", f, "ITEMS", *its))
+            cmds.append(("CF.INSERT", f, "ITEMS", *its))
             sent += per_cmd
         c.pipeline(cmds)
     time.sleep(1)
@@ -306,8 +234,8 @@ def bgsave(srv, mb, bench_writer=False):
     while child is not None and pss(child) is not None:
         # One pipelined batch of writes, then a sample every 20 ms.
         if bench is None:
-            cmds = [enc("CF.INSERT", "big:%d" % (writes // 100 % nfilt),
-                        "ITEMS",
+            cmds = [("CF.INSERT", "big:%d" % (writes // 100 % nfilt),
+                     "ITEMS",
                         *[b"w%x" % rng.getrandbits(60) for _ in range(100)])
                     for _ in range(20)]
             w.pipeline(cmds)

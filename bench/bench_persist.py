@@ -25,69 +25,14 @@ import argparse
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def enc(*args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        if not isinstance(a, bytes):
-            a = str(a).encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
-
-
-class Conn:
-    def __init__(self, port):
-        self.s = socket.create_connection(("127.0.0.1", port))
-        self.s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.buf = b""
-
-    def line(self):
-        while b"\r\n" not in self.buf:
-            chunk = self.s.recv(1 << 20)
-            if not chunk:
-                raise EOFError
-            self.buf += chunk
-        line, self.buf = self.buf.split(b"\r\n", 1)
-        return line
-
-    def reply(self):
-        line = self.line()
-        t = line[:1]
-        if t == b"$":
-            n = int(line[1:])
-            if n < 0:
-                return None
-            while len(self.buf) < n + 2:
-                self.buf += self.s.recv(1 << 20)
-            data, self.buf = self.buf[:n], self.buf[n + 2:]
-            return data
-        if t == b"*":
-            return [self.reply() for _ in range(int(line[1:]))]
-        if t == b":":
-            return int(line[1:])
-        if t == b"-":
-            raise RuntimeError(line[1:].decode())
-        return line[1:].decode()
-
-    def cmd(self, *args):
-        self.s.sendall(enc(*args))
-        return self.reply()
-
-    def pipeline(self, cmds):
-        self.s.sendall(b"".join(enc(*c) for c in cmds))
-        return [self.reply() for _ in cmds]
-
-    def info(self, section):
-        text = self.cmd("INFO", section).decode()
-        return dict(l.split(":", 1) for l in text.split("\r\n") if ":" in l)
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from benchresp import Conn, enc, free_port  # noqa: E402
 
 
 def start(binary, d, port):
@@ -106,12 +51,6 @@ def start(binary, d, port):
         except OSError:
             time.sleep(0.02)
     sys.exit("cuckood did not start")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def pct(xs, q):

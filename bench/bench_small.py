@@ -32,107 +32,16 @@ import argparse
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BATCH = 10000
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from benchresp import Conn, enc, free_port  # noqa: E402
 
-
-def enc(*args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        if not isinstance(a, bytes):
-            a = str(a).encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
-
-
-class Conn:
-    """A RESP2 client that parses by index into its buffer, so that a
-    pipeline of many thousands of replies reads in linear time."""
-
-    def __init__(self, port):
-        self.s = socket.create_connection(("127.0.0.1", port))
-        self.s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.buf = bytearray()
-        self.pos = 0
-
-    def _fill(self):
-        if self.pos > (1 << 20):
-            del self.buf[:self.pos]
-            self.pos = 0
-        chunk = self.s.recv(1 << 22)
-        if not chunk:
-            raise EOFError("server closed the connection")
-        self.buf += chunk
-
-    def _line(self):
-        while True:
-            i = self.buf.find(b"\r\n", self.pos)
-            if i >= 0:
-                line = bytes(self.buf[self.pos:i])
-                self.pos = i + 2
-                return line
-            self._fill()
-
-    def reply(self):
-        line = self._line()
-        t = line[:1]
-        if t == b"$":
-            n = int(line[1:])
-            if n < 0:
-                return None
-            while len(self.buf) - self.pos < n + 2:
-                self._fill()
-            data = bytes(self.buf[self.pos:self.pos + n])
-            self.pos += n + 2
-            return data
-        if t == b"*":
-            n = int(line[1:])
-            return None if n < 0 else [self.reply() for _ in range(n)]
-        if t == b":":
-            return int(line[1:])
-        if t == b"-":
-            raise RuntimeError(line[1:].decode())
-        return line[1:].decode()
-
-    def cmd(self, *args):
-        self.s.sendall(enc(*args))
-        return self.reply()
-
-    def many(self, cmds):
-        """Sends cmds (an iterable of argument tuples) in pipelined batches
-        and returns how many replies came back; an error reply stops it."""
-        n = 0
-        batch = []
-        for c in cmds:
-            batch.append(enc(*c))
-            if len(batch) == BATCH:
-                n += self._flush(batch)
-                batch = []
-        if batch:
-            n += self._flush(batch)
-        return n
-
-    def _flush(self, batch):
-        self.s.sendall(b"".join(batch))
-        for _ in batch:
-            self.reply()
-        return len(batch)
-
-    def info(self, section):
-        text = self.cmd("INFO", section).decode()
-        return dict(l.split(":", 1) for l in text.split("\r\n") if ":" in l)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+BATCH = 10000  # commands per pipelined write (Conn.many's default)
 
 
 class Server:
