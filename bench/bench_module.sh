@@ -27,18 +27,8 @@ CUCKOOD=$BUILD/server/cuckood
 MODULE=$PWD/$BUILD/module/cuckoo.so
 [ -x "$CUCKOOD" ] && [ -f "$MODULE" ] || BUILD_DIR=$BUILD bash scripts/build.sh
 
-work=$(mktemp -d)
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
-
-free_port() {
-    "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
+. bench/lib.sh  # free_port, $tmp, $pids
+work=$tmp
 wait_ping() {
     for _ in $(seq 200); do
         redis-cli -p "$1" PING >/dev/null 2>&1 && return 0

@@ -61,22 +61,7 @@ if [[ ! -x $CUCKOOD || ! -x $CLIENT || ! -x $BULKREF ]]; then
     bash scripts/build.sh
 fi
 
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0));
-print(s.getsockname()[1])'
-}
-
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-    local p
-    for p in "${pids[@]}"; do
-        kill "$p" 2>/dev/null || true
-    done
-    wait 2>/dev/null || true
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
+. bench/lib.sh  # free_port, $tmp, $pids
 
 CP=$(free_port)
 RP=$(free_port)

@@ -33,20 +33,7 @@ for tool in redis-server redis-benchmark redis-cli openssl python3; do
 done
 [[ -x $CUCKOOD ]] || bash scripts/build.sh
 
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0));
-print(s.getsockname()[1])'
-}
-
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-    local p
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
+. bench/lib.sh  # free_port, $tmp, $pids
 
 python3 tests/integ/tls_certs.py "$tmp/certs"
 c=$tmp/certs
