@@ -1544,6 +1544,39 @@ uint64_t cf_size_bytes(const cf_filter_t *f)
     return n;
 }
 
+/* Bytes of f's own allocation before the host bytes: the struct and, when
+ * it is there, the inline table with its pad. */
+static size_t own_bytes(const cf_filter_t *f)
+{
+    const cf_table_t *t = TABS(f);
+    size_t n = sizeof(*f);
+    if (table_inline(f, t))
+        n += (size_t)(tbytes(f, t) + SH(f)->pad);
+    return n;
+}
+
+void *cf_extra(const cf_filter_t *f)
+{
+    return (uint8_t *)f + own_bytes(f);
+}
+
+int cf_resize_extra(cf_filter_t **fp, size_t n)
+{
+    cf_filter_t *f = *fp;
+    size_t own = own_bytes(f);
+    if (n > SIZE_MAX - own)
+        return -ENOMEM;
+    bool inl = table_inline(f, TABS(f));
+    cf_filter_t *g = mem.realloc_fn(f, own + n);
+    if (g == NULL)
+        return -ENOMEM;
+    /* The inline table moved with the struct. */
+    if (inl)
+        TABS(g)[0].data = g->data;
+    *fp = g;
+    return 0;
+}
+
 void cf_set_max_bytes(cf_filter_t *f, uint64_t max_bytes)
 {
     f->max_bytes = max_bytes;

@@ -163,6 +163,19 @@ void cf_stats(const cf_filter_t *f, cf_stats_t *st);
  * table with its padding. Takes at most CF_MAX_FILTERS steps. */
 uint64_t cf_size_bytes(const cf_filter_t *f);
 
+/* Host bytes: room a host may keep right after a filter, in the filter's
+ * own allocation, so that a small filter and the host's record of it (a
+ * key, a link) cost one allocation instead of two. cf_resize_extra() makes
+ * room for exactly n of them (0 gives it back) and may move the filter: on
+ * 0, *f is the filter's new address and every pointer to the old one is
+ * stale; on -ENOMEM nothing changed. The bytes that were there are kept up
+ * to the smaller size; new ones are not initialised. They are the host's:
+ * not part of cf_size_bytes(), never serialised, not aligned (use memcpy).
+ * cf_extra() points at them; a filter never resized has none. Growth,
+ * lookups and cf_load_data() leave them alone and never move a filter. */
+int cf_resize_extra(cf_filter_t **f, size_t n);
+void *cf_extra(const cf_filter_t *f);
+
 /* Changes the cap on f's total memory (cf_params_t.max_bytes) for the
  * growth still to come: an insert that would need a table past it fails with
  * -ENOMEM and changes nothing. 0 = no cap. */

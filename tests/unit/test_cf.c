@@ -761,6 +761,51 @@ static void test_inline_table_grows_and_shrinks(void **state)
     cf_free(f);
 }
 
+/* Host bytes after the filter (cf_resize_extra): kept through a move,
+ * growth into more tables, and a mapped first table; the filter answers
+ * the same wherever it moved, and its size does not count them. */
+static void check_extra(cf_filter_t *f, uint64_t fill)
+{
+    uint64_t size = cf_size_bytes(f);
+    char tag[300];
+    for (size_t i = 0; i < sizeof(tag); i++)
+        tag[i] = (char)('a' + i % 26);
+    assert_int_equal(cf_resize_extra(&f, 13), 0);
+    memcpy(cf_extra(f), tag, 13);
+    assert_int_equal(cf_size_bytes(f), size);
+    for (uint64_t k = 0; k < fill; k++)
+        assert_int_equal(add_u64(f, k), 0);
+    assert_memory_equal(cf_extra(f), tag, 13);
+    /* bigger (usually a move), then smaller again */
+    assert_int_equal(cf_resize_extra(&f, sizeof(tag)), 0);
+    assert_memory_equal(cf_extra(f), tag, 13);
+    memcpy(cf_extra(f), tag, sizeof(tag));
+    for (uint64_t k = 0; k < fill; k++)
+        assert_true(has_u64(f, k));
+    assert_int_equal(add_u64(f, fill), 0);
+    assert_true(has_u64(f, fill));
+    assert_memory_equal(cf_extra(f), tag, sizeof(tag));
+    assert_int_equal(cf_resize_extra(&f, 5), 0);
+    assert_memory_equal(cf_extra(f), tag, 5);
+    for (uint64_t k = 0; k <= fill; k++)
+        assert_true(has_u64(f, k));
+    uint64_t key = key_of(0);
+    assert_int_equal(cf_del(f, &key, sizeof(key)), 1);
+    assert_memory_equal(cf_extra(f), tag, 5);
+    assert_int_equal(cf_resize_extra(&f, 0), 0);
+    cf_free(f);
+}
+
+static void test_host_bytes(void **state)
+{
+    (void)state;
+    check_extra(make(100, 4, 12, 1), 50);  /* inline, one table */
+    check_extra(make(100, 4, 12, 2), 400); /* inline, grown */
+    check_extra(make(100, 4, 13, 1), 400); /* semi-sorted, grown */
+    check_extra(make(100, 3, 12, 1), 250); /* generic shape, grown */
+    check_extra(make(2000000, 4, 12, 1), 1000); /* mapped first table */
+}
+
 /* Every fast shape, and a few generic ones, filled until full in a table
  * of its own allocation and emptied again: the pad after the table is
  * what the shape's widest access needs (the sanitizers watch the end of
@@ -1151,6 +1196,7 @@ int main(void)
         cmocka_unit_test(test_size_tracks_tables),
         cmocka_unit_test(test_inline_table_grows_and_shrinks),
         cmocka_unit_test(test_inline_every_shape),
+        cmocka_unit_test(test_host_bytes),
         cmocka_unit_test(test_generic_shapes),
         cmocka_unit_test(test_serialise_round_trip),
         cmocka_unit_test(test_serialise_victim),
