@@ -1533,15 +1533,28 @@ void cf_stats(const cf_filter_t *f, cf_stats_t *st)
     st->encoding = SH(f)->encoding;
 }
 
-uint64_t cf_size_bytes(const cf_filter_t *f)
+uint32_t cf_nfilters(const cf_filter_t *f)
+{
+    return f->nfilters;
+}
+
+uint64_t cf_size_bytes_at(const cf_filter_t *f, uint32_t nt)
 {
     const cf_table_t *t = TABS(f);
+    if (nt < 1 || nt > f->nfilters)
+        nt = f->nfilters;
     uint64_t n = sizeof(*f);
-    if (f->grown)
-        n += (uint64_t)f->nfilters * sizeof(cf_table_t);
-    for (uint32_t k = 0; k < f->nfilters; k++)
+    /* The array of entries exists from the second table on. */
+    if (nt > 1)
+        n += (uint64_t)nt * sizeof(cf_table_t);
+    for (uint32_t k = 0; k < nt; k++)
         n += tbytes(f, &t[k]) + SH(f)->pad;
     return n;
+}
+
+uint64_t cf_size_bytes(const cf_filter_t *f)
+{
+    return cf_size_bytes_at(f, f->nfilters);
 }
 
 /* Bytes of f's own allocation before the host bytes: the struct and, when

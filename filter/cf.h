@@ -176,6 +176,13 @@ uint64_t cf_size_bytes(const cf_filter_t *f);
 int cf_resize_extra(cf_filter_t **f, size_t n);
 void *cf_extra(const cf_filter_t *f);
 
+/* Tables f has (1 for a filter that never grew), and what
+ * cf_size_bytes() answered when it had only its first n of them
+ * (1 <= n <= cf_nfilters(f); tables are only ever added), so that a host
+ * can remember what it counted for a filter in a byte. */
+uint32_t cf_nfilters(const cf_filter_t *f);
+uint64_t cf_size_bytes_at(const cf_filter_t *f, uint32_t n);
+
 /* Changes the cap on f's total memory (cf_params_t.max_bytes) for the
  * growth still to come: an insert that would need a table past it fails with
  * -ENOMEM and changes nothing. 0 = no cap. */

@@ -739,6 +739,21 @@ static void test_inline_table_grows_and_shrinks(void **state)
     cf_stats(f, &st);
     assert_true(st.nfilters >= 2);
     assert_true(cf_size_bytes(f) > small + tb);
+    /* what the size was at each number of tables */
+    assert_int_equal(cf_nfilters(f), st.nfilters);
+    assert_int_equal(cf_size_bytes_at(f, 1), small);
+    assert_int_equal(cf_size_bytes_at(f, cf_nfilters(f)), cf_size_bytes(f));
+    uint64_t at2 = cf_size_bytes_at(f, 2);
+    for (;;) {
+        uint32_t nf = cf_nfilters(f);
+        uint64_t before = cf_size_bytes(f);
+        assert_int_equal(add_u64(f, n++), 0);
+        if (cf_nfilters(f) != nf) {
+            assert_int_equal(cf_size_bytes_at(f, nf), before);
+            break;
+        }
+    }
+    assert_int_equal(cf_size_bytes_at(f, 2), at2);
     for (uint64_t k = 0; k < n; k++)
         assert_true(has_u64(f, k));
     buf = encode(f, &len);
