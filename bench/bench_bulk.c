@@ -99,7 +99,7 @@ static double pass(cf_filter_t *f, const char *items, size_t n, size_t batch,
         for (size_t j = 0; j < m; j++)
             keys[j] = items + (i + j) * ITEM_LEN;
         if (insert) {
-            cf_add_many(f, m, keys, lens, false, rcs);
+            cf_add_many(f, m, keys, lens, false, NULL, rcs);
             for (size_t j = 0; j < m; j++)
                 hits += rcs[j] == 0;
         } else {

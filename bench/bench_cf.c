@@ -198,7 +198,7 @@ static void run(uint64_t n, const enc_t *e, const uint64_t *keys,
         size_t w = n - base < BATCH ? (size_t)(n - base) : BATCH;
         for (size_t j = 0; j < w; j++)
             ptr[j] = &keys[base + j];
-        cf_add_many(f, w, ptr, len, false, rc);
+        cf_add_many(f, w, ptr, len, false, NULL, rc);
         for (size_t j = 0; j < w; j++)
             if (rc[j] != 0) {
                 fprintf(stderr, "batched insert failed\n");

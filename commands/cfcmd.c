@@ -260,14 +260,13 @@ static cf_filter_t *create_filter(const call_t *c, const cmdarg_t *key,
     return f; /* the stored address: create() may have moved it */
 }
 
-/* Lets f grow only into what the host's memory bound leaves, so an insert
- * that would need a table past it fails whole with the OOM refusal. */
-static void cap_growth(const call_t *c, cf_filter_t *f)
+/* What a filter may grow into during one command: what the host's memory
+ * bound leaves, so an insert that would need a table past it fails whole
+ * with the OOM refusal. */
+static uint64_t growth_room(const call_t *c)
 {
     const char *oom;
-    uint64_t room = headroom(c, &oom);
-    uint64_t size = cf_size_bytes(f);
-    cf_set_max_bytes(f, room > UINT64_MAX - size ? 0 : size + room);
+    return headroom(c, &oom);
 }
 
 static void reply_add_error(const call_t *c, int rc)
@@ -385,9 +384,11 @@ static void add_common(const call_t *c, const cmdarg_t *argv, bool nx)
     if (f == NULL)
         return;
 
-    cap_growth(c, f);
-    int rc = nx ? cf_add_nx(f, argv[2].ptr, argv[2].len)
-                : cf_add(f, argv[2].ptr, argv[2].len);
+    uint64_t room = growth_room(c);
+    const void *item = argv[2].ptr;
+    size_t len = argv[2].len;
+    int rc;
+    cf_add_many(f, 1, &item, &len, nx, &room, &rc);
     uint64_t changes = (uint64_t)created + (rc == 0 && !nx) + (rc == 1);
     if (changes > 0)
         c->host->changed(c->h, &argv[1], f, changes);
@@ -512,7 +513,7 @@ static void insert_common(const call_t *c, int argc, const cmdarg_t *argv,
     bool resp3 = c->host->proto(c->h) >= 3;
     uint64_t changes = created;
 
-    cap_growth(c, f);
+    uint64_t room = growth_room(c);
     c->host->reply_array(c->h, n);
     for (size_t i = 0; i < n;) {
         size_t m = n - i < CF_WINDOW ? n - i : CF_WINDOW;
@@ -520,7 +521,7 @@ static void insert_common(const call_t *c, int argc, const cmdarg_t *argv,
             keys[j] = argv[first + i + j].ptr;
             lens[j] = argv[first + i + j].len;
         }
-        cf_add_many(f, m, keys, lens, nx, rcs);
+        cf_add_many(f, m, keys, lens, nx, &room, rcs);
         changes += reply_inserted(c, rcs, m, nx, resp3);
         i += m;
     }

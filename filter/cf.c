@@ -12,10 +12,11 @@
  *
  * Memory. Everything filters of one shape have in common (masks, lane
  * tables) is in one read-only table of shapes; a filter holds an index
- * into it. A filter that never grew is one allocation: the struct, its
- * table's entry and the table's bytes (unless the table is large enough to
- * be mapped for huge pages). Growth adds an array of table entries and the
- * new tables; the first table's bytes stay where they are.
+ * into it. A filter that never grew is one allocation: the 40-byte struct,
+ * which packs a small table's entry, and the table's bytes (unless the
+ * table is large enough to be mapped for huge pages), then any host bytes
+ * (cf_resize_extra()). Growth adds an array of table entries and the new
+ * tables; the first table's bytes stay where they are.
  *
  * Indexing. h = XXH3_64(key, seed). fp = the low fp_bits bits of h (0 is
  * remapped to 1). The primary bucket is i1 = (h * m) >> 64 (Lemire's
@@ -139,35 +140,88 @@ static uint32_t shape_index(uint32_t encoding, uint32_t b, uint32_t fp_bits)
     return (fp_bits / 4 - 2) * 256 + b;
 }
 
+/* A small filter (one table, following the struct in its allocation,
+ * under SMALL_NB buckets and UINT32_MAX capacity) keeps that table's entry
+ * packed into u.one and the struct's counters in 32 bits: with a million
+ * filters of capacity 100, each byte of this struct is a megabyte. Every
+ * other filter ("big") has its tables' entries in u.arr, oldest first,
+ * exactly nfilters of them; a first table that was inline stays where it
+ * was when the filter grows. The code works on cf_table_t entries either
+ * way: tabs_get() unpacks a small filter's one entry into a local view and
+ * tabs_put() packs back what a write changed (its victim). */
 struct cf_filter {
     uint64_t seed;
-    uint64_t items;
     uint64_t deleted;
-    uint64_t max_bytes;
+    union {
+        uint64_t items; /* big */
+        struct {
+            uint32_t items;    /* < SMALL_NB * CF_MAX_BUCKET_SIZE + 1 */
+            uint32_t capacity; /* of the one table */
+        } s;                   /* small */
+    } n;
     uint16_t max_kicks;   /* <= CF_MAX_KICKS */
     uint16_t expansion;   /* <= CF_MAX_EXPANSION */
     uint8_t max_filters;  /* <= CF_MAX_FILTERS */
     uint8_t nfilters;
     uint16_t shape : 15;  /* index into shapes[] */
-    uint16_t grown : 1;   /* the tables' entries are in u.arr */
-    /* One table: its entry is here, and its bytes follow the struct in
-     * the same allocation (unless the table is large enough to be mapped
-     * on its own). More tables: every entry is in u.arr, oldest first,
-     * exactly nfilters of them; the first table's bytes stay where they
-     * were. */
+    uint16_t big : 1;     /* the tables' entries are in u.arr */
     union {
-        cf_table_t inl;
-        cf_table_t *arr;
+        /* small: nbuckets in the low SMALL_BITS bits, the victim (as
+         * cf_table_t.victim: its bucket is below nbuckets) above them */
+        uint64_t one;
+        cf_table_t *arr; /* big */
     } u;
     _Alignas(8) uint8_t data[];
 };
 
+#define SMALL_BITS 22
+#define SMALL_NB (1ull << SMALL_BITS)
+
 /* A small filter costs this struct and its table, nothing else: keep it
  * from growing unnoticed. */
-_Static_assert(sizeof(struct cf_filter) == 72, "cf_filter grew");
+_Static_assert(sizeof(struct cf_filter) == 40, "cf_filter grew");
+/* a small table's victim: used, 18 bits of fingerprint, its bucket */
+_Static_assert(1 + 18 + SMALL_BITS + SMALL_BITS <= 64,
+               "a small table's entry must fit one word");
+_Static_assert(SMALL_NB * CF_MAX_BUCKET_SIZE + 1 < UINT32_MAX,
+               "a small table's items must fit 32 bits");
 
-#define TABS(f) ((f)->grown ? (f)->u.arr : &(f)->u.inl)
 #define SH(f) (&shapes[(f)->shape])
+
+/* The tables of f: its array, or a view of a small filter's one table in
+ * *one. */
+static inline __attribute__((always_inline)) cf_table_t *
+tabs_get(const cf_filter_t *f, cf_table_t *one)
+{
+    if (f->big)
+        return f->u.arr;
+    one->data = (uint8_t *)f->data;
+    one->nbuckets = f->u.one & (SMALL_NB - 1);
+    one->capacity = f->n.s.capacity;
+    one->victim = f->u.one >> SMALL_BITS;
+    return one;
+}
+
+/* Stores back what a write may change in a small filter's view: the
+ * victim (its table and size never change). */
+static inline void tabs_put(cf_filter_t *f, const cf_table_t *t)
+{
+    if (!f->big)
+        f->u.one = (f->u.one & (SMALL_NB - 1)) | t->victim << SMALL_BITS;
+}
+
+static inline uint64_t items_of(const cf_filter_t *f)
+{
+    return f->big ? f->n.items : f->n.s.items;
+}
+
+static inline void items_set(cf_filter_t *f, uint64_t n)
+{
+    if (f->big)
+        f->n.items = n;
+    else
+        f->n.s.items = (uint32_t)n;
+}
 
 _Static_assert(CF_HEADER_MAX ==
                    CF_HDR_FIXED + CF_MAX_FILTERS * CF_HDR_TABLE + 8,
@@ -266,7 +320,7 @@ static inline uint64_t rng_next(uint64_t *state)
 static inline uint64_t rng_seed(const cf_filter_t *f, uint64_t i1, uint32_t fp)
 {
     uint64_t x = f->seed ^ 0x9E3779B97F4A7C15ull;
-    x ^= (f->items + 0x632BE59BD9B4E019ull) * 0xBF58476D1CE4E5B9ull;
+    x ^= (items_of(f) + 0x632BE59BD9B4E019ull) * 0xBF58476D1CE4E5B9ull;
     x ^= (f->deleted + f->nfilters) * 0x94D049BB133111EBull;
     x ^= (i1 << 16) ^ fp;
     x ^= x >> 31;
@@ -892,9 +946,11 @@ static void table_release(const cf_filter_t *f, const cf_table_t *t)
 }
 
 /* Appends table number f->nfilters (>= 1) with the given shape: its bytes
- * on their own, its entry in u.arr (made here for the second table). On
- * failure f is unchanged. */
-static int table_alloc(cf_filter_t *f, uint64_t nbuckets, uint64_t capacity)
+ * on their own, its entry in u.arr (made here when the filter was small,
+ * from the view tabs[0]). The growth takes at most *room bytes (what is
+ * taken comes off it). On failure f is unchanged. */
+static int table_alloc(cf_filter_t *f, const cf_table_t *tabs,
+                       uint64_t nbuckets, uint64_t capacity, uint64_t *room)
 {
     const cf_shape_t *sh = SH(f);
     uint64_t bytes = table_bytes(nbuckets, sh->bucket_bits);
@@ -903,8 +959,8 @@ static int table_alloc(cf_filter_t *f, uint64_t nbuckets, uint64_t capacity)
     uint64_t n = bytes + sh->pad;
     uint32_t nf = f->nfilters;
     uint64_t entries = (uint64_t)(nf + 1) * sizeof(cf_table_t) -
-                       (f->grown ? (uint64_t)nf * sizeof(cf_table_t) : 0);
-    if (f->max_bytes && cf_size_bytes(f) + n + entries > f->max_bytes)
+                       (f->big ? (uint64_t)nf * sizeof(cf_table_t) : 0);
+    if (n + entries > *room)
         return -ENOMEM;
     bool mapped = table_mapped(n);
     uint8_t *data =
@@ -914,8 +970,8 @@ static int table_alloc(cf_filter_t *f, uint64_t nbuckets, uint64_t capacity)
     /* One entry more, exactly: growth is rare (at most CF_MAX_FILTERS
      * times) and the array's size is part of the filter's size. */
     cf_table_t *arr =
-        f->grown ? mem.realloc_fn(f->u.arr, (nf + 1) * sizeof(cf_table_t))
-                 : mem.malloc_fn(2 * sizeof(cf_table_t));
+        f->big ? mem.realloc_fn(f->u.arr, (nf + 1) * sizeof(cf_table_t))
+               : mem.malloc_fn(2 * sizeof(cf_table_t));
     if (arr == NULL) {
         if (mapped)
             munmap(data, (size_t)n);
@@ -923,15 +979,37 @@ static int table_alloc(cf_filter_t *f, uint64_t nbuckets, uint64_t capacity)
             mem.free_fn(data);
         return -ENOMEM;
     }
-    if (!f->grown) {
-        arr[0] = f->u.inl;
-        f->grown = 1;
+    if (!f->big) {
+        uint64_t items = f->n.s.items;
+        arr[0] = tabs[0];
+        f->big = 1;
+        f->n.items = items;
     }
     f->u.arr = arr;
     arr[nf] = (cf_table_t){.data = data, .nbuckets = nbuckets,
                            .capacity = capacity};
     f->nfilters++;
+    *room -= n + entries;
     return 0;
+}
+
+/* Whether a first table of nbuckets and capacity whose bytes follow the
+ * struct (inline) makes a small filter. */
+static bool small_fits(bool inl, uint64_t nbuckets, uint64_t capacity)
+{
+    return inl && nbuckets < SMALL_NB && capacity <= UINT32_MAX;
+}
+
+/* The bytes of f's array of table entries when it had nt tables: a
+ * small filter has none until it grows. */
+static uint64_t arr_bytes_at(const cf_filter_t *f, const cf_table_t *tabs,
+                             uint32_t nt)
+{
+    if (!f->big || (nt == 1 && small_fits(table_inline(f, &tabs[0]),
+                                          tabs[0].nbuckets,
+                                          tabs[0].capacity)))
+        return 0;
+    return (uint64_t)nt * sizeof(cf_table_t);
 }
 
 /* A filter with its first table (nbuckets, capacity; zeroed), inline
@@ -949,20 +1027,28 @@ static cf_filter_t *filter_new(const cf_params_t *p, uint64_t nbuckets)
         1, (size_t)(sizeof(cf_filter_t) + (mapped ? 0 : n)));
     if (f == NULL)
         return NULL;
-    f->u.inl.data = mapped ? table_map((size_t)n) : f->data;
-    if (f->u.inl.data == NULL) {
-        mem.free_fn(f);
-        return NULL;
-    }
-    f->u.inl.nbuckets = nbuckets;
-    f->u.inl.capacity = p->capacity;
     f->shape = (uint16_t)(sh - shapes);
     f->nfilters = 1;
     f->max_kicks = (uint16_t)p->max_kicks;
     f->expansion = (uint16_t)p->expansion;
     f->max_filters = (uint8_t)p->max_filters;
     f->seed = p->seed;
-    f->max_bytes = p->max_bytes;
+    if (small_fits(!mapped, nbuckets, p->capacity)) {
+        f->u.one = nbuckets;
+        f->n.s.capacity = (uint32_t)p->capacity;
+        return f;
+    }
+    cf_table_t *arr = mem.malloc_fn(sizeof(cf_table_t));
+    uint8_t *data = arr == NULL ? NULL : mapped ? table_map((size_t)n) : f->data;
+    if (data == NULL) {
+        mem.free_fn(arr);
+        mem.free_fn(f);
+        return NULL;
+    }
+    arr[0] = (cf_table_t){
+        .data = data, .nbuckets = nbuckets, .capacity = p->capacity};
+    f->big = 1;
+    f->u.arr = arr;
     return f;
 }
 
@@ -990,9 +1076,10 @@ void cf_free(cf_filter_t *f)
 {
     if (f == NULL)
         return;
+    cf_table_t one, *tabs = tabs_get(f, &one);
     for (uint32_t k = 0; k < f->nfilters; k++)
-        table_release(f, &TABS(f)[k]);
-    if (f->grown)
+        table_release(f, &tabs[k]);
+    if (f->big)
         mem.free_fn(f->u.arr);
     mem.free_fn(f);
 }
@@ -1014,19 +1101,22 @@ static bool table_has(const cf_filter_t *f, const cf_table_t *t,
 
 /* Every table is probed: stopping at the first that holds the item would
  * be a branch on it, which mixed hits and misses mispredict. */
-static bool filter_has(const cf_filter_t *f, cf_hash_t hk)
+static bool filter_has(const cf_filter_t *f, const cf_table_t *tabs,
+                       cf_hash_t hk)
 {
     int has = 0;
     for (uint32_t k = f->nfilters; k-- > 0;)
-        has |= (int)table_has(f, &TABS(f)[k], hk);
+        has |= (int)table_has(f, &tabs[k], hk);
     return has;
 }
 
 void cf_prefetch(const cf_filter_t *f, const void *key, size_t len)
 {
     cf_hash_t hk = hash_key(f, key, len);
+    cf_table_t one;
+    const cf_table_t *tabs = tabs_get(f, &one);
     for (uint32_t k = f->nfilters; k-- > 0;) {
-        const cf_table_t *t = &TABS(f)[k];
+        const cf_table_t *t = &tabs[k];
         uint64_t i1 = index1(t, hk.h);
         prefetch_bucket(f, t, i1);
         prefetch_bucket(f, t, alt_index(t, i1, hk.fp));
@@ -1035,15 +1125,18 @@ void cf_prefetch(const cf_filter_t *f, const void *key, size_t len)
 
 bool cf_exists(const cf_filter_t *f, const void *key, size_t len)
 {
-    return filter_has(f, hash_key(f, key, len));
+    cf_table_t one;
+    return filter_has(f, tabs_get(f, &one), hash_key(f, key, len));
 }
 
 uint64_t cf_count(const cf_filter_t *f, const void *key, size_t len)
 {
     cf_hash_t hk = hash_key(f, key, len);
+    cf_table_t one;
+    const cf_table_t *tabs = tabs_get(f, &one);
     uint64_t n = 0;
     for (uint32_t k = 0; k < f->nfilters; k++) {
-        const cf_table_t *t = &TABS(f)[k];
+        const cf_table_t *t = &tabs[k];
         uint64_t i1 = index1(t, hk.h);
         uint64_t i2 = alt_index(t, i1, hk.fp);
         n += bucket_count(f, t, i1, hk.fp);
@@ -1065,7 +1158,8 @@ exists_many_fast(const cf_filter_t *f, size_t n, const void *const *keys,
                  const size_t *lens, bool *out, bool ss, uint32_t b,
                  uint32_t lane, uint32_t bits)
 {
-    const cf_table_t *t = &TABS(f)[0];
+    cf_table_t one;
+    const cf_table_t *t = tabs_get(f, &one);
     const uint8_t *const data = t->data;
     const uint64_t nb = t->nbuckets, seed = f->seed;
     /* 7 unless buckets are aligned words (see prefetch_bucket()) */
@@ -1158,7 +1252,8 @@ void cf_exists_many(const cf_filter_t *f, size_t n, const void *const *keys,
     /* One table, software-pipelined: item i is hashed and both its buckets
      * prefetched CF_WINDOW items before it is probed, so that many DRAM
      * misses are always in flight. */
-    const cf_table_t *t = &TABS(f)[0];
+    cf_table_t one;
+    const cf_table_t *t = tabs_get(f, &one);
     uint64_t i1[CF_WINDOW], i2[CF_WINDOW];
     uint32_t fp[CF_WINDOW];
     for (size_t i = 0; i < n + CF_WINDOW; i++) {
@@ -1352,61 +1447,71 @@ static bool place_table(cf_filter_t *f, cf_table_t *t, cf_hash_t hk)
 }
 
 /* A free slot in either bucket of any table, newest first. */
-static bool place_free(cf_filter_t *f, cf_hash_t hk)
+static bool place_free(cf_filter_t *f, cf_table_t *tabs, cf_hash_t hk)
 {
     for (uint32_t k = f->nfilters; k-- > 0;)
-        if (place_table(f, &TABS(f)[k], hk))
+        if (place_table(f, &tabs[k], hk))
             return true;
     return false;
 }
 
-static int grow(cf_filter_t *f)
+/* Adds a table expansion times the newest one, taking at most *room
+ * bytes. */
+static int grow(cf_filter_t *f, const cf_table_t *tabs, uint64_t *room)
 {
     if (f->expansion == 0)
         return -ENOSPC;
     if (f->nfilters >= f->max_filters)
         return -EOVERFLOW;
-    const cf_table_t *last = &TABS(f)[f->nfilters - 1];
+    const cf_table_t *last = &tabs[f->nfilters - 1];
     if (last->capacity > (1ull << 50) / f->expansion)
         return -ENOMEM;
     uint64_t cap = last->capacity * f->expansion;
     uint64_t nb = buckets_for(cap, SH(f)->b);
     if (nb == 0)
         return -ENOMEM;
-    return table_alloc(f, nb, cap);
+    return table_alloc(f, tabs, nb, cap, room);
 }
 
-static int insert_hashed(cf_filter_t *f, cf_hash_t hk)
+/* Growth, when the item needs it, takes at most *room bytes. */
+static int insert_hashed(cf_filter_t *f, cf_hash_t hk, uint64_t *room)
 {
-    if (place_free(f, hk))
+    cf_table_t one, *tabs = tabs_get(f, &one);
+    if (place_free(f, tabs, hk))
         goto stored;
-    cf_table_t *t = &TABS(f)[f->nfilters - 1];
+    cf_table_t *t = &tabs[f->nfilters - 1];
     uint64_t i1 = index1(t, hk.h);
-    if (table_insert(f, t, i1, alt_index(t, i1, hk.fp), hk.fp))
+    if (table_insert(f, t, i1, alt_index(t, i1, hk.fp), hk.fp)) {
+        tabs_put(f, tabs); /* the victim may have changed */
         goto stored;
-    int rc = grow(f);
+    }
+    int rc = grow(f, tabs, room);
     if (rc < 0)
         return rc;
-    t = &TABS(f)[f->nfilters - 1];
+    tabs = f->u.arr; /* a filter that grew is big */
+    t = &tabs[f->nfilters - 1];
     i1 = index1(t, hk.h);
     if (!table_insert(f, t, i1, alt_index(t, i1, hk.fp), hk.fp))
         return -ENOSPC; /* unreachable: a new table's victim is free */
 stored:
-    f->items++;
+    items_set(f, items_of(f) + 1);
     return 0;
 }
 
 int cf_add(cf_filter_t *f, const void *key, size_t len)
 {
-    return insert_hashed(f, hash_key(f, key, len));
+    uint64_t room = UINT64_MAX;
+    return insert_hashed(f, hash_key(f, key, len), &room);
 }
 
 int cf_add_nx(cf_filter_t *f, const void *key, size_t len)
 {
     cf_hash_t hk = hash_key(f, key, len);
-    if (filter_has(f, hk))
+    cf_table_t one;
+    if (filter_has(f, tabs_get(f, &one), hk))
         return 0;
-    int rc = insert_hashed(f, hk);
+    uint64_t room = UINT64_MAX;
+    int rc = insert_hashed(f, hk, &room);
     return rc < 0 ? rc : 1;
 }
 
@@ -1416,7 +1521,8 @@ int cf_add_nx(cf_filter_t *f, const void *key, size_t len)
  * are fetched now, half a window before they are read. */
 static void prefetch_alternates(const cf_filter_t *f, cf_hash_t hk)
 {
-    const cf_table_t *t = &TABS(f)[f->nfilters - 1];
+    cf_table_t one;
+    const cf_table_t *t = &tabs_get(f, &one)[f->nfilters - 1];
     uint64_t in[2];
     in[0] = index1(t, hk.h);
     in[1] = alt_index(t, in[0], hk.fp);
@@ -1430,8 +1536,22 @@ static void prefetch_alternates(const cf_filter_t *f, cf_hash_t hk)
 }
 
 void cf_add_many(cf_filter_t *f, size_t n, const void *const *keys,
-                 const size_t *lens, bool nx, int *rc)
+                 const size_t *lens, bool nx, uint64_t *room, int *rc)
 {
+    uint64_t none = UINT64_MAX;
+    if (room == NULL)
+        room = &none;
+    if (n == 1) { /* one command's one item: nothing to overlap */
+        cf_hash_t h1 = hash_key(f, keys[0], lens[0]);
+        cf_table_t v;
+        if (nx && filter_has(f, tabs_get(f, &v), h1)) {
+            rc[0] = 0;
+        } else {
+            int e = insert_hashed(f, h1, room);
+            rc[0] = e < 0 ? e : (nx ? 1 : 0);
+        }
+        return;
+    }
     /* The pipeline of cf_exists_many in three stages: hash and prefetch
      * both buckets; half a window later prefetch what a relocation would
      * read; insert, in order. Growth may add a table mid-batch; prefetches
@@ -1442,25 +1562,26 @@ void cf_add_many(cf_filter_t *f, size_t n, const void *const *keys,
     /* Below 3/4 load both buckets are hardly ever full (under 1% of inserts
      * at 2/3): the middle stage would cost more than it saves. A chain of
      * tables keeps it on (the newest table's load is not counted). */
-    const cf_table_t *last = &TABS(f)[f->nfilters - 1];
+    cf_table_t one;
+    const cf_table_t *last = &tabs_get(f, &one)[f->nfilters - 1];
     bool ahead = SH(f)->fast && SH(f)->b <= 8 &&
                  (f->nfilters > 1 ||
-                  f->items * 4 >= last->nbuckets * SH(f)->b * 3);
+                  items_of(f) * 4 >= last->nbuckets * SH(f)->b * 3);
     for (size_t i = 0; i < n + W; i++) {
         size_t r = i % W;
         if (i >= W) {
             size_t k = i - W;
-            if (nx && filter_has(f, hk[r])) {
+            if (nx && filter_has(f, tabs_get(f, &one), hk[r])) {
                 rc[k] = 0;
             } else {
-                int e = insert_hashed(f, hk[r]);
+                int e = insert_hashed(f, hk[r], room);
                 rc[k] = e < 0 ? e : (nx ? 1 : 0);
             }
         }
         if (ahead && i >= HALF && i - HALF < n)
             prefetch_alternates(f, hk[(i - HALF) % W]);
         if (i < n) {
-            const cf_table_t *t = &TABS(f)[f->nfilters - 1];
+            const cf_table_t *t = &tabs_get(f, &one)[f->nfilters - 1];
             hk[r] = hash_key(f, keys[i], lens[i]);
             uint64_t i1 = index1(t, hk[r].h);
             prefetch_bucket(f, t, i1);
@@ -1485,8 +1606,9 @@ static void victim_retry(cf_filter_t *f, cf_table_t *t)
 int cf_del(cf_filter_t *f, const void *key, size_t len)
 {
     cf_hash_t hk = hash_key(f, key, len);
+    cf_table_t one, *tabs = tabs_get(f, &one);
     for (uint32_t k = f->nfilters; k-- > 0;) {
-        cf_table_t *t = &TABS(f)[k];
+        cf_table_t *t = &tabs[k];
         uint64_t i1 = index1(t, hk.h);
         uint64_t i2 = alt_index(t, i1, hk.fp);
         uint64_t bi = i1;
@@ -1503,8 +1625,10 @@ int cf_del(cf_filter_t *f, const void *key, size_t len)
         } else {
             continue;
         }
-        if (f->items > 0)
-            f->items--;
+        tabs_put(f, tabs);
+        uint64_t items = items_of(f);
+        if (items > 0)
+            items_set(f, items - 1);
         f->deleted++;
         return 1;
     }
@@ -1516,13 +1640,15 @@ int cf_del(cf_filter_t *f, const void *key, size_t len)
 void cf_stats(const cf_filter_t *f, cf_stats_t *st)
 {
     memset(st, 0, sizeof(*st));
+    cf_table_t one;
+    const cf_table_t *tabs = tabs_get(f, &one);
     for (uint32_t k = 0; k < f->nfilters; k++) {
-        st->nbuckets += TABS(f)[k].nbuckets;
-        st->capacity += TABS(f)[k].capacity;
+        st->nbuckets += tabs[k].nbuckets;
+        st->capacity += tabs[k].capacity;
     }
     st->size_bytes = cf_size_bytes(f);
     st->nfilters = f->nfilters;
-    st->items = f->items;
+    st->items = items_of(f);
     st->deleted = f->deleted;
     st->bucket_size = SH(f)->b;
     st->fp_bits = SH(f)->fp_bits;
@@ -1540,13 +1666,11 @@ uint32_t cf_nfilters(const cf_filter_t *f)
 
 uint64_t cf_size_bytes_at(const cf_filter_t *f, uint32_t nt)
 {
-    const cf_table_t *t = TABS(f);
+    cf_table_t one;
+    const cf_table_t *t = tabs_get(f, &one);
     if (nt < 1 || nt > f->nfilters)
         nt = f->nfilters;
-    uint64_t n = sizeof(*f);
-    /* The array of entries exists from the second table on. */
-    if (nt > 1)
-        n += (uint64_t)nt * sizeof(cf_table_t);
+    uint64_t n = sizeof(*f) + arr_bytes_at(f, t, nt);
     for (uint32_t k = 0; k < nt; k++)
         n += tbytes(f, &t[k]) + SH(f)->pad;
     return n;
@@ -1561,7 +1685,8 @@ uint64_t cf_size_bytes(const cf_filter_t *f)
  * it is there, the inline table with its pad. */
 static size_t own_bytes(const cf_filter_t *f)
 {
-    const cf_table_t *t = TABS(f);
+    cf_table_t one;
+    const cf_table_t *t = tabs_get(f, &one);
     size_t n = sizeof(*f);
     if (table_inline(f, t))
         n += (size_t)(tbytes(f, t) + SH(f)->pad);
@@ -1579,20 +1704,17 @@ int cf_resize_extra(cf_filter_t **fp, size_t n)
     size_t own = own_bytes(f);
     if (n > SIZE_MAX - own)
         return -ENOMEM;
-    bool inl = table_inline(f, TABS(f));
+    cf_table_t one;
+    bool inl = table_inline(f, tabs_get(f, &one));
     cf_filter_t *g = mem.realloc_fn(f, own + n);
     if (g == NULL)
         return -ENOMEM;
-    /* The inline table moved with the struct. */
-    if (inl)
-        TABS(g)[0].data = g->data;
+    /* The inline table moved with the struct (a small filter's entry has
+     * no address to fix). */
+    if (inl && g->big)
+        g->u.arr[0].data = g->data;
     *fp = g;
     return 0;
-}
-
-void cf_set_max_bytes(cf_filter_t *f, uint64_t max_bytes)
-{
-    f->max_bytes = max_bytes;
 }
 
 /* ---- serialisation ---- */
@@ -1618,11 +1740,13 @@ void cf_header_write(const cf_filter_t *f, void *buf)
     put_u32(p + 20, f->expansion);
     put_u32(p + 24, f->max_filters);
     put_u64(p + 32, f->seed);
-    put_u64(p + 40, f->items);
+    put_u64(p + 40, items_of(f));
     put_u64(p + 48, f->deleted);
+    cf_table_t one;
+    const cf_table_t *tabs = tabs_get(f, &one);
     for (uint32_t k = 0; k < f->nfilters; k++) {
         uint8_t *q = p + CF_HDR_FIXED + k * CF_HDR_TABLE;
-        const cf_table_t *t = &TABS(f)[k];
+        const cf_table_t *t = &tabs[k];
         put_u64(q, t->nbuckets);
         put_u64(q + 8, t->capacity);
         put_u64(q + 16, v_index(t));
@@ -1634,19 +1758,23 @@ void cf_header_write(const cf_filter_t *f, void *buf)
 
 uint64_t cf_data_len(const cf_filter_t *f)
 {
+    cf_table_t one;
+    const cf_table_t *tabs = tabs_get(f, &one);
     uint64_t n = 0;
     for (uint32_t k = 0; k < f->nfilters; k++)
-        n += tbytes(f, &TABS(f)[k]);
+        n += tbytes(f, &tabs[k]);
     return n;
 }
 
-/* The table holding data offset *off; *off becomes the offset inside it. */
-static const cf_table_t *table_at(const cf_filter_t *f, uint64_t *off)
+/* The table of tabs (f's) holding data offset *off; *off becomes the
+ * offset inside it. */
+static const cf_table_t *table_at(const cf_filter_t *f,
+                                  const cf_table_t *tabs, uint64_t *off)
 {
     for (uint32_t k = 0; k < f->nfilters; k++) {
-        uint64_t n = tbytes(f, &TABS(f)[k]);
+        uint64_t n = tbytes(f, &tabs[k]);
         if (*off < n)
-            return &TABS(f)[k];
+            return &tabs[k];
         *off -= n;
     }
     return NULL;
@@ -1655,7 +1783,8 @@ static const cf_table_t *table_at(const cf_filter_t *f, uint64_t *off)
 size_t cf_data_view(const cf_filter_t *f, uint64_t off, size_t max,
                     const void **p)
 {
-    const cf_table_t *t = table_at(f, &off);
+    cf_table_t one;
+    const cf_table_t *t = table_at(f, tabs_get(f, &one), &off);
     if (t == NULL) {
         *p = NULL;
         return 0;
@@ -1756,23 +1885,27 @@ int cf_load_header(const void *buf, size_t len, const cf_limits_t *lim,
         return -ENOMEM;
     /* the whole shape was checked against the limit: no cap while the
      * tables are made */
+    uint64_t room = UINT64_MAX;
+    cf_table_t one;
     for (uint32_t k = 1; k < nf; k++) {
         const uint8_t *q = p + CF_HDR_FIXED + k * CF_HDR_TABLE;
-        if (table_alloc(f, get_u64(q), get_u64(q + 8)) < 0) {
+        if (table_alloc(f, tabs_get(f, &one), get_u64(q), get_u64(q + 8),
+                        &room) < 0) {
             cf_free(f);
             return -ENOMEM;
         }
     }
+    cf_table_t *tabs = tabs_get(f, &one);
     for (uint32_t k = 0; k < nf; k++) {
         const uint8_t *q = p + CF_HDR_FIXED + k * CF_HDR_TABLE;
         uint32_t vfp;
         uint8_t vused;
         (void)victim_fields(q, ver, &vfp, &vused);
         if (vused)
-            v_set(&TABS(f)[k], get_u64(q + 16), vfp);
+            v_set(&tabs[k], get_u64(q + 16), vfp);
     }
-    f->max_bytes = lim ? lim->max_bytes : 0;
-    f->items = get_u64(p + 40);
+    tabs_put(f, tabs);
+    items_set(f, get_u64(p + 40));
     f->deleted = get_u64(p + 48);
     *out = f;
     *used = hlen;
@@ -1785,9 +1918,11 @@ int cf_load_data(cf_filter_t *f, uint64_t off, const void *p, size_t len)
     if (off > total || len > total - off)
         return -EINVAL;
     const uint8_t *src = p;
+    cf_table_t one;
+    const cf_table_t *tabs = tabs_get(f, &one);
     while (len > 0) {
         uint64_t in = off;
-        cf_table_t *t = (cf_table_t *)table_at(f, &in);
+        const cf_table_t *t = table_at(f, tabs, &in);
         uint64_t n = tbytes(f, t) - in;
         if (n > len)
             n = len;

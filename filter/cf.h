@@ -54,8 +54,9 @@ typedef struct cf_params {
     uint32_t expansion;   /* growth factor; 0 = never grow */
     uint32_t max_filters; /* sub-filter cap, 1..CF_MAX_FILTERS */
     uint64_t seed;        /* hash seed; stored with the filter */
-    uint64_t max_bytes;   /* cap on the filter's total memory, growth
-                             included (-ENOMEM past it); 0 = no cap */
+    uint64_t max_bytes;   /* cap on the new filter's memory (cf_create()
+                             fails with -ENOMEM past it); 0 = no cap.
+                             Growth is capped per call: cf_add_many() */
     uint32_t encoding;    /* CF_ENC_PLAIN (0) or CF_ENC_SEMISORTED (bucket
                              size 4 only) */
 } cf_params_t;
@@ -135,9 +136,14 @@ void cf_exists_many(const cf_filter_t *f, size_t n, const void *const *keys,
                     const size_t *lens, bool *out);
 
 /* Batched insert: rc[i] = cf_add() or cf_add_nx() (nx true) of item i, in
- * order, with the same window of prefetches. */
+ * order, with the same window of prefetches. The tables the call adds take
+ * at most *room bytes in all, and what they take comes off *room (NULL: no
+ * cap of the caller's): an item that would need a table past it gets
+ * -ENOMEM and changes nothing. A host passes what its memory bound leaves,
+ * and the same room to the next call of one command. cf_add() and
+ * cf_add_nx() grow without a cap of the caller's. */
 void cf_add_many(cf_filter_t *f, size_t n, const void *const *keys,
-                 const size_t *lens, bool nx, int *rc);
+                 const size_t *lens, bool nx, uint64_t *room, int *rc);
 
 typedef struct cf_stats {
     uint64_t size_bytes; /* memory held: struct + every table */
@@ -157,10 +163,11 @@ typedef struct cf_stats {
 
 void cf_stats(const cf_filter_t *f, cf_stats_t *st);
 
-/* stats.size_bytes alone: the struct (which holds a filter's first table
- * entry, and the table itself unless it is large enough to be mapped on
- * its own), the array of table entries once the filter grew, and every
- * table with its padding. Takes at most CF_MAX_FILTERS steps. */
+/* stats.size_bytes alone: the struct (40 bytes, which hold a small
+ * filter's one table entry, and the table itself unless it is large enough
+ * to be mapped on its own), the array of table entries once the filter
+ * grew (or was made too large to be small), and every table with its
+ * padding. Takes at most CF_MAX_FILTERS steps. */
 uint64_t cf_size_bytes(const cf_filter_t *f);
 
 /* Host bytes: room a host may keep right after a filter, in the filter's
@@ -182,11 +189,6 @@ void *cf_extra(const cf_filter_t *f);
  * can remember what it counted for a filter in a byte. */
 uint32_t cf_nfilters(const cf_filter_t *f);
 uint64_t cf_size_bytes_at(const cf_filter_t *f, uint32_t n);
-
-/* Changes the cap on f's total memory (cf_params_t.max_bytes) for the
- * growth still to come: an insert that would need a table past it fails with
- * -ENOMEM and changes nothing. 0 = no cap. */
-void cf_set_max_bytes(cf_filter_t *f, uint64_t max_bytes);
 
 /* Upper bound of the false-positive rate for one lookup in one table:
  * 2b / (2^fp_bits - 1), for either encoding (a semi-sorted bucket stores

@@ -49,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             lens[n] = 4;
         }
         cf_exists_many(f, n, keys, lens, out);
-        cf_add_many(f, n, keys, lens, (size & 1) != 0, rc);
+        cf_add_many(f, n, keys, lens, (size & 1) != 0, NULL, rc);
         for (size_t i = 0; i + 4 <= size && i < 256; i += 4) {
             (void)cf_exists(f, buf + i, 4);
             (void)cf_count(f, buf + i, 4);

@@ -55,6 +55,17 @@ static int add_u64(cf_filter_t *f, uint64_t i)
     return cf_add(f, &k, sizeof(k));
 }
 
+/* cf_add() of item i through the batched call with a growth room. */
+static int add_many_u64(cf_filter_t *f, uint64_t i, uint64_t *room)
+{
+    uint64_t k = key_of(i);
+    const void *p = &k;
+    size_t len = sizeof(k);
+    int rc = 1;
+    cf_add_many(f, 1, &p, &len, false, room, &rc);
+    return rc;
+}
+
 static bool has_u64(const cf_filter_t *f, uint64_t i)
 {
     uint64_t k = key_of(i);
@@ -293,7 +304,7 @@ static void test_batched(void **state)
             ptrs[i] = &keys[i];
             lens[i] = sizeof(keys[i]);
         }
-        cf_add_many(f, N, ptrs, lens, false, rc);
+        cf_add_many(f, N, ptrs, lens, false, NULL, rc);
         for (size_t i = 0; i < N; i++)
             assert_int_equal(rc[i], 0);
         cf_stats_t st;
@@ -306,7 +317,7 @@ static void test_batched(void **state)
                 assert_true(out[i]);
         }
         /* NX: the members exist, so nothing is added. */
-        cf_add_many(f, 100, ptrs, lens, true, rc);
+        cf_add_many(f, 100, ptrs, lens, true, NULL, rc);
         for (size_t i = 0; i < 100; i++)
             assert_int_equal(rc[i], 0);
         cf_stats(f, &st);
@@ -525,35 +536,43 @@ static void test_growth_cap(void **state)
         cf_free(f);
     }
 
-    /* A byte cap stops growth with -ENOMEM and keeps what is stored. */
-    cf_params_t p;
-    cf_params_default(&p);
-    p.capacity = 1000;
-    p.expansion = 4;
-    p.max_bytes = cf_params_table_bytes(&p) + 4096;
-    assert_int_equal(cf_create(&p, &f), 0);
-    for (i = 0; (rc = add_u64(f, i)) == 0; i++)
+    /* A room per call stops growth with -ENOMEM and keeps what is stored;
+     * what a call's growth takes comes off its room. */
+    f = make(1000, 4, 12, 4);
+    uint64_t room = 16384, size = cf_size_bytes(f);
+    for (i = 0; (rc = add_many_u64(f, i, &room)) == 0; i++)
         ;
     assert_int_equal(rc, -ENOMEM);
+    assert_true(cf_size_bytes(f) > size); /* one 4x table fitted */
+    assert_int_equal(room, 16384 - (cf_size_bytes(f) - size));
     for (uint64_t k = 0; k < i; k++)
         assert_true(has_u64(f, k));
-    uint64_t size = cf_size_bytes(f);
+    size = cf_size_bytes(f);
     cf_stats(f, &st);
     uint64_t items = st.items, tables = st.nfilters;
 
-    /* A cap lowered to the current size refuses growth the same way and
-     * leaves the filter as it was; lifting it lets growth go on. */
-    cf_set_max_bytes(f, size);
-    assert_int_equal(add_u64(f, i), -ENOMEM);
+    /* No room refuses growth the same way and leaves the filter as it
+     * was; more room lets growth go on. */
+    room = 0;
+    assert_int_equal(add_many_u64(f, i, &room), -ENOMEM);
     assert_int_equal(cf_size_bytes(f), size);
     cf_stats(f, &st);
     assert_int_equal(st.items, items);
     assert_int_equal(st.nfilters, tables);
-    cf_set_max_bytes(f, 0);
-    assert_int_equal(add_u64(f, i), 0);
+    assert_int_equal(add_many_u64(f, i, NULL), 0);
     assert_true(cf_size_bytes(f) > size);
     for (uint64_t k = 0; k <= i; k++)
         assert_true(has_u64(f, k));
+    cf_free(f);
+
+    /* The create-time cap. */
+    cf_params_t p;
+    cf_params_default(&p);
+    p.capacity = 1000;
+    p.max_bytes = cf_params_table_bytes(&p);
+    assert_int_equal(cf_create(&p, &f), -ENOMEM);
+    p.max_bytes += 64;
+    assert_int_equal(cf_create(&p, &f), 0);
     cf_free(f);
 }
 
