@@ -635,6 +635,28 @@ static void test_resize_failure_changes_nothing(void **state)
     assert_int_equal(ks_bytes(db), two);
 }
 
+/* A filter too large to be small (its table entry in an array, not in the
+ * struct) keeps its entry after the struct too, through rename, recount
+ * and delete. */
+static void test_large_filter_entry(void **state)
+{
+    ks_db_t *db = *state;
+    uint64_t empty = ks_bytes(db);
+    cf_filter_t *f = mkfilter((uint64_t)4 << 22 | 1); /* > 2^22 buckets */
+    uint64_t fb = cf_size_bytes(f);
+    assert_int_equal(cf_add(f, "item", 4), 0);
+    assert_int_equal(ks_add(db, "big", 3, &f), 0);
+    assert_int_equal(ks_bytes(db), empty + fb + entry_of(3));
+    assert_int_equal(ks_rename(db, "big", 3, "a-much-longer-name", 18), 0);
+    assert_holds(db, "a-much-longer-name", 18, "item");
+    ks_recount(db, "a-much-longer-name", 18);
+    assert_int_equal(ks_bytes(db), empty + fb + entry_of(18));
+    assert_int_equal(ks_usage(db, "a-much-longer-name", 18),
+                     fb + entry_of(18) + sizeof(void *));
+    assert_int_equal(ks_del(db, "a-much-longer-name", 18), 1);
+    assert_int_equal(ks_bytes(db), empty);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -660,6 +682,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_accounting_returns_to_empty, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_key_too_long, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_large_filter_entry, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_resize_failure_changes_nothing,
                                         setup, teardown),
     };
