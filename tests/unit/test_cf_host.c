@@ -3,6 +3,7 @@
  * depend on its serialised state only. */
 #include <errno.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -183,6 +184,75 @@ static bool same_bytes(const cf_filter_t *a, const cf_filter_t *b)
     return true;
 }
 
+/* A filter of under 2^22 buckets in one table is "small" (its table entry
+ * packed into the 40-byte struct); one of 2^22 or more keeps a 32-byte
+ * entry on its own, even with its table inline (map_min 0). Both count
+ * exactly what they allocate, answer the same after a round trip through
+ * the serialised form, and keep working after a move (host bytes) and
+ * growth. */
+static cf_filter_t *make_b1(uint64_t cap, cf_params_t *p)
+{
+    cf_params_default(p);
+    p->capacity = cap;
+    p->bucket_size = 1; /* load 0.5: nbuckets = 2 * cap */
+    p->fp_bits = 8;
+    p->seed = 9;
+    cf_filter_t *f = NULL;
+    assert_int_equal(cf_create(p, &f), 0);
+    return f;
+}
+
+static void check_edge(uint64_t cap, bool small)
+{
+    cf_params_t p;
+    cf_filter_t *f = make_b1(cap, &p);
+    cf_stats_t st;
+    cf_stats(f, &st);
+    assert_true(small ? st.nbuckets < (1u << 22) : st.nbuckets >= (1u << 22));
+    assert_int_equal(cf_size_bytes(f),
+                     40 + (small ? 0 : 32) + cf_params_table_bytes(&p));
+    assert_int_equal(live_bytes, cf_size_bytes(f));
+    assert_int_equal(live_blocks, small ? 1 : 2);
+    for (uint64_t i = 0; i < 1000; i++) {
+        uint64_t k = key_of(i);
+        assert_int_equal(cf_add(f, &k, sizeof(k)), 0);
+    }
+    size_t hl = cf_header_len(f);
+    uint8_t hdr[CF_HEADER_MAX];
+    cf_header_write(f, hdr);
+    cf_filter_t *g = NULL;
+    size_t used = 0;
+    assert_int_equal(cf_load_header(hdr, hl, NULL, &g, &used), 0);
+    for (uint64_t off = 0; off < cf_data_len(f);) {
+        const void *d;
+        size_t n = cf_data_view(f, off, 1 << 20, &d);
+        assert_int_equal(cf_load_data(g, off, d, n), 0);
+        off += n;
+    }
+    assert_int_equal(cf_size_bytes(g), cf_size_bytes(f));
+    assert_int_equal(cf_resize_extra(&g, 100), 0);
+    memset(cf_extra(g), 0x5A, 100);
+    for (uint64_t i = 0; i < 2000; i++) {
+        uint64_t k = key_of(i);
+        assert_int_equal(cf_exists(g, &k, sizeof(k)), cf_exists(f, &k, sizeof(k)));
+        if (i < 1000)
+            assert_true(cf_exists(g, &k, sizeof(k)));
+    }
+    cf_free(g);
+    cf_free(f);
+    assert_int_equal(live_bytes, 0);
+    assert_int_equal(live_blocks, 0);
+}
+
+static void test_small_form_edge(void **state)
+{
+    (void)state;
+    cf_set_allocator(&counting);
+    check_edge((1u << 21) - 1, true);
+    check_edge(1u << 21, false);
+    cf_set_allocator(NULL);
+}
+
 /* A filter loaded from a dump of a nearly full one and the original then
  * take the same inserts (with many relocations, deletes in between): they
  * stay byte for byte the same, as a replica must. */
@@ -221,6 +291,7 @@ int main(void)
         cmocka_unit_test(test_allocator_sees_everything),
         cmocka_unit_test(test_map_min_splits_by_size),
         cmocka_unit_test(test_relocations_follow_state),
+        cmocka_unit_test(test_small_form_edge),
     };
     return cmocka_run_group_tests_name("cf_host", tests, NULL, NULL);
 }
