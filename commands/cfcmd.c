@@ -252,12 +252,12 @@ static cf_filter_t *create_filter(const call_t *c, const cmdarg_t *key,
         reply_error(c, rc == -ENOMEM ? oom : "ERR Bad capacity");
         return NULL;
     }
-    if (c->host->create(c->h, key, f) != 0) {
+    if (c->host->create(c->h, key, &f) != 0) {
         cf_free(f);
         reply_error(c, CF_ERR_OOM);
         return NULL;
     }
-    return f;
+    return f; /* the stored address: create() may have moved it */
 }
 
 /* What a filter may grow into during one command: what the host's memory
@@ -737,7 +737,7 @@ static void load_header(const call_t *c, const cmdarg_t *key,
         reply_error(c, oom);
         return;
     }
-    if (c->host->create(c->h, key, f) != 0) {
+    if (c->host->create(c->h, key, &f) != 0) {
         cf_free(f);
         reply_error(c, CF_ERR_OOM);
         return;

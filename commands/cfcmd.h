@@ -51,9 +51,11 @@ typedef struct cfcmd_host {
      * WRONGTYPE), else 0. A lookup for a read counts a keyspace hit or
      * miss; prefetch lookups pass read = false and count nothing. */
     int (*find)(void *h, const cmdarg_t *key, bool read, cf_filter_t **out);
-    /* Stores f, a new filter, under key (absent: find() said so). The host
-     * takes f on 0; -ENOMEM leaves f to the caller. */
-    int (*create)(void *h, const cmdarg_t *key, cf_filter_t *f);
+    /* Stores *f, a new filter, under key (absent: find() said so). The host
+     * takes the filter on 0 and may have moved it: *f is then its address
+     * (the one passed is stale). -ENOMEM leaves *f unchanged and the
+     * filter to the caller. */
+    int (*create)(void *h, const cmdarg_t *key, cf_filter_t **f);
     /* The filter under key changed: changes counts the writes (the host's
      * dirty counter, replication), and the filter's size may have changed
      * (the host recounts its memory). Called once per command that

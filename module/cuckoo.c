@@ -137,9 +137,11 @@ static int h_find(void *h, const cmdarg_t *key, bool read, cf_filter_t **out)
     return 0;
 }
 
-static int h_create(void *h, const cmdarg_t *key, cf_filter_t *f)
+/* Redis keeps the value pointer as given: the filter never moves here. */
+static int h_create(void *h, const cmdarg_t *key, cf_filter_t **fp)
 {
     mod_call_t *c = h;
+    cf_filter_t *f = *fp;
     (void)key;
     if (c->key == NULL || !is_write(c))
         return -ENOMEM;

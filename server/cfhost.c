@@ -25,7 +25,7 @@ static int h_find(void *h, const cmdarg_t *key, bool read, cf_filter_t **out)
     return 0; /* every key of the daemon is a filter */
 }
 
-static int h_create(void *h, const cmdarg_t *key, cf_filter_t *f)
+static int h_create(void *h, const cmdarg_t *key, cf_filter_t **f)
 {
     client_t *c = h;
     return ks_add(c->db, key->ptr, key->len, f);

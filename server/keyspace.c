@@ -9,6 +9,24 @@
  * bucket of a bigger (or smaller) table maps to positions that are still
  * ahead of the cursor, so a resize between two calls cannot make the walk
  * miss a key (it may report some twice).
+ *
+ * A key costs one allocation: the filter's. Its entry lives in the filter's
+ * host bytes (cf_extra()), packed and unaligned, so every field is read and
+ * written with memcpy or byte by byte:
+ *
+ *   8 bytes   next     the next filter of the chain (cf_filter_t *)
+ *   1 byte    tables   cf_nfilters() when the key was last counted
+ *   1-5 bytes length   the key's length, LEB128 (one byte below 128)
+ *   length    key      the key's bytes (no NUL)
+ *
+ * There is no stored hash: a resize hashes every key again and a lookup
+ * compares lengths and bytes. With a million small filters every byte of
+ * the entry is a megabyte, and a resize is rare next to the lookups.
+ *
+ * A link is the address of a pointer slot: a bucket of the array or the
+ * next field of an entry. Only ks_add and ks_rename resize host bytes, and
+ * they store the filter's new address in the link that names it before
+ * anything else reads it.
  */
 #include "keyspace.h"
 
@@ -20,19 +38,14 @@
 
 #define KS_MIN_BUCKETS 4
 
-/* 32 bytes and the key: with a million small filters every byte of the
- * entry is a megabyte. */
-typedef struct ks_entry {
-    struct ks_entry *next;
-    cf_filter_t *f;
-    uint64_t counted; /* bytes this entry adds to db->bytes */
-    uint32_t hash;    /* ks_hash(): picks the bucket, screens compares */
-    uint32_t len;     /* keys are at most UINT32_MAX bytes */
-    char key[];       /* len bytes, NUL-terminated for convenience */
-} ks_entry_t;
+/* Offsets of the entry's fields in the host bytes. */
+#define E_NEXT 0
+#define E_TABLES 8
+#define E_LEN 9
+#define E_LEN_MAX 5 /* LEB128 of UINT32_MAX */
 
 struct ks_db {
-    ks_entry_t **buckets;
+    cf_filter_t **buckets;
     size_t nbuckets; /* power of two */
     size_t size;     /* keys */
     uint64_t bytes;  /* filters + entries + bucket array + this struct */
@@ -45,9 +58,80 @@ static uint32_t ks_hash(const ks_db_t *db, const void *key, size_t len)
     return (uint32_t)XXH3_64bits_withSeed(key, len, db->seed);
 }
 
-static uint64_t entry_bytes(size_t len)
+static cf_filter_t *get_ptr(const void *p)
 {
-    return sizeof(ks_entry_t) + len + 1;
+    cf_filter_t *f;
+    memcpy(&f, p, sizeof(f));
+    return f;
+}
+
+static void put_ptr(void *p, cf_filter_t *f)
+{
+    memcpy(p, &f, sizeof(f));
+}
+
+static size_t varint_len(size_t v)
+{
+    size_t n = 1;
+    for (; v >= 0x80; v >>= 7)
+        n++;
+    return n;
+}
+
+/* Host bytes of the entry of a key of len bytes (len <= UINT32_MAX). */
+static size_t entry_size(size_t len)
+{
+    return E_LEN + varint_len(len) + len;
+}
+
+/* f's key: its bytes, and its length in *len. */
+static const uint8_t *entry_key(const cf_filter_t *f, size_t *len)
+{
+    const uint8_t *p = (const uint8_t *)cf_extra(f) + E_LEN;
+    size_t v = 0;
+    unsigned shift = 0;
+    uint8_t b;
+    do {
+        b = *p++;
+        v |= (size_t)(b & 0x7F) << shift;
+        shift += 7;
+    } while (b & 0x80);
+    *len = v;
+    return p;
+}
+
+static size_t entry_bytes(const cf_filter_t *f)
+{
+    size_t len;
+    const uint8_t *k = entry_key(f, &len);
+    return (size_t)(k - (const uint8_t *)cf_extra(f)) + len;
+}
+
+/* Writes the length and the key into f's entry (sized by entry_size()). */
+static void entry_set_key(cf_filter_t *f, const void *key, size_t len)
+{
+    uint8_t *p = (uint8_t *)cf_extra(f) + E_LEN;
+    size_t v = len;
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    if (len > 0)
+        memcpy(p, key, len);
+}
+
+static cf_filter_t *entry_next(const cf_filter_t *f)
+{
+    return get_ptr((const uint8_t *)cf_extra(f) + E_NEXT);
+}
+
+/* What f adds to db->bytes: its size when it had the tables it was counted
+ * with (tables are only ever added, so this never changes), and its entry. */
+static uint64_t counted(const cf_filter_t *f)
+{
+    const uint8_t *e = cf_extra(f);
+    return cf_size_bytes_at(f, e[E_TABLES]) + entry_bytes(f);
 }
 
 ks_db_t *ks_db_new(void)
@@ -70,20 +154,14 @@ ks_db_t *ks_db_new(void)
     return db;
 }
 
-static void free_entry(ks_entry_t *e)
-{
-    cf_free(e->f);
-    free(e);
-}
-
 static void free_chains(ks_db_t *db)
 {
     for (size_t i = 0; i < db->nbuckets; i++) {
-        ks_entry_t *e = db->buckets[i];
-        while (e != NULL) {
-            ks_entry_t *next = e->next;
-            free_entry(e);
-            e = next;
+        cf_filter_t *f = db->buckets[i];
+        while (f != NULL) {
+            cf_filter_t *next = entry_next(f);
+            cf_free(f);
+            f = next;
         }
         db->buckets[i] = NULL;
     }
@@ -102,17 +180,19 @@ void ks_db_free(ks_db_t *db)
  * keeps its current size (a too-full table is slower, not wrong). */
 static void resize(ks_db_t *db, size_t n)
 {
-    ks_entry_t **nb = calloc(n, sizeof(nb[0]));
+    cf_filter_t **nb = calloc(n, sizeof(nb[0]));
     if (nb == NULL)
         return;
     for (size_t i = 0; i < db->nbuckets; i++) {
-        ks_entry_t *e = db->buckets[i];
-        while (e != NULL) {
-            ks_entry_t *next = e->next;
-            size_t j = (size_t)e->hash & (n - 1);
-            e->next = nb[j];
-            nb[j] = e;
-            e = next;
+        cf_filter_t *f = db->buckets[i];
+        while (f != NULL) {
+            cf_filter_t *next = entry_next(f);
+            size_t len;
+            const uint8_t *key = entry_key(f, &len);
+            size_t j = (size_t)ks_hash(db, key, len) & (n - 1);
+            put_ptr((uint8_t *)cf_extra(f) + E_NEXT, nb[j]);
+            nb[j] = f;
+            f = next;
         }
     }
     free(db->buckets);
@@ -125,7 +205,7 @@ static void resize(ks_db_t *db, size_t n)
 static void maybe_grow(ks_db_t *db)
 {
     if (db->size >= db->nbuckets && db->nbuckets < (1ull << 32) &&
-        db->nbuckets <= SIZE_MAX / 2 / sizeof(ks_entry_t *))
+        db->nbuckets <= SIZE_MAX / 2 / sizeof(cf_filter_t *))
         resize(db, db->nbuckets * 2);
 }
 
@@ -136,84 +216,71 @@ static void maybe_shrink(ks_db_t *db)
     }
 }
 
-/* The link that points at key's entry (or the chain's terminating NULL). */
-static ks_entry_t **find_link(const ks_db_t *db, const void *key, size_t len,
-                              uint32_t h)
+/* The link that holds key's filter (or the chain's terminating NULL). */
+static uint8_t *find_link(const ks_db_t *db, const void *key, size_t len,
+                          uint32_t h)
 {
-    ks_entry_t **link = &db->buckets[h & (db->nbuckets - 1)];
-    while (*link != NULL) {
-        ks_entry_t *e = *link;
-        if (e->hash == h && e->len == len && memcmp(e->key, key, len) == 0)
+    uint8_t *link = (uint8_t *)&db->buckets[h & (db->nbuckets - 1)];
+    cf_filter_t *f;
+    while ((f = get_ptr(link)) != NULL) {
+        size_t klen;
+        const uint8_t *k = entry_key(f, &klen);
+        if (klen == len && (len == 0 || memcmp(k, key, len) == 0))
             break;
-        link = &e->next;
+        link = (uint8_t *)cf_extra(f) + E_NEXT;
     }
     return link;
 }
 
 cf_filter_t *ks_get(const ks_db_t *db, const void *key, size_t len)
 {
-    ks_entry_t *e = *find_link(db, key, len, ks_hash(db, key, len));
-    return e != NULL ? e->f : NULL;
+    return get_ptr(find_link(db, key, len, ks_hash(db, key, len)));
 }
 
-static ks_entry_t *new_entry(const void *key, size_t len, uint32_t h,
-                             cf_filter_t *f)
+/* Puts f (its entry written but for next and tables) at the head of bucket
+ * h and counts it with the tables it has now. */
+static void link_filter(ks_db_t *db, cf_filter_t *f, uint32_t h)
 {
-    if (len > UINT32_MAX || len > SIZE_MAX - sizeof(ks_entry_t) - 1)
-        return NULL;
-    ks_entry_t *e = malloc(sizeof(*e) + len + 1);
-    if (e == NULL)
-        return NULL;
-    e->next = NULL;
-    e->f = f;
-    e->hash = h;
-    e->len = (uint32_t)len;
-    if (len > 0)
-        memcpy(e->key, key, len);
-    e->key[len] = '\0';
-    return e;
-}
-
-static void link_entry(ks_db_t *db, ks_entry_t *e)
-{
-    size_t i = (size_t)e->hash & (db->nbuckets - 1);
-    e->next = db->buckets[i];
-    db->buckets[i] = e;
+    uint8_t *e = cf_extra(f);
+    size_t i = (size_t)h & (db->nbuckets - 1);
+    put_ptr(e + E_NEXT, db->buckets[i]);
+    db->buckets[i] = f;
+    e[E_TABLES] = (uint8_t)cf_nfilters(f);
     db->size++;
-    e->counted = entry_bytes(e->len) + cf_size_bytes(e->f);
-    db->bytes += e->counted;
+    db->bytes += counted(f);
 }
 
-/* Unlinks *link's entry and takes it out of the accounting. */
-static ks_entry_t *unlink_entry(ks_db_t *db, ks_entry_t **link)
+/* Unlinks link's filter and takes it out of the accounting. */
+static cf_filter_t *unlink_filter(ks_db_t *db, uint8_t *link)
 {
-    ks_entry_t *e = *link;
-    *link = e->next;
-    e->next = NULL;
+    cf_filter_t *f = get_ptr(link);
+    put_ptr(link, entry_next(f));
     db->size--;
-    db->bytes -= e->counted;
-    return e;
+    db->bytes -= counted(f);
+    return f;
 }
 
-int ks_add(ks_db_t *db, const void *key, size_t len, cf_filter_t *f)
+int ks_add(ks_db_t *db, const void *key, size_t len, cf_filter_t **f)
 {
-    uint32_t h = ks_hash(db, key, len);
-    if (*find_link(db, key, len, h) != NULL)
-        return -EEXIST;
-    ks_entry_t *e = new_entry(key, len, h, f);
-    if (e == NULL)
+    if (len > UINT32_MAX || len > SIZE_MAX - E_LEN - E_LEN_MAX)
         return -ENOMEM;
-    link_entry(db, e);
+    uint32_t h = ks_hash(db, key, len);
+    if (get_ptr(find_link(db, key, len, h)) != NULL)
+        return -EEXIST;
+    if (cf_resize_extra(f, entry_size(len)) != 0)
+        return -ENOMEM;
+    entry_set_key(*f, key, len);
+    link_filter(db, *f, h);
     maybe_grow(db);
     return 0;
 }
 
 int ks_del(ks_db_t *db, const void *key, size_t len)
 {
-    ks_entry_t **link = find_link(db, key, len, ks_hash(db, key, len));
-    if (*link == NULL)
+    uint8_t *link = find_link(db, key, len, ks_hash(db, key, len));
+    if (get_ptr(link) == NULL)
         return 0;
-    free_entry(unlink_entry(db, link));
+    cf_free(unlink_filter(db, link));
     maybe_shrink(db);
     return 1;
 }
@@ -221,24 +288,29 @@ int ks_del(ks_db_t *db, const void *key, size_t len)
 int ks_rename(ks_db_t *db, const void *src, size_t slen, const void *dst,
               size_t dlen)
 {
-    uint32_t sh = ks_hash(db, src, slen);
-    ks_entry_t **slink = find_link(db, src, slen, sh);
-    if (*slink == NULL)
+    uint8_t *slink = find_link(db, src, slen, ks_hash(db, src, slen));
+    cf_filter_t *f = get_ptr(slink);
+    if (f == NULL)
         return -ENOENT;
-    if (slen == dlen && memcmp(src, dst, slen) == 0)
+    if (slen == dlen && (slen == 0 || memcmp(src, dst, slen) == 0))
         return 0;
-    /* Allocate first so a failure changes nothing. */
-    uint32_t dh = ks_hash(db, dst, dlen);
-    ks_entry_t *ne = new_entry(dst, dlen, dh, NULL);
-    if (ne == NULL)
+    if (dlen > UINT32_MAX || dlen > SIZE_MAX - E_LEN - E_LEN_MAX)
         return -ENOMEM;
-    ks_entry_t *old = unlink_entry(db, slink);
-    ne->f = old->f;
-    free(old);
-    ks_entry_t **dlink = find_link(db, dst, dlen, dh);
-    if (*dlink != NULL)
-        free_entry(unlink_entry(db, dlink));
-    link_entry(db, ne);
+    /* Resize first so a failure changes nothing. The entry's next and
+     * tables survive the resize (they come before the key), and the
+     * filter's new address goes into slink at once. */
+    uint64_t was = counted(f);
+    if (cf_resize_extra(&f, entry_size(dlen)) != 0)
+        return -ENOMEM;
+    put_ptr(slink, entry_next(f));
+    db->size--;
+    db->bytes -= was;
+    entry_set_key(f, dst, dlen);
+    uint32_t dh = ks_hash(db, dst, dlen);
+    uint8_t *dlink = find_link(db, dst, dlen, dh);
+    if (get_ptr(dlink) != NULL)
+        cf_free(unlink_filter(db, dlink));
+    link_filter(db, f, dh);
     return 0;
 }
 
@@ -251,7 +323,7 @@ void ks_flush(ks_db_t *db)
 {
     free_chains(db);
     db->size = 0;
-    ks_entry_t **nb = calloc(KS_MIN_BUCKETS, sizeof(nb[0]));
+    cf_filter_t **nb = calloc(KS_MIN_BUCKETS, sizeof(nb[0]));
     if (nb != NULL) {
         free(db->buckets);
         db->buckets = nb;
@@ -267,27 +339,31 @@ uint64_t ks_bytes(const ks_db_t *db)
 
 void ks_recount(ks_db_t *db, const void *key, size_t len)
 {
-    ks_entry_t *e = *find_link(db, key, len, ks_hash(db, key, len));
-    if (e == NULL)
+    cf_filter_t *f = get_ptr(find_link(db, key, len, ks_hash(db, key, len)));
+    if (f == NULL)
         return;
-    uint64_t now = entry_bytes(e->len) + cf_size_bytes(e->f);
-    db->bytes = db->bytes - e->counted + now;
-    e->counted = now;
+    uint8_t *e = cf_extra(f);
+    db->bytes -= counted(f);
+    e[E_TABLES] = (uint8_t)cf_nfilters(f);
+    db->bytes += counted(f);
 }
 
 uint64_t ks_usage(const ks_db_t *db, const void *key, size_t len)
 {
-    ks_entry_t *e = *find_link(db, key, len, ks_hash(db, key, len));
-    if (e == NULL)
+    cf_filter_t *f = get_ptr(find_link(db, key, len, ks_hash(db, key, len)));
+    if (f == NULL)
         return 0;
-    return entry_bytes(e->len) + cf_size_bytes(e->f) + sizeof(db->buckets[0]);
+    return cf_size_bytes(f) + entry_bytes(f) + sizeof(db->buckets[0]);
 }
 
 int ks_foreach(const ks_db_t *db, ks_each_fn *fn, void *ctx)
 {
     for (size_t i = 0; i < db->nbuckets; i++)
-        for (const ks_entry_t *e = db->buckets[i]; e != NULL; e = e->next) {
-            int rc = fn(ctx, e->key, e->len, e->f);
+        for (const cf_filter_t *f = db->buckets[i]; f != NULL;
+             f = entry_next(f)) {
+            size_t len;
+            const uint8_t *key = entry_key(f, &len);
+            int rc = fn(ctx, key, len, f);
             if (rc != 0)
                 return rc;
         }
@@ -316,9 +392,11 @@ uint64_t ks_scan(const ks_db_t *db, uint64_t cursor, size_t count,
     if (count == 0)
         count = 1;
     do {
-        for (const ks_entry_t *e = db->buckets[cursor & mask]; e != NULL;
-             e = e->next) {
-            fn(ctx, e->key, e->len, e->f);
+        for (const cf_filter_t *f = db->buckets[cursor & mask]; f != NULL;
+             f = entry_next(f)) {
+            size_t len;
+            const uint8_t *key = entry_key(f, &len);
+            fn(ctx, key, len, f);
             seen++;
         }
         /* Increment the bits above the mask's complement, reversed: set the

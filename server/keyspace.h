@@ -4,8 +4,17 @@
  *
  * Contract: not thread-safe; owned by the event loop thread. The table owns
  * every filter put into it and frees it on delete, overwrite or flush.
- * Key bytes are copied in (into the entry); keys longer than UINT32_MAX
- * bytes are refused with -ENOMEM.
+ * A key's entry (its link, its bytes) lives in its filter's host bytes
+ * (cf_resize_extra()), so a key costs one allocation. Key bytes are copied
+ * in; keys longer than UINT32_MAX bytes are refused with -ENOMEM. The key
+ * bytes the walks report are not NUL-terminated, and stay valid until the
+ * table next changes (they must not be passed back to a call that changes
+ * it).
+ *
+ * Moves: ks_add and ks_rename may move the filter they store (to make room
+ * for the entry); ks_add hands back the new address, and ks_get finds it
+ * after a rename. No other call moves a filter. A caller must not keep a
+ * cf_filter_t * across either of them.
  */
 #ifndef KEYSPACE_H
 #define KEYSPACE_H
@@ -25,29 +34,36 @@ void ks_db_free(ks_db_t *db); /* frees every filter too; NULL is fine */
 /* The filter under key, or NULL. */
 cf_filter_t *ks_get(const ks_db_t *db, const void *key, size_t len);
 
-/* Stores f under key; the table takes ownership of f. 0, -EEXIST when the
- * key exists (f is not taken then), or -ENOMEM (f is not taken). */
-int ks_add(ks_db_t *db, const void *key, size_t len, cf_filter_t *f);
+/* Stores *f under key; the table takes ownership of it. On 0, *f is the
+ * stored filter's address, which may differ from the one passed (the
+ * filter was moved to make room for its entry; the old address is stale).
+ * -EEXIST when the key exists, or -ENOMEM: then *f is untouched and the
+ * filter is still the caller's. */
+int ks_add(ks_db_t *db, const void *key, size_t len, cf_filter_t **f);
 
 /* Removes key and frees its filter: 1 when removed, 0 when absent. */
 int ks_del(ks_db_t *db, const void *key, size_t len);
 
 /* Moves the filter from key src to key dst, replacing (freeing) any filter
- * under dst. 0, -ENOENT when src is absent, -ENOMEM. */
+ * under dst. The filter itself may move (its entry is resized for dst):
+ * ks_get(dst) gives its address. 0, -ENOENT when src is absent, or -ENOMEM
+ * (nothing changed). */
 int ks_rename(ks_db_t *db, const void *src, size_t slen, const void *dst,
               size_t dlen);
 
 size_t ks_size(const ks_db_t *db); /* number of keys */
 void ks_flush(ks_db_t *db);        /* removes (frees) every key */
-/* Filters' cf_size_bytes() plus the table's own memory, kept as a running
- * sum. Each entry remembers the bytes it was counted with, and removal
- * takes exactly those off, so the sum cannot wrap even if a filter grew
- * without being recounted. A caller that changed a stored filter's size
- * recounts it with ks_recount() (no-op for an absent key). */
+/* Filters' cf_size_bytes(), their entries (host bytes) and the table's own
+ * memory (bucket array, this struct), kept as a running sum. Each entry
+ * remembers the number of tables its filter was counted with, and removal
+ * takes exactly what that counted off (cf_size_bytes_at()), so the sum
+ * cannot wrap even if a filter grew without being recounted. A caller that
+ * changed a stored filter's size recounts it with ks_recount() (no-op for
+ * an absent key); ks_rename recounts the filter it moves. */
 uint64_t ks_bytes(const ks_db_t *db);
 void ks_recount(ks_db_t *db, const void *key, size_t len);
-/* What key costs in all: its entry (key bytes included), its filter
- * (cf_size_bytes()) and one slot of the bucket array; 0 when absent. */
+/* What key costs in all: its filter (cf_size_bytes()), its entry (host
+ * bytes, key included) and one slot of the bucket array; 0 when absent. */
 uint64_t ks_usage(const ks_db_t *db, const void *key, size_t len);
 
 /* Calls fn for every key; stops early and returns fn's value when it is

@@ -130,7 +130,7 @@ static int load_key(void *ctx, int db, const void *key, size_t len,
         cf_free(f);
         return -ERANGE;
     }
-    int rc = ks_add(l->s->dbs[db], key, len, f);
+    int rc = ks_add(l->s->dbs[db], key, len, &f);
     if (rc < 0) {
         cf_free(f);
         snprintf(l->why, sizeof(l->why), "%s",

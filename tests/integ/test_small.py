@@ -22,8 +22,9 @@ def test_small_filter_costs_what_it_holds(daemon):
     # of pad, and the struct that holds the table's entry
     assert 170 < size <= 250, size
     usage = r.memory_usage("tenant:1")
-    # the key's entry (with its bytes) and one bucket slot on top
-    assert size < usage <= size + 64 + len("tenant:1"), (size, usage)
+    # the key's entry in the filter's allocation (chain link, table count,
+    # one length byte, the key's bytes) and one bucket slot on top
+    assert usage == size + 8 + 1 + 1 + len("tenant:1") + 8, (size, usage)
     assert r.memory_usage("tenant:2") is None
 
     # used_memory grows by what MEMORY USAGE says, key by key (the bucket

@@ -13,6 +13,7 @@
 
 #include "cf.h"
 #include "keyspace.h"
+#include "moving_alloc.h"
 
 static cf_filter_t *mkfilter(uint64_t capacity)
 {
@@ -22,6 +23,16 @@ static cf_filter_t *mkfilter(uint64_t capacity)
     cf_filter_t *f = NULL;
     assert_int_equal(cf_create(&p, &f), 0);
     assert_non_null(f);
+    return f;
+}
+
+/* A new filter of capacity stored under key: the stored address. */
+static cf_filter_t *add_new(ks_db_t *db, const void *key, size_t len,
+                            uint64_t capacity)
+{
+    cf_filter_t *f = mkfilter(capacity);
+    assert_int_equal(ks_add(db, key, len, &f), 0);
+    assert_ptr_equal(ks_get(db, key, len), f);
     return f;
 }
 
@@ -42,12 +53,12 @@ static void test_add_get_del(void **state)
     ks_db_t *db = *state;
     cf_filter_t *f = mkfilter(100);
     assert_null(ks_get(db, "a", 1));
-    assert_int_equal(ks_add(db, "a", 1, f), 0);
+    assert_int_equal(ks_add(db, "a", 1, &f), 0);
     assert_ptr_equal(ks_get(db, "a", 1), f);
     assert_int_equal(ks_size(db), 1);
 
     cf_filter_t *g = mkfilter(100);
-    assert_int_equal(ks_add(db, "a", 1, g), -EEXIST);
+    assert_int_equal(ks_add(db, "a", 1, &g), -EEXIST);
     assert_ptr_equal(ks_get(db, "a", 1), f); /* g not taken */
     cf_free(g);
 
@@ -66,42 +77,228 @@ static void test_binary_keys(void **state)
     const char k1[] = {'x', '\0', 'y'};
     const char k2[] = {'x', '\0', 'z'};
     cf_filter_t *f1 = mkfilter(10), *f2 = mkfilter(10), *f3 = mkfilter(10);
-    assert_int_equal(ks_add(db, k1, 3, f1), 0);
-    assert_int_equal(ks_add(db, k2, 3, f2), 0);
-    assert_int_equal(ks_add(db, "x", 1, f3), 0); /* prefix up to the NUL */
+    assert_int_equal(ks_add(db, k1, 3, &f1), 0);
+    assert_int_equal(ks_add(db, k2, 3, &f2), 0);
+    assert_int_equal(ks_add(db, "x", 1, &f3), 0); /* prefix up to the NUL */
     assert_ptr_equal(ks_get(db, k1, 3), f1);
     assert_ptr_equal(ks_get(db, k2, 3), f2);
     assert_ptr_equal(ks_get(db, "x", 1), f3);
     assert_null(ks_get(db, k1, 2));
     cf_filter_t *e = mkfilter(10);
-    assert_int_equal(ks_add(db, "", 0, e), 0); /* the empty key is a key */
+    assert_int_equal(ks_add(db, "", 0, &e), 0); /* the empty key is a key */
     assert_ptr_equal(ks_get(db, "", 0), e);
     assert_int_equal(ks_size(db), 4);
+}
+
+/* The filter under key holds item (it is the one item was added to). */
+static void assert_holds(ks_db_t *db, const void *key, size_t len,
+                         const char *item)
+{
+    const cf_filter_t *f = ks_get(db, key, len);
+    assert_non_null(f);
+    assert_true(cf_exists(f, item, strlen(item)));
 }
 
 static void test_rename(void **state)
 {
     ks_db_t *db = *state;
     cf_filter_t *f = mkfilter(100), *g = mkfilter(200);
+    assert_int_equal(cf_add(f, "of-f", 4), 0);
+    assert_int_equal(cf_add(g, "of-g", 4), 0);
     assert_int_equal(ks_rename(db, "nope", 4, "x", 1), -ENOENT);
-    assert_int_equal(ks_add(db, "src", 3, f), 0);
+    assert_int_equal(ks_add(db, "src", 3, &f), 0);
     assert_int_equal(ks_rename(db, "src", 3, "dst", 3), 0);
     assert_null(ks_get(db, "src", 3));
-    assert_ptr_equal(ks_get(db, "dst", 3), f);
+    assert_holds(db, "dst", 3, "of-f"); /* f itself may have moved */
     assert_int_equal(ks_size(db), 1);
 
     /* Renaming onto itself keeps the key. */
+    f = ks_get(db, "dst", 3);
     assert_int_equal(ks_rename(db, "dst", 3, "dst", 3), 0);
     assert_ptr_equal(ks_get(db, "dst", 3), f);
 
     /* Renaming onto an existing key replaces (frees) it; ASan checks g. */
-    assert_int_equal(ks_add(db, "other", 5, g), 0);
+    assert_int_equal(ks_add(db, "other", 5, &g), 0);
     uint64_t before = ks_bytes(db);
     assert_int_equal(ks_rename(db, "other", 5, "dst", 3), 0);
-    assert_ptr_equal(ks_get(db, "dst", 3), g);
+    assert_holds(db, "dst", 3, "of-g");
+    assert_false(cf_exists(ks_get(db, "dst", 3), "of-f", 4));
     assert_null(ks_get(db, "other", 5));
     assert_int_equal(ks_size(db), 1);
     assert_true(ks_bytes(db) < before);
+}
+
+/* Bytes of the entry of a key of len bytes: next, tables, LEB128 length,
+ * key. */
+static uint64_t entry_of(size_t len)
+{
+    uint64_t v = 1;
+    for (size_t l = len; l >= 128; l >>= 7)
+        v++;
+    return 8 + 1 + v + len;
+}
+
+/* A key of len bytes made of NULs and other bytes, different per tag. */
+static unsigned char *mkkey(size_t len, unsigned char tag)
+{
+    unsigned char *k = malloc(len > 0 ? len : 1);
+    assert_non_null(k);
+    for (size_t i = 0; i < len; i++)
+        k[i] = (i % 3 == 0) ? 0 : (unsigned char)(tag + i);
+    return k;
+}
+
+/* Renames to longer and shorter keys resize the entry (moving the filter)
+ * and count exactly the new entry; renaming over an existing key of another
+ * length frees that one. The figures come back to the empty one. */
+static void test_rename_resizes_entry(void **state)
+{
+    ks_db_t *db = *state;
+    uint64_t empty = ks_bytes(db);
+    const size_t lens[] = {1, 200, 0, 20000, 5, 127, 128, 3};
+    unsigned char *keys[8];
+    for (int i = 0; i < 8; i++)
+        keys[i] = mkkey(lens[i], (unsigned char)(i * 16));
+    cf_filter_t *f = mkfilter(100);
+    assert_int_equal(cf_add(f, "item", 4), 0);
+    uint64_t fb = cf_size_bytes(f);
+    assert_int_equal(ks_add(db, keys[0], lens[0], &f), 0);
+    for (int i = 1; i < 8; i++) {
+        assert_int_equal(
+            ks_rename(db, keys[i - 1], lens[i - 1], keys[i], lens[i]), 0);
+        assert_null(ks_get(db, keys[i - 1], lens[i - 1]));
+        assert_holds(db, keys[i], lens[i], "item");
+        assert_int_equal(ks_size(db), 1);
+        assert_int_equal(ks_bytes(db), empty + fb + entry_of(lens[i]));
+        assert_int_equal(ks_usage(db, keys[i], lens[i]),
+                         fb + entry_of(lens[i]) + sizeof(void *));
+    }
+    /* Onto an existing key of another length: that filter is freed. */
+    cf_filter_t *g = mkfilter(1000);
+    uint64_t gb = cf_size_bytes(g);
+    assert_int_equal(ks_add(db, keys[3], lens[3], &g), 0);
+    assert_int_equal(ks_bytes(db),
+                     empty + fb + entry_of(lens[7]) + gb + entry_of(lens[3]));
+    assert_int_equal(ks_rename(db, keys[7], lens[7], keys[3], lens[3]), 0);
+    assert_holds(db, keys[3], lens[3], "item");
+    assert_null(ks_get(db, keys[7], lens[7]));
+    assert_int_equal(ks_size(db), 1);
+    assert_int_equal(ks_bytes(db), empty + fb + entry_of(lens[3]));
+    assert_int_equal(ks_del(db, keys[3], lens[3]), 1);
+    assert_int_equal(ks_bytes(db), empty);
+    for (int i = 0; i < 8; i++)
+        free(keys[i]);
+}
+
+/* The edges of the length's encoding (one byte below 128, two below 16384,
+ * three below 2^21), the empty key and a 1 MB key, all binary with NULs,
+ * and keys that differ only in their last byte or their length. */
+static void test_key_lengths(void **state)
+{
+    ks_db_t *db = *state;
+    uint64_t empty = ks_bytes(db);
+    const size_t lens[] = {0, 1, 127, 128, 16383, 16384, 1u << 20};
+    enum { N = sizeof(lens) / sizeof(lens[0]) };
+    unsigned char *keys[N], *twins[N];
+    uint64_t sum = 0;
+    for (size_t i = 0; i < N; i++) {
+        /* All keys share their bytes: they differ by length alone. */
+        keys[i] = mkkey(lens[i], 7);
+        twins[i] = mkkey(lens[i], 7);
+        if (lens[i] > 0)
+            twins[i][lens[i] - 1] ^= 0x5A;
+        cf_filter_t *f = mkfilter(10 + i);
+        char item[16];
+        snprintf(item, sizeof(item), "item-%zu", i);
+        assert_int_equal(cf_add(f, item, strlen(item)), 0);
+        uint64_t fb = cf_size_bytes(f);
+        assert_int_equal(ks_add(db, keys[i], lens[i], &f), 0);
+        assert_int_equal(ks_usage(db, keys[i], lens[i]),
+                         fb + entry_of(lens[i]) + sizeof(void *));
+        sum += fb + entry_of(lens[i]);
+    }
+    assert_int_equal(entry_of(127) - 127, 10);
+    assert_int_equal(entry_of(128) - 128, 11);
+    assert_int_equal(entry_of(16384) - 16384, 12);
+    for (size_t i = 0; i < N; i++) {
+        char item[16];
+        snprintf(item, sizeof(item), "item-%zu", i);
+        assert_holds(db, keys[i], lens[i], item);
+        if (lens[i] > 0)
+            assert_null(ks_get(db, twins[i], lens[i]));
+        assert_int_equal(ks_add(db, keys[i], lens[i], &(cf_filter_t *){NULL}),
+                         -EEXIST);
+    }
+    assert_int_equal(ks_size(db), N);
+    /* The bucket array grew with the keys; the rest is exactly theirs. */
+    assert_true(ks_bytes(db) >= empty + sum);
+    assert_true(ks_bytes(db) <= empty + sum + 64 * sizeof(void *));
+    for (size_t i = 0; i < N; i++) {
+        assert_int_equal(ks_del(db, keys[i], lens[i]), 1);
+        free(keys[i]);
+        free(twins[i]);
+    }
+    assert_int_equal(ks_bytes(db), empty);
+}
+
+/* The walks report each key's own bytes and length (binary, unterminated:
+ * a key is followed by nothing the walk promised). */
+typedef struct exact {
+    const unsigned char *const *keys;
+    const size_t *lens;
+    int n;
+    int hits[8];
+} exact_t;
+
+static int on_exact(void *ctx, const void *key, size_t len,
+                    const cf_filter_t *f)
+{
+    exact_t *x = ctx;
+    assert_non_null(f);
+    for (int i = 0; i < x->n; i++)
+        if (x->lens[i] == len &&
+            (len == 0 || memcmp(x->keys[i], key, len) == 0)) {
+            x->hits[i]++;
+            return 0;
+        }
+    fail_msg("a walk reported a key that was never added (len %zu)", len);
+    return 0;
+}
+
+static void test_walks_report_exact_keys(void **state)
+{
+    ks_db_t *db = *state;
+    unsigned char *k[5];
+    const size_t lens[5] = {0, 3, 130, 3, 20000};
+    for (int i = 0; i < 5; i++) {
+        k[i] = mkkey(lens[i], (unsigned char)(i * 40));
+        assert_non_null(add_new(db, k[i], lens[i], 10));
+    }
+    exact_t x = {(const unsigned char *const *)k, lens, 5, {0}};
+    assert_int_equal(ks_foreach(db, on_exact, &x), 0);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(x.hits[i], 1);
+    memset(x.hits, 0, sizeof(x.hits));
+    uint64_t cur = 0;
+    do
+        cur = ks_scan(db, cur, 1, on_exact, &x);
+    while (cur != 0);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(x.hits[i], 1);
+    for (int i = 0; i < 5; i++)
+        free(k[i]);
+}
+
+/* What MEMORY USAGE reports for the issue's workload: a capacity-100
+ * filter, its 23-byte entry for "tenant:999999" and one bucket slot. */
+static void test_usage(void **state)
+{
+    ks_db_t *db = *state;
+    cf_filter_t *f = add_new(db, "tenant:999999", 13, 100);
+    assert_int_equal(ks_usage(db, "tenant:999999", 13),
+                     cf_size_bytes(f) + 23 + sizeof(void *));
+    assert_int_equal(ks_usage(db, "tenant:99999", 12), 0);
+    assert_int_equal(ks_usage(db, "", 0), 0);
 }
 
 static void test_flush(void **state)
@@ -111,7 +308,7 @@ static void test_flush(void **state)
     char k[32];
     for (int i = 0; i < 1000; i++) {
         int n = snprintf(k, sizeof(k), "key:%d", i);
-        assert_int_equal(ks_add(db, k, (size_t)n, mkfilter(8)), 0);
+        assert_non_null(add_new(db, k, (size_t)n, 8));
     }
     assert_int_equal(ks_size(db), 1000);
     ks_flush(db);
@@ -119,7 +316,7 @@ static void test_flush(void **state)
     assert_null(ks_get(db, "key:1", 5));
     assert_int_equal(ks_bytes(db), empty);
     /* Still usable after a flush. */
-    assert_int_equal(ks_add(db, "a", 1, mkfilter(8)), 0);
+    assert_non_null(add_new(db, "a", 1, 8));
     assert_int_equal(ks_size(db), 1);
 }
 
@@ -130,7 +327,7 @@ static void test_growth_many_keys(void **state)
     char k[32];
     for (int i = 0; i < N; i++) {
         int n = snprintf(k, sizeof(k), "k%d", i);
-        assert_int_equal(ks_add(db, k, (size_t)n, mkfilter(2)), 0);
+        assert_non_null(add_new(db, k, (size_t)n, 2));
     }
     assert_int_equal(ks_size(db), N);
     for (int i = 0; i < N; i++) {
@@ -177,7 +374,7 @@ static void add_range(ks_db_t *db, int from, int to)
     char k[32];
     for (int i = from; i < to; i++) {
         int n = snprintf(k, sizeof(k), "k%d", i);
-        assert_int_equal(ks_add(db, k, (size_t)n, mkfilter(2)), 0);
+        assert_non_null(add_new(db, k, (size_t)n, 2));
     }
 }
 
@@ -273,7 +470,7 @@ static void test_growth_accounting(void **state)
     for (int round = 0; round < 2; round++) {
         cf_filter_t *f = mkfilter(64);
         uint64_t fb = cf_size_bytes(f);
-        assert_int_equal(ks_add(db, "g", 1, f), 0);
+        assert_int_equal(ks_add(db, "g", 1, &f), 0);
         uint64_t counted = ks_bytes(db);
         char item[32];
         for (int i = 0; i < 10000 && cf_size_bytes(f) == fb; i++) {
@@ -300,7 +497,7 @@ static void test_bytes_accounting(void **state)
     cf_filter_t *f = mkfilter(100000);
     uint64_t fb = cf_size_bytes(f);
     assert_true(fb > 0);
-    assert_int_equal(ks_add(db, "big", 3, f), 0);
+    assert_int_equal(ks_add(db, "big", 3, &f), 0);
     uint64_t one = ks_bytes(db);
     assert_true(one >= empty + fb + 3);
     assert_true(one < empty + fb + 1024); /* entry overhead is small */
@@ -322,6 +519,144 @@ static void test_bytes_accounting(void **state)
     assert_int_equal(ks_bytes(db), empty);
 }
 
+/* Fills a filter until it grows into a second table. */
+static void grow(cf_filter_t *f)
+{
+    uint32_t n = cf_nfilters(f);
+    char item[32];
+    for (int i = 0; i < 100000 && cf_nfilters(f) == n; i++) {
+        int len = snprintf(item, sizeof(item), "grow-%d", i);
+        assert_int_equal(cf_add(f, item, (size_t)len), 0);
+    }
+    assert_true(cf_nfilters(f) > n);
+}
+
+/* Many keys; some filters grow and are recounted, some grow unrecounted,
+ * some are renamed: deleting them all, or flushing, gives back exactly the
+ * empty figure. */
+static void test_accounting_returns_to_empty(void **state)
+{
+    ks_db_t *db = *state;
+    uint64_t empty = ks_bytes(db);
+    enum { N = 3000 };
+    char k[64];
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < N; i++) {
+            int n = snprintf(k, sizeof(k), "tenant:%d", i);
+            cf_filter_t *f = add_new(db, k, (size_t)n, 16);
+            if (i % 7 == 0) {
+                grow(f);
+                if (i % 14 == 0)
+                    ks_recount(db, k, (size_t)n);
+            }
+        }
+        for (int i = 0; i < N; i += 5) {
+            char d[64];
+            int n = snprintf(k, sizeof(k), "tenant:%d", i);
+            int m = snprintf(d, sizeof(d), "renamed-to-a-longer-name:%d", i);
+            assert_int_equal(ks_rename(db, k, (size_t)n, d, (size_t)m), 0);
+        }
+        assert_int_equal(ks_size(db), N);
+        assert_true(ks_bytes(db) > empty + (uint64_t)N * 100);
+        if (round == 0) {
+            for (int i = 0; i < N; i++) {
+                int n = i % 5 == 0 ? snprintf(k, sizeof(k),
+                                              "renamed-to-a-longer-name:%d", i)
+                                   : snprintf(k, sizeof(k), "tenant:%d", i);
+                assert_int_equal(ks_del(db, k, (size_t)n), 1);
+            }
+            assert_int_equal(ks_size(db), 0);
+        } else {
+            ks_flush(db);
+        }
+        assert_int_equal(ks_bytes(db), empty);
+    }
+}
+
+/* A key past UINT32_MAX bytes is refused before its bytes are read. */
+static void test_key_too_long(void **state)
+{
+    ks_db_t *db = *state;
+    if (SIZE_MAX <= UINT32_MAX)
+        skip();
+    cf_filter_t *f = mkfilter(10), *was = f;
+    uint64_t before = ks_bytes(db);
+    assert_int_equal(ks_add(db, "x", (size_t)UINT32_MAX + 1, &f), -ENOMEM);
+    assert_ptr_equal(f, was);
+    assert_int_equal(ks_size(db), 0);
+    assert_int_equal(ks_bytes(db), before);
+    assert_non_null(add_new(db, "x", 1, 10));
+    assert_int_equal(ks_rename(db, "x", 1, "y", (size_t)UINT32_MAX + 1),
+                     -ENOMEM);
+    assert_non_null(ks_get(db, "x", 1));
+    cf_free(f);
+}
+
+/* When the filter cannot be resized for its entry, ks_add leaves it to the
+ * caller untouched and ks_rename changes nothing. */
+static void test_resize_failure_changes_nothing(void **state)
+{
+    ks_db_t *db = *state;
+    cf_filter_t *f = mkfilter(10), *was = f;
+    assert_int_equal(cf_add(f, "item", 4), 0);
+    uint64_t empty = ks_bytes(db);
+    moving_fail_reallocs = 1;
+    assert_int_equal(ks_add(db, "a", 1, &f), -ENOMEM);
+    assert_int_equal(moving_fail_reallocs, 0);
+    assert_ptr_equal(f, was);
+    assert_true(cf_exists(f, "item", 4));
+    assert_int_equal(ks_size(db), 0);
+    assert_int_equal(ks_bytes(db), empty);
+
+    size_t moves = moving_reallocs;
+    assert_int_equal(ks_add(db, "a", 1, &f), 0);
+    assert_true(moving_reallocs > moves); /* it moved */
+    assert_ptr_equal(ks_get(db, "a", 1), f);
+    uint64_t one = ks_bytes(db);
+    moving_fail_reallocs = 1;
+    assert_int_equal(ks_rename(db, "a", 1, "a-longer-key", 12), -ENOMEM);
+    assert_ptr_equal(ks_get(db, "a", 1), f);
+    assert_null(ks_get(db, "a-longer-key", 12));
+    assert_int_equal(ks_size(db), 1);
+    assert_int_equal(ks_bytes(db), one);
+    assert_int_equal(ks_rename(db, "a", 1, "b", 1), 0);
+    assert_null(ks_get(db, "a", 1));
+    assert_holds(db, "b", 1, "item");
+    assert_int_equal(ks_bytes(db), one);
+    /* A failed rename over an existing key keeps both. */
+    assert_non_null(add_new(db, "c", 1, 10));
+    uint64_t two = ks_bytes(db);
+    moving_fail_reallocs = 1;
+    assert_int_equal(ks_rename(db, "b", 1, "c", 1), -ENOMEM);
+    assert_holds(db, "b", 1, "item");
+    assert_non_null(ks_get(db, "c", 1));
+    assert_false(cf_exists(ks_get(db, "c", 1), "item", 4));
+    assert_int_equal(ks_size(db), 2);
+    assert_int_equal(ks_bytes(db), two);
+}
+
+/* A filter too large to be small (its table entry in an array, not in the
+ * struct) keeps its entry after the struct too, through rename, recount
+ * and delete. */
+static void test_large_filter_entry(void **state)
+{
+    ks_db_t *db = *state;
+    uint64_t empty = ks_bytes(db);
+    cf_filter_t *f = mkfilter((uint64_t)4 << 22 | 1); /* > 2^22 buckets */
+    uint64_t fb = cf_size_bytes(f);
+    assert_int_equal(cf_add(f, "item", 4), 0);
+    assert_int_equal(ks_add(db, "big", 3, &f), 0);
+    assert_int_equal(ks_bytes(db), empty + fb + entry_of(3));
+    assert_int_equal(ks_rename(db, "big", 3, "a-much-longer-name", 18), 0);
+    assert_holds(db, "a-much-longer-name", 18, "item");
+    ks_recount(db, "a-much-longer-name", 18);
+    assert_int_equal(ks_bytes(db), empty + fb + entry_of(18));
+    assert_int_equal(ks_usage(db, "a-much-longer-name", 18),
+                     fb + entry_of(18) + sizeof(void *));
+    assert_int_equal(ks_del(db, "a-much-longer-name", 18), 1);
+    assert_int_equal(ks_bytes(db), empty);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -338,6 +673,22 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bytes_accounting, setup, teardown),
         cmocka_unit_test_setup_teardown(test_growth_accounting, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_rename_resizes_entry, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_key_lengths, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_walks_report_exact_keys, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_usage, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_accounting_returns_to_empty, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_key_too_long, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_large_filter_entry, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_resize_failure_changes_nothing,
+                                        setup, teardown),
     };
+    /* Every resize of host bytes moves the filter: a stale pointer is a
+     * use after free under ASan. */
+    moving_alloc_install();
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -291,7 +291,8 @@ static void test_shutdown_save_writes_file(void **state)
     fixture_t *fx = *state;
     start(fx, 16);
     assert_int_equal(persist_load(&fx->s), 0);
-    assert_int_equal(ks_add(fx->s.dbs[2], "key", 3, mkfilter("x")), 0);
+    cf_filter_t *f = mkfilter("x");
+    assert_int_equal(ks_add(fx->s.dbs[2], "key", 3, &f), 0);
     fx->s.dirty = 1;
     assert_int_equal(persist_shutdown_save(&fx->s, false, true, false), 0);
     assert_int_equal(fx->s.dirty, 0);
