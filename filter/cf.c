@@ -1685,11 +1685,18 @@ uint64_t cf_size_bytes(const cf_filter_t *f)
  * it is there, the inline table with its pad. */
 static size_t own_bytes(const cf_filter_t *f)
 {
-    cf_table_t one;
-    const cf_table_t *t = tabs_get(f, &one);
+    const cf_shape_t *sh = SH(f);
+    /* A small table is inline, and its size is a few instructions: a host
+     * walking a chain of keys asks this of every filter it passes. */
+    if (!f->big)
+        return sizeof(*f) +
+               (size_t)(((f->u.one & (SMALL_NB - 1)) * sh->bucket_bits + 7) >>
+                        3) +
+               sh->pad;
+    const cf_table_t *t = f->u.arr;
     size_t n = sizeof(*f);
     if (table_inline(f, t))
-        n += (size_t)(tbytes(f, t) + SH(f)->pad);
+        n += (size_t)(tbytes(f, t) + sh->pad);
     return n;
 }
 

@@ -26,6 +26,11 @@ def test_small_filter_costs_what_it_holds(daemon):
     # one length byte, the key's bytes) and one bucket slot on top
     assert usage == size + 8 + 1 + 1 + len("tenant:1") + 8, (size, usage)
     assert r.memory_usage("tenant:2") is None
+    # issue 13's bound for a key of capacity 100 at 12-bit fingerprints
+    # (a 40-byte struct, the 164-byte table, the entry, one slot)
+    r.execute_command("CF.RESERVE", "tenant:999999", 100)
+    assert r.memory_usage("tenant:999999") <= 250
+    assert r.delete("tenant:999999") == 1
 
     # used_memory grows by what MEMORY USAGE says, key by key (the bucket
     # array doubles now and then: at most one slot a key on average more)
