@@ -14,7 +14,7 @@
  * tables) is in one read-only table of shapes; a filter holds an index
  * into it. A filter that never grew is one allocation: the 40-byte struct,
  * which packs a small table's entry, and the table's bytes (unless the
- * table is large enough to be mapped for huge pages), then any host bytes
+ * table is large enough to be mapped for huge pages), after any host bytes
  * (cf_resize_extra()). Growth adds an array of table entries and the new
  * tables; the first table's bytes stay where they are.
  *
@@ -1072,7 +1072,7 @@ int cf_create(const cf_params_t *p, cf_filter_t **out)
     return 0;
 }
 
-void cf_free(cf_filter_t *f)
+void cf_free_extra(cf_filter_t *f, size_t have)
 {
     if (f == NULL)
         return;
@@ -1081,7 +1081,12 @@ void cf_free(cf_filter_t *f)
         table_release(f, &tabs[k]);
     if (f->big)
         mem.free_fn(f->u.arr);
-    mem.free_fn(f);
+    mem.free_fn((uint8_t *)f - have);
+}
+
+void cf_free(cf_filter_t *f)
+{
+    cf_free_extra(f, 0);
 }
 
 /* ---- lookups ---- */
@@ -1121,6 +1126,14 @@ void cf_prefetch(const cf_filter_t *f, const void *key, size_t len)
         prefetch_bucket(f, t, i1);
         prefetch_bucket(f, t, alt_index(t, i1, hk.fp));
     }
+}
+
+void cf_prefetch_filter(const cf_filter_t *f)
+{
+    /* addresses, not pointers into f: the line before may not be f's */
+    uintptr_t p = (uintptr_t)f;
+    for (int line = -1; line < 4; line++)
+        __builtin_prefetch((const void *)(p + (uintptr_t)(64 * line)));
 }
 
 bool cf_exists(const cf_filter_t *f, const void *key, size_t len)
@@ -1681,7 +1694,7 @@ uint64_t cf_size_bytes(const cf_filter_t *f)
     return cf_size_bytes_at(f, f->nfilters);
 }
 
-/* Bytes of f's own allocation before the host bytes: the struct and, when
+/* Bytes of f's own allocation from f on: the struct and, when
  * it is there, the inline table with its pad. */
 static size_t own_bytes(const cf_filter_t *f)
 {
@@ -1700,22 +1713,33 @@ static size_t own_bytes(const cf_filter_t *f)
     return n;
 }
 
-void *cf_extra(const cf_filter_t *f)
-{
-    return (uint8_t *)f + own_bytes(f);
-}
-
-int cf_resize_extra(cf_filter_t **fp, size_t n)
+int cf_resize_extra(cf_filter_t **fp, size_t have, size_t n)
 {
     cf_filter_t *f = *fp;
+    if (have % CF_EXTRA_ALIGN != 0 || n % CF_EXTRA_ALIGN != 0)
+        return -EINVAL;
     size_t own = own_bytes(f);
     if (n > SIZE_MAX - own)
         return -ENOMEM;
     cf_table_t one;
     bool inl = table_inline(f, tabs_get(f, &one));
-    cf_filter_t *g = mem.realloc_fn(f, own + n);
-    if (g == NULL)
-        return -ENOMEM;
+    uint8_t *base = (uint8_t *)f - have, *nb;
+    if (n < have) {
+        /* the struct (and inline table) down first, then the block
+         * shrinks under it; a failed shrink moves it back */
+        memmove(base + n, base + have, own);
+        nb = mem.realloc_fn(base, n + own);
+        if (nb == NULL) {
+            memmove(base + have, base + n, own);
+            return -ENOMEM;
+        }
+    } else {
+        nb = mem.realloc_fn(base, n + own);
+        if (nb == NULL)
+            return -ENOMEM;
+        memmove(nb + n, nb + have, own);
+    }
+    cf_filter_t *g = (cf_filter_t *)(void *)(nb + n);
     /* The inline table moved with the struct (a small filter's entry has
      * no address to fix). */
     if (inl && g->big)

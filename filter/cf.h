@@ -130,6 +130,13 @@ int cf_del(cf_filter_t *f, const void *key, size_t len);
  * of many items (a pipeline of commands) overlap. */
 void cf_prefetch(const cf_filter_t *f, const void *key, size_t len);
 
+/* Starts loading f itself into the cache without reading it: the struct,
+ * the line of host bytes before it and, for a small filter, its inline
+ * table, so that a host that just found the address reads its record, the
+ * struct and the table in one memory round trip instead of one after the
+ * other. */
+void cf_prefetch_filter(const cf_filter_t *f);
+
 /* Batched lookup: out[i] = cf_exists(f, keys[i], lens[i]) for i < n. Hashes
  * and prefetches a window of items before probing any. */
 void cf_exists_many(const cf_filter_t *f, size_t n, const void *const *keys,
@@ -170,18 +177,22 @@ void cf_stats(const cf_filter_t *f, cf_stats_t *st);
  * padding. Takes at most CF_MAX_FILTERS steps. */
 uint64_t cf_size_bytes(const cf_filter_t *f);
 
-/* Host bytes: room a host may keep right after a filter, in the filter's
+/* Host bytes: room a host may keep right BEFORE a filter, in the filter's
  * own allocation, so that a small filter and the host's record of it (a
- * key, a link) cost one allocation instead of two. cf_resize_extra() makes
- * room for exactly n of them (0 gives it back) and may move the filter: on
- * 0, *f is the filter's new address and every pointer to the old one is
- * stale; on -ENOMEM nothing changed. The bytes that were there are kept up
- * to the smaller size; new ones are not initialised. They are the host's:
- * not part of cf_size_bytes(), never serialised, not aligned (use memcpy).
- * cf_extra() points at them; a filter never resized has none. Growth,
- * lookups and cf_load_data() leave them alone and never move a filter. */
-int cf_resize_extra(cf_filter_t **f, size_t n);
-void *cf_extra(const cf_filter_t *f);
+ * key, a link) cost one allocation instead of two, and the record shares a
+ * cache line with the struct. They end at the filter's address: the host
+ * finds them at (uint8_t *)f - n. A filter from cf_create() or
+ * cf_load_header() has none. cf_resize_extra() changes have (what f has
+ * now) to n, both multiples of CF_EXTRA_ALIGN (-EINVAL otherwise), and may
+ * move the filter: on 0, *f is the filter's new address and every pointer
+ * to the old one is stale; on -ENOMEM nothing changed. What the host bytes
+ * hold afterwards is unspecified: the host writes them again. They are not
+ * part of cf_size_bytes() and never serialised. A filter with host bytes
+ * is freed with cf_free_extra(f, n), never cf_free(). Growth, lookups and
+ * cf_load_data() leave them alone and never move a filter. */
+#define CF_EXTRA_ALIGN 8
+int cf_resize_extra(cf_filter_t **f, size_t have, size_t n);
+void cf_free_extra(cf_filter_t *f, size_t have);
 
 /* Tables f has (1 for a filter that never grew), and what
  * cf_size_bytes() answered when it had only its first n of them

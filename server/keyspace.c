@@ -11,13 +11,16 @@
  * miss a key (it may report some twice).
  *
  * A key costs one allocation: the filter's. Its entry lives in the filter's
- * host bytes (cf_extra()), packed and unaligned, so every field is read and
- * written with memcpy or byte by byte:
+ * host bytes, which end where the filter starts (cf_resize_extra()), so the
+ * entry shares the struct's cache line. Read from the filter's address
+ * down, packed, every field read and written with memcpy or byte by byte:
  *
- *   8 bytes   next     the next filter of the chain (cf_filter_t *)
- *   1 byte    tables   cf_nfilters() when the key was last counted
- *   1-5 bytes length   the key's length, LEB128 (one byte below 128)
- *   length    key      the key's bytes (no NUL)
+ *   f - 8     next     the next filter of the chain (cf_filter_t *)
+ *   f - 9     tables   cf_nfilters() when the key was last counted
+ *   f - 10 .. length   the key's length, LEB128 from f - 10 downwards (one
+ *                      byte below 128)
+ *   below it  key      the key's bytes (no NUL), in order
+ *   below it  pad      up to CF_EXTRA_ALIGN - 1 bytes (entry_size())
  *
  * There is no stored hash: a resize hashes every key again and a lookup
  * compares lengths and bytes. With a million small filters every byte of
@@ -38,10 +41,10 @@
 
 #define KS_MIN_BUCKETS 4
 
-/* Offsets of the entry's fields in the host bytes. */
-#define E_NEXT 0
-#define E_TABLES 8
-#define E_LEN 9
+/* Offsets of the entry's fields below the filter's address. */
+#define E_NEXT 8
+#define E_TABLES 9
+#define E_LEN 10
 #define E_LEN_MAX 5 /* LEB128 of UINT32_MAX */
 
 struct ks_db {
@@ -81,57 +84,70 @@ static size_t varint_len(size_t v)
 /* Host bytes of the entry of a key of len bytes (len <= UINT32_MAX). */
 static size_t entry_size(size_t len)
 {
-    return E_LEN + varint_len(len) + len;
+    size_t n = E_LEN - 1 + varint_len(len) + len;
+    return (n + CF_EXTRA_ALIGN - 1) / CF_EXTRA_ALIGN * CF_EXTRA_ALIGN;
+}
+
+/* The address of a field of f's entry, off bytes below f. */
+static uint8_t *field(const cf_filter_t *f, size_t off)
+{
+    return (uint8_t *)(uintptr_t)f - off;
 }
 
 /* f's key: its bytes, and its length in *len. */
 static const uint8_t *entry_key(const cf_filter_t *f, size_t *len)
 {
-    const uint8_t *p = (const uint8_t *)cf_extra(f) + E_LEN;
+    const uint8_t *p = field(f, E_LEN);
     size_t v = 0;
     unsigned shift = 0;
     uint8_t b;
     do {
-        b = *p++;
+        b = *p--;
         v |= (size_t)(b & 0x7F) << shift;
         shift += 7;
     } while (b & 0x80);
     *len = v;
-    return p;
+    return p + 1 - v;
 }
 
+/* The host bytes f has: its entry with the pad. */
 static size_t entry_bytes(const cf_filter_t *f)
 {
     size_t len;
-    const uint8_t *k = entry_key(f, &len);
-    return (size_t)(k - (const uint8_t *)cf_extra(f)) + len;
+    (void)entry_key(f, &len);
+    return entry_size(len);
 }
 
 /* Writes the length and the key into f's entry (sized by entry_size()). */
 static void entry_set_key(cf_filter_t *f, const void *key, size_t len)
 {
-    uint8_t *p = (uint8_t *)cf_extra(f) + E_LEN;
+    uint8_t *p = field(f, E_LEN);
     size_t v = len;
     while (v >= 0x80) {
-        *p++ = (uint8_t)(v | 0x80);
+        *p-- = (uint8_t)(v | 0x80);
         v >>= 7;
     }
-    *p++ = (uint8_t)v;
+    *p = (uint8_t)v;
     if (len > 0)
-        memcpy(p, key, len);
+        memcpy(p - len, key, len);
 }
 
 static cf_filter_t *entry_next(const cf_filter_t *f)
 {
-    return get_ptr((const uint8_t *)cf_extra(f) + E_NEXT);
+    return get_ptr(field(f, E_NEXT));
 }
 
 /* What f adds to db->bytes: its size when it had the tables it was counted
  * with (tables are only ever added, so this never changes), and its entry. */
 static uint64_t counted(const cf_filter_t *f)
 {
-    const uint8_t *e = cf_extra(f);
-    return cf_size_bytes_at(f, e[E_TABLES]) + entry_bytes(f);
+    return cf_size_bytes_at(f, *field(f, E_TABLES)) + entry_bytes(f);
+}
+
+/* Frees f and its entry. */
+static void free_filter(cf_filter_t *f)
+{
+    cf_free_extra(f, entry_bytes(f));
 }
 
 ks_db_t *ks_db_new(void)
@@ -160,7 +176,7 @@ static void free_chains(ks_db_t *db)
         cf_filter_t *f = db->buckets[i];
         while (f != NULL) {
             cf_filter_t *next = entry_next(f);
-            cf_free(f);
+            free_filter(f);
             f = next;
         }
         db->buckets[i] = NULL;
@@ -190,7 +206,7 @@ static void resize(ks_db_t *db, size_t n)
             size_t len;
             const uint8_t *key = entry_key(f, &len);
             size_t j = (size_t)ks_hash(db, key, len) & (n - 1);
-            put_ptr((uint8_t *)cf_extra(f) + E_NEXT, nb[j]);
+            put_ptr(field(f, E_NEXT), nb[j]);
             nb[j] = f;
             f = next;
         }
@@ -223,11 +239,14 @@ static uint8_t *find_link(const ks_db_t *db, const void *key, size_t len,
     uint8_t *link = (uint8_t *)&db->buckets[h & (db->nbuckets - 1)];
     cf_filter_t *f;
     while ((f = get_ptr(link)) != NULL) {
+        /* its struct says where its entry is, and the entry lies past
+         * its table: fetch them together */
+        cf_prefetch_filter(f);
         size_t klen;
         const uint8_t *k = entry_key(f, &klen);
         if (klen == len && (len == 0 || memcmp(k, key, len) == 0))
             break;
-        link = (uint8_t *)cf_extra(f) + E_NEXT;
+        link = field(f, E_NEXT);
     }
     return link;
 }
@@ -241,11 +260,10 @@ cf_filter_t *ks_get(const ks_db_t *db, const void *key, size_t len)
  * h and counts it with the tables it has now. */
 static void link_filter(ks_db_t *db, cf_filter_t *f, uint32_t h)
 {
-    uint8_t *e = cf_extra(f);
     size_t i = (size_t)h & (db->nbuckets - 1);
-    put_ptr(e + E_NEXT, db->buckets[i]);
+    put_ptr(field(f, E_NEXT), db->buckets[i]);
     db->buckets[i] = f;
-    e[E_TABLES] = (uint8_t)cf_nfilters(f);
+    *field(f, E_TABLES) = (uint8_t)cf_nfilters(f);
     db->size++;
     db->bytes += counted(f);
 }
@@ -267,7 +285,8 @@ int ks_add(ks_db_t *db, const void *key, size_t len, cf_filter_t **f)
     uint32_t h = ks_hash(db, key, len);
     if (get_ptr(find_link(db, key, len, h)) != NULL)
         return -EEXIST;
-    if (cf_resize_extra(f, entry_size(len)) != 0)
+    /* a filter that comes in has no host bytes (keyspace.h) */
+    if (cf_resize_extra(f, 0, entry_size(len)) != 0)
         return -ENOMEM;
     entry_set_key(*f, key, len);
     link_filter(db, *f, h);
@@ -280,7 +299,7 @@ int ks_del(ks_db_t *db, const void *key, size_t len)
     uint8_t *link = find_link(db, key, len, ks_hash(db, key, len));
     if (get_ptr(link) == NULL)
         return 0;
-    cf_free(unlink_filter(db, link));
+    free_filter(unlink_filter(db, link));
     maybe_shrink(db);
     return 1;
 }
@@ -296,20 +315,23 @@ int ks_rename(ks_db_t *db, const void *src, size_t slen, const void *dst,
         return 0;
     if (dlen > UINT32_MAX || dlen > SIZE_MAX - E_LEN - E_LEN_MAX)
         return -ENOMEM;
-    /* Resize first so a failure changes nothing. The entry's next and
-     * tables survive the resize (they come before the key), and the
-     * filter's new address goes into slink at once. */
+    /* Resize first so a failure changes nothing. The host bytes are not
+     * kept by a resize: next and tables are read before and written
+     * again, and the filter's old address leaves slink at once. */
     uint64_t was = counted(f);
-    if (cf_resize_extra(&f, entry_size(dlen)) != 0)
+    cf_filter_t *next = entry_next(f);
+    uint8_t tables = *field(f, E_TABLES);
+    if (cf_resize_extra(&f, entry_bytes(f), entry_size(dlen)) != 0)
         return -ENOMEM;
-    put_ptr(slink, entry_next(f));
+    put_ptr(slink, next);
     db->size--;
     db->bytes -= was;
     entry_set_key(f, dst, dlen);
+    *field(f, E_TABLES) = tables;
     uint32_t dh = ks_hash(db, dst, dlen);
     uint8_t *dlink = find_link(db, dst, dlen, dh);
     if (get_ptr(dlink) != NULL)
-        cf_free(unlink_filter(db, dlink));
+        free_filter(unlink_filter(db, dlink));
     link_filter(db, f, dh);
     return 0;
 }
@@ -342,9 +364,8 @@ void ks_recount(ks_db_t *db, const void *key, size_t len)
     cf_filter_t *f = get_ptr(find_link(db, key, len, ks_hash(db, key, len)));
     if (f == NULL)
         return;
-    uint8_t *e = cf_extra(f);
     db->bytes -= counted(f);
-    e[E_TABLES] = (uint8_t)cf_nfilters(f);
+    *field(f, E_TABLES) = (uint8_t)cf_nfilters(f);
     db->bytes += counted(f);
 }
 

@@ -37,8 +37,9 @@ cf_filter_t *ks_get(const ks_db_t *db, const void *key, size_t len);
 /* Stores *f under key; the table takes ownership of it. On 0, *f is the
  * stored filter's address, which may differ from the one passed (the
  * filter was moved to make room for its entry; the old address is stale).
- * -EEXIST when the key exists, or -ENOMEM: then *f is untouched and the
- * filter is still the caller's. */
+ * *f must have no host bytes (a filter from cf_create() or
+ * cf_load_header()). -EEXIST when the key exists, or -ENOMEM: then *f is
+ * untouched and the filter is still the caller's. */
 int ks_add(ks_db_t *db, const void *key, size_t len, cf_filter_t **f);
 
 /* Removes key and frees its filter: 1 when removed, 0 when absent. */

@@ -230,15 +230,15 @@ static void check_edge(uint64_t cap, bool small)
         off += n;
     }
     assert_int_equal(cf_size_bytes(g), cf_size_bytes(f));
-    assert_int_equal(cf_resize_extra(&g, 100), 0);
-    memset(cf_extra(g), 0x5A, 100);
+    assert_int_equal(cf_resize_extra(&g, 0, 104), 0);
+    memset((uint8_t *)g - 104, 0x5A, 104);
     for (uint64_t i = 0; i < 2000; i++) {
         uint64_t k = key_of(i);
         assert_int_equal(cf_exists(g, &k, sizeof(k)), cf_exists(f, &k, sizeof(k)));
         if (i < 1000)
             assert_true(cf_exists(g, &k, sizeof(k)));
     }
-    cf_free(g);
+    cf_free_extra(g, 104);
     cf_free(f);
     assert_int_equal(live_bytes, 0);
     assert_int_equal(live_blocks, 0);
