@@ -1063,7 +1063,13 @@ int cf_create(const cf_params_t *p, cf_filter_t **out)
     uint64_t bytes = table_bytes(nb, sh->bucket_bits);
     if (nb == 0 || bytes == 0)
         return -ENOMEM;
-    if (p->max_bytes && sizeof(cf_filter_t) + bytes + sh->pad > p->max_bytes)
+    /* a filter too large to be small has an entry of its own */
+    uint64_t entry = small_fits(!table_mapped(bytes + sh->pad), nb,
+                                p->capacity)
+                         ? 0
+                         : sizeof(cf_table_t);
+    if (p->max_bytes &&
+        sizeof(cf_filter_t) + entry + bytes + sh->pad > p->max_bytes)
         return -ENOMEM;
     cf_filter_t *f = filter_new(p, nb);
     if (f == NULL)
@@ -1721,18 +1727,20 @@ int cf_resize_extra(cf_filter_t **fp, size_t have, size_t n)
     size_t own = own_bytes(f);
     if (n > SIZE_MAX - own)
         return -ENOMEM;
+    if (n == have)
+        return 0;
     cf_table_t one;
     bool inl = table_inline(f, tabs_get(f, &one));
     uint8_t *base = (uint8_t *)f - have, *nb;
     if (n < have) {
-        /* the struct (and inline table) down first, then the block
-         * shrinks under it; a failed shrink moves it back */
-        memmove(base + n, base + have, own);
-        nb = mem.realloc_fn(base, n + own);
-        if (nb == NULL) {
-            memmove(base + have, base + n, own);
+        /* A block of its own: shrinking in place would move the struct
+         * over the host bytes first, and a failed realloc would leave
+         * them overwritten. */
+        nb = mem.malloc_fn(n + own);
+        if (nb == NULL)
             return -ENOMEM;
-        }
+        memcpy(nb + n, f, own);
+        mem.free_fn(base);
     } else {
         nb = mem.realloc_fn(base, n + own);
         if (nb == NULL)

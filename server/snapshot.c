@@ -442,9 +442,10 @@ static int load_filter(snap_reader_t *r, int db, const uint8_t *key,
     char label[40];
     int rc;
 
-    /* The caller's limit is passed unchanged because the core keeps it as
-     * the loaded filter's growth cap. A header cannot make the core allocate
-     * more than that limit (or the core's absolute cap when there is none);
+    /* The caller's limit bounds what the header may ask for (growth later
+     * is capped per command by the room the host passes). A header cannot
+     * make the core allocate more than that limit (or the core's absolute
+     * cap when there is none);
      * the tables are calloc'd and so untouched until cf_load_data, and a
      * header whose size disagrees with the data length is freed below
      * before any data is copied, so resident memory stays within what the

@@ -19,10 +19,15 @@
 #define MOVING_HDR 16
 
 static int moving_fail_reallocs; /* > 0: that many reallocs fail */
+static int moving_fail_mallocs;  /* > 0: that many mallocs fail */
 static size_t moving_reallocs;   /* reallocs done (moves) */
 
 static void *moving_malloc(size_t n)
 {
+    if (moving_fail_mallocs > 0) {
+        moving_fail_mallocs--;
+        return NULL;
+    }
     if (n > SIZE_MAX - MOVING_HDR)
         return NULL;
     unsigned char *p = malloc(n + MOVING_HDR);
@@ -58,7 +63,10 @@ static void *moving_realloc(void *p, size_t n)
     }
     size_t old;
     memcpy(&old, (unsigned char *)p - MOVING_HDR, sizeof(old));
+    int fail = moving_fail_mallocs; /* a realloc is not a malloc here */
+    moving_fail_mallocs = 0;
     void *q = moving_malloc(n);
+    moving_fail_mallocs = fail;
     if (q == NULL)
         return NULL;
     memcpy(q, p, old < n ? old : n);

@@ -625,15 +625,36 @@ static void test_resize_failure_changes_nothing(void **state)
     assert_holds(db, "b", 1, "item");
     assert_int_equal(ks_bytes(db), one);
     /* A failed rename over an existing key keeps both. */
-    assert_non_null(add_new(db, "c", 1, 10));
+    const char *c = "c-a-key-of-another-entry-size";
+    size_t cl = strlen(c);
+    assert_non_null(add_new(db, c, cl, 10));
     uint64_t two = ks_bytes(db);
     moving_fail_reallocs = 1;
-    assert_int_equal(ks_rename(db, "b", 1, "c", 1), -ENOMEM);
+    assert_int_equal(ks_rename(db, "b", 1, c, cl), -ENOMEM);
     assert_holds(db, "b", 1, "item");
-    assert_non_null(ks_get(db, "c", 1));
-    assert_false(cf_exists(ks_get(db, "c", 1), "item", 4));
+    assert_non_null(ks_get(db, c, cl));
+    assert_false(cf_exists(ks_get(db, c, cl), "item", 4));
     assert_int_equal(ks_size(db), 2);
     assert_int_equal(ks_bytes(db), two);
+    /* A failed rename to a shorter entry (its own block: a shrink must
+     * not overwrite the entry in place) keeps the key and its chain. */
+    moving_fail_mallocs = 1;
+    assert_int_equal(ks_rename(db, c, cl, "d", 1), -ENOMEM);
+    assert_int_equal(moving_fail_mallocs, 0);
+    assert_non_null(ks_get(db, c, cl));
+    assert_null(ks_get(db, "d", 1));
+    assert_holds(db, "b", 1, "item");
+    assert_int_equal(ks_bytes(db), two);
+    assert_int_equal(ks_rename(db, c, cl, "d", 1), 0);
+    assert_non_null(ks_get(db, "d", 1));
+    assert_holds(db, "b", 1, "item");
+    /* Renames that keep the entry's size need no memory at all. */
+    moving_fail_reallocs = 1;
+    moving_fail_mallocs = 1;
+    assert_int_equal(ks_rename(db, "d", 1, "e", 1), 0);
+    assert_non_null(ks_get(db, "e", 1));
+    moving_fail_reallocs = 0;
+    moving_fail_mallocs = 0;
 }
 
 /* A filter too large to be small (its table entry in an array, not in the
