@@ -71,10 +71,16 @@ def test_small_filter_grows_and_comes_back_small(daemon):
     assert grown > small + 2 * 170
     assert all(r.execute_command("CF.MEXISTS", "g", *items))
     # deleting the items does not shrink the chain; deleting the key and
-    # reserving it again does
-    for it in items:
-        assert r.execute_command("CF.DEL", "g", it) == 1
-    assert info(r, "g")[b"Number of items inserted"] == 0
+    # reserving it again does. Not every CF.DEL can find its item: when two
+    # items share a fingerprint and one's buckets in another table hold the
+    # other, deleting the first may take the second's copy (a chained
+    # cuckoo filter cannot tell them apart; RedisBloom's CF.DEL has the
+    # same caveat). With this seed-dependent chain that is ~6% of runs, one
+    # item at most in nearly all of them: the count must stay exact.
+    deleted = sum(r.execute_command("CF.DEL", "g", it) for it in items)
+    assert len(items) - 3 <= deleted <= len(items)
+    assert info(r, "g")[b"Number of items inserted"] == len(items) - deleted
+    assert info(r, "g")[b"Number of items deleted"] == deleted
     assert r.memory_usage("g") == grown
     assert r.delete("g") == 1
     r.execute_command("CF.RESERVE", "g", 100, "EXPANSION", 2)
