@@ -1517,21 +1517,27 @@ stored:
     return 0;
 }
 
+/* cf_add() (nx false: 0 when stored) or cf_add_nx() (1 when added, 0 when
+ * present) of a hashed item, or a negative errno. */
+static int add_hashed(cf_filter_t *f, cf_hash_t hk, bool nx, uint64_t *room)
+{
+    cf_table_t one;
+    if (nx && filter_has(f, tabs_get(f, &one), hk))
+        return 0;
+    int rc = insert_hashed(f, hk, room);
+    return rc < 0 ? rc : nx;
+}
+
 int cf_add(cf_filter_t *f, const void *key, size_t len)
 {
     uint64_t room = UINT64_MAX;
-    return insert_hashed(f, hash_key(f, key, len), &room);
+    return add_hashed(f, hash_key(f, key, len), false, &room);
 }
 
 int cf_add_nx(cf_filter_t *f, const void *key, size_t len)
 {
-    cf_hash_t hk = hash_key(f, key, len);
-    cf_table_t one;
-    if (filter_has(f, tabs_get(f, &one), hk))
-        return 0;
     uint64_t room = UINT64_MAX;
-    int rc = insert_hashed(f, hk, &room);
-    return rc < 0 ? rc : 1;
+    return add_hashed(f, hash_key(f, key, len), true, &room);
 }
 
 /* The middle stage of the batched insert. The buckets of hk were
@@ -1561,14 +1567,7 @@ void cf_add_many(cf_filter_t *f, size_t n, const void *const *keys,
     if (room == NULL)
         room = &none;
     if (n == 1) { /* one command's one item: nothing to overlap */
-        cf_hash_t h1 = hash_key(f, keys[0], lens[0]);
-        cf_table_t v;
-        if (nx && filter_has(f, tabs_get(f, &v), h1)) {
-            rc[0] = 0;
-        } else {
-            int e = insert_hashed(f, h1, room);
-            rc[0] = e < 0 ? e : (nx ? 1 : 0);
-        }
+        rc[0] = add_hashed(f, hash_key(f, keys[0], lens[0]), nx, room);
         return;
     }
     /* The pipeline of cf_exists_many in three stages: hash and prefetch
@@ -1588,15 +1587,8 @@ void cf_add_many(cf_filter_t *f, size_t n, const void *const *keys,
                   items_of(f) * 4 >= last->nbuckets * SH(f)->b * 3);
     for (size_t i = 0; i < n + W; i++) {
         size_t r = i % W;
-        if (i >= W) {
-            size_t k = i - W;
-            if (nx && filter_has(f, tabs_get(f, &one), hk[r])) {
-                rc[k] = 0;
-            } else {
-                int e = insert_hashed(f, hk[r], room);
-                rc[k] = e < 0 ? e : (nx ? 1 : 0);
-            }
-        }
+        if (i >= W)
+            rc[i - W] = add_hashed(f, hk[r], nx, room);
         if (ahead && i >= HALF && i - HALF < n)
             prefetch_alternates(f, hk[(i - HALF) % W]);
         if (i < n) {
@@ -1724,11 +1716,11 @@ int cf_resize_extra(cf_filter_t **fp, size_t have, size_t n)
     cf_filter_t *f = *fp;
     if (have % CF_EXTRA_ALIGN != 0 || n % CF_EXTRA_ALIGN != 0)
         return -EINVAL;
+    if (n == have)
+        return 0;
     size_t own = own_bytes(f);
     if (n > SIZE_MAX - own)
         return -ENOMEM;
-    if (n == have)
-        return 0;
     cf_table_t one;
     bool inl = table_inline(f, tabs_get(f, &one));
     uint8_t *base = (uint8_t *)f - have, *nb;

@@ -81,7 +81,13 @@ static size_t varint_len(size_t v)
     return n;
 }
 
-/* Host bytes of the entry of a key of len bytes (len <= UINT32_MAX). */
+/* Whether a key of len bytes can have an entry (keyspace.h's bound). */
+static bool key_len_ok(size_t len)
+{
+    return len <= UINT32_MAX && len <= SIZE_MAX - E_LEN - E_LEN_MAX;
+}
+
+/* Host bytes of the entry of a key of len bytes (key_len_ok()). */
 static size_t entry_size(size_t len)
 {
     size_t n = E_LEN - 1 + varint_len(len) + len;
@@ -280,7 +286,7 @@ static cf_filter_t *unlink_filter(ks_db_t *db, uint8_t *link)
 
 int ks_add(ks_db_t *db, const void *key, size_t len, cf_filter_t **f)
 {
-    if (len > UINT32_MAX || len > SIZE_MAX - E_LEN - E_LEN_MAX)
+    if (!key_len_ok(len))
         return -ENOMEM;
     uint32_t h = ks_hash(db, key, len);
     if (get_ptr(find_link(db, key, len, h)) != NULL)
@@ -313,7 +319,7 @@ int ks_rename(ks_db_t *db, const void *src, size_t slen, const void *dst,
         return -ENOENT;
     if (slen == dlen && (slen == 0 || memcmp(src, dst, slen) == 0))
         return 0;
-    if (dlen > UINT32_MAX || dlen > SIZE_MAX - E_LEN - E_LEN_MAX)
+    if (!key_len_ok(dlen))
         return -ENOMEM;
     /* Resize first so a failure changes nothing. The host bytes are not
      * kept by a resize: next and tables are read before and written
