@@ -47,12 +47,8 @@ redis-server --port "$RP" --bind 127.0.0.1 --save "" --appendonly no \
     --dir "$tmp/r" >"$tmp/r/log" 2>&1 &
 rpid=$!
 pids+=("$rpid")
-for p in "$CP" "$RP"; do
-    for _ in $(seq 100); do
-        redis-cli -p "$p" ping >/dev/null 2>&1 && break
-        sleep 0.1
-    done
-done
+wait_ping "$CP"
+wait_ping "$RP"
 redis-cli -p "$CP" --pipe <"$tmp/cf.resp" >/dev/null
 redis-cli -p "$RP" --pipe <"$tmp/set.resp" >/dev/null
 echo "keys: cuckood $(redis-cli -p "$CP" dbsize), redis $(redis-cli -p "$RP" dbsize)"

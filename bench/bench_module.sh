@@ -27,16 +27,8 @@ CUCKOOD=$BUILD/server/cuckood
 MODULE=$PWD/$BUILD/module/cuckoo.so
 [ -x "$CUCKOOD" ] && [ -f "$MODULE" ] || BUILD_DIR=$BUILD bash scripts/build.sh
 
-. bench/lib.sh  # free_port, $tmp, $pids
+. bench/lib.sh  # free_port, wait_ping, $tmp, $pids
 work=$tmp
-wait_ping() {
-    for _ in $(seq 200); do
-        redis-cli -p "$1" PING >/dev/null 2>&1 && return 0
-        sleep 0.05
-    done
-    echo "server on port $1 did not start" >&2
-    exit 1
-}
 start_module() { # port dir
     mkdir -p "$2"
     redis-server --port "$1" --bind 127.0.0.1 --dir "$2" --save "" \

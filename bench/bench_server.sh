@@ -61,7 +61,7 @@ if [[ ! -x $CUCKOOD || ! -x $CLIENT || ! -x $BULKREF ]]; then
     bash scripts/build.sh
 fi
 
-. bench/lib.sh  # free_port, $tmp, $pids
+. bench/lib.sh  # free_port, wait_ping, $tmp, $pids
 
 CP=$(free_port)
 RP=$(free_port)
@@ -75,17 +75,8 @@ redis-server --port "$RP" --save "" --appendonly no --dir "$tmp" \
 rpid=$!
 pids+=("$rpid")
 
-wait_up() {
-    local i
-    for i in $(seq 100); do
-        redis-cli -p "$1" PING >/dev/null 2>&1 && return 0
-        sleep 0.1
-    done
-    echo "server on port $1 did not start" >&2
-    exit 1
-}
-wait_up "$CP"
-wait_up "$RP"
+wait_ping "$CP"
+wait_ping "$RP"
 
 ccli() { redis-cli -p "$CP" "$@"; }
 rcli() { redis-cli -p "$RP" "$@"; }

@@ -1,10 +1,22 @@
 # lib.sh - what the shell benchmarks share, sourced from the repository's
-# root: free_port, a scratch directory $tmp, and $pids, the servers a
-# script starts; on exit they are stopped and $tmp is removed.
+# root: free_port, wait_ping, a scratch directory $tmp, and $pids, the
+# servers a script starts; on exit they are stopped and $tmp is removed.
 
 free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0));
 print(s.getsockname()[1])'
+}
+
+# Waits up to 10 s for the server on port $1 to answer PING; exits the
+# script when it does not.
+wait_ping() {
+    local i
+    for i in $(seq 100); do
+        redis-cli -p "$1" PING >/dev/null 2>&1 && return 0
+        sleep 0.1
+    done
+    echo "server on port $1 did not start" >&2
+    exit 1
 }
 
 tmp=$(mktemp -d)
