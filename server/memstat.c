@@ -59,6 +59,13 @@ static double ratio(uint64_t a, uint64_t b)
     return b > 0 ? (double)a / (double)b : 0.0;
 }
 
+/* Whether a exceeds b by more than num/den of b and by more than
+ * MEMSTAT_DOCTOR_BYTES: what MEMORY DOCTOR calls worth a paragraph. */
+static bool well_over(uint64_t a, uint64_t b, uint64_t num, uint64_t den)
+{
+    return a > b + b * num / den && a - b > MEMSTAT_DOCTOR_BYTES;
+}
+
 static int64_t diff(uint64_t a, uint64_t b)
 {
     return a >= b ? (int64_t)(a - b) : -(int64_t)(b - a);
@@ -213,8 +220,7 @@ void memstat_doctor_proc(client_t *c, int argc, const resp_arg_t *argv)
                   h1, ratio(fg.peak, fg.used), h2);
         n++;
     }
-    if (fg.rss > fg.used + fg.used * 2 / 5 &&
-        fg.rss - fg.used > MEMSTAT_DOCTOR_BYTES) {
+    if (well_over(fg.rss, fg.used, 2, 5)) {
         human_bytes(h1, sizeof(h1), fg.rss);
         human_bytes(h2, sizeof(h2), fg.rss - fg.used);
         sb_printf(&f,
@@ -227,8 +233,7 @@ void memstat_doctor_proc(client_t *c, int argc, const resp_arg_t *argv)
         n++;
     }
     const heap_stats_t *h = &fg.heap;
-    if (h->known && h->active > h->allocated + h->allocated / 10 &&
-        h->active - h->allocated > MEMSTAT_DOCTOR_BYTES) {
+    if (h->known && well_over(h->active, h->allocated, 1, 10)) {
         human_bytes(h1, sizeof(h1), h->active - h->allocated);
         sb_printf(&f,
                   " * Allocator fragmentation: %s in the allocator's "
@@ -238,8 +243,7 @@ void memstat_doctor_proc(client_t *c, int argc, const resp_arg_t *argv)
                   h1, ratio(h->active, h->allocated));
         n++;
     }
-    if (h->has_resident && h->resident > h->active + h->active / 10 &&
-        h->resident - h->active > MEMSTAT_DOCTOR_BYTES) {
+    if (h->has_resident && well_over(h->resident, h->active, 1, 10)) {
         human_bytes(h1, sizeof(h1), h->resident - h->active);
         sb_printf(&f,
                   " * Allocator RSS overhead: the allocator keeps %s of "
