@@ -89,21 +89,11 @@ static void reply_arity(const call_t *c, const char *name)
 
 /* ---- argument parsing ---------------------------------------------------- */
 
-static bool arg_is(const cmdarg_t *a, const char *lower)
-{
-    return cmdarg_is(a->ptr, a->len, lower);
-}
-
-static bool arg_u64(const cmdarg_t *a, uint64_t *out)
-{
-    return cmdarg_u64(a->ptr, a->len, out);
-}
-
 /* A false-positive rate strictly between 0 and 1, the whole argument. */
-static bool parse_rate(const cmdarg_t *a, double *out)
+static bool parse_rate(const arg_t *a, double *out)
 {
     double d;
-    if (!cmdarg_double(a->ptr, a->len, &d) || d <= 0 || d >= 1)
+    if (!arg_double(a, &d) || d <= 0 || d >= 1)
         return false;
     *out = d;
     return true;
@@ -156,7 +146,7 @@ static bool apply_rate(cf_params_t *p, double rate, bool from_user)
 }
 
 /* Parses "NAME value" for an integer option with RedisBloom's bounds. */
-static bool parse_bounded(const call_t *c, const char *name, const cmdarg_t *a,
+static bool parse_bounded(const call_t *c, const char *name, const arg_t *a,
                           uint64_t lo, uint64_t hi, uint32_t *out)
 {
     uint64_t v;
@@ -184,7 +174,7 @@ static void reply_bad_rate(const call_t *c)
 /* ---- finding and creating filters ---------------------------------------- */
 
 /* The filter under argv[1] for a read, or NULL (absent, or another type). */
-static cf_filter_t *find_read(const call_t *c, const cmdarg_t *key)
+static cf_filter_t *find_read(const call_t *c, const arg_t *key)
 {
     cf_filter_t *f = NULL;
     if (c->host->find(c->h, key, true, &f) != 0)
@@ -194,7 +184,7 @@ static cf_filter_t *find_read(const call_t *c, const cmdarg_t *key)
 
 /* The filter under key for a write: 0 with *out (NULL when absent), or -1
  * after a WRONGTYPE reply. */
-static int find_write(const call_t *c, const cmdarg_t *key, cf_filter_t **out)
+static int find_write(const call_t *c, const arg_t *key, cf_filter_t **out)
 {
     *out = NULL;
     if (c->host->find(c->h, key, false, out) != 0) {
@@ -222,7 +212,7 @@ static uint64_t headroom(const call_t *c, const char **text)
 
 /* Creates a filter with p under key (absent). Replies the error itself and
  * returns NULL on failure; nothing is created then. */
-static cf_filter_t *create_filter(const call_t *c, const cmdarg_t *key,
+static cf_filter_t *create_filter(const call_t *c, const arg_t *key,
                                   cf_params_t *p)
 {
     cf_filter_t *f;
@@ -298,7 +288,7 @@ static void reply_add_error(const call_t *c, int rc)
 /* CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e]
  *            [ERROR rate] */
 static void cmd_reserve(const cfcmd_host_t *host, void *h, int argc,
-                        const cmdarg_t *argv)
+                        const arg_t *argv)
 {
     const call_t c = {host, h};
     cf_params_t p;
@@ -316,7 +306,7 @@ static void cmd_reserve(const cfcmd_host_t *host, void *h, int argc,
         return;
     }
     for (int i = 3; i + 1 < argc; i += 2) {
-        const cmdarg_t *opt = &argv[i], *val = &argv[i + 1];
+        const arg_t *opt = &argv[i], *val = &argv[i + 1];
         if (arg_is(opt, "bucketsize")) {
             if (!parse_bounded(&c, "BUCKETSIZE", val, 1, CF_MAX_BUCKET_SIZE,
                                &p.bucket_size))
@@ -358,7 +348,7 @@ static void cmd_reserve(const cfcmd_host_t *host, void *h, int argc,
 
 /* The filter under key, created with the defaults when missing. *created
  * tells which. NULL after an error reply. */
-static cf_filter_t *get_or_create(const call_t *c, const cmdarg_t *key,
+static cf_filter_t *get_or_create(const call_t *c, const arg_t *key,
                                   bool *created)
 {
     cf_filter_t *f;
@@ -377,7 +367,7 @@ static cf_filter_t *get_or_create(const call_t *c, const cmdarg_t *key,
     return f;
 }
 
-static void add_common(const call_t *c, const cmdarg_t *argv, bool nx)
+static void add_common(const call_t *c, const arg_t *argv, bool nx)
 {
     bool created;
     cf_filter_t *f = get_or_create(c, &argv[1], &created);
@@ -400,7 +390,7 @@ static void add_common(const call_t *c, const cmdarg_t *argv, bool nx)
 
 /* CF.ADD key item */
 static void cmd_add(const cfcmd_host_t *host, void *h, int argc,
-                    const cmdarg_t *argv)
+                    const arg_t *argv)
 {
     const call_t c = {host, h};
     add_common(&c, argv, false);
@@ -408,7 +398,7 @@ static void cmd_add(const cfcmd_host_t *host, void *h, int argc,
 
 /* CF.ADDNX key item */
 static void cmd_addnx(const cfcmd_host_t *host, void *h, int argc,
-                      const cmdarg_t *argv)
+                      const arg_t *argv)
 {
     const call_t c = {host, h};
     add_common(&c, argv, true);
@@ -452,7 +442,7 @@ static uint64_t reply_inserted(const call_t *c, const int *rcs, size_t m,
 }
 
 /* CF.INSERT[NX] key [CAPACITY c] [ERROR rate] [NOCREATE] ITEMS item... */
-static void insert_common(const call_t *c, int argc, const cmdarg_t *argv,
+static void insert_common(const call_t *c, int argc, const arg_t *argv,
                           bool nx, const char *name)
 {
     cf_params_t p;
@@ -462,7 +452,7 @@ static void insert_common(const call_t *c, int argc, const cmdarg_t *argv,
 
     params_default(c, &p, &rate);
     for (int i = 2; i < argc; i++) {
-        const cmdarg_t *opt = &argv[i];
+        const arg_t *opt = &argv[i];
         if (arg_is(opt, "items")) {
             first = i + 1;
             break;
@@ -530,14 +520,14 @@ static void insert_common(const call_t *c, int argc, const cmdarg_t *argv,
 }
 
 static void cmd_insert(const cfcmd_host_t *host, void *h, int argc,
-                       const cmdarg_t *argv)
+                       const arg_t *argv)
 {
     const call_t c = {host, h};
     insert_common(&c, argc, argv, false, "cf.insert");
 }
 
 static void cmd_insertnx(const cfcmd_host_t *host, void *h, int argc,
-                         const cmdarg_t *argv)
+                         const arg_t *argv)
 {
     const call_t c = {host, h};
     insert_common(&c, argc, argv, true, "cf.insertnx");
@@ -545,7 +535,7 @@ static void cmd_insertnx(const cfcmd_host_t *host, void *h, int argc,
 
 /* CF.EXISTS key item */
 static void cmd_exists(const cfcmd_host_t *host, void *h, int argc,
-                       const cmdarg_t *argv)
+                       const arg_t *argv)
 {
     const call_t c = {host, h};
     const cf_filter_t *f = find_read(&c, &argv[1]);
@@ -554,7 +544,7 @@ static void cmd_exists(const cfcmd_host_t *host, void *h, int argc,
 
 /* CF.MEXISTS key item... */
 static void cmd_mexists(const cfcmd_host_t *host, void *h, int argc,
-                        const cmdarg_t *argv)
+                        const arg_t *argv)
 {
     const call_t c = {host, h};
     const cf_filter_t *f = find_read(&c, &argv[1]);
@@ -582,7 +572,7 @@ static void cmd_mexists(const cfcmd_host_t *host, void *h, int argc,
 
 /* CF.DEL key item */
 static void cmd_del(const cfcmd_host_t *host, void *h, int argc,
-                    const cmdarg_t *argv)
+                    const arg_t *argv)
 {
     const call_t c = {host, h};
     cf_filter_t *f;
@@ -601,7 +591,7 @@ static void cmd_del(const cfcmd_host_t *host, void *h, int argc,
 
 /* CF.COUNT key item */
 static void cmd_count(const cfcmd_host_t *host, void *h, int argc,
-                      const cmdarg_t *argv)
+                      const arg_t *argv)
 {
     const call_t c = {host, h};
     const cf_filter_t *f = find_read(&c, &argv[1]);
@@ -617,7 +607,7 @@ static void info_field(const call_t *c, const char *name, uint64_t v)
 
 /* CF.INFO key */
 static void cmd_info(const cfcmd_host_t *host, void *h, int argc,
-                     const cmdarg_t *argv)
+                     const arg_t *argv)
 {
     const call_t c = {host, h};
     const cf_filter_t *f = find_read(&c, &argv[1]);
@@ -650,14 +640,14 @@ static void cmd_info(const cfcmd_host_t *host, void *h, int argc,
 }
 
 /* An iterator argument: a non-negative integer with string2ll's rules. */
-static bool parse_iterator(const cmdarg_t *a, long long *it)
+static bool parse_iterator(const arg_t *a, long long *it)
 {
-    return cmdarg_ll(a->ptr, a->len, it) && *it >= 0;
+    return arg_ll(a, it) && *it >= 0;
 }
 
 /* CF.SCANDUMP key iterator */
 static void cmd_scandump(const cfcmd_host_t *host, void *h, int argc,
-                         const cmdarg_t *argv)
+                         const arg_t *argv)
 {
     const call_t c = {host, h};
     const cf_filter_t *f = find_read(&c, &argv[1]);
@@ -693,8 +683,8 @@ static void cmd_scandump(const cfcmd_host_t *host, void *h, int argc,
     host->reply_bulk(h, p, n);
 }
 
-static void load_header(const call_t *c, const cmdarg_t *key,
-                        const cmdarg_t *data)
+static void load_header(const call_t *c, const arg_t *key,
+                        const arg_t *data)
 {
     const char *oom;
     cf_filter_t *f;
@@ -748,7 +738,7 @@ static void load_header(const call_t *c, const cmdarg_t *key,
 
 /* CF.LOADCHUNK key iterator data */
 static void cmd_loadchunk(const cfcmd_host_t *host, void *h, int argc,
-                          const cmdarg_t *argv)
+                          const arg_t *argv)
 {
     const call_t c = {host, h};
     cf_filter_t *f;
@@ -780,7 +770,7 @@ static void cmd_loadchunk(const cfcmd_host_t *host, void *h, int argc,
 
 /* Single-item commands: the buckets of argv[2] in argv[1]'s filter. */
 static void prefetch_item(const cfcmd_host_t *host, void *h, int argc,
-                          const cmdarg_t *argv)
+                          const arg_t *argv)
 {
     cf_filter_t *f = NULL;
     if (argc == 3 && host->find(h, &argv[1], false, &f) == 0 && f != NULL)

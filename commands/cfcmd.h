@@ -50,17 +50,17 @@ typedef struct cfcmd_host {
      * -EINVAL when the key holds another type (the command answers
      * WRONGTYPE), else 0. A lookup for a read counts a keyspace hit or
      * miss; prefetch lookups pass read = false and count nothing. */
-    int (*find)(void *h, const cmdarg_t *key, bool read, cf_filter_t **out);
+    int (*find)(void *h, const arg_t *key, bool read, cf_filter_t **out);
     /* Stores *f, a new filter, under key (absent: find() said so). The host
      * takes the filter on 0 and may have moved it: *f is then its address
      * (the one passed is stale). -ENOMEM leaves *f unchanged and the
      * filter to the caller. */
-    int (*create)(void *h, const cmdarg_t *key, cf_filter_t **f);
+    int (*create)(void *h, const arg_t *key, cf_filter_t **f);
     /* The filter under key changed: changes counts the writes (the host's
      * dirty counter, replication), and the filter's size may have changed
      * (the host recounts its memory). Called once per command that
      * changed something, after the change. */
-    void (*changed)(void *h, const cmdarg_t *key, cf_filter_t *f,
+    void (*changed)(void *h, const arg_t *key, cf_filter_t *f,
                     uint64_t changes);
     /* Bytes that may still be allocated (UINT64_MAX: no known bound). With
      * *maxmemory set the bound is the host's maxmemory (the refusal is
@@ -101,7 +101,7 @@ typedef struct cfcmd_host {
     }
 
 typedef void cfcmd_proc_t(const cfcmd_host_t *host, void *h, int argc,
-                          const cmdarg_t *argv);
+                          const arg_t *argv);
 
 /* One command of the family, with what a host's table and COMMAND DOCS
  * need. Keys: argument 1 only (first = last = step = 1). */

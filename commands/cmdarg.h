@@ -1,8 +1,7 @@
 /*
- * cmdarg.h - the vocabulary every command host shares: an argument as a
- * byte view, the one string-to-integer parser (Redis's string2ll rules),
- * case-insensitive keyword matching, command flags and the argument
- * documentation that COMMAND DOCS reports.
+ * cmdarg.h - the vocabulary every command host shares beyond the argument
+ * view (arg.h): command flags and the argument documentation that COMMAND
+ * DOCS reports.
  *
  * Contract: pure functions over the caller's bytes; no allocation, no I/O,
  * nothing from the hosts (server/, module/) or libuv.
@@ -14,28 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* One argument of a command: len bytes at ptr, binary-safe. */
-typedef struct cmdarg {
-    const char *ptr;
-    size_t len;
-} cmdarg_t;
-
-/* Parses the whole of s[0..len) as a signed 64-bit decimal with Redis's
- * string2ll() rules: an optional '-' then digits, no leading zeros (except
- * "0" itself), no '+', no spaces, no overflow. true and *out on success. */
-bool cmdarg_ll(const char *s, size_t len, long long *out);
-
-/* The same rules for an unsigned value (no '-'): 0 .. UINT64_MAX. */
-bool cmdarg_u64(const char *s, size_t len, uint64_t *out);
-
-/* Parses the whole of s[0..len) as a finite decimal number (strtod's
- * syntax, no leading white space, no embedded NUL). true and *out on
- * success. */
-bool cmdarg_double(const char *s, size_t len, double *out);
-
-/* true when the len bytes at s equal lower (NUL-terminated, lower case)
- * ignoring ASCII case. */
-bool cmdarg_is(const char *s, size_t len, const char *lower);
+#include "arg.h"
 
 /* Command flags, with Redis's meanings (COMMAND INFO spells them). */
 enum {

@@ -117,7 +117,7 @@ static bool is_write(const mod_call_t *c)
     return (c->def->flags & CMD_WRITE) != 0;
 }
 
-static int h_find(void *h, const cmdarg_t *key, bool read, cf_filter_t **out)
+static int h_find(void *h, const arg_t *key, bool read, cf_filter_t **out)
 {
     mod_call_t *c = h;
     (void)key; /* always argv[1]: the one key of every CF command */
@@ -138,7 +138,7 @@ static int h_find(void *h, const cmdarg_t *key, bool read, cf_filter_t **out)
 }
 
 /* Redis keeps the value pointer as given: the filter never moves here. */
-static int h_create(void *h, const cmdarg_t *key, cf_filter_t **fp)
+static int h_create(void *h, const arg_t *key, cf_filter_t **fp)
 {
     mod_call_t *c = h;
     cf_filter_t *f = *fp;
@@ -154,7 +154,7 @@ static int h_create(void *h, const cmdarg_t *key, cf_filter_t **fp)
     return 0;
 }
 
-static void h_changed(void *h, const cmdarg_t *key, cf_filter_t *f,
+static void h_changed(void *h, const arg_t *key, cf_filter_t *f,
                       uint64_t changes)
 {
     mod_call_t *c = h;
@@ -272,8 +272,8 @@ static void replicate(mod_call_t *c)
 static int run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
                const cfcmd_def_t *def)
 {
-    cmdarg_t stack[STACK_ARGS];
-    cmdarg_t *a = stack;
+    arg_t stack[STACK_ARGS];
+    arg_t *a = stack;
     if (argc > STACK_ARGS) {
         a = rm_Alloc((size_t)argc * sizeof(*a));
     }
@@ -632,7 +632,7 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv,
 
     modargs_default(&defaults);
     if (argc > 0) {
-        cmdarg_t a[32];
+        arg_t a[32];
         char why[192];
         if (argc > 32) {
             rm_Log(ctx, "warning", "cuckoo: too many module arguments");

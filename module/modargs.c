@@ -25,7 +25,7 @@ void modargs_default(cfcmd_defaults_t *d)
     d->initial_size = p.capacity;
 }
 
-static int fail(char *why, size_t whylen, const cmdarg_t *name,
+static int fail(char *why, size_t whylen, const arg_t *name,
                 const char *msg)
 {
     snprintf(why, whylen, "%.*s: %s", (int)(name->len < 64 ? name->len : 64),
@@ -35,16 +35,16 @@ static int fail(char *why, size_t whylen, const cmdarg_t *name,
 
 /* Parses an integer argument within lo..hi; false with the daemon's words
  * in msg otherwise (a negative number is out of range, not unparsable). */
-static bool parse_range(const cmdarg_t *v, uint64_t lo, uint64_t hi,
+static bool parse_range(const arg_t *v, uint64_t lo, uint64_t hi,
                         uint64_t *out, char *msg, size_t msglen)
 {
     long long neg;
-    if (!cmdarg_u64(v->ptr, v->len, out) &&
-        !(cmdarg_ll(v->ptr, v->len, &neg) && neg < 0)) {
+    if (!arg_u64(v, out) &&
+        !(arg_ll(v, &neg) && neg < 0)) {
         snprintf(msg, msglen, "argument couldn't be parsed into an integer");
         return false;
     }
-    if (!cmdarg_u64(v->ptr, v->len, out) || *out < lo || *out > hi) {
+    if (!arg_u64(v, out) || *out < lo || *out > hi) {
         snprintf(msg, msglen,
                  "argument must be between %llu and %llu inclusive",
                  (unsigned long long)lo, (unsigned long long)hi);
@@ -53,16 +53,16 @@ static bool parse_range(const cmdarg_t *v, uint64_t lo, uint64_t hi,
     return true;
 }
 
-int modargs_parse(cfcmd_defaults_t *d, int argc, const cmdarg_t *argv,
+int modargs_parse(cfcmd_defaults_t *d, int argc, const arg_t *argv,
                   char *why, size_t whylen)
 {
     char msg[160];
     if (argc % 2 != 0)
         return fail(why, whylen, &argv[argc - 1], "missing value");
     for (int i = 0; i < argc; i += 2) {
-        const cmdarg_t *n = &argv[i], *v = &argv[i + 1];
+        const arg_t *n = &argv[i], *v = &argv[i + 1];
         uint64_t u = 0;
-        if (cmdarg_is(n->ptr, n->len, "cf-bucket-size")) {
+        if (arg_is(n, "cf-bucket-size")) {
             if (!parse_range(v, 1, CF_MAX_BUCKET_SIZE, &u, msg, sizeof(msg)))
                 return fail(why, whylen, n, msg);
             if (u * 2 > d->initial_size) {
@@ -83,16 +83,16 @@ int modargs_parse(cfcmd_defaults_t *d, int argc, const cmdarg_t *argv,
             d->bucket_size = (uint32_t)u;
             if (d->error_rate > 0)
                 d->fp_bits = cfcmd_rate_fp_bits(d->bucket_size, d->error_rate);
-        } else if (cmdarg_is(n->ptr, n->len, "cf-fingerprint-bits")) {
+        } else if (arg_is(n, "cf-fingerprint-bits")) {
             if (!parse_range(v, 8, 16, &u, msg, sizeof(msg)))
                 return fail(why, whylen, n, msg);
             if (u != 8 && u != 12 && u != 16)
                 return fail(why, whylen, n, "argument must be 8, 12 or 16");
             d->fp_bits = (uint32_t)u;
             d->error_rate = 0; /* an explicit width overrides a rate */
-        } else if (cmdarg_is(n->ptr, n->len, "cf-error-rate")) {
+        } else if (arg_is(n, "cf-error-rate")) {
             double r;
-            if (!cmdarg_double(v->ptr, v->len, &r))
+            if (!arg_double(v, &r))
                 return fail(why, whylen, n,
                             "argument couldn't be parsed into a number");
             if (r != 0 && !(r > 0 && r < 1))
@@ -109,19 +109,19 @@ int modargs_parse(cfcmd_defaults_t *d, int argc, const cmdarg_t *argv,
             d->error_rate = r;
             if (r > 0)
                 d->fp_bits = cfcmd_rate_fp_bits(d->bucket_size, r);
-        } else if (cmdarg_is(n->ptr, n->len, "cf-max-iterations")) {
+        } else if (arg_is(n, "cf-max-iterations")) {
             if (!parse_range(v, 1, CF_MAX_KICKS, &u, msg, sizeof(msg)))
                 return fail(why, whylen, n, msg);
             d->max_iterations = (uint32_t)u;
-        } else if (cmdarg_is(n->ptr, n->len, "cf-expansion-factor")) {
+        } else if (arg_is(n, "cf-expansion-factor")) {
             if (!parse_range(v, 0, CF_MAX_EXPANSION, &u, msg, sizeof(msg)))
                 return fail(why, whylen, n, msg);
             d->expansion = (uint32_t)u;
-        } else if (cmdarg_is(n->ptr, n->len, "cf-max-expansions")) {
+        } else if (arg_is(n, "cf-max-expansions")) {
             if (!parse_range(v, 1, CF_MAX_FILTERS, &u, msg, sizeof(msg)))
                 return fail(why, whylen, n, msg);
             d->max_expansions = (uint32_t)u;
-        } else if (cmdarg_is(n->ptr, n->len, "cf-initial-size")) {
+        } else if (arg_is(n, "cf-initial-size")) {
             if (!parse_range(v, 2, MODARGS_MAX_INITIAL_SIZE, &u, msg,
                              sizeof(msg)))
                 return fail(why, whylen, n, msg);

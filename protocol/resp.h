@@ -21,16 +21,15 @@
 
 #include <stddef.h>
 
+#include "arg.h"
+
 typedef struct resp_parser resp_parser_t; /* opaque */
 
-typedef struct resp_arg {
-    char *ptr;  /* NUL-terminated copy; may contain NULs itself */
-    size_t len; /* bytes, without the terminating NUL */
-} resp_arg_t;
-
+/* Each argument is an arg_t view into the parser's buffers whose bytes are
+ * followed by a NUL (not counted in len). */
 typedef struct resp_cmd {
     int argc; /* >= 1 */
-    resp_arg_t *argv;
+    arg_t *argv;
 } resp_cmd_t;
 
 typedef struct resp_limits {
@@ -72,7 +71,7 @@ const char *resp_parser_error(const resp_parser_t *p);
  * function. */
 typedef struct resp_peek {
     int argc;
-    resp_arg_t argv[3];
+    arg_t argv[3];
 } resp_peek_t;
 
 /* Describes up to max complete multibulk commands buffered ahead, without

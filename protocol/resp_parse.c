@@ -169,7 +169,7 @@ static void *obj_array(const redisReadTask *t, int n)
 static void *obj_string(const redisReadTask *t, char *s, size_t len)
 {
     resp_parser_t *p = t->privdata;
-    resp_arg_t *a;
+    arg_t *a;
 
     if (p == NULL || t->parent == NULL || t->idx < 0 || t->idx >= p->cmd.argc)
         return NULL;
@@ -674,7 +674,7 @@ static int reserve(resp_parser_t *p, size_t nargs, size_t bytes)
     if (nargs > p->argcap ||
         (p->argcap > RESP_KEEP_ARGS && nargs <= RESP_KEEP_ARGS)) {
         size_t cap = nargs > 16 ? nargs : 16;
-        resp_arg_t *a = realloc(p->cmd.argv, cap * sizeof(*a));
+        arg_t *a = realloc(p->cmd.argv, cap * sizeof(*a));
 
         if (a == NULL)
             return fail(p, -ENOMEM, "out of memory");
@@ -724,11 +724,11 @@ static int take_multibulk(resp_parser_t *p, resp_cmd_t **out)
 
 static int add_arg(resp_parser_t *p, size_t start)
 {
-    resp_arg_t *a;
+    arg_t *a;
 
     if ((size_t)p->cmd.argc == p->argcap) {
         size_t cap = p->argcap * 2;
-        resp_arg_t *na = realloc(p->cmd.argv, cap * sizeof(*na));
+        arg_t *na = realloc(p->cmd.argv, cap * sizeof(*na));
 
         if (na == NULL)
             return fail(p, -ENOMEM, "out of memory");

@@ -4,8 +4,8 @@
     python3 scripts/check_layers.py [--root DIR] [--objects BUILDDIR] [--graph]
 
 Include level: reads every `#include` of the C sources and headers in the
-layer folders (filter/, protocol/, commands/, module/, server/, those that
-exist) and builds a graph of modules. A module is one folder's x.c with its
+layer folders (common/, filter/, protocol/, commands/, module/, server/,
+those that exist) and builds a graph of modules. A module is one folder's x.c with its
 x.h, and with its private x_int.h when there is one, so that a header and
 its implementation are one node, not a cycle. A quoted include resolves as
 the compiler does: the includer's folder first, then the layer folders (the
@@ -20,6 +20,7 @@ defines"; an undefined uv_* symbol that none of ours defines is libuv.
 Both graphs fail the check (exit status 1, each finding printed) on:
   - a cycle among modules;
   - a forbidden edge:
+      common/   -> any other folder of ours, libuv
       filter/   -> any other folder of ours, libuv
       protocol/ -> server/, filter/, commands/, module/, libuv
       commands/ -> server/, module/, libuv
@@ -38,10 +39,11 @@ import subprocess
 import sys
 
 # In the order the build lists them as include directories.
-LAYERS = ("filter", "protocol", "commands", "module", "server")
+LAYERS = ("common", "filter", "protocol", "commands", "module", "server")
 LIBUV = "libuv"
 
 FORBIDDEN = {
+    "common": {"filter", "protocol", "commands", "module", "server", LIBUV},
     "filter": {"protocol", "commands", "module", "server", LIBUV},
     "protocol": {"server", "filter", "commands", "module", LIBUV},
     "commands": {"server", "module", LIBUV},

@@ -5,18 +5,10 @@
  */
 #include "cfhost.h"
 
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "cfcmd.h"
 #include "server_int.h"
 
-/* Argument vectors up to this many entries keep their conversion buffer
- * between commands; a larger one is released after its command. */
-#define ARGBUF_KEEP 4096
-
-static int h_find(void *h, const cmdarg_t *key, bool read, cf_filter_t **out)
+static int h_find(void *h, const arg_t *key, bool read, cf_filter_t **out)
 {
     client_t *c = h;
     *out = ks_get(c->db, key->ptr, key->len);
@@ -25,13 +17,13 @@ static int h_find(void *h, const cmdarg_t *key, bool read, cf_filter_t **out)
     return 0; /* every key of the daemon is a filter */
 }
 
-static int h_create(void *h, const cmdarg_t *key, cf_filter_t **f)
+static int h_create(void *h, const arg_t *key, cf_filter_t **f)
 {
     client_t *c = h;
     return ks_add(c->db, key->ptr, key->len, f);
 }
 
-static void h_changed(void *h, const cmdarg_t *key, cf_filter_t *f,
+static void h_changed(void *h, const arg_t *key, cf_filter_t *f,
                       uint64_t changes)
 {
     client_t *c = h;
@@ -128,57 +120,19 @@ static void h_bools(void *h, const bool *v, size_t n)
  * command runs. */
 static cfcmd_host_t host = CFCMD_HOST_INIT(h_);
 
-/* argv as the command layer's argument type, in the server's reusable
- * buffer. NULL when out of memory. */
-static cmdarg_t *convert(server_t *s, int argc, const resp_arg_t *argv)
-{
-    size_t n = (size_t)argc;
-    if (n > s->argbuf_len) {
-        cmdarg_t *nb = realloc(s->argbuf, n * sizeof(*nb));
-        if (nb == NULL)
-            return NULL;
-        s->argbuf = nb;
-        s->argbuf_len = n;
-    }
-    cmdarg_t *a = s->argbuf;
-    for (size_t i = 0; i < n; i++) {
-        a[i].ptr = argv[i].ptr;
-        a[i].len = argv[i].len;
-    }
-    return a;
-}
-
-static void cf_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void cf_proc(client_t *c, int argc, const arg_t *argv)
 {
     const cfcmd_def_t *d = c->cmd->data;
-    server_t *s = c->srv;
-    cmdarg_t *a = convert(s, argc, argv);
-    if (a == NULL) {
-        resp_add_error(&c->out, "OOM command not allowed when used memory > "
-                                "'maxmemory'.");
-        return;
-    }
-    d->proc(&host, c, argc, a);
-    if (s->argbuf_len > ARGBUF_KEEP) {
-        free(s->argbuf);
-        s->argbuf = NULL;
-        s->argbuf_len = 0;
-    }
+    d->proc(&host, c, argc, argv);
 }
 
 /* The dispatcher gives the first min(argc, 3) arguments of a command
  * ahead; the command layer's prefetch reads no more. */
 static void cf_proc_prefetch(client_t *c, const cmd_def_t *def, int argc,
-                             const resp_arg_t *argv)
+                             const arg_t *argv)
 {
     const cfcmd_def_t *d = def->data;
-    cmdarg_t a[3];
-    int n = argc < 3 ? argc : 3;
-    for (int i = 0; i < n; i++) {
-        a[i].ptr = argv[i].ptr;
-        a[i].len = argv[i].len;
-    }
-    d->prefetch(&host, c, argc, a);
+    d->prefetch(&host, c, argc, argv);
 }
 
 const cmd_def_t *cfhost_table(void)

@@ -63,20 +63,6 @@ static bool name_eq(const char *lower, const char *s, size_t len)
     return lower[len] == '\0';
 }
 
-bool cmd_arg_ll(const resp_arg_t *a, long long *out)
-{
-    return cmdarg_ll(a->ptr, a->len, out);
-}
-
-bool cmd_arg_u64(const resp_arg_t *a, uint64_t *out)
-{
-    return cmdarg_u64(a->ptr, a->len, out);
-}
-
-bool cmd_arg_is(const resp_arg_t *a, const char *lower)
-{
-    return cmdarg_is(a->ptr, a->len, lower);
-}
 
 static size_t table_len(const cmd_def_t *t)
 {
@@ -223,7 +209,7 @@ static void reply_unknown_command(client_t *c, const resp_cmd_t *cmd)
 }
 
 static void cmd_reply_unknown_sub(client_t *c, const char *parent,
-                           const resp_arg_t *sub)
+                           const arg_t *sub)
 {
     char msg[300];
     size_t pos = append_str(msg, sizeof(msg), 0, "ERR unknown subcommand '");
@@ -245,7 +231,7 @@ static bool arity_ok(int arity, int argc)
  * subcommand, authentication. The definition to run, or NULL after the
  * refusal's reply (counted on e). */
 static const cmd_def_t *admit(client_t *c, cmd_entry_t *e, int argc,
-                              const resp_arg_t *argv)
+                              const arg_t *argv)
 {
     const cmd_def_t *d = e->def;
     c->cmd = d;
@@ -565,7 +551,7 @@ static void add_doc(resp_out_t *o, const cmd_def_t *d, const char *parent)
     (void)parent;
 }
 
-void cmd_command_proc(client_t *c, int argc, const resp_arg_t *argv)
+void cmd_command_proc(client_t *c, int argc, const arg_t *argv)
 {
     const cmd_index_t *ix = c->srv->cmds;
     resp_add_array(&c->out, ix->n);
@@ -573,42 +559,42 @@ void cmd_command_proc(client_t *c, int argc, const resp_arg_t *argv)
         add_info(&c->out, ix->order[i]->def, NULL);
 }
 
-void cmd_command_count_proc(client_t *c, int argc, const resp_arg_t *argv)
+void cmd_command_count_proc(client_t *c, int argc, const arg_t *argv)
 {
     resp_add_int(&c->out, (int64_t)c->srv->cmds->n);
 }
 
 /* Whether d belongs to ACL category cat ("write", "fast", ...). */
-static bool in_category(const cmd_def_t *d, const resp_arg_t *cat)
+static bool in_category(const cmd_def_t *d, const arg_t *cat)
 {
-    if (cmd_arg_is(cat, "all"))
+    if (arg_is(cat, "all"))
         return true;
-    if (cmd_arg_is(cat, "write"))
+    if (arg_is(cat, "write"))
         return d->flags & CMD_WRITE;
-    if (cmd_arg_is(cat, "read"))
+    if (arg_is(cat, "read"))
         return d->flags & CMD_READONLY;
-    if (cmd_arg_is(cat, "fast"))
+    if (arg_is(cat, "fast"))
         return d->flags & CMD_FAST;
-    if (cmd_arg_is(cat, "slow"))
+    if (arg_is(cat, "slow"))
         return !(d->flags & CMD_FAST);
-    if (cmd_arg_is(cat, "admin"))
+    if (arg_is(cat, "admin"))
         return d->flags & CMD_ADMIN;
-    if (cmd_arg_is(cat, "connection"))
+    if (arg_is(cat, "connection"))
         return d->group != NULL && strcmp(d->group, "connection") == 0;
     return false;
 }
 
-void cmd_command_list_proc(client_t *c, int argc, const resp_arg_t *argv)
+void cmd_command_list_proc(client_t *c, int argc, const arg_t *argv)
 {
     const cmd_index_t *ix = c->srv->cmds;
-    const resp_arg_t *pattern = NULL, *cat = NULL;
+    const arg_t *pattern = NULL, *cat = NULL;
     bool none = false;
-    if (argc == 5 && cmd_arg_is(&argv[2], "filterby")) {
-        if (cmd_arg_is(&argv[3], "pattern"))
+    if (argc == 5 && arg_is(&argv[2], "filterby")) {
+        if (arg_is(&argv[3], "pattern"))
             pattern = &argv[4];
-        else if (cmd_arg_is(&argv[3], "aclcat"))
+        else if (arg_is(&argv[3], "aclcat"))
             cat = &argv[4];
-        else if (cmd_arg_is(&argv[3], "module"))
+        else if (arg_is(&argv[3], "module"))
             none = true; /* no modules here */
         else {
             reply_syntax_error(c);
@@ -637,7 +623,7 @@ void cmd_command_list_proc(client_t *c, int argc, const resp_arg_t *argv)
 }
 
 /* Resolves "name" or "parent|sub". */
-static const cmd_def_t *lookup_full(const server_t *s, const resp_arg_t *a,
+static const cmd_def_t *lookup_full(const server_t *s, const arg_t *a,
                                     const cmd_def_t **parent)
 {
     const char *bar = memchr(a->ptr, '|', a->len);
@@ -651,7 +637,7 @@ static const cmd_def_t *lookup_full(const server_t *s, const resp_arg_t *a,
     return cmd_find_sub(p, bar + 1, a->len - (size_t)(bar - a->ptr) - 1);
 }
 
-void cmd_command_info_proc(client_t *c, int argc, const resp_arg_t *argv)
+void cmd_command_info_proc(client_t *c, int argc, const arg_t *argv)
 {
     if (argc == 2) {
         cmd_command_proc(c, argc, argv);
@@ -668,7 +654,7 @@ void cmd_command_info_proc(client_t *c, int argc, const resp_arg_t *argv)
     }
 }
 
-void cmd_command_docs_proc(client_t *c, int argc, const resp_arg_t *argv)
+void cmd_command_docs_proc(client_t *c, int argc, const arg_t *argv)
 {
     const cmd_index_t *ix = c->srv->cmds;
     if (argc == 2) {

@@ -51,15 +51,8 @@ cmd_proc_t cmd_command_info_proc;
 cmd_proc_t cmd_command_list_proc;
 cmd_proc_t cmd_command_docs_proc;
 
-/* An argument as an integer with Redis's string2ll rules (cmdarg_ll). */
-bool cmd_arg_ll(const resp_arg_t *a, long long *out);
-bool cmd_arg_u64(const resp_arg_t *a, uint64_t *out);
-
 /* The terminators of argument-doc and command tables. */
 #define CMD_ARG_END {NULL, NULL, NULL, 0, NULL}
 #define CMD_DEF_END {.name = NULL}
-
-/* true when a and b (b NUL-terminated, lower case) are equal ignoring case. */
-bool cmd_arg_is(const resp_arg_t *a, const char *lower);
 
 #endif /* CMD_H */

@@ -32,7 +32,7 @@
 
 /* ---- server commands --------------------------------------------------- */
 
-static void time_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void time_proc(client_t *c, int argc, const arg_t *argv)
 {
     struct timeval tv;
     char buf[24];
@@ -71,7 +71,7 @@ enum {
     INFO_ALL = INFO_DEFAULT | INFO_COMMANDSTATS,
 };
 
-static unsigned info_section(const resp_arg_t *a)
+static unsigned info_section(const arg_t *a)
 {
     static const struct {
         const char *name;
@@ -85,12 +85,12 @@ static unsigned info_section(const resp_arg_t *a)
         {"all", INFO_ALL},           {"everything", INFO_ALL},
     };
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        if (cmd_arg_is(a, names[i].name))
+        if (arg_is(a, names[i].name))
             return names[i].bit;
     return 0; /* unknown sections are ignored, as in Redis */
 }
 
-static void info_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void info_proc(client_t *c, int argc, const arg_t *argv)
 {
     server_t *s = c->srv;
     const cfg_t *cfg = s->cfg;
@@ -270,7 +270,7 @@ static void collect_cfg(void *ctx, const char *name, const char *value)
     p->kv[p->n++] = v;
 }
 
-static void config_get_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void config_get_proc(client_t *c, int argc, const arg_t *argv)
 {
     /* Directives we do not have but tools read (redis-benchmark asks for
      * appendonly), with the value that describes us. */
@@ -303,7 +303,7 @@ static void keep_value(void *ctx, const char *name, const char *value)
         *out = strdup(value);
 }
 
-static void config_set_error(client_t *c, const resp_arg_t *name,
+static void config_set_error(client_t *c, const arg_t *name,
                              const char *why)
 {
     resp_add_errorf(&c->out,
@@ -313,7 +313,7 @@ static void config_set_error(client_t *c, const resp_arg_t *name,
 }
 
 /* CONFIG SET name value [name value ...]: all or nothing, as Redis 7. */
-static void config_set_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void config_set_proc(client_t *c, int argc, const arg_t *argv)
 {
     if ((argc - 2) % 2 != 0) {
         reply_wrong_arity(c, "config|set");
@@ -321,7 +321,7 @@ static void config_set_proc(client_t *c, int argc, const resp_arg_t *argv)
     }
     int n = (argc - 2) / 2;
     for (int i = 0; i < n; i++) {
-        const resp_arg_t *name = &argv[2 + 2 * i], *val = name + 1;
+        const arg_t *name = &argv[2 + 2 * i], *val = name + 1;
         /* A C string cannot hold it: refused, not cut at the NUL. */
         if (strlen(name->ptr) != name->len || strlen(val->ptr) != val->len) {
             config_set_error(c, name, "value contains a NUL byte");
@@ -384,24 +384,24 @@ static void config_set_proc(client_t *c, int argc, const resp_arg_t *argv)
     free(old);
 }
 
-static void config_resetstat_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void config_resetstat_proc(client_t *c, int argc, const arg_t *argv)
 {
     cmd_stats_reset(c->srv);
     server_stats_reset(c->srv);
     reply_ok(c);
 }
 
-static void shutdown_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void shutdown_proc(client_t *c, int argc, const arg_t *argv)
 {
     bool nosave = false, save = false, force = false;
     for (int i = 1; i < argc; i++) {
-        if (cmd_arg_is(&argv[i], "nosave"))
+        if (arg_is(&argv[i], "nosave"))
             nosave = true;
-        else if (cmd_arg_is(&argv[i], "save"))
+        else if (arg_is(&argv[i], "save"))
             save = true;
-        else if (cmd_arg_is(&argv[i], "force"))
+        else if (arg_is(&argv[i], "force"))
             force = true;
-        else if (!cmd_arg_is(&argv[i], "now")) {
+        else if (!arg_is(&argv[i], "now")) {
             reply_syntax_error(c);
             return;
         }
@@ -419,9 +419,9 @@ static void shutdown_proc(client_t *c, int argc, const resp_arg_t *argv)
     daemon_shutdown(c->srv, 0);
 }
 
-static void memory_usage_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void memory_usage_proc(client_t *c, int argc, const arg_t *argv)
 {
-    if (argc != 3 && !(argc == 5 && cmd_arg_is(&argv[3], "samples"))) {
+    if (argc != 3 && !(argc == 5 && arg_is(&argv[3], "samples"))) {
         reply_syntax_error(c);
         return;
     }

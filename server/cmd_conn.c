@@ -26,7 +26,7 @@
 /* ---- helpers ----------------------------------------------------------- */
 
 /* Redis accepts names made of '!'..'~' only. */
-static bool printable_token(const resp_arg_t *a)
+static bool printable_token(const arg_t *a)
 {
     for (size_t i = 0; i < a->len; i++)
         if (a->ptr[i] < '!' || a->ptr[i] > '~')
@@ -35,7 +35,7 @@ static bool printable_token(const resp_arg_t *a)
 }
 
 /* Compares in time that depends on the length of the attempt only. */
-static bool secret_eq(const char *secret, const resp_arg_t *a)
+static bool secret_eq(const char *secret, const arg_t *a)
 {
     size_t slen = strlen(secret);
     unsigned diff = (unsigned)(slen != a->len);
@@ -52,10 +52,10 @@ static bool has_password(const server_t *s)
 }
 
 /* Checks user/pass against the default user. user may be NULL. */
-static bool check_auth(const server_t *s, const resp_arg_t *user,
-                       const resp_arg_t *pass)
+static bool check_auth(const server_t *s, const arg_t *user,
+                       const arg_t *pass)
 {
-    if (user != NULL && !cmd_arg_is(user, "default"))
+    if (user != NULL && !arg_is(user, "default"))
         return false;
     if (!has_password(s))
         return true; /* the default user is "nopass" */
@@ -78,7 +78,7 @@ static void reply_wrongpass(client_t *c)
 
 /* ---- connection commands ----------------------------------------------- */
 
-static void ping_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void ping_proc(client_t *c, int argc, const arg_t *argv)
 {
     if (argc > 2) {
         reply_wrong_arity(c, "ping");
@@ -90,18 +90,18 @@ static void ping_proc(client_t *c, int argc, const resp_arg_t *argv)
         resp_add_simple(&c->out, "PONG");
 }
 
-static void echo_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void echo_proc(client_t *c, int argc, const arg_t *argv)
 {
     resp_add_bulk(&c->out, argv[1].ptr, argv[1].len);
 }
 
-static void quit_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void quit_proc(client_t *c, int argc, const arg_t *argv)
 {
     reply_ok(c);
     c->close_after_reply = true;
 }
 
-static void auth_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void auth_proc(client_t *c, int argc, const arg_t *argv)
 {
     if (argc > 3) {
         reply_syntax_error(c);
@@ -114,7 +114,7 @@ static void auth_proc(client_t *c, int argc, const resp_arg_t *argv)
                        "configuration is correct?");
         return;
     }
-    const resp_arg_t *user = argc == 3 ? &argv[1] : NULL;
+    const arg_t *user = argc == 3 ? &argv[1] : NULL;
     if (!check_auth(c->srv, user, &argv[argc - 1])) {
         reply_wrongpass(c);
         return;
@@ -123,7 +123,7 @@ static void auth_proc(client_t *c, int argc, const resp_arg_t *argv)
     reply_ok(c);
 }
 
-static bool setname(client_t *c, const resp_arg_t *name)
+static bool setname(client_t *c, const arg_t *name)
 {
     if (!printable_token(name)) {
         resp_add_error(&c->out, "ERR Client names cannot contain spaces, "
@@ -140,12 +140,12 @@ static bool setname(client_t *c, const resp_arg_t *name)
     return true;
 }
 
-static void hello_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void hello_proc(client_t *c, int argc, const arg_t *argv)
 {
     long long ver = c->resp;
     int i = 1;
     if (argc >= 2) {
-        if (!cmd_arg_ll(&argv[1], &ver)) {
+        if (!arg_ll(&argv[1], &ver)) {
             resp_add_error(&c->out, "ERR Protocol version is not an integer "
                                     "or out of range");
             return;
@@ -156,13 +156,13 @@ static void hello_proc(client_t *c, int argc, const resp_arg_t *argv)
         }
         i = 2;
     }
-    const resp_arg_t *user = NULL, *pass = NULL, *name = NULL;
+    const arg_t *user = NULL, *pass = NULL, *name = NULL;
     for (; i < argc; i++) {
-        if (cmd_arg_is(&argv[i], "auth") && i + 2 < argc) {
+        if (arg_is(&argv[i], "auth") && i + 2 < argc) {
             user = &argv[i + 1];
             pass = &argv[i + 2];
             i += 2;
-        } else if (cmd_arg_is(&argv[i], "setname") && i + 1 < argc) {
+        } else if (arg_is(&argv[i], "setname") && i + 1 < argc) {
             name = &argv[i + 1];
             i++;
         } else {
@@ -216,10 +216,10 @@ static void hello_proc(client_t *c, int argc, const resp_arg_t *argv)
     resp_add_array(o, 0);
 }
 
-static void select_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void select_proc(client_t *c, int argc, const arg_t *argv)
 {
     long long n;
-    if (!cmd_arg_ll(&argv[1], &n)) {
+    if (!arg_ll(&argv[1], &n)) {
         reply_not_integer(c);
         return;
     }
@@ -234,12 +234,12 @@ static void select_proc(client_t *c, int argc, const resp_arg_t *argv)
 
 /* ---- CLIENT ------------------------------------------------------------ */
 
-static void client_id_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void client_id_proc(client_t *c, int argc, const arg_t *argv)
 {
     resp_add_int(&c->out, (int64_t)c->id);
 }
 
-static void client_getname_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void client_getname_proc(client_t *c, int argc, const arg_t *argv)
 {
     if (c->name != NULL)
         resp_add_cstr(&c->out, c->name);
@@ -247,20 +247,20 @@ static void client_getname_proc(client_t *c, int argc, const resp_arg_t *argv)
         resp_add_null(&c->out);
 }
 
-static void client_setname_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void client_setname_proc(client_t *c, int argc, const arg_t *argv)
 {
     if (setname(c, &argv[2]))
         reply_ok(c);
 }
 
-static void client_setinfo_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void client_setinfo_proc(client_t *c, int argc, const arg_t *argv)
 {
     char **slot;
     const char *attr;
-    if (cmd_arg_is(&argv[2], "lib-name")) {
+    if (arg_is(&argv[2], "lib-name")) {
         slot = &c->lib_name;
         attr = "lib-name";
-    } else if (cmd_arg_is(&argv[2], "lib-ver")) {
+    } else if (arg_is(&argv[2], "lib-ver")) {
         slot = &c->lib_ver;
         attr = "lib-ver";
     } else {
@@ -286,18 +286,18 @@ static void client_setinfo_proc(client_t *c, int argc, const resp_arg_t *argv)
     reply_ok(c);
 }
 
-static void client_list_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void client_list_proc(client_t *c, int argc, const arg_t *argv)
 {
     bool only_ids = false;
     int ids_from = 0;
     bool none = false;
     for (int i = 2; i < argc; i++) {
-        if (cmd_arg_is(&argv[i], "type") && i + 1 < argc) {
-            const resp_arg_t *t = &argv[++i];
-            if (cmd_arg_is(t, "normal"))
+        if (arg_is(&argv[i], "type") && i + 1 < argc) {
+            const arg_t *t = &argv[++i];
+            if (arg_is(t, "normal"))
                 continue;
-            if (cmd_arg_is(t, "master") || cmd_arg_is(t, "replica") ||
-                cmd_arg_is(t, "slave") || cmd_arg_is(t, "pubsub")) {
+            if (arg_is(t, "master") || arg_is(t, "replica") ||
+                arg_is(t, "slave") || arg_is(t, "pubsub")) {
                 none = true;
                 continue;
             }
@@ -305,12 +305,12 @@ static void client_list_proc(client_t *c, int argc, const resp_arg_t *argv)
                             (int)(t->len > 64 ? 64 : t->len),
                             printable_token(t) ? t->ptr : "?");
             return;
-        } else if (cmd_arg_is(&argv[i], "id") && i + 1 < argc) {
+        } else if (arg_is(&argv[i], "id") && i + 1 < argc) {
             only_ids = true;
             ids_from = i + 1;
             for (int j = ids_from; j < argc; j++) {
                 long long v;
-                if (!cmd_arg_ll(&argv[j], &v) || v <= 0) {
+                if (!arg_ll(&argv[j], &v) || v <= 0) {
                     resp_add_error(&c->out, "ERR Invalid client ID");
                     return;
                 }
@@ -329,7 +329,7 @@ static void client_list_proc(client_t *c, int argc, const resp_arg_t *argv)
             bool want = false;
             for (int j = ids_from; j < argc && !want; j++) {
                 long long v;
-                want = cmd_arg_ll(&argv[j], &v) && (uint64_t)v == cn->id;
+                want = arg_ll(&argv[j], &v) && (uint64_t)v == cn->id;
             }
             if (!want)
                 continue;
@@ -340,14 +340,14 @@ static void client_list_proc(client_t *c, int argc, const resp_arg_t *argv)
     cmd_reply_text(c, &b);
 }
 
-static void client_info_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void client_info_proc(client_t *c, int argc, const arg_t *argv)
 {
     char line[1024];
     size_t n = conn_describe(c, line, sizeof(line));
     resp_add_verbatim(&c->out, "txt", line, n);
 }
 
-static void client_help_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void client_help_proc(client_t *c, int argc, const arg_t *argv)
 {
     static const char *const lines[] = {
         "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",

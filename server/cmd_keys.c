@@ -27,7 +27,7 @@
 
 /* ---- keyspace commands ------------------------------------------------- */
 
-static void del_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void del_proc(client_t *c, int argc, const arg_t *argv)
 {
     int64_t n = 0;
     for (int i = 1; i < argc; i++)
@@ -37,7 +37,7 @@ static void del_proc(client_t *c, int argc, const resp_arg_t *argv)
     resp_add_int(&c->out, n);
 }
 
-static void exists_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void exists_proc(client_t *c, int argc, const arg_t *argv)
 {
     int64_t n = 0;
     for (int i = 1; i < argc; i++)
@@ -45,14 +45,14 @@ static void exists_proc(client_t *c, int argc, const resp_arg_t *argv)
     resp_add_int(&c->out, n);
 }
 
-static void type_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void type_proc(client_t *c, int argc, const arg_t *argv)
 {
     bool found = ks_get(c->db, argv[1].ptr, argv[1].len) != NULL;
     resp_add_simple(&c->out, found ? FILTER_TYPE : "none");
 }
 
 typedef struct keylist {
-    const resp_arg_t *pattern; /* or NULL */
+    const arg_t *pattern; /* or NULL */
     const void **keys;
     size_t *lens;
     size_t n, cap;
@@ -101,7 +101,7 @@ static void reply_keylist(client_t *c, keylist_t *kl)
     free(kl->lens);
 }
 
-static void keys_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void keys_proc(client_t *c, int argc, const arg_t *argv)
 {
     keylist_t kl = {0};
     /* "*" matches everything: skip the matcher. */
@@ -111,10 +111,10 @@ static void keys_proc(client_t *c, int argc, const resp_arg_t *argv)
     reply_keylist(c, &kl);
 }
 
-static void scan_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void scan_proc(client_t *c, int argc, const arg_t *argv)
 {
     uint64_t cursor;
-    if (!cmd_arg_u64(&argv[1], &cursor)) {
+    if (!arg_u64(&argv[1], &cursor)) {
         resp_add_error(&c->out, "ERR invalid cursor");
         return;
     }
@@ -126,13 +126,13 @@ static void scan_proc(client_t *c, int argc, const resp_arg_t *argv)
             reply_syntax_error(c);
             return;
         }
-        if (cmd_arg_is(&argv[i], "match")) {
+        if (arg_is(&argv[i], "match")) {
             if (!(argv[i + 1].len == 1 && argv[i + 1].ptr[0] == '*'))
                 kl.pattern = &argv[i + 1];
             else
                 kl.pattern = NULL;
-        } else if (cmd_arg_is(&argv[i], "count")) {
-            if (!cmd_arg_ll(&argv[i + 1], &count)) {
+        } else if (arg_is(&argv[i], "count")) {
+            if (!arg_ll(&argv[i + 1], &count)) {
                 reply_not_integer(c);
                 return;
             }
@@ -140,8 +140,8 @@ static void scan_proc(client_t *c, int argc, const resp_arg_t *argv)
                 reply_syntax_error(c);
                 return;
             }
-        } else if (cmd_arg_is(&argv[i], "type")) {
-            type_mismatch = !cmd_arg_is(&argv[i + 1], "mbbloomcf");
+        } else if (arg_is(&argv[i], "type")) {
+            type_mismatch = !arg_is(&argv[i + 1], "mbbloomcf");
         } else {
             reply_syntax_error(c);
             return;
@@ -161,7 +161,7 @@ static void scan_proc(client_t *c, int argc, const resp_arg_t *argv)
     reply_keylist(c, &kl);
 }
 
-static void rename_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void rename_proc(client_t *c, int argc, const arg_t *argv)
 {
     int rc =
         ks_rename(c->db, argv[1].ptr, argv[1].len, argv[2].ptr, argv[2].len);
@@ -177,22 +177,22 @@ static void rename_proc(client_t *c, int argc, const resp_arg_t *argv)
     reply_ok(c);
 }
 
-static void dbsize_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void dbsize_proc(client_t *c, int argc, const arg_t *argv)
 {
     resp_add_int(&c->out, (int64_t)ks_size(c->db));
 }
 
-static bool flush_args_ok(client_t *c, int argc, const resp_arg_t *argv)
+static bool flush_args_ok(client_t *c, int argc, const arg_t *argv)
 {
-    if (argc > 2 || (argc == 2 && !cmd_arg_is(&argv[1], "async") &&
-                     !cmd_arg_is(&argv[1], "sync"))) {
+    if (argc > 2 || (argc == 2 && !arg_is(&argv[1], "async") &&
+                     !arg_is(&argv[1], "sync"))) {
         reply_syntax_error(c);
         return false;
     }
     return true;
 }
 
-static void flushdb_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void flushdb_proc(client_t *c, int argc, const arg_t *argv)
 {
     if (!flush_args_ok(c, argc, argv))
         return;
@@ -201,7 +201,7 @@ static void flushdb_proc(client_t *c, int argc, const resp_arg_t *argv)
     reply_ok(c);
 }
 
-static void flushall_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void flushall_proc(client_t *c, int argc, const arg_t *argv)
 {
     if (!flush_args_ok(c, argc, argv))
         return;

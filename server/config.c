@@ -303,7 +303,7 @@ static int split_args(const char *line, char ***out, int *argc_out,
  * one integer parser): digits only, no sign, space or leading zero. */
 static bool parse_digits(const char *s, size_t n, uint64_t *out)
 {
-    return cmdarg_u64(s, n, out);
+    return arg_u64(&(arg_t){s, n}, out);
 }
 
 /* Digits with an optional unit as Redis: k=1000, kb=1024, m, mb, g, gb, b. */
@@ -369,7 +369,7 @@ static const char *parse_number(const cfg_def_t *d, const char *s,
         return NULL;
     case T_I64: {
         long long ll;
-        if (!cmdarg_ll(s, strlen(s), &ll))
+        if (!arg_ll(&(arg_t){s, strlen(s)}, &ll))
             return "argument couldn't be parsed into an integer";
         v->u = (uint64_t)ll;
         return NULL;

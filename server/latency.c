@@ -94,7 +94,7 @@ static const lat_sample_t *last_sample(const lat_series_t *e)
 
 /* ---- LATENCY ----------------------------------------------------------- */
 
-static void latest_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void latest_proc(client_t *c, int argc, const arg_t *argv)
 {
     const struct latency *l = c->srv->latency;
     int n = l != NULL ? l->n : 0;
@@ -110,7 +110,7 @@ static void latest_proc(client_t *c, int argc, const resp_arg_t *argv)
     }
 }
 
-static void history_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void history_proc(client_t *c, int argc, const arg_t *argv)
 {
     const lat_series_t *e = find(c->srv->latency, argv[2].ptr, argv[2].len);
     size_t n = 0;
@@ -127,7 +127,7 @@ static void history_proc(client_t *c, int argc, const resp_arg_t *argv)
     }
 }
 
-static void reset_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void reset_proc(client_t *c, int argc, const arg_t *argv)
 {
     struct latency *l = c->srv->latency;
     int64_t reset = 0;
@@ -176,7 +176,7 @@ static const char *advice(const char *event)
     return "";
 }
 
-static void doctor_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void doctor_proc(client_t *c, int argc, const arg_t *argv)
 {
     const struct latency *l = c->srv->latency;
     uint64_t threshold = c->srv->cfg->latency_monitor_threshold;
@@ -220,7 +220,7 @@ static void doctor_proc(client_t *c, int argc, const resp_arg_t *argv)
     cmd_reply_text(c, &b);
 }
 
-static void help_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void help_proc(client_t *c, int argc, const arg_t *argv)
 {
     static const char *const lines[] = {
         "LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",

@@ -126,7 +126,7 @@ static void kv_double(client_t *c, const char *k, double v)
     resp_add_double(&c->out, v);
 }
 
-void memstat_stats_proc(client_t *c, int argc, const resp_arg_t *argv)
+void memstat_stats_proc(client_t *c, int argc, const arg_t *argv)
 {
     server_t *s = c->srv;
     figures_t fg;
@@ -190,7 +190,7 @@ void memstat_stats_proc(client_t *c, int argc, const resp_arg_t *argv)
 
 /* ---- MEMORY DOCTOR ----------------------------------------------------- */
 
-void memstat_doctor_proc(client_t *c, int argc, const resp_arg_t *argv)
+void memstat_doctor_proc(client_t *c, int argc, const arg_t *argv)
 {
     server_t *s = c->srv;
     figures_t fg;
@@ -289,13 +289,13 @@ void memstat_doctor_proc(client_t *c, int argc, const resp_arg_t *argv)
 
 /* ---- MEMORY PURGE, MALLOC-STATS, HELP ------------------------------- */
 
-void memstat_purge_proc(client_t *c, int argc, const resp_arg_t *argv)
+void memstat_purge_proc(client_t *c, int argc, const arg_t *argv)
 {
     heap_purge();
     reply_ok(c);
 }
 
-void memstat_malloc_stats_proc(client_t *c, int argc, const resp_arg_t *argv)
+void memstat_malloc_stats_proc(client_t *c, int argc, const arg_t *argv)
 {
     char *text = heap_malloc_stats();
     sbuf_t b = {0};
@@ -306,7 +306,7 @@ void memstat_malloc_stats_proc(client_t *c, int argc, const resp_arg_t *argv)
     cmd_reply_text(c, &b);
 }
 
-void memstat_help_proc(client_t *c, int argc, const resp_arg_t *argv)
+void memstat_help_proc(client_t *c, int argc, const arg_t *argv)
 {
     static const char *const lines[] = {
         "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",

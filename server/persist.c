@@ -559,7 +559,7 @@ void persist_info(const server_t *s, char *buf, size_t len)
 
 /* ---- commands ---------------------------------------------------------- */
 
-static void save_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void save_proc(client_t *c, int argc, const arg_t *argv)
 {
     (void)argc;
     (void)argv;
@@ -579,12 +579,12 @@ static void save_proc(client_t *c, int argc, const resp_arg_t *argv)
     reply_ok(c);
 }
 
-static void bgsave_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void bgsave_proc(client_t *c, int argc, const arg_t *argv)
 {
     server_t *s = c->srv;
     bool schedule = false;
     if (argc == 2) {
-        if (!cmd_arg_is(&argv[1], "schedule")) {
+        if (!arg_is(&argv[1], "schedule")) {
             reply_syntax_error(c);
             return;
         }
@@ -610,7 +610,7 @@ static void bgsave_proc(client_t *c, int argc, const resp_arg_t *argv)
     resp_add_simple(&c->out, "Background saving started");
 }
 
-static void lastsave_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void lastsave_proc(client_t *c, int argc, const arg_t *argv)
 {
     (void)argc;
     (void)argv;

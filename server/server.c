@@ -62,7 +62,6 @@ void server_free(server_t *s)
     tls_free(s->tls);
     free(s->persist);
     free(s->latency);
-    free(s->argbuf);
     /* Zeroed, so a second call (an error path after a failed init) frees
      * nothing twice. */
     memset(s, 0, sizeof(*s));

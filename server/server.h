@@ -42,7 +42,7 @@ struct client {
 /* Command flags (CMD_*) and argument docs (cmd_arg_t) are cmdarg.h's, the
  * vocabulary every command host shares. */
 
-typedef void cmd_proc_t(client_t *c, int argc, const resp_arg_t *argv);
+typedef void cmd_proc_t(client_t *c, int argc, const arg_t *argv);
 
 typedef struct cmd_def {
     const char *name; /* lower case, e.g. "cf.add" */
@@ -54,7 +54,7 @@ typedef struct cmd_def {
      * arguments, not NUL-terminated. Called only for a client allowed to
      * run the command. */
     void (*prefetch)(client_t *c, const struct cmd_def *d, int argc,
-                     const resp_arg_t *argv);
+                     const arg_t *argv);
     const void *data; /* the family's own description, for its procs */
     int first_key, last_key, key_step; /* COMMAND INFO key spec */
     const char *group; /* "connection" "generic" "server" "cf" ... */

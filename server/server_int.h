@@ -76,11 +76,6 @@ struct server {
      * background save, save the empty dataset); set by main(), may be
      * NULL. */
     void (*on_flushall)(server_t *s);
-    /* A conversion buffer for command families whose argument type is not
-     * resp_arg_t (cfhost.c), kept between calls. */
-    void *argbuf;
-    size_t argbuf_len;
-
     uint64_t seed_state;
     /* The machine's physical memory or this process's cgroup memory limit,
      * whichever is lower (sysmem_limit()), read once at init: the bound on

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "argv.h"
 #include "cmd.h"
 
 #define SLOWLOG_MAX_ARGC 32    /* as Redis's SLOWLOG_ENTRY_MAX_ARGC */
@@ -22,8 +23,7 @@ typedef struct sl_entry {
     int64_t id, time;
     uint64_t us;
     char *addr, *name;
-    int argc;
-    resp_arg_t argv[]; /* each ptr malloc'd */
+    argv_t *cmd; /* the command as the slow log shows it */
 } sl_entry_t;
 
 struct slowlog {
@@ -34,8 +34,7 @@ struct slowlog {
 
 static void entry_free(sl_entry_t *e)
 {
-    for (int i = 0; i < e->argc; i++)
-        free(e->argv[i].ptr);
+    argv_free(e->cmd);
     free(e->addr);
     free(e->name);
     free(e);
@@ -61,42 +60,39 @@ static bool is_secret(const client_t *c, const resp_cmd_t *cmd, int i)
         return i >= 1;
     if (strcmp(name, "hello") == 0)
         for (int j = 2; j < i && j < cmd->argc; j++)
-            if (cmd_arg_is(&cmd->argv[j], "auth") && i - j <= 2)
+            if (arg_is(&cmd->argv[j], "auth") && i - j <= 2)
                 return true;
     if (strcmp(name, "config") == 0 && c->sub != NULL &&
         strcmp(c->sub->name, "set") == 0 && i >= 3 && (i - 3) % 2 == 0)
-        return cmd_arg_is(&cmd->argv[i - 1], "requirepass");
+        return arg_is(&cmd->argv[i - 1], "requirepass");
     return false;
 }
 
-/* Copies argument i as the slow log keeps it into *out; false when out of
- * memory. */
-static bool copy_arg(const client_t *c, const resp_cmd_t *cmd, int i,
-                     int kept, resp_arg_t *out)
+/* Room for a shown argument that is not the command's own bytes: at most
+ * SLOWLOG_MAX_STRING of them and a note. */
+typedef char shown_buf_t[SLOWLOG_MAX_STRING + 64];
+
+/* Argument i as the slow log shows it: a view of the command's bytes, or
+ * of buf when it is cut short, redacted or stands for the rest. */
+static arg_t shown_arg(const client_t *c, const resp_cmd_t *cmd, int i,
+                       int kept, shown_buf_t buf)
 {
-    char tail[64];
-    const char *p = cmd->argv[i].ptr;
-    size_t len = cmd->argv[i].len, tlen = 0;
-    if (kept < cmd->argc && i == kept - 1) {
-        tlen = (size_t)snprintf(tail, sizeof(tail), "... (%d more arguments)",
-                                cmd->argc - kept + 1);
-        len = 0;
-    } else if (is_secret(c, cmd, i)) {
-        tlen = (size_t)snprintf(tail, sizeof(tail), "(redacted)");
-        len = 0;
-    } else if (len > SLOWLOG_MAX_STRING) {
-        tlen = (size_t)snprintf(tail, sizeof(tail), "... (%zu more bytes)",
-                                len - SLOWLOG_MAX_STRING);
-        len = SLOWLOG_MAX_STRING;
-    }
-    out->ptr = malloc(len + tlen + 1);
-    if (out->ptr == NULL)
-        return false;
-    memcpy(out->ptr, p, len);
-    memcpy(out->ptr + len, tail, tlen);
-    out->ptr[len + tlen] = '\0';
-    out->len = len + tlen;
-    return true;
+    const arg_t *a = &cmd->argv[i];
+    int n;
+    if (kept < cmd->argc && i == kept - 1)
+        n = snprintf(buf, sizeof(shown_buf_t), "... (%d more arguments)",
+                     cmd->argc - kept + 1);
+    else if (is_secret(c, cmd, i))
+        n = snprintf(buf, sizeof(shown_buf_t), "(redacted)");
+    else if (a->len > SLOWLOG_MAX_STRING) {
+        memcpy(buf, a->ptr, SLOWLOG_MAX_STRING);
+        n = SLOWLOG_MAX_STRING +
+            snprintf(buf + SLOWLOG_MAX_STRING,
+                     sizeof(shown_buf_t) - SLOWLOG_MAX_STRING,
+                     "... (%zu more bytes)", a->len - SLOWLOG_MAX_STRING);
+    } else
+        return *a;
+    return (arg_t){buf, (size_t)n};
 }
 
 void slowlog_record(server_t *s, const client_t *c, const resp_cmd_t *cmd,
@@ -111,15 +107,17 @@ void slowlog_record(server_t *s, const client_t *c, const resp_cmd_t *cmd,
         return;
     struct slowlog *l = s->slowlog;
     int kept = cmd->argc < SLOWLOG_MAX_ARGC ? cmd->argc : SLOWLOG_MAX_ARGC;
-    sl_entry_t *e = calloc(1, sizeof(*e) + (size_t)kept * sizeof(e->argv[0]));
+    shown_buf_t bufs[SLOWLOG_MAX_ARGC];
+    arg_t shown[SLOWLOG_MAX_ARGC];
+    for (int i = 0; i < kept; i++)
+        shown[i] = shown_arg(c, cmd, i, kept, bufs[i]);
+    sl_entry_t *e = calloc(1, sizeof(*e));
     if (e == NULL)
         return;
     e->addr = strdup(addr);
     e->name = strdup(c->name != NULL ? c->name : "");
-    bool ok = e->addr != NULL && e->name != NULL;
-    for (int i = 0; ok && i < kept; i++, e->argc++)
-        ok = copy_arg(c, cmd, i, kept, &e->argv[i]);
-    if (!ok) {
+    e->cmd = argv_copy(kept, shown);
+    if (e->addr == NULL || e->name == NULL || e->cmd == NULL) {
         entry_free(e); /* a slow log entry is not worth failing over */
         return;
     }
@@ -152,7 +150,7 @@ void slowlog_free(server_t *s)
 
 /* ---- SLOWLOG ----------------------------------------------------------- */
 
-static void get_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void get_proc(client_t *c, int argc, const arg_t *argv)
 {
     const struct slowlog *l = c->srv->slowlog;
     long long count = 10;
@@ -161,7 +159,7 @@ static void get_proc(client_t *c, int argc, const resp_arg_t *argv)
         return;
     }
     if (argc == 3) {
-        if (!cmd_arg_ll(&argv[2], &count)) {
+        if (!arg_ll(&argv[2], &count)) {
             reply_not_integer(c);
             return;
         }
@@ -180,27 +178,27 @@ static void get_proc(client_t *c, int argc, const resp_arg_t *argv)
         resp_add_int(&c->out, e->id);
         resp_add_int(&c->out, e->time);
         resp_add_int(&c->out, (int64_t)e->us);
-        resp_add_array(&c->out, (size_t)e->argc);
-        for (int j = 0; j < e->argc; j++)
-            resp_add_bulk(&c->out, e->argv[j].ptr, e->argv[j].len);
+        resp_add_array(&c->out, (size_t)e->cmd->argc);
+        for (int j = 0; j < e->cmd->argc; j++)
+            resp_add_bulk(&c->out, e->cmd->v[j].ptr, e->cmd->v[j].len);
         resp_add_cstr(&c->out, e->addr);
         resp_add_cstr(&c->out, e->name);
     }
 }
 
-static void len_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void len_proc(client_t *c, int argc, const arg_t *argv)
 {
     const struct slowlog *l = c->srv->slowlog;
     resp_add_int(&c->out, l != NULL ? (int64_t)l->len : 0);
 }
 
-static void reset_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void reset_proc(client_t *c, int argc, const arg_t *argv)
 {
     slowlog_clear(c->srv->slowlog);
     reply_ok(c);
 }
 
-static void help_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void help_proc(client_t *c, int argc, const arg_t *argv)
 {
     static const char *const lines[] = {
         "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",

@@ -13,7 +13,7 @@
 /* Parses the NULL-terminated words into *d, from the defaults. */
 static int parse(cfcmd_defaults_t *d, char *why, const char *const *w)
 {
-    cmdarg_t a[16];
+    arg_t a[16];
     int n = 0;
     for (; w[n] != NULL; n++) {
         a[n].ptr = w[n];

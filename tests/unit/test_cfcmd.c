@@ -66,7 +66,7 @@ typedef struct test_client {
     resp_out_t out;
 } test_client_t;
 
-static int t_find(void *h, const cmdarg_t *key, bool read, cf_filter_t **out)
+static int t_find(void *h, const arg_t *key, bool read, cf_filter_t **out)
 {
     test_client_t *c = h;
     if (c->srv->wrongtype && key->len > 0 && key->ptr[0] == 'W')
@@ -81,7 +81,7 @@ static int t_find(void *h, const cmdarg_t *key, bool read, cf_filter_t **out)
     return 0;
 }
 
-static int t_create(void *h, const cmdarg_t *key, cf_filter_t **f)
+static int t_create(void *h, const arg_t *key, cf_filter_t **f)
 {
     test_client_t *c = h;
     int rc = ks_add(c->db, key->ptr, key->len, f);
@@ -89,7 +89,7 @@ static int t_create(void *h, const cmdarg_t *key, cf_filter_t **f)
     return rc;
 }
 
-static void t_changed(void *h, const cmdarg_t *key, cf_filter_t *f, uint64_t n)
+static void t_changed(void *h, const arg_t *key, cf_filter_t *f, uint64_t n)
 {
     test_client_t *c = h;
     assert_ptr_equal(ks_get(c->db, key->ptr, key->len), f);
@@ -237,7 +237,7 @@ static const cfcmd_def_t *find_cmd(const char *name)
 static const char *runv(fx_t *fx, int argc, const char **argv,
                         const size_t *lens)
 {
-    cmdarg_t *args = calloc((size_t)argc, sizeof(*args));
+    arg_t *args = calloc((size_t)argc, sizeof(*args));
     const cfcmd_def_t *d = find_cmd(argv[0]);
 
     assert_non_null(args);

@@ -21,20 +21,20 @@
 
 static int ran, prefetched;
 
-static void ok_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void ok_proc(client_t *c, int argc, const arg_t *argv)
 {
     ran++;
     resp_add_simple(&c->out, "OK");
 }
 
-static void fail_proc(client_t *c, int argc, const resp_arg_t *argv)
+static void fail_proc(client_t *c, int argc, const arg_t *argv)
 {
     ran++;
     resp_add_error(&c->out, "ERR failed on purpose");
 }
 
 static void pf_hook(client_t *c, const cmd_def_t *d, int argc,
-                    const resp_arg_t *argv)
+                    const arg_t *argv)
 {
     prefetched++;
     assert_string_equal(d->name, "wr");
@@ -110,7 +110,7 @@ static int teardown(void **state)
 static const char *run(fx_t *fx, const char *const *words)
 {
     static char reply[512];
-    resp_arg_t argv[8];
+    arg_t argv[8];
     resp_cmd_t cmd = {0, argv};
     while (words[cmd.argc] != NULL) {
         argv[cmd.argc].ptr = (char *)words[cmd.argc];
@@ -246,14 +246,14 @@ static void test_prefetch_only_when_admitted(void **state)
     fx_t *fx = *state;
     resp_peek_t pk[3] = {0};
     pk[0].argc = 3; /* wr k a: admitted, has a hook */
-    pk[0].argv[0] = (resp_arg_t){"WR", 2};
-    pk[0].argv[1] = (resp_arg_t){"k", 1};
-    pk[0].argv[2] = (resp_arg_t){"a", 1};
+    pk[0].argv[0] = (arg_t){"WR", 2};
+    pk[0].argv[1] = (arg_t){"k", 1};
+    pk[0].argv[2] = (arg_t){"a", 1};
     pk[1] = pk[0];
     pk[1].argc = 2; /* wrong arity */
     pk[2].argc = 2; /* no hook */
-    pk[2].argv[0] = (resp_arg_t){"rd", 2};
-    pk[2].argv[1] = (resp_arg_t){"k", 1};
+    pk[2].argv[0] = (arg_t){"rd", 2};
+    pk[2].argv[1] = (arg_t){"k", 1};
     cmd_prefetch(&fx->c, pk, 3);
     assert_int_equal(prefetched, 1);
     fx->c.authenticated = false; /* NOAUTH: no hook runs */

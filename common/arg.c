@@ -1,14 +1,15 @@
 /*
- * cmdarg.c - see cmdarg.h.
+ * arg.c - see arg.h.
  */
-#include "cmdarg.h"
+#include "arg.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-bool cmdarg_u64(const char *s, size_t len, uint64_t *out)
+/* The unsigned rule on raw bytes, shared by arg_u64() and arg_ll(). */
+static bool u64_of(const char *s, size_t len, uint64_t *out)
 {
     uint64_t v = 0;
 
@@ -25,26 +26,35 @@ bool cmdarg_u64(const char *s, size_t len, uint64_t *out)
     return true;
 }
 
-bool cmdarg_ll(const char *s, size_t len, long long *out)
+bool arg_u64(const arg_t *a, uint64_t *out)
 {
+    return u64_of(a->ptr, a->len, out);
+}
+
+bool arg_ll(const arg_t *a, long long *out)
+{
+    const char *s = a->ptr;
+    size_t len = a->len;
     uint64_t v;
 
     if (len > 0 && s[0] == '-') {
         /* "-0" is refused, as string2ll() does. */
-        if (!cmdarg_u64(s + 1, len - 1, &v) || v == 0 ||
+        if (!u64_of(s + 1, len - 1, &v) || v == 0 ||
             v > (uint64_t)INT64_MAX + 1)
             return false;
         *out = v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(long long)v;
         return true;
     }
-    if (!cmdarg_u64(s, len, &v) || v > INT64_MAX)
+    if (!u64_of(s, len, &v) || v > INT64_MAX)
         return false;
     *out = (long long)v;
     return true;
 }
 
-bool cmdarg_is(const char *s, size_t len, const char *lower)
+bool arg_is(const arg_t *a, const char *lower)
 {
+    const char *s = a->ptr;
+    size_t len = a->len;
     for (size_t i = 0; i < len; i++) {
         unsigned char ch = (unsigned char)s[i];
         if (ch >= 'A' && ch <= 'Z')
@@ -55,8 +65,10 @@ bool cmdarg_is(const char *s, size_t len, const char *lower)
     return lower[len] == '\0';
 }
 
-bool cmdarg_double(const char *s, size_t len, double *out)
+bool arg_double(const arg_t *a, double *out)
 {
+    const char *s = a->ptr;
+    size_t len = a->len;
     char buf[64];
     char *end;
 

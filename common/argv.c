@@ -1,0 +1,49 @@
+/*
+ * argv.c - see argv.h. Layout: the header, argc views, then each
+ * argument's bytes and a NUL, in order.
+ */
+#include "argv.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+size_t argv_size(int argc, const arg_t *args)
+{
+    if (argc < 0 || (size_t)argc > (SIZE_MAX - sizeof(argv_t)) / sizeof(arg_t))
+        return 0;
+    size_t total = sizeof(argv_t) + (size_t)argc * sizeof(arg_t);
+    for (int i = 0; i < argc; i++) {
+        if (args[i].len >= SIZE_MAX - total)
+            return 0;
+        total += args[i].len + 1;
+    }
+    return total;
+}
+
+argv_t *argv_copy(int argc, const arg_t *args)
+{
+    size_t total = argv_size(argc, args);
+    if (total == 0)
+        return NULL;
+    argv_t *a = malloc(total);
+    if (a == NULL)
+        return NULL;
+    a->argc = argc;
+    a->size = total;
+    char *p = (char *)&a->v[argc];
+    for (int i = 0; i < argc; i++) {
+        if (args[i].len > 0)
+            memcpy(p, args[i].ptr, args[i].len);
+        p[args[i].len] = '\0';
+        a->v[i].ptr = p;
+        a->v[i].len = args[i].len;
+        p += args[i].len + 1;
+    }
+    return a;
+}
+
+void argv_free(argv_t *a)
+{
+    free(a);
+}
