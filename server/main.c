@@ -159,7 +159,9 @@ int main(int argc, char **argv)
 
     uv_loop_t *loop = uv_default_loop();
     static server_t srv;
-    if (server_init(&srv, loop, &cfg) < 0) {
+    if (server_init(&srv, loop, &cfg) < 0 || persist_init(&srv) < 0) {
+        persist_free(&srv);
+        server_free(&srv);
         log_warning("Out of memory initialising the server");
         cfg_free(&cfg);
         return 1;
@@ -184,6 +186,7 @@ int main(int argc, char **argv)
                                      : "out of memory",
                     dup != NULL ? dup : "", "");
         cmd_index_free(&srv);
+        persist_free(&srv);
         server_free(&srv);
         cfg_free(&cfg);
         return 1;
@@ -201,6 +204,7 @@ int main(int argc, char **argv)
                     "/path/to/cuckood.conf");
     if (persist_load(&srv) < 0) {
         cmd_index_free(&srv);
+        persist_free(&srv);
         server_free(&srv);
         cfg_free(&cfg);
         log_close();
@@ -209,6 +213,7 @@ int main(int argc, char **argv)
     if (daemon_listen(&srv, err, sizeof(err)) < 0) {
         log_warning("%s", err);
         cmd_index_free(&srv);
+        persist_free(&srv);
         server_free(&srv);
         uv_walk(loop, close_walk_cb, NULL);
         uv_run(loop, UV_RUN_DEFAULT);
@@ -223,6 +228,7 @@ int main(int argc, char **argv)
         uv_run(loop, UV_RUN_DEFAULT);
         uv_loop_close(loop);
         cmd_index_free(&srv);
+        persist_free(&srv);
         server_free(&srv);
         cfg_free(&cfg);
         log_close();
@@ -251,6 +257,7 @@ int main(int argc, char **argv)
         log_warning("Event loop did not close cleanly");
     cmd_index_free(&srv);
     slowlog_free(&srv);
+    persist_free(&srv);
     server_free(&srv);
     if (cfg.pidfile != NULL && cfg.pidfile[0] != '\0')
         unlink(cfg.pidfile);
