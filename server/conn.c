@@ -339,10 +339,20 @@ static void conn_flush(conn_t *c)
         conn_stop_reading(c);
 }
 
-/* Answers a protocol error and marks c to close once it is written. */
+/* Records why the parser refused c's input, so the connection knows why it
+ * closes whichever layer (plain or TLS) carried the bytes. */
+static void conn_parser_failed(conn_t *c)
+{
+    c->proto_error = resp_parser_error(c->parser);
+}
+
+/* Answers the protocol error the parser found and marks c to close once
+ * the answer is written. */
 static void conn_protocol_error(conn_t *c)
 {
-    const char *why = resp_parser_error(c->parser);
+    if (c->proto_error == NULL)
+        conn_parser_failed(c);
+    const char *why = c->proto_error;
     /* The tighter limits of a client that has not authenticated get
      * Redis's own wording, so the client can tell why it was cut off. */
     if (!c->cl.authenticated && why != NULL) {
@@ -425,17 +435,54 @@ static void conn_run(conn_t *c)
         conn_start_reading(c);
 }
 
-/* Plaintext from a TLS session into the parser (tls_sink_fn). A request
- * the parser refuses is answered as on a plain connection. */
+/* What one read did to a connection's input. */
+typedef enum conn_input {
+    /* Buffered: run the commands that are complete. */
+    CONN_INPUT_OK,
+    /* TLS close_notify: run what came, then close. */
+    CONN_INPUT_PEER_END,
+    /* The parser refused the input, why is in c->proto_error: answer it,
+     * then close. */
+    CONN_INPUT_BAD_REQUEST,
+    /* The handshake or a record failed (logged): send the session's alert,
+     * then close. */
+    CONN_INPUT_BAD_TLS,
+    /* Out of memory: close at once. */
+    CONN_INPUT_FAILED,
+} conn_input_t;
+
+/* Plaintext from a TLS session into the parser (tls_sink_fn). A refused
+ * request stops the session's input; conn_input() tells it from a TLS
+ * failure by the error recorded on c. */
 static int conn_feed(void *ctx, const char *plain, size_t len)
 {
     conn_t *c = ctx;
     int rc = resp_parser_feed(c->parser, plain, len);
-    if (rc == -EPROTO) {
-        conn_protocol_error(c);
-        return -EALREADY;
-    }
+    if (rc == -EPROTO)
+        conn_parser_failed(c);
     return rc;
+}
+
+/* Passes len bytes read from c's socket to its parser, through its TLS
+ * session on a TLS connection. */
+static conn_input_t conn_input(conn_t *c, const char *buf, size_t len)
+{
+    if (c->tls == NULL) {
+        int rc = resp_parser_feed(c->parser, buf, len);
+        if (rc == -EPROTO) {
+            conn_parser_failed(c);
+            return CONN_INPUT_BAD_REQUEST;
+        }
+        return rc < 0 ? CONN_INPUT_FAILED : CONN_INPUT_OK;
+    }
+    int rc = tls_conn_input(c->tls, buf, len, conn_feed, c);
+    if (c->proto_error != NULL)
+        return CONN_INPUT_BAD_REQUEST;
+    if (rc == 1)
+        return CONN_INPUT_PEER_END;
+    if (rc == -EPROTO)
+        return CONN_INPUT_BAD_TLS;
+    return rc < 0 ? CONN_INPUT_FAILED : CONN_INPUT_OK;
 }
 
 static void conn_on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
@@ -465,13 +512,13 @@ static void conn_on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
         return;
     }
     c->spoke = true;
-    int rc = c->tls != NULL
-                 ? tls_conn_input(c->tls, buf->base, (size_t)nread,
-                                  conn_feed, c)
-                 : resp_parser_feed(c->parser, buf->base, (size_t)nread);
-    if (rc == 1) {
-        /* close_notify: the client has finished sending. What it sent
-         * before runs, then the connection closes as at EOF. */
+    switch (conn_input(c, buf->base, (size_t)nread)) {
+    case CONN_INPUT_OK:
+        conn_run(c);
+        break;
+    case CONN_INPUT_PEER_END:
+        /* The client has finished sending. What it sent before runs, then
+         * the connection closes as at EOF. */
         conn_run(c);
         if (!c->closing && c->writes_pending > 0) {
             c->cl.close_after_reply = true;
@@ -479,20 +526,23 @@ static void conn_on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
         } else {
             conn_close(c);
         }
-    } else if (rc == 0) {
-        conn_run(c);
-    } else if (rc == -EPROTO && c->tls == NULL) {
+        break;
+    case CONN_INPUT_BAD_REQUEST:
         conn_protocol_error(c);
         conn_flush(c);
-    } else if (rc == -EALREADY) {
-        conn_flush(c); /* the protocol error conn_feed answered */
-    } else if (rc == -EPROTO && !c->cl.close_after_reply) {
-        /* A failed handshake: send OpenSSL's alert, then close. */
+        break;
+    case CONN_INPUT_BAD_TLS:
+        if (c->cl.close_after_reply) {
+            conn_close(c); /* an answer is already on its way: drop it */
+            break;
+        }
         c->cl.close_after_reply = true;
         conn_stop_reading(c);
         conn_flush(c);
-    } else {
+        break;
+    case CONN_INPUT_FAILED:
         conn_close(c);
+        break;
     }
 }
 

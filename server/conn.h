@@ -21,6 +21,9 @@ struct conn {
         uv_pipe_t pipe;
     } h;
     resp_parser_t *parser;
+    /* Why the parser refused the input, in its wording (the parser's
+     * string, sticky as its error); NULL while the input is good. */
+    const char *proto_error;
     struct tls_conn *tls; /* NULL on a plain-text connection */
     conn_t *prev, *next; /* server's client list */
     char addr[64];       /* "ip:port" or "/path:0" */

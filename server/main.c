@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,167 +97,221 @@ static void on_call(client_t *c, const resp_cmd_t *cmd, uint64_t ns)
 
 static void close_walk_cb(uv_handle_t *h, void *arg)
 {
+    (void)arg;
     if (!uv_is_closing(h))
         uv_close(h, NULL);
 }
 
-int main(int argc, char **argv)
+/* Everything main() starts, so that one teardown releases whatever was
+ * started, whichever phase stopped. */
+typedef struct app {
+    cfg_t cfg;
+    bool cfg_ready;  /* cfg_init() succeeded: cfg_free() */
+    bool log_open;   /* log_init() ran: log_close() */
+    uv_loop_t *loop; /* set once the loop exists: it is run to its end */
+    server_t srv;    /* zero until server_init(); every free is safe on it */
+    bool running;    /* serving: the pid and address files exist */
+    char probe_addr[1100];
+} app_t;
+
+/* --version, --help and --ping run instead of the server: true then, with
+ * the exit code in *code. */
+static bool one_shot(int argc, char **argv, int *code)
 {
+    *code = 0;
     if (argc >= 2 &&
         (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-v") == 0)) {
         printf("cuckood v=%s (Redis protocol %s compatible) libuv=%s\n",
                CUCKOOD_VERSION, SERVER_REDIS_VERSION, uv_version_string());
-        return 0;
+        return true;
     }
     if (argc >= 2 &&
         (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
         usage(stdout);
-        return 0;
+        return true;
     }
-
     for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--ping") == 0)
-            return probe_main(argc, argv, i);
+        if (strcmp(argv[i], "--ping") == 0) {
+            *code = probe_main(argc, argv, i);
+            return true;
+        }
+    return false;
+}
 
+/* The composition root: the dispatcher learns the command families here,
+ * FLUSHALL's hook saves the emptied dataset, and the dispatcher's
+ * after-call hook feeds the slow log and the latency monitor. 0, or -1
+ * after logging why. */
+static int wire(server_t *s)
+{
+    const cmd_def_t *cf = cfhost_table(); /* NULL when out of memory */
+    const cmd_def_t *tables[] = {cmd_conn_table,
+                                 cmd_keys_table,
+                                 cmd_admin_table,
+                                 cmd_persist_table,
+                                 latency_table,
+                                 slowlog_table,
+                                 cf};
+    const char *dup = NULL;
+    int rc = cf == NULL
+                 ? -ENOMEM
+                 : cmd_index_build(s, tables,
+                                   sizeof(tables) / sizeof(tables[0]), &dup);
+    if (rc < 0) {
+        log_warning("Cannot build the command table: %s%s",
+                    rc == -EEXIST   ? "duplicate command "
+                    : rc == -EINVAL ? "malformed command "
+                                    : "out of memory",
+                    dup != NULL ? dup : "");
+        return -1;
+    }
+    s->on_flushall = persist_on_flushall;
+    s->on_call = on_call;
+    return 0;
+}
+
+/* The configuration, the process around the server, the server's state
+ * and its command table. 0, or -1 after saying why. */
+static int init(app_t *a, int argc, char **argv)
+{
     /* The allocator's settings and the filter core's hook, before any
      * filter exists. */
     heap_init();
-    cfg_t cfg;
-    char err[512] = "";
-    if (cfg_init(&cfg) < 0) {
+    if (cfg_init(&a->cfg) < 0) {
         fprintf(stderr, "cuckood: out of memory\n");
-        return 1;
+        return -1;
     }
-    if (cfg_load_args(&cfg, argc, argv, err, sizeof(err)) < 0) {
+    a->cfg_ready = true;
+    char err[512] = "";
+    if (cfg_load_args(&a->cfg, argc, argv, err, sizeof(err)) < 0) {
         fprintf(stderr, "\n*** FATAL CONFIG FILE ERROR ***\n%s\n", err);
-        cfg_free(&cfg);
-        return 1;
+        return -1;
     }
     /* As redis-server does, "dir" is the working directory: snapshots,
      * relative log, pid and socket paths live there. */
-    if (cfg.dir != NULL && cfg.dir[0] != '\0' && chdir(cfg.dir) < 0) {
-        fprintf(stderr, "Can't chdir to '%s': %s\n", cfg.dir, strerror(errno));
-        cfg_free(&cfg);
-        return 1;
+    const char *dir = a->cfg.dir;
+    if (dir != NULL && dir[0] != '\0' && chdir(dir) < 0) {
+        fprintf(stderr, "Can't chdir to '%s': %s\n", dir, strerror(errno));
+        return -1;
     }
-    if (cfg.daemonize && daemonize() < 0) {
+    if (a->cfg.daemonize && daemonize() < 0) {
         fprintf(stderr, "cuckood: cannot daemonize: %s\n", strerror(errno));
-        cfg_free(&cfg);
-        return 1;
+        return -1;
     }
-    if (log_init(cfg.loglevel, cfg.logfile) < 0)
+    a->log_open = true;
+    if (log_init(a->cfg.loglevel, a->cfg.logfile) < 0)
         fprintf(stderr,
                 "cuckood: cannot open log file %s, logging to "
                 "stdout\n",
-                cfg.logfile);
+                a->cfg.logfile);
 
     /* As redis-server: a closed terminal (SIGHUP) must not kill the server
      * without its final save, and a vanished peer (SIGPIPE) is an error
      * return, not a signal. */
     signal(SIGPIPE, SIG_IGN);
     signal(SIGHUP, SIG_IGN);
-    conn_fit_maxclients(&cfg);
+    conn_fit_maxclients(&a->cfg);
 
-    uv_loop_t *loop = uv_default_loop();
-    static server_t srv;
-    if (server_init(&srv, loop, &cfg) < 0) {
+    if ((a->loop = uv_default_loop()) == NULL) {
+        log_warning("Cannot create the event loop");
+        return -1;
+    }
+    if (server_init(&a->srv, a->loop, &a->cfg) < 0 ||
+        persist_init(&a->srv) < 0) {
         log_warning("Out of memory initialising the server");
-        cfg_free(&cfg);
-        return 1;
+        return -1;
     }
-    /* The composition root: the dispatcher learns the command families
-     * here, the daemon's shutdown hook is the final save, FLUSHALL's hook
-     * saves the emptied dataset, and the dispatcher's after-call hook
-     * feeds the slow log and the latency monitor. */
-    const cmd_def_t *tables[] = {cmd_conn_table,    cmd_keys_table,
-                                 cmd_admin_table,   cmd_persist_table,
-                                 latency_table,     slowlog_table,
-                                 cfhost_table()};
-    const char *dup = NULL;
-    int irc = tables[6] == NULL
-                  ? -ENOMEM
-                  : cmd_index_build(&srv, tables,
-                                    sizeof(tables) / sizeof(tables[0]), &dup);
-    if (irc < 0) {
-        log_warning("Cannot build the command table: %s%s%s",
-                    irc == -EEXIST   ? "duplicate command "
-                    : irc == -EINVAL ? "malformed command "
-                                     : "out of memory",
-                    dup != NULL ? dup : "", "");
-        cmd_index_free(&srv);
-        server_free(&srv);
-        cfg_free(&cfg);
-        return 1;
-    }
-    srv.on_shutdown = persist_on_shutdown;
-    srv.on_flushall = persist_on_flushall;
-    srv.on_call = on_call;
+    return wire(&a->srv);
+}
+
+/* The snapshot, before anything listens. 0, or -1 (logged). */
+static int load(app_t *a)
+{
     log_notice("cuckood version=%s, pid=%d, just started", CUCKOOD_VERSION,
                (int)getpid());
-    if (cfg.config_file != NULL)
-        log_notice("Configuration loaded from %s", cfg.config_file);
+    if (a->cfg.config_file != NULL)
+        log_notice("Configuration loaded from %s", a->cfg.config_file);
     else
         log_warning("No config file specified, using the default config. "
                     "In order to specify a config file use cuckood "
                     "/path/to/cuckood.conf");
-    if (persist_load(&srv) < 0) {
-        cmd_index_free(&srv);
-        server_free(&srv);
-        cfg_free(&cfg);
-        log_close();
-        return 1;
-    }
-    if (daemon_listen(&srv, err, sizeof(err)) < 0) {
+    return persist_load(&a->srv) < 0 ? -1 : 0;
+}
+
+/* The listeners, the save points, then the files that say the server is
+ * up. 0, or -1 (logged). */
+static int listen_all(app_t *a)
+{
+    char err[512] = "";
+    if (daemon_listen(&a->srv, err, sizeof(err)) < 0) {
         log_warning("%s", err);
-        cmd_index_free(&srv);
-        server_free(&srv);
-        uv_walk(loop, close_walk_cb, NULL);
-        uv_run(loop, UV_RUN_DEFAULT);
-        uv_loop_close(loop);
-        cfg_free(&cfg);
-        log_close();
-        return 1;
+        return -1;
     }
-    if (persist_start(&srv) < 0) {
-        srv.on_shutdown = NULL; /* nothing has run: nothing to save */
-        daemon_shutdown(&srv, 1);
-        uv_run(loop, UV_RUN_DEFAULT);
-        uv_loop_close(loop);
-        cmd_index_free(&srv);
-        server_free(&srv);
-        cfg_free(&cfg);
-        log_close();
-        return 1;
-    }
-    if (cfg.pidfile != NULL && cfg.pidfile[0] != '\0')
-        write_pidfile(cfg.pidfile);
-    char probe_addr[1100];
-    probe_file_write(&cfg, probe_addr, sizeof(probe_addr));
+    if (persist_start(&a->srv) < 0)
+        return -1;
+    /* Armed only now: a start that failed has nothing new to save. */
+    a->srv.on_shutdown = persist_on_shutdown;
+    a->running = true;
+    const cfg_t *cfg = &a->cfg;
+    if (cfg->pidfile != NULL && cfg->pidfile[0] != '\0')
+        write_pidfile(cfg->pidfile);
+    probe_file_write(cfg, a->probe_addr, sizeof(a->probe_addr));
     log_notice("Server initialized");
-    if (cfg.port > 0)
-        log_notice("Ready to accept connections tcp on port %d", cfg.port);
-    if (cfg.tls_port > 0)
-        log_notice("Ready to accept connections tls on port %d",
-                   cfg.tls_port);
-    if (cfg.unixsocket != NULL && cfg.unixsocket[0] != '\0')
-        log_notice("Ready to accept connections unix on %s", cfg.unixsocket);
+    if (cfg->port > 0)
+        log_notice("Ready to accept connections tcp on port %d", cfg->port);
+    if (cfg->tls_port > 0)
+        log_notice("Ready to accept connections tls on port %d", cfg->tls_port);
+    if (cfg->unixsocket != NULL && cfg->unixsocket[0] != '\0')
+        log_notice("Ready to accept connections unix on %s", cfg->unixsocket);
+    return 0;
+}
 
-    uv_run(loop, UV_RUN_DEFAULT);
-
-    /* Handles still open (none expected) are closed so the loop can end. */
-    uv_walk(loop, close_walk_cb, NULL);
-    uv_run(loop, UV_RUN_DEFAULT);
-    int code = srv.exit_code;
-    if (uv_loop_close(loop) != 0)
-        log_warning("Event loop did not close cleanly");
-    cmd_index_free(&srv);
-    slowlog_free(&srv);
-    server_free(&srv);
-    if (cfg.pidfile != NULL && cfg.pidfile[0] != '\0')
-        unlink(cfg.pidfile);
-    probe_file_remove(probe_addr);
-    log_notice("cuckood is now ready to exit, bye bye...");
-    log_close();
-    cfg_free(&cfg);
+/* The one cleanup ladder, for every phase's failure and for the end of the
+ * run: closes what is open, then frees in the reverse order of start-up.
+ * Returns the exit code: the server's once it ran, else code. */
+static int teardown(app_t *a, int code)
+{
+    server_t *s = &a->srv;
+    if (a->loop != NULL) {
+        /* After a failed start the loop never ran: the shutdown closes the
+         * listeners and handles opened so far (on_shutdown is not armed
+         * yet, so nothing is saved). */
+        if (s->loop != NULL && !s->shutting_down)
+            daemon_shutdown(s, code);
+        /* Handles still open (none expected) are closed so the loop can
+         * end. */
+        uv_walk(a->loop, close_walk_cb, NULL);
+        uv_run(a->loop, UV_RUN_DEFAULT);
+        if (uv_loop_close(a->loop) != 0)
+            log_warning("Event loop did not close cleanly");
+    }
+    if (a->running)
+        code = s->exit_code; /* SHUTDOWN's, or 1 after a failed final save */
+    cmd_index_free(s);
+    slowlog_free(s);
+    persist_free(s);
+    server_free(s);
+    if (a->running) {
+        if (a->cfg.pidfile != NULL && a->cfg.pidfile[0] != '\0')
+            unlink(a->cfg.pidfile);
+        probe_file_remove(a->probe_addr);
+        log_notice("cuckood is now ready to exit, bye bye...");
+    }
+    if (a->log_open)
+        log_close();
+    if (a->cfg_ready)
+        cfg_free(&a->cfg);
     return code;
+}
+
+int main(int argc, char **argv)
+{
+    int code;
+    if (one_shot(argc, argv, &code))
+        return code;
+    app_t a = {0};
+    if (init(&a, argc, argv) < 0 || load(&a) < 0 || listen_all(&a) < 0)
+        return teardown(&a, 1);
+    uv_run(a.loop, UV_RUN_DEFAULT);
+    return teardown(&a, 0);
 }

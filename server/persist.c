@@ -51,25 +51,28 @@ static const char persist_misconf_msg[] =
     "writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). "
     "Please check the Redis logs for details about the RDB error.";
 
-/* persist.c's state, allocated on first use; server_free() frees it (it
- * owns nothing else by then: child_path is released when a child ends). */
-static persist_t *state(server_t *s)
+int persist_init(server_t *s)
 {
-    if (s->persist == NULL) {
-        s->persist = calloc(1, sizeof(persist_t));
-        if (s->persist == NULL) {
-            log_warning("Out of memory for the persistence state");
-            abort();
-        }
-        s->persist->child_errfd = -1;
-    }
-    return s->persist;
+    persist_t *p = calloc(1, sizeof(*p));
+    if (p == NULL)
+        return -ENOMEM;
+    p->child_errfd = -1;
+    s->persist = p;
+    return 0;
 }
 
-static const persist_t *cstate(const server_t *s)
+void persist_free(server_t *s)
 {
-    static const persist_t none = {.child_errfd = -1};
-    return s->persist != NULL ? s->persist : &none;
+    persist_t *p = s->persist;
+    if (p == NULL)
+        return;
+    /* A child still running (none after persist_on_shutdown()) keeps
+     * running; only this process's view of it goes. */
+    if (p->child_errfd >= 0)
+        close(p->child_errfd);
+    free(p->child_path);
+    free(p);
+    s->persist = NULL;
 }
 
 /* Records the outcome of a background save and sets the server's write
@@ -154,7 +157,6 @@ static uint64_t load_cap(const server_t *s)
 int persist_load(server_t *s)
 {
     const char *path = s->cfg->dbfilename;
-    (void)state(s); /* allocated before anything can fail */
     int stale = snap_remove_stale(path);
     if (stale > 0)
         log_notice("Removed %d temporary snapshot file%s left by an "
@@ -198,7 +200,7 @@ int persist_load(server_t *s)
 /* A foreground save: 0 or a negative errno (logged, err filled). */
 static int save_now(server_t *s, char *err, size_t errlen)
 {
-    persist_t *p = state(s);
+    persist_t *p = s->persist;
     uint64_t t0 = uv_hrtime();
     int rc = snap_save(s->cfg->dbfilename, keyspace_iter, s, err, errlen);
     latency_add(s, "rdb-save", latency_ms_since(t0));
@@ -287,7 +289,7 @@ static void child_main(server_t *s, pid_t parent, int errfd,
 /* Starts a background save: 0, or a negative errno (logged). */
 static int bgsave_start(server_t *s)
 {
-    persist_t *p = state(s);
+    persist_t *p = s->persist;
     int fds[2] = {-1, -1};
     p->last_bgsave_try = time(NULL);
     if (pipe(fds) < 0 || fcntl(fds[0], F_SETFD, FD_CLOEXEC) < 0 ||
@@ -368,7 +370,7 @@ static void child_forget(persist_t *p)
 /* The child has exited with status st. */
 static void bgsave_done(server_t *s, int st)
 {
-    persist_t *p = state(s);
+    persist_t *p = s->persist;
     p->last_bgsave_sec =
         (int64_t)((uv_now(s->loop) - p->child_start_ms + 500) / 1000);
     p->bgsave_ran = true;
@@ -400,7 +402,7 @@ static void bgsave_done(server_t *s, int st)
 
 static void reap(server_t *s)
 {
-    persist_t *p = state(s);
+    persist_t *p = s->persist;
     int st;
     if (p->child == 0)
         return;
@@ -418,7 +420,7 @@ static void reap(server_t *s)
 /* Kills a running child and waits for it; its temporary file goes. */
 static void bgsave_kill(server_t *s)
 {
-    persist_t *p = state(s);
+    persist_t *p = s->persist;
     if (p->child == 0)
         return;
     log_warning("There is a child saving a snapshot. Killing it!");
@@ -432,7 +434,7 @@ static void bgsave_kill(server_t *s)
 static void on_cron(uv_timer_t *t)
 {
     server_t *s = t->data;
-    persist_t *p = state(s);
+    persist_t *p = s->persist;
     reap(s);
     if (p->child != 0 || s->shutting_down)
         return;
@@ -463,7 +465,7 @@ static void on_sigchld(uv_signal_t *h, int signum)
 
 int persist_start(server_t *s)
 {
-    persist_t *p = state(s);
+    persist_t *p = s->persist;
     const char *what = "the save point timer";
     int rc = uv_timer_init(s->loop, &p->timer);
     if (rc < 0)
@@ -491,7 +493,7 @@ fail:
 
 int persist_shutdown_save(server_t *s, bool nosave, bool save, bool force)
 {
-    persist_t *p = state(s);
+    persist_t *p = s->persist;
     if (p->shutdown_done)
         return 0;
     bgsave_kill(s);
@@ -514,7 +516,7 @@ int persist_shutdown_save(server_t *s, bool nosave, bool save, bool force)
 
 void persist_on_shutdown(server_t *s)
 {
-    persist_t *p = state(s);
+    persist_t *p = s->persist;
     if (!p->shutdown_done)
         persist_shutdown_save(s, false, false, true);
     if (p->shutdown_failed) {
@@ -539,7 +541,7 @@ void persist_on_flushall(server_t *s)
 
 void persist_info(const server_t *s, char *buf, size_t len)
 {
-    const persist_t *p = cstate(s);
+    const persist_t *p = s->persist;
     int64_t cur = -1;
     if (p->child != 0)
         cur = (int64_t)((uv_now(s->loop) - p->child_start_ms) / 1000);
@@ -565,7 +567,7 @@ static void save_proc(client_t *c, int argc, const arg_t *argv)
     (void)argv;
     server_t *s = c->srv;
     char err[PERSIST_ERR_MAX] = "";
-    if (state(s)->child != 0) {
+    if (s->persist->child != 0) {
         resp_add_error(&c->out, "ERR Background save already in progress");
         return;
     }
@@ -593,9 +595,9 @@ static void bgsave_proc(client_t *c, int argc, const arg_t *argv)
         reply_syntax_error(c);
         return;
     }
-    if (state(s)->child != 0) {
+    if (s->persist->child != 0) {
         if (schedule) {
-            state(s)->bgsave_scheduled = true;
+            s->persist->bgsave_scheduled = true;
             resp_add_simple(&c->out, "Background saving scheduled");
         } else {
             resp_add_error(&c->out, "ERR Background save already in progress");

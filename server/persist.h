@@ -21,8 +21,8 @@
 
 #include "server_int.h"
 
-/* persist.c's state (server_t points at it); all zero is the state before
- * anything happened. Declared here for the unit tests. */
+/* persist.c's state: persist_init() hangs it on the server (s->persist),
+ * persist_free() releases it. Declared here for the unit tests. */
 typedef struct persist {
     pid_t child;      /* background save in progress, or 0 */
     char *child_path; /* the path the child writes */
@@ -43,6 +43,15 @@ typedef struct persist {
     bool handles_open;
 } persist_t;
 
+/* Allocates the persistence state, the state before anything happened.
+ * Every other function here needs it. 0 or -ENOMEM. */
+int persist_init(server_t *s);
+
+/* Frees the state persist_init() allocated, once the loop has ended (the
+ * handles persist_start() opened are closed by then). NULL-safe and
+ * idempotent. */
+void persist_free(server_t *s);
+
 /* Loads the snapshot into the server's (empty) databases, before anything
  * listens: removes stale temporary files, then reads and verifies the file.
  * A missing file is an empty start. Returns 0, or a negative errno after
@@ -54,7 +63,7 @@ int persist_load(server_t *s);
 /* Starts the save point timer and the SIGCHLD handler. Returns 0, or a
  * negative errno (logged) with neither handle active: those it closed
  * finish closing on the loop's next run, which must come before
- * server_free(). */
+ * persist_free(). */
 int persist_start(server_t *s);
 
 /* The save a shutdown needs: with nosave nothing; with save, or when save
@@ -64,8 +73,9 @@ int persist_start(server_t *s);
  * code non-zero. Done once: later calls return 0. */
 int persist_shutdown_save(server_t *s, bool nosave, bool save, bool force);
 
-/* Called from server_on_shutdown(): the final save unless a SHUTDOWN already
- * did it (a failure sets s->exit_code to 1), then closes the handles. */
+/* The server's on_shutdown hook (daemon_shutdown() calls it): the final
+ * save unless a SHUTDOWN already did it (a failure sets s->exit_code to 1),
+ * then closes the handles. */
 void persist_on_shutdown(server_t *s);
 
 /* FLUSHALL's part (server_t.on_flushall), as Redis's: kills a running

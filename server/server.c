@@ -60,7 +60,6 @@ void server_free(server_t *s)
     free(s->dbs);
     free(s->read_slab);
     tls_free(s->tls);
-    free(s->persist);
     free(s->latency);
     /* Zeroed, so a second call (an error path after a failed init) frees
      * nothing twice. */

@@ -60,10 +60,13 @@ struct server {
     uint64_t ops_sample_cmds, ops_sample_ms;
     uint64_t ops_per_sec;
     time_t lastsave;             /* for the persistence module to update */
-    struct persist *persist;     /* persist.c's state, allocated there; plain
-                                    memory that server_free() frees */
-    struct latency *latency;     /* latency.c's, the same way */
-    struct slowlog *slowlog;     /* slowlog.c's; slowlog_free() frees it */
+    /* The subsystems' own state. Those above the server in the module graph
+     * have their own free functions, which the composition root's teardown
+     * calls before server_free(). */
+    struct persist *persist; /* persist_init() makes it, persist_free() */
+    struct latency *latency; /* latency.c's, allocated on first use; plain
+                                memory that server_free() frees */
+    struct slowlog *slowlog; /* slowlog.c's; slowlog_free() */
     /* Called by the dispatcher after each command it ran, with the time
      * the command took (the slow log and the latency monitor); set by
      * main(), may be NULL. */
@@ -89,8 +92,9 @@ struct server {
  * separately (cmd_index_build) from the tables main() registers. 0 or
  * -ENOMEM. */
 int server_init(server_t *s, uv_loop_t *loop, cfg_t *cfg);
-/* Frees what server_init allocated and the persistence state (after the
- * loop has ended). The command index is cmd_index_free()'s. */
+/* Frees what server_init allocated, the TLS context and the latency
+ * monitor's state, after the loop has ended; last of the teardown, after
+ * cmd_index_free(), persist_free() and slowlog_free(). Idempotent. */
 void server_free(server_t *s);
 
 /* Memory in use by the keyspaces (the figure maxmemory is checked against). */

@@ -46,6 +46,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture_t *fx = *state;
+    persist_free(&fx->s);
     server_free(&fx->s);
     cfg_free(&fx->cfg);
     uv_loop_close(&fx->loop);
@@ -61,6 +62,7 @@ static void start(fixture_t *fx, int databases)
 {
     fx->cfg.databases = databases;
     assert_int_equal(server_init(&fx->s, &fx->loop, &fx->cfg), 0);
+    assert_int_equal(persist_init(&fx->s), 0);
 }
 
 static cf_filter_t *mkfilter(const char *item)
