@@ -33,6 +33,8 @@
  */
 #include "cfcmd.h"
 
+#include "errtext.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -41,11 +43,9 @@
 #include <string.h>
 #include <strings.h>
 
-#define CF_ERR_OOM "OOM command not allowed when used memory > 'maxmemory'."
-/* The same refusal without maxmemory: the machine's memory is the limit. */
+/* ERRTEXT_OOM's refusal without maxmemory: the machine's memory is the
+ * limit. */
 #define CF_ERR_RAM "ERR capacity is too large for this machine's memory"
-#define CF_ERR_WRONGTYPE                                                       \
-    "WRONGTYPE Operation against a key holding the wrong kind of value"
 
 /* Items handed to the core at once by CF.MEXISTS and CF.INSERT (the core
  * keeps its own prefetch window within a call; each call starts it anew,
@@ -84,8 +84,7 @@ static void reply_error(const call_t *c, const char *msg)
 static void reply_arity(const call_t *c, const char *name)
 {
     char msg[96];
-    snprintf(msg, sizeof(msg), "ERR wrong number of arguments for '%s' command",
-             name);
+    snprintf(msg, sizeof(msg), ERRTEXT_ARITY_FMT, name);
     reply_error(c, msg);
 }
 
@@ -334,7 +333,7 @@ static int find_write(const call_t *c, const arg_t *key, cf_filter_t **out)
 {
     *out = NULL;
     if (c->host->find(c->h, key, false, out) != 0) {
-        reply_error(c, CF_ERR_WRONGTYPE);
+        reply_error(c, ERRTEXT_WRONGTYPE);
         return -1;
     }
     return 0;
@@ -346,7 +345,7 @@ static uint64_t room_left(const call_t *c, const char **text, bool *maxmemory)
 {
     *maxmemory = false;
     uint64_t room = c->host->headroom(c->h, maxmemory);
-    *text = *maxmemory ? CF_ERR_OOM : CF_ERR_RAM;
+    *text = *maxmemory ? ERRTEXT_OOM : CF_ERR_RAM;
     return room;
 }
 
@@ -390,7 +389,7 @@ static cf_filter_t *create_filter(const call_t *c, const arg_t *key,
     }
     if (c->host->create(c->h, key, &f) != 0) {
         cf_free(f);
-        reply_error(c, CF_ERR_OOM);
+        reply_error(c, ERRTEXT_OOM);
         return NULL;
     }
     return f; /* the stored address: create() may have moved it */
@@ -875,7 +874,7 @@ static void load_header(const call_t *c, const arg_t *key,
     }
     if (c->host->create(c->h, key, &f) != 0) {
         cf_free(f);
-        reply_error(c, CF_ERR_OOM);
+        reply_error(c, ERRTEXT_OOM);
         return;
     }
     c->host->changed(c->h, key, f, 1);
