@@ -14,7 +14,9 @@
 #include <string.h>
 
 #include "cmdclock.h"
+#include "errtext.h"
 #include "glob.h"
+#include "reply.h"
 #include "util.h"
 
 #define CMD_NAME_MAX 64
@@ -168,60 +170,6 @@ static const cmd_def_t *cmd_find_sub(const cmd_def_t *parent, const char *name,
     return NULL;
 }
 
-/* Appends s (at most max bytes, stopping at a NUL as printf's %.*s does)
- * with CR and LF turned into spaces, as Redis sanitises error texts. */
-static size_t append_clean(char *dst, size_t cap, size_t pos, const char *s,
-                           size_t len, size_t max)
-{
-    for (size_t i = 0; i < len && i < max && s[i] != '\0'; i++) {
-        if (pos + 1 >= cap)
-            break;
-        dst[pos++] = (s[i] == '\r' || s[i] == '\n') ? ' ' : s[i];
-    }
-    dst[pos] = '\0';
-    return pos;
-}
-
-static size_t append_str(char *dst, size_t cap, size_t pos, const char *s)
-{
-    return append_clean(dst, cap, pos, s, strlen(s), (size_t)-1);
-}
-
-/* Redis 7's wording: the name cut at 128 bytes, then each argument quoted
- * while fewer than 128 bytes of them have been written, each cut so that
- * the list stops near 128. */
-static void reply_unknown_command(client_t *c, const resp_cmd_t *cmd)
-{
-    char msg[512];
-    size_t pos = append_str(msg, sizeof(msg), 0, "ERR unknown command '");
-    pos = append_clean(msg, sizeof(msg), pos, cmd->argv[0].ptr,
-                       cmd->argv[0].len, 128);
-    pos = append_str(msg, sizeof(msg), pos, "', with args beginning with: ");
-    size_t args_start = pos;
-    for (int i = 1; i < cmd->argc && pos - args_start < 128; i++) {
-        size_t room = 128 - (pos - args_start);
-        pos = append_str(msg, sizeof(msg), pos, "'");
-        pos = append_clean(msg, sizeof(msg), pos, cmd->argv[i].ptr,
-                           cmd->argv[i].len, room);
-        pos = append_str(msg, sizeof(msg), pos, "' ");
-    }
-    resp_add_error(&c->out, msg);
-}
-
-static void cmd_reply_unknown_sub(client_t *c, const char *parent,
-                           const arg_t *sub)
-{
-    char msg[300];
-    size_t pos = append_str(msg, sizeof(msg), 0, "ERR unknown subcommand '");
-    pos = append_clean(msg, sizeof(msg), pos, sub->ptr, sub->len, 128);
-    pos = append_str(msg, sizeof(msg), pos, "'. Try ");
-    for (const char *p = parent; *p && pos + 1 < sizeof(msg); p++)
-        msg[pos++] = (char)toupper((unsigned char)*p);
-    msg[pos] = '\0';
-    append_str(msg, sizeof(msg), pos, " HELP.");
-    resp_add_error(&c->out, msg);
-}
-
 static bool arity_ok(int arity, int argc)
 {
     return arity >= 0 ? argc == arity : argc >= -arity;
@@ -244,7 +192,7 @@ static const cmd_def_t *admit(client_t *c, cmd_entry_t *e, int argc,
     if (d->subcommands != NULL && argc >= 2) {
         const cmd_def_t *sub = cmd_find_sub(d, argv[1].ptr, argv[1].len);
         if (sub == NULL) {
-            cmd_reply_unknown_sub(c, d->name, &argv[1]);
+            reply_unknown_subcommand(c, d->name, &argv[1]);
             e->rejected++;
             return NULL;
         }
@@ -259,7 +207,7 @@ static const cmd_def_t *admit(client_t *c, cmd_entry_t *e, int argc,
         d = sub;
     }
     if (!c->authenticated && !(d->flags & CMD_NOAUTH)) {
-        resp_add_error(&c->out, "NOAUTH Authentication required.");
+        resp_add_error(&c->out, ERRTEXT_NOAUTH);
         e->rejected++;
         return NULL;
     }
@@ -279,8 +227,7 @@ void cmd_dispatch(client_t *c, const resp_cmd_t *cmd)
         return;
     if ((d->flags & CMD_DENYOOM) && s->cfg->maxmemory > 0 &&
         server_used_memory(s) > s->cfg->maxmemory) {
-        resp_add_error(&c->out, "OOM command not allowed when used memory > "
-                                "'maxmemory'.");
+        resp_add_error(&c->out, ERRTEXT_OOM);
         e->rejected++;
         return;
     }
@@ -321,23 +268,6 @@ void cmd_prefetch(client_t *c, const resp_peek_t *next, size_t n)
             continue;
         e->def->prefetch(c, e->def, pk->argc, pk->argv);
     }
-}
-
-void cmd_reply_text(client_t *c, sbuf_t *b)
-{
-    if (b->failed) {
-        resp_add_error(&c->out, "ERR out of memory");
-    } else {
-        resp_add_verbatim(&c->out, "txt", b->p != NULL ? b->p : "", b->len);
-    }
-    free(b->p);
-}
-
-void cmd_reply_help(client_t *c, const char *const *lines, size_t n)
-{
-    resp_add_array(&c->out, n);
-    for (size_t i = 0; i < n; i++)
-        resp_add_simple(&c->out, lines[i]);
 }
 
 void cmd_stats_each(const server_t *s, cmd_stat_fn *fn, void *ctx)

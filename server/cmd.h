@@ -36,13 +36,12 @@ typedef void cmd_stat_fn(void *ctx, const char *name, uint64_t calls,
 void cmd_stats_each(const server_t *s, cmd_stat_fn *fn, void *ctx);
 void cmd_stats_reset(server_t *s);
 
-/* Replies b as verbatim text (RESP3 =txt, RESP2 bulk), or an error when b
- * failed; frees b->p. */
-void cmd_reply_text(client_t *c, sbuf_t *b);
-
-/* Replies the n lines of a HELP subcommand, as an array of simple
- * strings. */
-void cmd_reply_help(client_t *c, const char *const *lines, size_t n);
+/* The shared replies (reply.h) come with the dispatcher's header, which
+ * every command module includes; cmd_reply_text and cmd_reply_help are
+ * their former names, for the modules that still use them. */
+#include "reply.h"
+#define cmd_reply_text reply_text
+#define cmd_reply_help reply_help
 
 /* COMMAND [COUNT | INFO name... | LIST | DOCS name...] (cmd_server_table). */
 cmd_proc_t cmd_command_proc;

@@ -20,10 +20,12 @@
 #include "cmd.h"
 #include "conn.h"
 #include "daemon.h"
+#include "errtext.h"
 #include "glob.h"
 #include "log.h"
 #include "memstat.h"
 #include "persist.h"
+#include "reply.h"
 #include "server_int.h"
 #include "tls.h"
 #include "util.h"
@@ -230,7 +232,7 @@ static void info_proc(client_t *c, int argc, const arg_t *argv)
                           ks_size(s->dbs[i]));
     }
 #undef SECTION
-    cmd_reply_text(c, &b);
+    reply_text(c, &b);
 }
 
 /* ---- CONFIG ------------------------------------------------------------ */
@@ -284,7 +286,7 @@ static void config_get_proc(client_t *c, int argc, const arg_t *argv)
                 collect_cfg(&p, compat[j][0], compat[j][1]);
     }
     if (p.failed) {
-        resp_add_error(&c->out, "ERR out of memory");
+        resp_add_error(&c->out, ERRTEXT_NOMEM);
     } else {
         resp_add_map(&c->out, p.n / 2);
         for (size_t i = 0; i < p.n; i++)
@@ -335,7 +337,7 @@ static void config_set_proc(client_t *c, int argc, const arg_t *argv)
     }
     char **old = calloc((size_t)n, sizeof(*old));
     if (old == NULL) {
-        resp_add_error(&c->out, "ERR out of memory");
+        resp_add_error(&c->out, ERRTEXT_NOMEM);
         return;
     }
     char err[768] = "";
@@ -355,7 +357,7 @@ static void config_set_proc(client_t *c, int argc, const arg_t *argv)
         for (int i = 0; names != NULL && i < n; i++)
             names[i] = argv[2 + 2 * i].ptr;
         if (names == NULL) {
-            snprintf(err, sizeof(err), "ERR out of memory");
+            snprintf(err, sizeof(err), ERRTEXT_NOMEM);
             done = 0;
         } else if (daemon_config_commit(c->srv, names, n, err, sizeof(err)) <
                    0) {
