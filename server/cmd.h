@@ -1,8 +1,8 @@
 /*
  * cmd.h - the dispatcher: command lookup by case-insensitive name over the
  * tables main() registers, the checks before a command runs, the prefetch
- * hook of pipelined commands, call counting, and the COMMAND command built
- * from the tables' docs. It knows no command family.
+ * hook of pipelined commands, call counting, and read access to the index
+ * for COMMAND (cmd_command.h). It knows no command family.
  *
  * Contract: event loop thread only. The index is built once per server.
  */
@@ -43,12 +43,21 @@ void cmd_stats_reset(server_t *s);
 #define cmd_reply_text reply_text
 #define cmd_reply_help reply_help
 
-/* COMMAND [COUNT | INFO name... | LIST | DOCS name...] (cmd_server_table). */
-cmd_proc_t cmd_command_proc;
-cmd_proc_t cmd_command_count_proc;
-cmd_proc_t cmd_command_info_proc;
-cmd_proc_t cmd_command_list_proc;
-cmd_proc_t cmd_command_docs_proc;
+/* The longest command name the index looks up. */
+#define CMD_NAME_MAX 64
+
+/* The number of top-level commands, and the i-th of them (i < that
+ * number) in the order of the tables (COMMAND, INFO commandstats). */
+size_t cmd_count(const server_t *s);
+const cmd_def_t *cmd_at(const server_t *s, size_t i);
+
+/* The top-level command named by the len bytes at name (any case), or
+ * NULL. */
+const cmd_def_t *cmd_lookup(const server_t *s, const char *name, size_t len);
+/* parent's subcommand named by the len bytes at name (any case), or
+ * NULL. */
+const cmd_def_t *cmd_find_sub(const cmd_def_t *parent, const char *name,
+                              size_t len);
 
 /* The terminators of argument-doc and command tables. */
 #define CMD_ARG_END {NULL, NULL, NULL, 0, NULL}

@@ -1,6 +1,6 @@
 /*
  * cmd_admin.c - the server commands (cmd_admin_table): INFO, TIME, CONFIG,
- * MEMORY, SHUTDOWN and COMMAND.
+ * MEMORY, SHUTDOWN, and the table entry of COMMAND (cmd_command.c).
  */
 #include "cmd_admin.h"
 
@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "cmd_command.h"
 #include "conn.h"
 #include "daemon.h"
 #include "errtext.h"
@@ -439,16 +440,6 @@ static void memory_usage_proc(client_t *c, int argc, const arg_t *argv)
 static const cmd_arg_t section_args[] = {
     {"section", "string", NULL, CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE, NULL},
     CMD_ARG_END};
-static const cmd_arg_t command_names[] = {
-    {"command-name", "string", NULL, CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE, NULL},
-    CMD_ARG_END};
-static const cmd_arg_t filterby_opts[] = {
-    {"module-name", "string", "MODULE", 0, NULL},
-    {"category", "string", "ACLCAT", 0, NULL},
-    {"pattern", "pattern", "PATTERN", 0, NULL},
-    CMD_ARG_END};
-static const cmd_arg_t command_list_args[] = {
-    {"filterby", "oneof", "FILTERBY", CMD_ARG_OPTIONAL, filterby_opts}, CMD_ARG_END};
 static const cmd_arg_t config_get_args[] = {
     {"parameter", "string", NULL, CMD_ARG_MULTIPLE, NULL}, CMD_ARG_END};
 static const cmd_arg_t config_pair[] = {{"parameter", "string", NULL, 0, NULL},
@@ -520,41 +511,6 @@ static const cmd_def_t memory_subs[] = {
      .complexity = "O(1)"},
     CMD_DEF_END,
 };
-static const cmd_def_t command_subs[] = {
-    {.name = "count",
-     .arity = 2,
-     .proc = cmd_command_count_proc,
-     .group = "server",
-     .summary = "Returns a count of commands.",
-     .since = "2.8.13",
-     .complexity = "O(1)"},
-    {.name = "docs",
-     .arity = -2,
-     .proc = cmd_command_docs_proc,
-     .group = "server",
-     .summary =
-         "Returns documentary information about one, multiple or all commands.",
-     .since = "7.0.0",
-     .complexity = "O(N) where N is the number of commands to look up",
-     .args = command_names},
-    {.name = "info",
-     .arity = -2,
-     .proc = cmd_command_info_proc,
-     .group = "server",
-     .summary = "Returns information about one, multiple or all commands.",
-     .since = "2.8.13",
-     .complexity = "O(N) where N is the number of commands to look up",
-     .args = command_names},
-    {.name = "list",
-     .arity = -2,
-     .proc = cmd_command_list_proc,
-     .group = "server",
-     .summary = "Returns a list of command names.",
-     .since = "7.0.0",
-     .complexity = "O(N) where N is the total number of commands",
-     .args = command_list_args},
-    CMD_DEF_END,
-};
 static const cmd_def_t config_subs[] = {
     {.name = "get",
      .arity = -3,
@@ -596,7 +552,7 @@ const cmd_def_t cmd_admin_table[] = {
      .summary = "Returns detailed information about all commands.",
      .since = "2.8.13",
      .complexity = "O(N) where N is the total number of Redis commands",
-     .subcommands = command_subs},
+     .subcommands = cmd_command_subs},
     {.name = "info",
      .arity = -1,
      .flags = CMD_LOADING | CMD_STALE,

@@ -1,6 +1,7 @@
 /*
- * cmd_admin.h - the server commands: INFO, TIME, CONFIG, MEMORY, SHUTDOWN,
- * COMMAND.
+ * cmd_admin.h - the server commands: INFO, TIME, CONFIG, MEMORY, SHUTDOWN.
+ * The table also holds COMMAND's entry, which keeps its place in COMMAND's
+ * and INFO's table order; cmd_command.h implements it.
  *
  * Contract: event loop thread only; main() registers the table.
  */
