@@ -69,8 +69,7 @@ void reply_unknown_command(client_t *c, const resp_cmd_t *cmd)
     resp_add_error(&c->out, msg);
 }
 
-void reply_unknown_subcommand(client_t *c, const char *parent,
-                              const arg_t *sub)
+void reply_unknown_subcommand(client_t *c, const char *parent, const arg_t *sub)
 {
     char msg[300];
     size_t pos = append_str(msg, sizeof(msg), 0, "ERR unknown subcommand '");
