@@ -8,8 +8,24 @@
 #ifndef CMD_ADMIN_H
 #define CMD_ADMIN_H
 
+#include <stdbool.h>
+
 #include "server.h"
+#include "util.h"
 
 extern const cmd_def_t cmd_admin_table[]; /* NULL-name terminated */
+
+/* One section of INFO: its lines are appended to b by fn, after the
+ * "# title" line INFO writes. */
+typedef struct cmd_admin_info_section {
+    const char *name;  /* what INFO takes, lower case: "server" */
+    const char *title; /* its header: "Server" */
+    bool in_default;   /* shown by INFO without arguments and "default" */
+    void (*fn)(server_t *s, sbuf_t *b);
+} cmd_admin_info_section_t;
+
+/* INFO's sections in output order, NULL-name terminated; "all" and
+ * "everything" show every one. */
+extern const cmd_admin_info_section_t cmd_admin_info_sections[];
 
 #endif /* CMD_ADMIN_H */
