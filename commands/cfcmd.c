@@ -114,11 +114,14 @@ static void params_default(const call_t *c, cf_params_t *p, double *rate)
     if (d->max_iterations != 0)
         p->max_kicks = d->max_iterations;
     p->expansion = d->expansion;
+    /* Defaults a host filled in without cfcmd_opt_set() are held to its
+     * bounds all the same. */
+    const cfcmd_opt_t *mx = &cfcmd_opts[CFCMD_OPT_MAX_EXPANSIONS];
     p->max_filters = d->max_expansions;
-    if (p->max_filters < 1)
-        p->max_filters = 1;
-    if (p->max_filters > CF_MAX_FILTERS)
-        p->max_filters = CF_MAX_FILTERS;
+    if (p->max_filters < mx->min)
+        p->max_filters = (uint32_t)mx->min;
+    if (p->max_filters > mx->max)
+        p->max_filters = (uint32_t)mx->max;
     if (d->initial_size != 0)
         p->capacity = d->initial_size;
     *rate = d->error_rate;

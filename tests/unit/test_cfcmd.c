@@ -1054,6 +1054,26 @@ static void test_table(void **state)
     assert_null(a[5].name);
 }
 
+/* A host's default sub-filter cap outside cfcmd_opts' bounds is held to
+ * them when a command creates a filter. */
+static void test_default_cap_clamped(void **state)
+{
+    fx_t *fx = *state;
+    static const struct {
+        uint32_t given, kept;
+    } cases[] = {{0, 1}, {1, 1}, {CF_MAX_FILTERS, CF_MAX_FILTERS},
+                 {CF_MAX_FILTERS + 1, CF_MAX_FILTERS}, {1000, CF_MAX_FILTERS}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char key[8];
+        snprintf(key, sizeof(key), "m%zu", i);
+        fx->srv.cfg.cf_max_expansions = cases[i].given;
+        EXPECT(fx, ":1\r\n", "CF.ADD", key, "x");
+        cf_stats_t st;
+        cf_stats(ks_get(fx->c.db, key, strlen(key)), &st);
+        assert_int_equal(st.max_filters, cases[i].kept);
+    }
+}
+
 /* The cf-* option table: every id at its index, found by name in any
  * case, the integer bounds those of the core (cf.h). */
 static void test_opts_table(void **state)
@@ -1229,6 +1249,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_wrong_type, setup, teardown),
         cmocka_unit_test(test_table),
+        cmocka_unit_test_setup_teardown(test_default_cap_clamped, setup,
+                                        teardown),
         cmocka_unit_test(test_opts_table),
         cmocka_unit_test(test_opts_bounds),
         cmocka_unit_test(test_opts_cross_checks),
