@@ -14,10 +14,9 @@
 #include <string.h>
 
 #include "cmdclock.h"
-#include "glob.h"
+#include "errtext.h"
+#include "reply.h"
 #include "util.h"
-
-#define CMD_NAME_MAX 64
 
 typedef struct cmd_entry {
     const cmd_def_t *def;
@@ -153,73 +152,19 @@ static cmd_entry_t *lookup_entry(const server_t *s, const char *name,
     return NULL;
 }
 
-static const cmd_def_t *cmd_lookup(const server_t *s, const char *name, size_t len)
+const cmd_def_t *cmd_lookup(const server_t *s, const char *name, size_t len)
 {
     cmd_entry_t *e = lookup_entry(s, name, len);
     return e != NULL ? e->def : NULL;
 }
 
-static const cmd_def_t *cmd_find_sub(const cmd_def_t *parent, const char *name,
+const cmd_def_t *cmd_find_sub(const cmd_def_t *parent, const char *name,
                               size_t len)
 {
     for (const cmd_def_t *d = parent->subcommands; d != NULL && d->name; d++)
         if (name_eq(d->name, name, len))
             return d;
     return NULL;
-}
-
-/* Appends s (at most max bytes, stopping at a NUL as printf's %.*s does)
- * with CR and LF turned into spaces, as Redis sanitises error texts. */
-static size_t append_clean(char *dst, size_t cap, size_t pos, const char *s,
-                           size_t len, size_t max)
-{
-    for (size_t i = 0; i < len && i < max && s[i] != '\0'; i++) {
-        if (pos + 1 >= cap)
-            break;
-        dst[pos++] = (s[i] == '\r' || s[i] == '\n') ? ' ' : s[i];
-    }
-    dst[pos] = '\0';
-    return pos;
-}
-
-static size_t append_str(char *dst, size_t cap, size_t pos, const char *s)
-{
-    return append_clean(dst, cap, pos, s, strlen(s), (size_t)-1);
-}
-
-/* Redis 7's wording: the name cut at 128 bytes, then each argument quoted
- * while fewer than 128 bytes of them have been written, each cut so that
- * the list stops near 128. */
-static void reply_unknown_command(client_t *c, const resp_cmd_t *cmd)
-{
-    char msg[512];
-    size_t pos = append_str(msg, sizeof(msg), 0, "ERR unknown command '");
-    pos = append_clean(msg, sizeof(msg), pos, cmd->argv[0].ptr,
-                       cmd->argv[0].len, 128);
-    pos = append_str(msg, sizeof(msg), pos, "', with args beginning with: ");
-    size_t args_start = pos;
-    for (int i = 1; i < cmd->argc && pos - args_start < 128; i++) {
-        size_t room = 128 - (pos - args_start);
-        pos = append_str(msg, sizeof(msg), pos, "'");
-        pos = append_clean(msg, sizeof(msg), pos, cmd->argv[i].ptr,
-                           cmd->argv[i].len, room);
-        pos = append_str(msg, sizeof(msg), pos, "' ");
-    }
-    resp_add_error(&c->out, msg);
-}
-
-static void cmd_reply_unknown_sub(client_t *c, const char *parent,
-                           const arg_t *sub)
-{
-    char msg[300];
-    size_t pos = append_str(msg, sizeof(msg), 0, "ERR unknown subcommand '");
-    pos = append_clean(msg, sizeof(msg), pos, sub->ptr, sub->len, 128);
-    pos = append_str(msg, sizeof(msg), pos, "'. Try ");
-    for (const char *p = parent; *p && pos + 1 < sizeof(msg); p++)
-        msg[pos++] = (char)toupper((unsigned char)*p);
-    msg[pos] = '\0';
-    append_str(msg, sizeof(msg), pos, " HELP.");
-    resp_add_error(&c->out, msg);
 }
 
 static bool arity_ok(int arity, int argc)
@@ -244,7 +189,7 @@ static const cmd_def_t *admit(client_t *c, cmd_entry_t *e, int argc,
     if (d->subcommands != NULL && argc >= 2) {
         const cmd_def_t *sub = cmd_find_sub(d, argv[1].ptr, argv[1].len);
         if (sub == NULL) {
-            cmd_reply_unknown_sub(c, d->name, &argv[1]);
+            reply_unknown_subcommand(c, d->name, &argv[1]);
             e->rejected++;
             return NULL;
         }
@@ -259,7 +204,7 @@ static const cmd_def_t *admit(client_t *c, cmd_entry_t *e, int argc,
         d = sub;
     }
     if (!c->authenticated && !(d->flags & CMD_NOAUTH)) {
-        resp_add_error(&c->out, "NOAUTH Authentication required.");
+        resp_add_error(&c->out, ERRTEXT_NOAUTH);
         e->rejected++;
         return NULL;
     }
@@ -279,8 +224,7 @@ void cmd_dispatch(client_t *c, const resp_cmd_t *cmd)
         return;
     if ((d->flags & CMD_DENYOOM) && s->cfg->maxmemory > 0 &&
         server_used_memory(s) > s->cfg->maxmemory) {
-        resp_add_error(&c->out, "OOM command not allowed when used memory > "
-                                "'maxmemory'.");
+        resp_add_error(&c->out, ERRTEXT_OOM);
         e->rejected++;
         return;
     }
@@ -323,23 +267,6 @@ void cmd_prefetch(client_t *c, const resp_peek_t *next, size_t n)
     }
 }
 
-void cmd_reply_text(client_t *c, sbuf_t *b)
-{
-    if (b->failed) {
-        resp_add_error(&c->out, "ERR out of memory");
-    } else {
-        resp_add_verbatim(&c->out, "txt", b->p != NULL ? b->p : "", b->len);
-    }
-    free(b->p);
-}
-
-void cmd_reply_help(client_t *c, const char *const *lines, size_t n)
-{
-    resp_add_array(&c->out, n);
-    for (size_t i = 0; i < n; i++)
-        resp_add_simple(&c->out, lines[i]);
-}
-
 void cmd_stats_each(const server_t *s, cmd_stat_fn *fn, void *ctx)
 {
     const cmd_index_t *ix = s->cmds;
@@ -359,331 +286,12 @@ void cmd_stats_reset(server_t *s)
     }
 }
 
-/* ---- COMMAND ----------------------------------------------------------- */
-
-static void add_flags(resp_out_t *o, unsigned flags)
+size_t cmd_count(const server_t *s)
 {
-    static const struct {
-        unsigned bit;
-        const char *name;
-    } names[] = {
-        {CMD_WRITE, "write"},     {CMD_READONLY, "readonly"},
-        {CMD_DENYOOM, "denyoom"}, {CMD_ADMIN, "admin"},
-        {CMD_NOAUTH, "no_auth"},  {CMD_LOADING, "loading"},
-        {CMD_STALE, "stale"},     {CMD_FAST, "fast"},
-    };
-    size_t n = 0;
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        if (flags & names[i].bit)
-            n++;
-    resp_add_set(o, n);
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        if (flags & names[i].bit)
-            resp_add_simple(o, names[i].name);
+    return s->cmds->n;
 }
 
-static void add_acl_categories(resp_out_t *o, const cmd_def_t *d)
+const cmd_def_t *cmd_at(const server_t *s, size_t i)
 {
-    const char *cats[6];
-    size_t n = 0;
-    if (d->flags & CMD_WRITE)
-        cats[n++] = "@write";
-    if (d->flags & CMD_READONLY)
-        cats[n++] = "@read";
-    if (d->flags & CMD_FAST)
-        cats[n++] = "@fast";
-    else
-        cats[n++] = "@slow";
-    if (d->flags & CMD_ADMIN)
-        cats[n++] = "@admin";
-    if (d->group != NULL && strcmp(d->group, "connection") == 0)
-        cats[n++] = "@connection";
-    resp_add_set(o, n);
-    for (size_t i = 0; i < n; i++)
-        resp_add_simple(o, cats[i]);
-}
-
-static size_t def_count(const cmd_def_t *t)
-{
-    return table_len(t);
-}
-
-static void add_info(resp_out_t *o, const cmd_def_t *d, const char *parent)
-{
-    char full[2 * CMD_NAME_MAX + 2];
-    if (parent != NULL)
-        snprintf(full, sizeof(full), "%s|%s", parent, d->name);
-    else
-        snprintf(full, sizeof(full), "%s", d->name);
-    resp_add_array(o, 10);
-    resp_add_cstr(o, full);
-    resp_add_int(o, d->arity);
-    add_flags(o, d->flags);
-    resp_add_int(o, d->first_key);
-    resp_add_int(o, d->last_key);
-    resp_add_int(o, d->key_step);
-    add_acl_categories(o, d);
-    resp_add_array(o, 0); /* tips */
-    if (d->first_key > 0) {
-        /* One key spec in Redis 7's shape: keys from first_key to last_key
-         * with key_step. */
-        resp_add_array(o, 1);
-        resp_add_map(o, 3);
-        resp_add_cstr(o, "flags");
-        resp_add_set(o, 0);
-        resp_add_cstr(o, "begin_search");
-        resp_add_map(o, 2);
-        resp_add_cstr(o, "type");
-        resp_add_cstr(o, "index");
-        resp_add_cstr(o, "spec");
-        resp_add_map(o, 1);
-        resp_add_cstr(o, "index");
-        resp_add_int(o, d->first_key);
-        resp_add_cstr(o, "find_keys");
-        resp_add_map(o, 2);
-        resp_add_cstr(o, "type");
-        resp_add_cstr(o, "range");
-        resp_add_cstr(o, "spec");
-        resp_add_map(o, 3);
-        resp_add_cstr(o, "lastkey");
-        resp_add_int(o, d->last_key < 0 ? d->last_key
-                                        : d->last_key - d->first_key);
-        resp_add_cstr(o, "keystep");
-        resp_add_int(o, d->key_step);
-        resp_add_cstr(o, "limit");
-        resp_add_int(o, 0);
-    } else {
-        resp_add_array(o, 0);
-    }
-    size_t nsub = def_count(d->subcommands);
-    resp_add_array(o, nsub);
-    for (size_t i = 0; i < nsub; i++)
-        add_info(o, &d->subcommands[i], d->name);
-}
-
-static void add_args(resp_out_t *o, const cmd_arg_t *args);
-
-static void add_arg(resp_out_t *o, const cmd_arg_t *a)
-{
-    size_t nflags = !!(a->flags & CMD_ARG_OPTIONAL) +
-                    !!(a->flags & CMD_ARG_MULTIPLE) +
-                    !!(a->flags & CMD_ARG_MULTIPLE_TOKEN);
-    bool is_key = a->type != NULL && strcmp(a->type, "key") == 0;
-    size_t n =
-        2 + (a->token != NULL) + (nflags > 0) + (a->sub != NULL) + is_key;
-    resp_add_map(o, n);
-    resp_add_cstr(o, "name");
-    resp_add_cstr(o, a->name);
-    resp_add_cstr(o, "type");
-    resp_add_cstr(o, a->type != NULL ? a->type : "string");
-    if (is_key) {
-        resp_add_cstr(o, "key_spec_index");
-        resp_add_int(o, 0);
-    }
-    if (a->token != NULL) {
-        resp_add_cstr(o, "token");
-        resp_add_cstr(o, a->token);
-    }
-    if (nflags > 0) {
-        resp_add_cstr(o, "flags");
-        resp_add_set(o, nflags);
-        if (a->flags & CMD_ARG_OPTIONAL)
-            resp_add_simple(o, "optional");
-        if (a->flags & CMD_ARG_MULTIPLE)
-            resp_add_simple(o, "multiple");
-        if (a->flags & CMD_ARG_MULTIPLE_TOKEN)
-            resp_add_simple(o, "multiple_token");
-    }
-    if (a->sub != NULL) {
-        resp_add_cstr(o, "arguments");
-        add_args(o, a->sub);
-    }
-}
-
-static void add_args(resp_out_t *o, const cmd_arg_t *args)
-{
-    size_t n = 0;
-    while (args[n].name != NULL)
-        n++;
-    resp_add_array(o, n);
-    for (size_t i = 0; i < n; i++)
-        add_arg(o, &args[i]);
-}
-
-/* One COMMAND DOCS entry: the doc map (the name is the caller's). All texts
- * are bulk strings and flags simple strings, as redis-cli asserts. */
-static void add_doc(resp_out_t *o, const cmd_def_t *d, const char *parent)
-{
-    size_t n = 1 + (d->summary != NULL) + (d->since != NULL) +
-               (d->complexity != NULL) + (d->args != NULL) +
-               (d->subcommands != NULL);
-    resp_add_map(o, n);
-    if (d->summary != NULL) {
-        resp_add_cstr(o, "summary");
-        resp_add_cstr(o, d->summary);
-    }
-    if (d->since != NULL) {
-        resp_add_cstr(o, "since");
-        resp_add_cstr(o, d->since);
-    }
-    resp_add_cstr(o, "group");
-    resp_add_cstr(o, d->group != NULL ? d->group : "generic");
-    if (d->complexity != NULL) {
-        resp_add_cstr(o, "complexity");
-        resp_add_cstr(o, d->complexity);
-    }
-    if (d->args != NULL) {
-        resp_add_cstr(o, "arguments");
-        add_args(o, d->args);
-    }
-    if (d->subcommands != NULL) {
-        size_t nsub = def_count(d->subcommands);
-        resp_add_cstr(o, "subcommands");
-        resp_add_map(o, nsub);
-        for (size_t i = 0; i < nsub; i++) {
-            char full[2 * CMD_NAME_MAX + 2];
-            snprintf(full, sizeof(full), "%s|%s", d->name,
-                     d->subcommands[i].name);
-            resp_add_cstr(o, full);
-            add_doc(o, &d->subcommands[i], d->name);
-        }
-    }
-    (void)parent;
-}
-
-void cmd_command_proc(client_t *c, int argc, const arg_t *argv)
-{
-    const cmd_index_t *ix = c->srv->cmds;
-    resp_add_array(&c->out, ix->n);
-    for (size_t i = 0; i < ix->n; i++)
-        add_info(&c->out, ix->order[i]->def, NULL);
-}
-
-void cmd_command_count_proc(client_t *c, int argc, const arg_t *argv)
-{
-    resp_add_int(&c->out, (int64_t)c->srv->cmds->n);
-}
-
-/* Whether d belongs to ACL category cat ("write", "fast", ...). */
-static bool in_category(const cmd_def_t *d, const arg_t *cat)
-{
-    if (arg_is(cat, "all"))
-        return true;
-    if (arg_is(cat, "write"))
-        return d->flags & CMD_WRITE;
-    if (arg_is(cat, "read"))
-        return d->flags & CMD_READONLY;
-    if (arg_is(cat, "fast"))
-        return d->flags & CMD_FAST;
-    if (arg_is(cat, "slow"))
-        return !(d->flags & CMD_FAST);
-    if (arg_is(cat, "admin"))
-        return d->flags & CMD_ADMIN;
-    if (arg_is(cat, "connection"))
-        return d->group != NULL && strcmp(d->group, "connection") == 0;
-    return false;
-}
-
-void cmd_command_list_proc(client_t *c, int argc, const arg_t *argv)
-{
-    const cmd_index_t *ix = c->srv->cmds;
-    const arg_t *pattern = NULL, *cat = NULL;
-    bool none = false;
-    if (argc == 5 && arg_is(&argv[2], "filterby")) {
-        if (arg_is(&argv[3], "pattern"))
-            pattern = &argv[4];
-        else if (arg_is(&argv[3], "aclcat"))
-            cat = &argv[4];
-        else if (arg_is(&argv[3], "module"))
-            none = true; /* no modules here */
-        else {
-            reply_syntax_error(c);
-            return;
-        }
-    } else if (argc != 2) {
-        reply_syntax_error(c);
-        return;
-    }
-    size_t n = 0;
-    for (size_t i = 0; i < ix->n && !none; i++) {
-        const cmd_def_t *d = ix->order[i]->def;
-        if ((pattern == NULL || glob_match(pattern->ptr, pattern->len, d->name,
-                                           strlen(d->name), true)) &&
-            (cat == NULL || in_category(d, cat)))
-            n++;
-    }
-    resp_add_array(&c->out, n);
-    for (size_t i = 0; i < ix->n && n > 0; i++) {
-        const cmd_def_t *d = ix->order[i]->def;
-        if ((pattern == NULL || glob_match(pattern->ptr, pattern->len, d->name,
-                                           strlen(d->name), true)) &&
-            (cat == NULL || in_category(d, cat)))
-            resp_add_cstr(&c->out, d->name);
-    }
-}
-
-/* Resolves "name" or "parent|sub". */
-static const cmd_def_t *lookup_full(const server_t *s, const arg_t *a,
-                                    const cmd_def_t **parent)
-{
-    const char *bar = memchr(a->ptr, '|', a->len);
-    *parent = NULL;
-    if (bar == NULL)
-        return cmd_lookup(s, a->ptr, a->len);
-    const cmd_def_t *p = cmd_lookup(s, a->ptr, (size_t)(bar - a->ptr));
-    if (p == NULL)
-        return NULL;
-    *parent = p;
-    return cmd_find_sub(p, bar + 1, a->len - (size_t)(bar - a->ptr) - 1);
-}
-
-void cmd_command_info_proc(client_t *c, int argc, const arg_t *argv)
-{
-    if (argc == 2) {
-        cmd_command_proc(c, argc, argv);
-        return;
-    }
-    resp_add_array(&c->out, (size_t)(argc - 2));
-    for (int i = 2; i < argc; i++) {
-        const cmd_def_t *p;
-        const cmd_def_t *d = lookup_full(c->srv, &argv[i], &p);
-        if (d == NULL)
-            resp_add_null_array(&c->out);
-        else
-            add_info(&c->out, d, p != NULL ? p->name : NULL);
-    }
-}
-
-void cmd_command_docs_proc(client_t *c, int argc, const arg_t *argv)
-{
-    const cmd_index_t *ix = c->srv->cmds;
-    if (argc == 2) {
-        resp_add_map(&c->out, ix->n);
-        for (size_t i = 0; i < ix->n; i++) {
-            resp_add_cstr(&c->out, ix->order[i]->def->name);
-            add_doc(&c->out, ix->order[i]->def, NULL);
-        }
-        return;
-    }
-    /* Unknown names are left out, as Redis does. */
-    size_t found = 0;
-    for (int i = 2; i < argc; i++) {
-        const cmd_def_t *p;
-        if (lookup_full(c->srv, &argv[i], &p) != NULL)
-            found++;
-    }
-    resp_add_map(&c->out, found);
-    for (int i = 2; i < argc; i++) {
-        const cmd_def_t *p;
-        const cmd_def_t *d = lookup_full(c->srv, &argv[i], &p);
-        if (d == NULL)
-            continue;
-        char full[2 * CMD_NAME_MAX + 2];
-        if (p != NULL)
-            snprintf(full, sizeof(full), "%s|%s", p->name, d->name);
-        else
-            snprintf(full, sizeof(full), "%s", d->name);
-        resp_add_cstr(&c->out, full);
-        add_doc(&c->out, d, p != NULL ? p->name : NULL);
-    }
+    return s->cmds->order[i]->def;
 }

@@ -1,8 +1,8 @@
 /*
  * cmd.h - the dispatcher: command lookup by case-insensitive name over the
  * tables main() registers, the checks before a command runs, the prefetch
- * hook of pipelined commands, call counting, and the COMMAND command built
- * from the tables' docs. It knows no command family.
+ * hook of pipelined commands, call counting, and read access to the index
+ * for COMMAND (cmd_command.h). It knows no command family.
  *
  * Contract: event loop thread only. The index is built once per server.
  */
@@ -36,20 +36,28 @@ typedef void cmd_stat_fn(void *ctx, const char *name, uint64_t calls,
 void cmd_stats_each(const server_t *s, cmd_stat_fn *fn, void *ctx);
 void cmd_stats_reset(server_t *s);
 
-/* Replies b as verbatim text (RESP3 =txt, RESP2 bulk), or an error when b
- * failed; frees b->p. */
-void cmd_reply_text(client_t *c, sbuf_t *b);
+/* The shared replies (reply.h) come with the dispatcher's header, which
+ * every command module includes; cmd_reply_text and cmd_reply_help are
+ * their former names, for the modules that still use them. */
+#include "reply.h"
+#define cmd_reply_text reply_text
+#define cmd_reply_help reply_help
 
-/* Replies the n lines of a HELP subcommand, as an array of simple
- * strings. */
-void cmd_reply_help(client_t *c, const char *const *lines, size_t n);
+/* The longest command name the index looks up. */
+#define CMD_NAME_MAX 64
 
-/* COMMAND [COUNT | INFO name... | LIST | DOCS name...] (cmd_server_table). */
-cmd_proc_t cmd_command_proc;
-cmd_proc_t cmd_command_count_proc;
-cmd_proc_t cmd_command_info_proc;
-cmd_proc_t cmd_command_list_proc;
-cmd_proc_t cmd_command_docs_proc;
+/* The number of top-level commands, and the i-th of them (i < that
+ * number) in the order of the tables (COMMAND, INFO commandstats). */
+size_t cmd_count(const server_t *s);
+const cmd_def_t *cmd_at(const server_t *s, size_t i);
+
+/* The top-level command named by the len bytes at name (any case), or
+ * NULL. */
+const cmd_def_t *cmd_lookup(const server_t *s, const char *name, size_t len);
+/* parent's subcommand named by the len bytes at name (any case), or
+ * NULL. */
+const cmd_def_t *cmd_find_sub(const cmd_def_t *parent, const char *name,
+                              size_t len);
 
 /* The terminators of argument-doc and command tables. */
 #define CMD_ARG_END {NULL, NULL, NULL, 0, NULL}

@@ -1,6 +1,6 @@
 /*
  * cmd_admin.c - the server commands (cmd_admin_table): INFO, TIME, CONFIG,
- * MEMORY, SHUTDOWN and COMMAND.
+ * MEMORY, SHUTDOWN, and the table entry of COMMAND (cmd_command.c).
  */
 #include "cmd_admin.h"
 
@@ -18,17 +18,18 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "cmd_command.h"
 #include "conn.h"
 #include "daemon.h"
+#include "errtext.h"
 #include "glob.h"
 #include "log.h"
 #include "memstat.h"
 #include "persist.h"
+#include "reply.h"
 #include "server_int.h"
 #include "tls.h"
 #include "util.h"
-
-/* ---- helpers ----------------------------------------------------------- */
 
 /* ---- server commands --------------------------------------------------- */
 
@@ -56,181 +57,197 @@ static void info_cmdstat(void *ctx, const char *name, uint64_t calls,
               rejected, failed);
 }
 
-enum {
-    INFO_SERVER = 1 << 0,
-    INFO_CLIENTS = 1 << 1,
-    INFO_MEMORY = 1 << 2,
-    INFO_PERSISTENCE = 1 << 3,
-    INFO_STATS = 1 << 4,
-    INFO_REPLICATION = 1 << 5,
-    INFO_CPU = 1 << 6,
-    INFO_COMMANDSTATS = 1 << 7,
-    INFO_KEYSPACE = 1 << 8,
-    INFO_DEFAULT = INFO_SERVER | INFO_CLIENTS | INFO_MEMORY | INFO_PERSISTENCE |
-                   INFO_STATS | INFO_REPLICATION | INFO_CPU | INFO_KEYSPACE,
-    INFO_ALL = INFO_DEFAULT | INFO_COMMANDSTATS,
+/* ---- INFO --------------------------------------------------------------- */
+
+static void info_server(server_t *s, sbuf_t *b)
+{
+    const cfg_t *cfg = s->cfg;
+    uint64_t now_ms = server_now_ms(s);
+    struct utsname un;
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    if (uname(&un) != 0)
+        memset(&un, 0, sizeof(un));
+    char exe[4096];
+    size_t exelen = sizeof(exe);
+    if (uv_exepath(exe, &exelen) != 0)
+        exe[0] = '\0';
+    sb_printf(b,
+              "redis_version:" SERVER_REDIS_VERSION "\r\n"
+              "cuckood_version:" CUCKOOD_VERSION "\r\n"
+              "redis_mode:standalone\r\n"
+              "run_id:%s\r\n"
+              "os:%s %s %s\r\n"
+              "arch_bits:%d\r\n"
+              "multiplexing_api:libuv %s\r\n"
+              "process_id:%d\r\n"
+              "tcp_port:%d\r\n"
+              "server_time_usec:%lld\r\n"
+              "uptime_in_seconds:%" PRIu64 "\r\n"
+              "uptime_in_days:%" PRIu64 "\r\n"
+              "hz:%d\r\n"
+              "executable:%s\r\n"
+              "config_file:%s\r\n",
+              s->run_id, un.sysname, un.release, un.machine,
+              (int)(sizeof(void *) * 8), uv_version_string(), (int)getpid(),
+              cfg->port, (long long)tv.tv_sec * 1000000 + tv.tv_usec,
+              now_ms / 1000, now_ms / 86400000, 1000 / DAEMON_CRON_MS, exe,
+              cfg->config_file != NULL ? cfg->config_file : "");
+}
+
+static void info_clients(server_t *s, sbuf_t *b)
+{
+    sb_printf(b,
+              "connected_clients:%" PRIu64 "\r\n"
+              "maxclients:%" PRIu64 "\r\n"
+              "blocked_clients:0\r\n",
+              s->nclients, s->cfg->maxclients);
+}
+
+static void info_memory(server_t *s, sbuf_t *b)
+{
+    const cfg_t *cfg = s->cfg;
+    char h1[32], h2[32];
+    uint64_t used = server_used_memory(s);
+    if (used > s->peak_memory)
+        s->peak_memory = used;
+    human_bytes(h1, sizeof(h1), used);
+    human_bytes(h2, sizeof(h2), s->peak_memory);
+    sb_printf(b,
+              "used_memory:%" PRIu64 "\r\n"
+              "used_memory_human:%s\r\n"
+              "used_memory_peak:%" PRIu64 "\r\n"
+              "used_memory_peak_human:%s\r\n"
+              "mem_clients_normal:%" PRIu64 "\r\n",
+              used, h1, s->peak_memory, h2, conn_clients_memory(s));
+    human_bytes(h1, sizeof(h1), cfg->maxmemory);
+    sb_printf(b,
+              "maxmemory:%" PRIu64 "\r\n"
+              "maxmemory_human:%s\r\n"
+              "maxmemory_policy:noeviction\r\n",
+              cfg->maxmemory, h1);
+    /* As Redis, the machine's memory; here the effective figure: the
+     * cgroup (container) limit when it is lower, which is what bounds the
+     * keyspace while maxmemory is 0. */
+    uint64_t sys = s->phys_memory != UINT64_MAX ? s->phys_memory : 0;
+    human_bytes(h1, sizeof(h1), sys);
+    sb_printf(b,
+              "total_system_memory:%" PRIu64 "\r\n"
+              "total_system_memory_human:%s\r\n",
+              sys, h1);
+    memstat_info(s, b);
+}
+
+static void info_persistence(server_t *s, sbuf_t *b)
+{
+    /* persist_info() writes a fixed buffer; its lines fit in 512 bytes. */
+    char pbuf[512];
+    persist_info(s, pbuf, sizeof(pbuf));
+    sb_printf(b, "%saof_enabled:0\r\n", pbuf);
+}
+
+static void info_stats(server_t *s, sbuf_t *b)
+{
+    sb_printf(b,
+              "total_connections_received:%" PRIu64 "\r\n"
+              "total_commands_processed:%" PRIu64 "\r\n"
+              "instantaneous_ops_per_sec:%" PRIu64 "\r\n"
+              "total_net_input_bytes:%" PRIu64 "\r\n"
+              "total_net_output_bytes:%" PRIu64 "\r\n"
+              "rejected_connections:%" PRIu64 "\r\n"
+              "keyspace_hits:%" PRIu64 "\r\n"
+              "keyspace_misses:%" PRIu64 "\r\n"
+              "client_output_buffer_limit_disconnections:%" PRIu64 "\r\n",
+              s->total_connections, s->total_commands, s->ops_per_sec,
+              s->net_input_bytes, s->net_output_bytes, s->rejected_connections,
+              s->keyspace_hits, s->keyspace_misses, s->cobl_disconnections);
+    /* tls_info() writes a fixed buffer; its three lines fit in 256. */
+    char tbuf[256];
+    tls_info(s->tls, tbuf, sizeof(tbuf));
+    sb_printf(b, "%s", tbuf);
+}
+
+static void info_replication(server_t *s, sbuf_t *b)
+{
+    (void)s;
+    sb_printf(b, "role:master\r\nconnected_slaves:0\r\n");
+}
+
+static void info_cpu(server_t *s, sbuf_t *b)
+{
+    (void)s;
+    uv_rusage_t ru;
+    if (uv_getrusage(&ru) == 0)
+        sb_printf(b, "used_cpu_sys:%ld.%06ld\r\nused_cpu_user:%ld.%06ld\r\n",
+                  (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec,
+                  (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec);
+}
+
+static void info_commandstats(server_t *s, sbuf_t *b)
+{
+    cmd_stats_each(s, info_cmdstat, b);
+}
+
+static void info_keyspace(server_t *s, sbuf_t *b)
+{
+    for (int i = 0; i < s->ndbs; i++)
+        if (ks_size(s->dbs[i]) > 0)
+            sb_printf(b, "db%d:keys=%zu,expires=0,avg_ttl=0\r\n", i,
+                      ks_size(s->dbs[i]));
+}
+
+const cmd_admin_info_section_t cmd_admin_info_sections[] = {
+    {"server", "Server", true, info_server},
+    {"clients", "Clients", true, info_clients},
+    {"memory", "Memory", true, info_memory},
+    {"persistence", "Persistence", true, info_persistence},
+    {"stats", "Stats", true, info_stats},
+    {"replication", "Replication", true, info_replication},
+    {"cpu", "CPU", true, info_cpu},
+    {"commandstats", "Commandstats", false, info_commandstats},
+    {"keyspace", "Keyspace", true, info_keyspace},
+    {NULL, NULL, false, NULL},
 };
 
-static unsigned info_section(const arg_t *a)
+/* One bit per cmd_admin_info_sections entry. */
+typedef uint32_t info_want_t;
+#define INFO_NSECTIONS                                                         \
+    (sizeof(cmd_admin_info_sections) / sizeof(cmd_admin_info_sections[0]) - 1)
+_Static_assert(INFO_NSECTIONS <= sizeof(info_want_t) * 8,
+               "one bit per INFO section");
+
+/* The sections argument a asks for: a section's name, "default", or "all"
+ * and "everything" (the same here: no module sections). Unknown names ask
+ * for nothing, as in Redis. */
+static info_want_t info_select(const arg_t *a)
 {
-    static const struct {
-        const char *name;
-        unsigned bit;
-    } names[] = {
-        {"server", INFO_SERVER},     {"clients", INFO_CLIENTS},
-        {"memory", INFO_MEMORY},     {"persistence", INFO_PERSISTENCE},
-        {"stats", INFO_STATS},       {"replication", INFO_REPLICATION},
-        {"cpu", INFO_CPU},           {"commandstats", INFO_COMMANDSTATS},
-        {"keyspace", INFO_KEYSPACE}, {"default", INFO_DEFAULT},
-        {"all", INFO_ALL},           {"everything", INFO_ALL},
-    };
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        if (arg_is(a, names[i].name))
-            return names[i].bit;
-    return 0; /* unknown sections are ignored, as in Redis */
+    bool all = arg_is(a, "all") || arg_is(a, "everything");
+    bool dflt = arg_is(a, "default");
+    info_want_t want = 0;
+    for (size_t i = 0; cmd_admin_info_sections[i].name != NULL; i++)
+        if (all || (dflt && cmd_admin_info_sections[i].in_default) ||
+            arg_is(a, cmd_admin_info_sections[i].name))
+            want |= (info_want_t)1 << i;
+    return want;
 }
 
 static void info_proc(client_t *c, int argc, const arg_t *argv)
 {
-    server_t *s = c->srv;
-    const cfg_t *cfg = s->cfg;
-    unsigned want = argc == 1 ? INFO_DEFAULT : 0;
+    static const arg_t dflt = {"default", 7};
+    info_want_t want = argc == 1 ? info_select(&dflt) : 0;
     for (int i = 1; i < argc; i++)
-        want |= info_section(&argv[i]);
+        want |= info_select(&argv[i]);
     sbuf_t b = {0};
-    char h1[32], h2[32];
     bool first = true;
-#define SECTION(bit, title)                                                    \
-    if ((want & (bit)) &&                                                      \
-        (sb_printf(&b, "%s# " title "\r\n", first ? "" : "\r\n"),              \
-         first = false, true))
-
-    uint64_t now_ms = server_now_ms(s);
-    SECTION(INFO_SERVER, "Server")
-    {
-        struct utsname un;
-        struct timeval tv;
-        gettimeofday(&tv, NULL);
-        if (uname(&un) != 0)
-            memset(&un, 0, sizeof(un));
-        char exe[4096];
-        size_t exelen = sizeof(exe);
-        if (uv_exepath(exe, &exelen) != 0)
-            exe[0] = '\0';
-        sb_printf(&b,
-                  "redis_version:" SERVER_REDIS_VERSION "\r\n"
-                  "cuckood_version:" CUCKOOD_VERSION "\r\n"
-                  "redis_mode:standalone\r\n"
-                  "run_id:%s\r\n"
-                  "os:%s %s %s\r\n"
-                  "arch_bits:%d\r\n"
-                  "multiplexing_api:libuv %s\r\n"
-                  "process_id:%d\r\n"
-                  "tcp_port:%d\r\n"
-                  "server_time_usec:%lld\r\n"
-                  "uptime_in_seconds:%" PRIu64 "\r\n"
-                  "uptime_in_days:%" PRIu64 "\r\n"
-                  "hz:10\r\n"
-                  "executable:%s\r\n"
-                  "config_file:%s\r\n",
-                  s->run_id, un.sysname, un.release, un.machine,
-                  (int)(sizeof(void *) * 8),
-                  uv_version_string(), (int)getpid(), cfg->port,
-                  (long long)tv.tv_sec * 1000000 + tv.tv_usec, now_ms / 1000,
-                  now_ms / 86400000, exe,
-                  cfg->config_file != NULL ? cfg->config_file : "");
+    for (size_t i = 0; cmd_admin_info_sections[i].name != NULL; i++) {
+        if (!(want & ((info_want_t)1 << i)))
+            continue;
+        sb_printf(&b, "%s# %s\r\n", first ? "" : "\r\n",
+                  cmd_admin_info_sections[i].title);
+        first = false;
+        cmd_admin_info_sections[i].fn(c->srv, &b);
     }
-    SECTION(INFO_CLIENTS, "Clients")
-    {
-        sb_printf(&b,
-                  "connected_clients:%" PRIu64 "\r\n"
-                  "maxclients:%" PRIu64 "\r\n"
-                  "blocked_clients:0\r\n",
-                  s->nclients, cfg->maxclients);
-    }
-    SECTION(INFO_MEMORY, "Memory")
-    {
-        uint64_t used = server_used_memory(s);
-        if (used > s->peak_memory)
-            s->peak_memory = used;
-        human_bytes(h1, sizeof(h1), used);
-        human_bytes(h2, sizeof(h2), s->peak_memory);
-        sb_printf(&b,
-                  "used_memory:%" PRIu64 "\r\n"
-                  "used_memory_human:%s\r\n"
-                  "used_memory_peak:%" PRIu64 "\r\n"
-                  "used_memory_peak_human:%s\r\n"
-                  "mem_clients_normal:%" PRIu64 "\r\n",
-                  used, h1, s->peak_memory, h2, conn_clients_memory(s));
-        human_bytes(h1, sizeof(h1), cfg->maxmemory);
-        sb_printf(&b,
-                  "maxmemory:%" PRIu64 "\r\n"
-                  "maxmemory_human:%s\r\n"
-                  "maxmemory_policy:noeviction\r\n",
-                  cfg->maxmemory, h1);
-        /* As Redis, the machine's memory; here the effective figure: the
-         * cgroup (container) limit when it is lower, which is what bounds
-         * the keyspace while maxmemory is 0. */
-        uint64_t sys = s->phys_memory != UINT64_MAX ? s->phys_memory : 0;
-        human_bytes(h1, sizeof(h1), sys);
-        sb_printf(&b,
-                  "total_system_memory:%" PRIu64 "\r\n"
-                  "total_system_memory_human:%s\r\n",
-                  sys, h1);
-        memstat_info(s, &b);
-    }
-    SECTION(INFO_PERSISTENCE, "Persistence")
-    {
-        char pbuf[512];
-        persist_info(s, pbuf, sizeof(pbuf));
-        sb_printf(&b, "%saof_enabled:0\r\n", pbuf);
-    }
-    SECTION(INFO_STATS, "Stats")
-    {
-        sb_printf(&b,
-                  "total_connections_received:%" PRIu64 "\r\n"
-                  "total_commands_processed:%" PRIu64 "\r\n"
-                  "instantaneous_ops_per_sec:%" PRIu64 "\r\n"
-                  "total_net_input_bytes:%" PRIu64 "\r\n"
-                  "total_net_output_bytes:%" PRIu64 "\r\n"
-                  "rejected_connections:%" PRIu64 "\r\n"
-                  "keyspace_hits:%" PRIu64 "\r\n"
-                  "keyspace_misses:%" PRIu64 "\r\n"
-                  "client_output_buffer_limit_disconnections:%" PRIu64 "\r\n",
-                  s->total_connections, s->total_commands, s->ops_per_sec,
-                  s->net_input_bytes, s->net_output_bytes,
-                  s->rejected_connections, s->keyspace_hits,
-                  s->keyspace_misses, s->cobl_disconnections);
-        char tbuf[256];
-        tls_info(s->tls, tbuf, sizeof(tbuf));
-        sb_printf(&b, "%s", tbuf);
-    }
-    SECTION(INFO_REPLICATION, "Replication")
-    {
-        sb_printf(&b, "role:master\r\nconnected_slaves:0\r\n");
-    }
-    SECTION(INFO_CPU, "CPU")
-    {
-        uv_rusage_t ru;
-        if (uv_getrusage(&ru) == 0)
-            sb_printf(&b,
-                      "used_cpu_sys:%ld.%06ld\r\nused_cpu_user:%ld.%06ld\r\n",
-                      (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec,
-                      (long)ru.ru_utime.tv_sec, (long)ru.ru_utime.tv_usec);
-    }
-    SECTION(INFO_COMMANDSTATS, "Commandstats")
-    {
-        cmd_stats_each(s, info_cmdstat, &b);
-    }
-    SECTION(INFO_KEYSPACE, "Keyspace")
-    {
-        for (int i = 0; i < s->ndbs; i++)
-            if (ks_size(s->dbs[i]) > 0)
-                sb_printf(&b, "db%d:keys=%zu,expires=0,avg_ttl=0\r\n", i,
-                          ks_size(s->dbs[i]));
-    }
-#undef SECTION
-    cmd_reply_text(c, &b);
+    reply_text(c, &b);
 }
 
 /* ---- CONFIG ------------------------------------------------------------ */
@@ -284,7 +301,7 @@ static void config_get_proc(client_t *c, int argc, const arg_t *argv)
                 collect_cfg(&p, compat[j][0], compat[j][1]);
     }
     if (p.failed) {
-        resp_add_error(&c->out, "ERR out of memory");
+        resp_add_error(&c->out, ERRTEXT_NOMEM);
     } else {
         resp_add_map(&c->out, p.n / 2);
         for (size_t i = 0; i < p.n; i++)
@@ -335,7 +352,7 @@ static void config_set_proc(client_t *c, int argc, const arg_t *argv)
     }
     char **old = calloc((size_t)n, sizeof(*old));
     if (old == NULL) {
-        resp_add_error(&c->out, "ERR out of memory");
+        resp_add_error(&c->out, ERRTEXT_NOMEM);
         return;
     }
     char err[768] = "";
@@ -355,7 +372,7 @@ static void config_set_proc(client_t *c, int argc, const arg_t *argv)
         for (int i = 0; names != NULL && i < n; i++)
             names[i] = argv[2 + 2 * i].ptr;
         if (names == NULL) {
-            snprintf(err, sizeof(err), "ERR out of memory");
+            snprintf(err, sizeof(err), ERRTEXT_NOMEM);
             done = 0;
         } else if (daemon_config_commit(c->srv, names, n, err, sizeof(err)) <
                    0) {
@@ -437,16 +454,6 @@ static void memory_usage_proc(client_t *c, int argc, const arg_t *argv)
 static const cmd_arg_t section_args[] = {
     {"section", "string", NULL, CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE, NULL},
     CMD_ARG_END};
-static const cmd_arg_t command_names[] = {
-    {"command-name", "string", NULL, CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE, NULL},
-    CMD_ARG_END};
-static const cmd_arg_t filterby_opts[] = {
-    {"module-name", "string", "MODULE", 0, NULL},
-    {"category", "string", "ACLCAT", 0, NULL},
-    {"pattern", "pattern", "PATTERN", 0, NULL},
-    CMD_ARG_END};
-static const cmd_arg_t command_list_args[] = {
-    {"filterby", "oneof", "FILTERBY", CMD_ARG_OPTIONAL, filterby_opts}, CMD_ARG_END};
 static const cmd_arg_t config_get_args[] = {
     {"parameter", "string", NULL, CMD_ARG_MULTIPLE, NULL}, CMD_ARG_END};
 static const cmd_arg_t config_pair[] = {{"parameter", "string", NULL, 0, NULL},
@@ -518,41 +525,6 @@ static const cmd_def_t memory_subs[] = {
      .complexity = "O(1)"},
     CMD_DEF_END,
 };
-static const cmd_def_t command_subs[] = {
-    {.name = "count",
-     .arity = 2,
-     .proc = cmd_command_count_proc,
-     .group = "server",
-     .summary = "Returns a count of commands.",
-     .since = "2.8.13",
-     .complexity = "O(1)"},
-    {.name = "docs",
-     .arity = -2,
-     .proc = cmd_command_docs_proc,
-     .group = "server",
-     .summary =
-         "Returns documentary information about one, multiple or all commands.",
-     .since = "7.0.0",
-     .complexity = "O(N) where N is the number of commands to look up",
-     .args = command_names},
-    {.name = "info",
-     .arity = -2,
-     .proc = cmd_command_info_proc,
-     .group = "server",
-     .summary = "Returns information about one, multiple or all commands.",
-     .since = "2.8.13",
-     .complexity = "O(N) where N is the number of commands to look up",
-     .args = command_names},
-    {.name = "list",
-     .arity = -2,
-     .proc = cmd_command_list_proc,
-     .group = "server",
-     .summary = "Returns a list of command names.",
-     .since = "7.0.0",
-     .complexity = "O(N) where N is the total number of commands",
-     .args = command_list_args},
-    CMD_DEF_END,
-};
 static const cmd_def_t config_subs[] = {
     {.name = "get",
      .arity = -3,
@@ -594,7 +566,7 @@ const cmd_def_t cmd_admin_table[] = {
      .summary = "Returns detailed information about all commands.",
      .since = "2.8.13",
      .complexity = "O(N) where N is the total number of Redis commands",
-     .subcommands = command_subs},
+     .subcommands = cmd_command_subs},
     {.name = "info",
      .arity = -1,
      .flags = CMD_LOADING | CMD_STALE,

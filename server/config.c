@@ -24,7 +24,6 @@
 
 /* A config file larger than this is refused rather than read into memory. */
 #define CFG_MAX_FILE (16u << 20)
-#define CFG_MAX_INITIAL_SIZE (1ull << 32)
 #define WHY_LEN 256
 
 enum {
@@ -47,6 +46,7 @@ enum {
 #define F_NULLABLE 0x02 /* "" is stored as NULL */
 #define F_NONEMPTY 0x04 /* "" is refused */
 #define F_NOPATH 0x08   /* a file name, not a path */
+#define F_CF 0x10       /* a cf-* default: checked by the command layer */
 
 typedef union cfg_val {
     uint64_t u;
@@ -59,11 +59,6 @@ typedef struct cfg_def {
     unsigned char flags;
     size_t off;
     uint64_t min, max;
-    /* Cross-field check of a parsed number: NULL, or writes the reason into
-     * why and returns it. Must not change c. */
-    const char *(*check)(const cfg_t *c, cfg_val_t v, char *why);
-    /* Side effects on other fields, once the value is stored. */
-    void (*after)(cfg_t *c);
     /* T_ENUM: the accepted words, NULL-terminated; the index is stored. */
     const char *const *names;
 } cfg_def_t;
@@ -88,77 +83,29 @@ static const char *const tls_auth_names[] = {"no", "yes", "optional", NULL};
 static const char cobl_others[] =
     "slave 268435456 67108864 60 pubsub 33554432 8388608 60";
 
-static const char *check_bucket_size(const cfg_t *c, cfg_val_t v, char *why)
+/* The cf-* directives are the command layer's options (cfcmd_opts): their
+ * bounds, cross-checks and what a value implies are checked there, once
+ * for both hosts, on a copy of the fields that cfg_t keeps. */
+static void cf_defaults_get(const cfg_t *c, cfcmd_defaults_t *d)
 {
-    if (v.u * 2 > c->cf_initial_size) {
-        snprintf(why, WHY_LEN,
-                 "cf-initial-size %llu must be at least twice the bucket "
-                 "size",
-                 (unsigned long long)c->cf_initial_size);
-        return why;
-    }
-    if (c->cf_error_rate > 0 &&
-        cfcmd_rate_fp_bits((uint32_t)v.u, c->cf_error_rate) == 0) {
-        snprintf(why, WHY_LEN,
-                 "cf-error-rate %g cannot be met with this bucket size",
-                 c->cf_error_rate);
-        return why;
-    }
-    return NULL;
+    d->bucket_size = c->cf_bucket_size;
+    d->fp_bits = c->cf_fingerprint_bits;
+    d->error_rate = c->cf_error_rate;
+    d->max_iterations = c->cf_max_iterations;
+    d->expansion = c->cf_expansion_factor;
+    d->max_expansions = c->cf_max_expansions;
+    d->initial_size = c->cf_initial_size;
 }
 
-static void after_bucket_size(cfg_t *c)
+static void cf_defaults_put(cfg_t *c, const cfcmd_defaults_t *d)
 {
-    if (c->cf_error_rate > 0)
-        c->cf_fingerprint_bits =
-            cfcmd_rate_fp_bits(c->cf_bucket_size, c->cf_error_rate);
-}
-
-static const char *check_fp_bits(const cfg_t *c, cfg_val_t v, char *why)
-{
-    if (v.u != 8 && v.u != 12 && v.u != 16)
-        return strcpy(why, "argument must be 8, 12 or 16");
-    return NULL;
-}
-
-static void after_fp_bits(cfg_t *c)
-{
-    c->cf_error_rate = 0; /* an explicit width overrides a rate */
-}
-
-static const char *check_error_rate(const cfg_t *c, cfg_val_t v, char *why)
-{
-    if (v.d == 0)
-        return NULL;
-    if (!(v.d > 0 && v.d < 1))
-        return strcpy(why, "argument must be 0 (unset) or between 0 and 1");
-    if (cfcmd_rate_fp_bits(c->cf_bucket_size, v.d) == 0) {
-        snprintf(why, WHY_LEN,
-                 "rate %g is below what the finest fingerprints (17-bit "
-                 "semi-sorted at bucket size 4, else 16-bit) give with "
-                 "bucket size %u",
-                 v.d, (unsigned)c->cf_bucket_size);
-        return why;
-    }
-    return NULL;
-}
-
-static void after_error_rate(cfg_t *c)
-{
-    if (c->cf_error_rate > 0)
-        c->cf_fingerprint_bits =
-            cfcmd_rate_fp_bits(c->cf_bucket_size, c->cf_error_rate);
-}
-
-static const char *check_initial_size(const cfg_t *c, cfg_val_t v, char *why)
-{
-    if (v.u < 2ull * c->cf_bucket_size) {
-        snprintf(why, WHY_LEN,
-                 "argument must be at least twice cf-bucket-size (%u)",
-                 (unsigned)c->cf_bucket_size);
-        return why;
-    }
-    return NULL;
+    c->cf_bucket_size = d->bucket_size;
+    c->cf_fingerprint_bits = d->fp_bits;
+    c->cf_error_rate = d->error_rate;
+    c->cf_max_iterations = d->max_iterations;
+    c->cf_expansion_factor = d->expansion;
+    c->cf_max_expansions = d->max_expansions;
+    c->cf_initial_size = d->initial_size;
 }
 
 #define OFF(f) offsetof(cfg_t, f)
@@ -166,15 +113,9 @@ static const char *check_initial_size(const cfg_t *c, cfg_val_t v, char *why)
     {.name = n, .type = t, .flags = fl, .off = OFF(f), .min = lo, .max = hi}
 #define ENUM(n, fl, f, nm)                                                     \
     {.name = n, .type = T_ENUM, .flags = fl, .off = OFF(f), .names = nm}
-#define HOOK(n, t, fl, f, lo, hi, ck, af)                                      \
-    {.name = n,                                                                \
-     .type = t,                                                                \
-     .flags = fl,                                                              \
-     .off = OFF(f),                                                            \
-     .min = lo,                                                                \
-     .max = hi,                                                                \
-     .check = ck,                                                              \
-     .after = af}
+/* A cf-* directive: cfcmd_opts holds its bounds (see apply_cf()). */
+#define CFOPT(n, t, f)                                                         \
+    {.name = n, .type = t, .flags = F_MUT | F_CF, .off = OFF(f)}
 
 static const cfg_def_t defs[] = {
     NUM("port", T_INT, 0, port, 0, 65535),
@@ -228,17 +169,13 @@ static const cfg_def_t defs[] = {
     NUM("logfile", T_STR, 0, logfile, 0, 0),
     NUM("pidfile", T_STR, F_NULLABLE, pidfile, 0, 0),
     NUM("daemonize", T_BOOL, 0, daemonize, 0, 0),
-    HOOK("cf-bucket-size", T_U32, F_MUT, cf_bucket_size, 1, 255,
-         check_bucket_size, after_bucket_size),
-    HOOK("cf-fingerprint-bits", T_U32, F_MUT, cf_fingerprint_bits, 8, 16,
-         check_fp_bits, after_fp_bits),
-    HOOK("cf-error-rate", T_DOUBLE, F_MUT, cf_error_rate, 0, 0,
-         check_error_rate, after_error_rate),
-    NUM("cf-max-iterations", T_U32, F_MUT, cf_max_iterations, 1, 65535),
-    NUM("cf-expansion-factor", T_U32, F_MUT, cf_expansion_factor, 0, 32768),
-    NUM("cf-max-expansions", T_U32, F_MUT, cf_max_expansions, 1, 64),
-    HOOK("cf-initial-size", T_U64, F_MUT, cf_initial_size, 2,
-         CFG_MAX_INITIAL_SIZE, check_initial_size, NULL),
+    CFOPT("cf-bucket-size", T_U32, cf_bucket_size),
+    CFOPT("cf-fingerprint-bits", T_U32, cf_fingerprint_bits),
+    CFOPT("cf-error-rate", T_DOUBLE, cf_error_rate),
+    CFOPT("cf-max-iterations", T_U32, cf_max_iterations),
+    CFOPT("cf-expansion-factor", T_U32, cf_expansion_factor),
+    CFOPT("cf-max-expansions", T_U32, cf_max_expansions),
+    CFOPT("cf-initial-size", T_U64, cf_initial_size),
 };
 
 #define NDEFS (sizeof(defs) / sizeof(defs[0]))
@@ -424,6 +361,31 @@ static void store_number(cfg_t *c, const cfg_def_t *d, cfg_val_t v)
         *FIELD(c, d, uint64_t) = v.u;
         break;
     }
+}
+
+/* Parses and sets a cf-* directive: the number as every directive's (a
+ * negative integer is out of range, not unparsable), the bounds and
+ * cross-checks from the command layer. NULL or the reason; c is unchanged
+ * on a refusal. */
+static const char *apply_cf(cfg_t *c, const cfg_def_t *d, const char *s,
+                            char *why)
+{
+    const cfcmd_opt_t *o = cfcmd_opt_find(d->name, strlen(d->name));
+    cfg_def_t bounded = *d;
+    cfcmd_defaults_t cf;
+    cfg_val_t v = {0};
+    const char *reason;
+
+    bounded.min = o->min;
+    bounded.max = o->max;
+    if ((reason = parse_number(&bounded, s, &v, why)) != NULL)
+        return reason;
+    cf_defaults_get(c, &cf);
+    if (cfcmd_opt_set(&cf, o, o->rate ? 0 : v.u, o->rate ? v.d : 0, why,
+                      WHY_LEN) < 0)
+        return why;
+    cf_defaults_put(c, &cf);
+    return NULL;
 }
 
 static const char *set_save(cfg_t *c, char **argv, int argc, cfg_load_t *ld,
@@ -652,14 +614,10 @@ static int apply_words(cfg_t *c, const cfg_def_t *d, char **argv, int argc,
                 *FIELD(c, d, int) = (int)i;
             }
         } else {
-            reason = parse_number(d, argv[0], &v, why);
-            if (reason == NULL && d->check != NULL)
-                reason = d->check(c, v, why);
-            if (reason == NULL) {
+            reason = (d->flags & F_CF) ? apply_cf(c, d, argv[0], why)
+                                       : parse_number(d, argv[0], &v, why);
+            if (reason == NULL && !(d->flags & F_CF))
                 store_number(c, d, v);
-                if (d->after != NULL)
-                    d->after(c);
-            }
         }
         break;
     }
@@ -703,12 +661,9 @@ int cfg_init(cfg_t *c)
     c->tls_session_cache_size = 20480;
     c->tls_session_cache_timeout = 300;
     c->tls_handshake_timeout = 10000;
-    c->cf_bucket_size = 4;
-    c->cf_fingerprint_bits = 12;
-    c->cf_max_iterations = 500;
-    c->cf_expansion_factor = 1;
-    c->cf_max_expansions = 32;
-    c->cf_initial_size = 1024;
+    cfcmd_defaults_t cf;
+    cfcmd_defaults_init(&cf); /* the module's defaults too */
+    cf_defaults_put(c, &cf);
     if (c->bind[0] == NULL || c->dir == NULL || c->dbfilename == NULL ||
         c->logfile == NULL || c->tls_protocols == NULL) {
         cfg_free(c);

@@ -19,8 +19,6 @@
 #include "log.h"
 #include "tls.h"
 
-#define DAEMON_CRON_MS 100
-
 static void free_handle(uv_handle_t *h)
 {
     free(h);

@@ -14,6 +14,9 @@
 
 #include "server_int.h"
 
+/* The cron timer's period (INFO's hz is its rate). */
+#define DAEMON_CRON_MS 100
+
 /* Opens the listeners, signal handlers and the cron timer. 0 or a negative
  * errno; err describes the failure. */
 int daemon_listen(server_t *s, char *err, size_t errlen);

@@ -14,6 +14,7 @@
 
 #include "cmd.h"
 #include "log.h"
+#include "reply.h"
 #include "util.h"
 
 #define LAT_SAMPLES 160 /* as Redis's LATENCY_TS_LEN */
@@ -217,7 +218,7 @@ static void doctor_proc(client_t *c, int argc, const arg_t *argv)
                       advice(e->name));
         }
     }
-    cmd_reply_text(c, &b);
+    reply_text(c, &b);
 }
 
 static void help_proc(client_t *c, int argc, const arg_t *argv)
@@ -236,7 +237,7 @@ static void help_proc(client_t *c, int argc, const arg_t *argv)
         "HELP",
         "    Print this help.",
     };
-    cmd_reply_help(c, lines, sizeof(lines) / sizeof(lines[0]));
+    reply_help(c, lines, sizeof(lines) / sizeof(lines[0]));
 }
 
 static const cmd_arg_t event_arg[] = {{"event", "string", NULL, 0, NULL},

@@ -11,6 +11,7 @@
 #include "conn.h"
 #include "heap.h"
 #include "keyspace.h"
+#include "reply.h"
 
 /* Below this much data the doctor has too little to judge by. */
 #define MEMSTAT_DOCTOR_MIN ((uint64_t)5 << 20)
@@ -204,7 +205,7 @@ void memstat_doctor_proc(client_t *c, int argc, const arg_t *argv)
                   "(used_memory %s): there is not enough to diagnose. "
                   "Store some filters and ask again.\n",
                   h1);
-        cmd_reply_text(c, &b);
+        reply_text(c, &b);
         return;
     }
     sbuf_t f = {0}; /* the findings */
@@ -284,7 +285,7 @@ void memstat_doctor_proc(client_t *c, int argc, const arg_t *argv)
         sb_printf(&b, "Memory problems found (%d):\n\n%s", n, f.p);
         free(f.p);
     }
-    cmd_reply_text(c, &b);
+    reply_text(c, &b);
 }
 
 /* ---- MEMORY PURGE, MALLOC-STATS, HELP ------------------------------- */
@@ -303,7 +304,7 @@ void memstat_malloc_stats_proc(client_t *c, int argc, const arg_t *argv)
               text != NULL ? text
                            : "Stats not supported for the current allocator");
     free(text);
-    cmd_reply_text(c, &b);
+    reply_text(c, &b);
 }
 
 void memstat_help_proc(client_t *c, int argc, const arg_t *argv)
@@ -323,5 +324,5 @@ void memstat_help_proc(client_t *c, int argc, const arg_t *argv)
         "HELP",
         "    Print this help.",
     };
-    cmd_reply_help(c, lines, sizeof(lines) / sizeof(lines[0]));
+    reply_help(c, lines, sizeof(lines) / sizeof(lines[0]));
 }

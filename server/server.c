@@ -163,24 +163,3 @@ void server_stats_reset(server_t *s)
     s->ops_sample_ms = server_now_ms(s);
     s->ops_per_sec = 0;
 }
-
-void reply_wrong_arity(client_t *c, const char *cmd)
-{
-    resp_add_errorf(&c->out, "ERR wrong number of arguments for '%s' command",
-                    cmd);
-}
-
-void reply_syntax_error(client_t *c)
-{
-    resp_add_error(&c->out, "ERR syntax error");
-}
-
-void reply_not_integer(client_t *c)
-{
-    resp_add_error(&c->out, "ERR value is not an integer or out of range");
-}
-
-void reply_ok(client_t *c)
-{
-    resp_add_simple(&c->out, "OK");
-}

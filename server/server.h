@@ -85,12 +85,6 @@ void server_keyspace_hit(server_t *s, bool hit);
 void server_deny_writes(server_t *s, const char *msg);
 const char *server_writes_denied(const server_t *s); /* or NULL */
 
-/* Common replies with Redis's wording. */
-void reply_wrong_arity(
-    client_t *c,
-    const char *cmd); /* ERR wrong number of arguments for 'x' command */
-void reply_syntax_error(client_t *c); /* ERR syntax error */
-void reply_ok(client_t *c);
-void reply_not_integer(client_t *c); /* ERR value is not an integer or out of range */
+/* The replies commands share are reply.h's. */
 
 #endif /* SERVER_H */

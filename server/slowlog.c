@@ -14,6 +14,7 @@
 
 #include "argv.h"
 #include "cmd.h"
+#include "reply.h"
 
 #define SLOWLOG_MAX_ARGC 32    /* as Redis's SLOWLOG_ENTRY_MAX_ARGC */
 #define SLOWLOG_MAX_STRING 128 /* as Redis's SLOWLOG_ENTRY_MAX_STRING */
@@ -216,7 +217,7 @@ static void help_proc(client_t *c, int argc, const arg_t *argv)
         "HELP",
         "    Print this help.",
     };
-    cmd_reply_help(c, lines, sizeof(lines) / sizeof(lines[0]));
+    reply_help(c, lines, sizeof(lines) / sizeof(lines[0]));
 }
 
 static const cmd_arg_t count_arg[] = {

@@ -9,6 +9,7 @@
  * keyspace's bytes). cfcmd.c is compiled into this test so that
  * cf_load_header() can be wrapped to count the filters it allocates.
  */
+#include <ctype.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1053,6 +1054,174 @@ static void test_table(void **state)
     assert_null(a[5].name);
 }
 
+/* A host's default sub-filter cap outside cfcmd_opts' bounds is held to
+ * them when a command creates a filter. */
+static void test_default_cap_clamped(void **state)
+{
+    fx_t *fx = *state;
+    static const struct {
+        uint32_t given, kept;
+    } cases[] = {{0, 1}, {1, 1}, {CF_MAX_FILTERS, CF_MAX_FILTERS},
+                 {CF_MAX_FILTERS + 1, CF_MAX_FILTERS}, {1000, CF_MAX_FILTERS}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char key[8];
+        snprintf(key, sizeof(key), "m%zu", i);
+        fx->srv.cfg.cf_max_expansions = cases[i].given;
+        EXPECT(fx, ":1\r\n", "CF.ADD", key, "x");
+        cf_stats_t st;
+        cf_stats(ks_get(fx->c.db, key, strlen(key)), &st);
+        assert_int_equal(st.max_filters, cases[i].kept);
+    }
+}
+
+/* The cf-* option table: every id at its index, found by name in any
+ * case, the integer bounds those of the core (cf.h). */
+static void test_opts_table(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        uint64_t min, max;
+    } want[CFCMD_NOPTS] = {
+        [CFCMD_OPT_BUCKET_SIZE] = {"cf-bucket-size", 1, CF_MAX_BUCKET_SIZE},
+        [CFCMD_OPT_FP_BITS] = {"cf-fingerprint-bits", 8, 16},
+        [CFCMD_OPT_ERROR_RATE] = {"cf-error-rate", 0, 0},
+        [CFCMD_OPT_MAX_ITERATIONS] = {"cf-max-iterations", 1, CF_MAX_KICKS},
+        [CFCMD_OPT_EXPANSION] = {"cf-expansion-factor", 0, CF_MAX_EXPANSION},
+        [CFCMD_OPT_MAX_EXPANSIONS] = {"cf-max-expansions", 1, CF_MAX_FILTERS},
+        [CFCMD_OPT_INITIAL_SIZE] = {"cf-initial-size", 2, 1ull << 32},
+    };
+    for (size_t i = 0; i < CFCMD_NOPTS; i++) {
+        const cfcmd_opt_t *o = &cfcmd_opts[i];
+        assert_int_equal(o->id, i);
+        assert_string_equal(o->name, want[i].name);
+        assert_int_equal(o->min, want[i].min);
+        assert_int_equal(o->max, want[i].max);
+        assert_true(o->rate == (i == CFCMD_OPT_ERROR_RATE));
+        assert_ptr_equal(cfcmd_opt_find(o->name, strlen(o->name)), o);
+        char upper[32];
+        size_t n = strlen(o->name);
+        for (size_t j = 0; j <= n; j++)
+            upper[j] = (char)toupper((unsigned char)o->name[j]);
+        assert_ptr_equal(cfcmd_opt_find(upper, n), o);
+        /* A prefix or a longer word is another name. */
+        assert_null(cfcmd_opt_find(o->name, n - 1));
+    }
+    assert_null(cfcmd_opt_find("cf-bucket-sizes", 15));
+    assert_null(cfcmd_opt_find("port", 4));
+
+    cfcmd_defaults_t d;
+    cfcmd_defaults_init(&d);
+    assert_int_equal(d.bucket_size, 4);
+    assert_int_equal(d.fp_bits, 12);
+    assert_true(d.error_rate == 0);
+    assert_int_equal(d.max_iterations, 500);
+    assert_int_equal(d.expansion, 1);
+    assert_int_equal(d.max_expansions, CF_DEFAULT_MAX_FILTERS);
+    assert_int_equal(d.initial_size, 1024);
+}
+
+/* Sets option id to v (or rate) on the defaults; the result and why. */
+static int opt_set(cfcmd_defaults_t *d, cfcmd_opt_id_t id, uint64_t v,
+                   double rate, char *why)
+{
+    why[0] = '\0';
+    return cfcmd_opt_set(d, &cfcmd_opts[id], v, rate, why, 192);
+}
+
+/* Each integer option takes its bounds and refuses one past them in the
+ * words both hosts show; a refusal leaves the defaults as they were. */
+static void test_opts_bounds(void **state)
+{
+    (void)state;
+    char why[192], want[192];
+    for (size_t i = 0; i < CFCMD_NOPTS; i++) {
+        const cfcmd_opt_t *o = &cfcmd_opts[i];
+        if (o->rate)
+            continue;
+        cfcmd_defaults_t d, before;
+        /* Room for every bucket size and initial size in bounds. */
+        cfcmd_defaults_init(&d);
+        d.initial_size = 1ull << 32;
+        d.bucket_size = 1;
+        uint64_t ok[] = {o->min, o->max};
+        for (size_t k = 0; k < 2; k++) {
+            if (o->id == CFCMD_OPT_FP_BITS && ok[k] != 8 && ok[k] != 16)
+                continue;
+            assert_int_equal(opt_set(&d, o->id, ok[k], 0, why), 0);
+        }
+        snprintf(want, sizeof(want),
+                 "argument must be between %llu and %llu inclusive",
+                 (unsigned long long)o->min, (unsigned long long)o->max);
+        before = d;
+        assert_int_equal(opt_set(&d, o->id, o->max + 1, 0, why), -EINVAL);
+        assert_string_equal(why, want);
+        if (o->min > 0) {
+            assert_int_equal(opt_set(&d, o->id, o->min - 1, 0, why),
+                             -EINVAL);
+            assert_string_equal(why, want);
+        }
+        assert_memory_equal(&d, &before, sizeof(d));
+    }
+}
+
+/* The cross-checks between options and what a value implies. */
+static void test_opts_cross_checks(void **state)
+{
+    (void)state;
+    char why[192];
+    cfcmd_defaults_t d, before;
+    cfcmd_defaults_init(&d);
+
+    assert_int_equal(opt_set(&d, CFCMD_OPT_FP_BITS, 10, 0, why), -EINVAL);
+    assert_string_equal(why, "argument must be 8, 12 or 16");
+    assert_int_equal(opt_set(&d, CFCMD_OPT_INITIAL_SIZE, 100, 0, why), 0);
+    assert_int_equal(opt_set(&d, CFCMD_OPT_BUCKET_SIZE, 51, 0, why), -EINVAL);
+    assert_string_equal(why, "cf-initial-size 100 must be at least twice the "
+                             "bucket size");
+    assert_int_equal(opt_set(&d, CFCMD_OPT_BUCKET_SIZE, 50, 0, why), 0);
+    assert_int_equal(opt_set(&d, CFCMD_OPT_INITIAL_SIZE, 99, 0, why),
+                     -EINVAL);
+    assert_string_equal(why, "argument must be at least twice "
+                             "cf-bucket-size (50)");
+    assert_int_equal(opt_set(&d, CFCMD_OPT_BUCKET_SIZE, 4, 0, why), 0);
+
+    /* A rate picks the width; a width clears the rate; 0 unsets it. */
+    assert_int_equal(opt_set(&d, CFCMD_OPT_ERROR_RATE, 0, 0.01, why), 0);
+    assert_true(d.error_rate == 0.01);
+    assert_int_equal(d.fp_bits, cfcmd_rate_fp_bits(4, 0.01));
+    assert_int_equal(opt_set(&d, CFCMD_OPT_ERROR_RATE, 0, 0.0001, why), 0);
+    assert_int_equal(d.fp_bits, cfcmd_rate_fp_bits(4, 0.0001));
+    assert_int_equal(opt_set(&d, CFCMD_OPT_BUCKET_SIZE, 2, 0, why), 0);
+    assert_int_equal(d.fp_bits, cfcmd_rate_fp_bits(2, 0.0001));
+    assert_int_equal(opt_set(&d, CFCMD_OPT_INITIAL_SIZE, 1024, 0, why), 0);
+    before = d;
+    assert_int_equal(opt_set(&d, CFCMD_OPT_BUCKET_SIZE, 255, 0, why),
+                     -EINVAL);
+    assert_string_equal(why, "cf-error-rate 0.0001 cannot be met with this "
+                             "bucket size");
+    assert_memory_equal(&d, &before, sizeof(d));
+    assert_int_equal(opt_set(&d, CFCMD_OPT_FP_BITS, 8, 0, why), 0);
+    assert_true(d.error_rate == 0);
+    assert_int_equal(d.fp_bits, 8);
+    assert_int_equal(opt_set(&d, CFCMD_OPT_ERROR_RATE, 0, 0, why), 0);
+    assert_int_equal(d.fp_bits, 8);
+
+    static const double bad[] = {1, -0.5, 2};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_int_equal(opt_set(&d, CFCMD_OPT_ERROR_RATE, 0, bad[i], why),
+                         -EINVAL);
+        assert_string_equal(why,
+                            "argument must be 0 (unset) or between 0 and 1");
+    }
+    assert_int_equal(opt_set(&d, CFCMD_OPT_BUCKET_SIZE, 4, 0, why), 0);
+    assert_int_equal(opt_set(&d, CFCMD_OPT_ERROR_RATE, 0, 0.00005, why),
+                     -EINVAL);
+    assert_string_equal(why, "rate 5e-05 is below what the finest "
+                             "fingerprints (17-bit semi-sorted at bucket size "
+                             "4, else 16-bit) give with bucket size 4");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1080,6 +1249,11 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_wrong_type, setup, teardown),
         cmocka_unit_test(test_table),
+        cmocka_unit_test_setup_teardown(test_default_cap_clamped, setup,
+                                        teardown),
+        cmocka_unit_test(test_opts_table),
+        cmocka_unit_test(test_opts_bounds),
+        cmocka_unit_test(test_opts_cross_checks),
     };
     /* The test host's create() moves every filter it stores (the keyspace
      * resizes its host bytes), so a command that kept the address it
