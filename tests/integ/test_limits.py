@@ -7,7 +7,8 @@ reads; a client that does not read is closed at its hard limit.
 
 import pytest
 
-from harness import RespError, encode_command, wait_until
+from support.proc import wait_until
+from support.resp import RespError, encode_command
 
 pytestmark = pytest.mark.cf
 

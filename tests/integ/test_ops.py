@@ -19,12 +19,15 @@ import time
 import pytest
 import redis
 
-from harness import (HERE, Closed, RespError, daemon_binary,
-                     encode_command, free_port, run_binary, use_redis_server,
-                     wait_until)
+from support.proc import (daemon_binary, free_port, run_binary,
+                          use_redis_server, wait_until)
+from support.resp import Closed, RespError, encode_command
 
 pytestmark = pytest.mark.skipif(use_redis_server(),
                                 reason="cuckood's own operations surface")
+
+# The directory of the support package, for a script run in a namespace.
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 OOM = "OOM command not allowed when used memory > 'maxmemory'."
 LOG_LINE = re.compile(r"^\d+:M \d\d [A-Z][a-z]{2} \d{4} "
@@ -431,11 +434,12 @@ def test_requirepass_set_at_run_time(daemon):
 
 # ---- protected mode -------------------------------------------------------
 
-# Run in the namespace: the daemon, started by the harness (which checks it
+# Run in the namespace: the daemon, started by the launcher (which checks it
 # through 127.0.0.1), then the first reply line to a PING from each address.
 PROTECTED_CLIENT = r"""
 import json, sys
-from harness import Daemon, RawConn, encode_command
+from support.proc import Daemon
+from support.resp import RawConn, encode_command
 args = json.loads(sys.argv[1])
 pw = args[args.index("--requirepass") + 1] if "--requirepass" in args else None
 d = Daemon("--save", "", *args, password=pw).start()
@@ -471,7 +475,7 @@ def run_protected(*server_args):
     r = subprocess.run(["unshare", "-n", "sh", "-c", shell, "sh",
                         sys.executable, "-c", PROTECTED_CLIENT,
                         json.dumps(server_args), "198.18.0.1", "127.0.0.1"],
-                       env=dict(os.environ, PYTHONPATH=HERE),
+                       env=dict(os.environ, PYTHONPATH=TESTS),
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        timeout=60)
     assert r.returncode == 0, (r.stdout, r.stderr)

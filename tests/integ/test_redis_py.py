@@ -12,7 +12,8 @@ import threading
 import pytest
 import redis
 
-from harness import PASSWORD, RespError, encode_command, wait_until
+from support.proc import PASSWORD, wait_until
+from support.resp import RespError, encode_command
 
 CF_INFO_FIELDS = [
     "Size", "Number of buckets", "Number of filters",

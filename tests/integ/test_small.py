@@ -3,7 +3,7 @@ used_memory), a small filter growing into a chain and coming back small
 when deleted and reserved again, and a snapshot of many small filters."""
 import pytest
 
-from harness import use_redis_server, wait_until
+from support.proc import use_redis_server, wait_until
 
 pytestmark = pytest.mark.skipif(use_redis_server(),
                                 reason="cuckood's own memory accounting")

@@ -15,8 +15,8 @@ import pytest
 import redis
 from redis.cluster import RedisCluster
 
-from modfix import (REDIS_CLI, Server, cleanup_all, cluster_port,
-                    wait_until)
+from support.proc import (REDIS_CLI, ModuleServer, cleanup_all, cluster_port,
+                          wait_until)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NITEMS = 5
@@ -32,9 +32,10 @@ def items(key):
 def cluster():
     if REDIS_CLI is None:
         pytest.fail("redis-cli not installed (scripts/deps.sh test)")
-    nodes = [Server("--cluster-enabled", "yes", "--cluster-config-file",
-                    "nodes.conf", "--cluster-node-timeout", "2000",
-                    "--appendonly", "no", port=cluster_port())
+    nodes = [ModuleServer("--cluster-enabled", "yes",
+                          "--cluster-config-file", "nodes.conf",
+                          "--cluster-node-timeout", "2000",
+                          "--appendonly", "no", port=cluster_port())
              for _ in range(6)]
     try:
         for n in nodes:

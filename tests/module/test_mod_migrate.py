@@ -9,11 +9,8 @@ import sys
 import pytest
 from redis.cluster import RedisCluster
 
-from modfix import (REDIS_CLI, ROOT, Server, cleanup_all, cluster_port,
-                    wait_until)
-
-sys.path.insert(0, os.path.join(ROOT, "tests", "integ"))
-from harness import Daemon  # noqa: E402
+from support.proc import (REDIS_CLI, ROOT, Daemon, ModuleServer, cleanup_all,
+                          cluster_port, wait_until)
 
 MIGRATE = os.path.join(ROOT, "scripts", "migrate")
 BIN = os.environ.get("CUCKOOD_BIN",
@@ -24,8 +21,9 @@ BIN = os.environ.get("CUCKOOD_BIN",
 def masters3():
     if REDIS_CLI is None:
         pytest.fail("redis-cli not installed (scripts/deps.sh test)")
-    nodes = [Server("--cluster-enabled", "yes", "--cluster-config-file",
-                    "nodes.conf", "--appendonly", "no", port=cluster_port())
+    nodes = [ModuleServer("--cluster-enabled", "yes",
+                          "--cluster-config-file", "nodes.conf",
+                          "--appendonly", "no", port=cluster_port())
              for _ in range(3)]
     try:
         for n in nodes:
