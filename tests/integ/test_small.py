@@ -28,8 +28,9 @@ def test_small_filter_costs_what_it_holds(daemon):
     entry = (8 + 1 + 1 + len("tenant:1") + 7) // 8 * 8
     assert usage == size + entry + 8, (size, usage)
     assert r.memory_usage("tenant:2") is None
-    # issue 13's bound for a key of capacity 100 at 12-bit fingerprints
-    # (a 40-byte struct, the 164-byte table, the entry, one slot)
+    # the per-key budget (250 B) of a key of capacity 100 at 12-bit
+    # fingerprints (a 40-byte struct, the 164-byte table, the entry, one
+    # slot)
     r.execute_command("CF.RESERVE", "tenant:999999", 100)
     assert r.memory_usage("tenant:999999") <= 250
     assert r.delete("tenant:999999") == 1

@@ -261,21 +261,22 @@ class Server:
     def __init__(self, binary, *args, password=None, conf=None, dir=None,
                  cwd=None, prefix=(), preexec_fn=None, tls=None, port=None,
                  env=None, start_timeout=None):
-        self.binary = binary
+        # It runs in its own directory: a relative path is made absolute.
+        self.binary = os.path.abspath(binary) if os.sep in binary else binary
         self.args = [str(a) for a in args]
         self.password = password
         self.conf_text = conf
         self.prefix = list(prefix)
         self.preexec_fn = preexec_fn
         self.env = env
-        self.home = tempfile.mkdtemp(prefix="cuckood-test-")
+        self.home = tempfile.mkdtemp(prefix="cuckood-integ-")
         os.chmod(self.home, 0o755)  # a daemon that drops root reads conf
         self.own_dir = dir is None
         self.dir = self.home if dir is None else dir
         self.cwd = cwd
         self.conf = None if conf is None else os.path.join(self.home,
-                                                           "server.conf")
-        self.logpath = os.path.join(self.home, "server.log")
+                                                           "cuckood.conf")
+        self.logpath = os.path.join(self.home, "daemon.log")
         self.proc = None
         self.port = None
         self.log = None
