@@ -21,7 +21,7 @@ import redis
 
 from support.proc import (daemon_binary, free_port, run_binary,
                           use_redis_server, wait_until)
-from support.resp import Closed, RespError, encode_command
+from support.resp import Closed, RawConn, RespError, encode_command
 
 pytestmark = pytest.mark.skipif(use_redis_server(),
                                 reason="cuckood's own operations surface")
@@ -101,6 +101,13 @@ def test_command_line_errors_stop_startup(tmp_path, args, reason):
     assert r.returncode == 1
     err = r.stderr.decode()
     assert "command line: " + reason in err, err
+
+
+def test_missing_data_directory_stops_startup(tmp_path):
+    r = run_binary("--port", 0, "--unixsocket", "s",
+                   "--dir", tmp_path / "no-such-dir", cwd=tmp_path)
+    assert r.returncode == 1, r.stderr
+    assert b"Can't chdir to" in r.stderr, r.stderr
 
 
 def test_missing_config_file(tmp_path):
@@ -414,6 +421,23 @@ def test_unauthenticated_small_requests_only(daemon):
                                                   for i in range(20)]) == \
         [1] * 20
     c.close()
+
+
+def test_unauthenticated_replies_do_not_pile_up(daemon):
+    # A client that sends PINGs without AUTH and never reads is cut off
+    # before its NOAUTH replies fill the server's memory.
+    d = daemon(password="pw")
+    flood = b"PING\r\n" * 4096
+    s = d.raw(rcvbuf=4096, timeout=5)
+    closed = False
+    try:
+        for _ in range(64 * 1024 * 1024 // len(flood)):
+            s.send(flood)
+    except (BrokenPipeError, ConnectionResetError, socket.timeout):
+        closed = True
+    assert closed or s.closed_by_peer(timeout=10)
+    s.close()
+    assert client(d, password="pw").ping()
 
 
 def test_requirepass_set_at_run_time(daemon):
@@ -817,6 +841,33 @@ def test_info_stats_commandstats_keyspace(daemon):
     assert r.info("keyspace") == {"db0": {"keys": 2, "expires": 0,
                                           "avg_ttl": 0}}
     assert r.info("persistence")["loading"] == 0
+
+
+def test_shutdown_command(daemon):
+    d = daemon()
+    c = d.raw()
+    assert c.command("SHUTDOWN", "BOGUS") == RespError("ERR syntax error")
+    c.send(encode_command("SHUTDOWN", "NOSAVE"))
+    assert c.at_eof()  # no reply: the connection closes
+    c.close()
+    assert d.wait() == 0
+
+
+def test_pidfile_and_ipv6(daemon):
+    try:
+        with socket.socket(socket.AF_INET6) as s:
+            s.bind(("::1", 0))
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    d = daemon("--bind", "127.0.0.1", "::1", "--pidfile", "cuckood.pid")
+    with RawConn(d.port, host="::1") as c:
+        assert c.command("PING") == "PONG"
+        assert "addr=[::1]:" in c.command("CLIENT", "INFO").decode()
+    pidfile = os.path.join(d.dir, "cuckood.pid")
+    with open(pidfile) as f:
+        assert int(f.read()) == d.pid
+    assert d.stop() == 0
+    assert not os.path.exists(pidfile)  # removed at exit
 
 
 def test_shutdown_on_sigterm_exits_zero(daemon):
