@@ -65,6 +65,8 @@ RedisServer(*args, module=False, module_args=(), binary=None, **kw)
   module and its load arguments when module is true; ready only once it
   has loaded its data (PING answers); stop() is SHUTDOWN NOSAVE, its log
   is kept across restarts. ModuleServer(*args, **kw): module=True.
+module_cluster(n, *args, replicas=0)
+  n ModuleServers made one Redis Cluster, every node's state ok.
 Fleet(cls)
   The servers of one test: fleet(*args, start=True, **kw) makes one (and
   starts it); cleanup() cleans every one, then raises the first failure.
@@ -536,6 +538,35 @@ class ModuleServer(RedisServer):
 
     def __init__(self, *args, **kw):
         super().__init__(*args, module=True, **kw)
+
+
+def module_cluster(n, *args, replicas=0):
+    """n ModuleServers (ARGS each) made one Redis Cluster by redis-cli
+    --cluster create with replicas replicas a master, returned once every
+    node reports cluster_state:ok; cleanup_all() them when done (on a
+    failure here they are cleaned up already)."""
+    if REDIS_CLI is None:
+        _fail("redis-cli not installed (scripts/deps.sh test)")
+    nodes = [ModuleServer("--cluster-enabled", "yes",
+                          "--cluster-config-file", "nodes.conf", *args,
+                          port=cluster_port()) for _ in range(n)]
+    try:
+        for node in nodes:
+            node.start()
+        out = subprocess.run(
+            [REDIS_CLI, "--cluster", "create"] +
+            ["127.0.0.1:%d" % node.port for node in nodes] +
+            ["--cluster-replicas", str(replicas), "--cluster-yes"],
+            capture_output=True, timeout=120)
+        assert out.returncode == 0, out.stdout + out.stderr
+        wait_until(lambda: all(
+            b"cluster_state:ok" in node.client().execute_command(
+                "CLUSTER", "INFO") for node in nodes), 60,
+            what="cluster_state:ok")
+    except BaseException:
+        cleanup_all(nodes)
+        raise
+    return nodes
 
 
 class Fleet:
