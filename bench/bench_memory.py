@@ -48,8 +48,8 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "bench"))
-from benchresp import Conn, free_port  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "tests"))  # the support package
+from support.proc import Daemon, RedisServer  # noqa: E402
 MB = 1 << 20
 
 
@@ -89,38 +89,17 @@ def pss(pid):
     return rollup(pid, "Pss")
 
 
-class Server:
-    def __init__(self, kind, binary, tmp):
-        self.kind = kind
-        self.port = free_port()
-        self.dir = tempfile.mkdtemp(dir=tmp, prefix=kind.replace(" ", "-") + "-")
-        args = [binary, "--port", str(self.port), "--bind", "127.0.0.1",
-                "--dir", self.dir, "--save", "", "--dbfilename", "dump.rdb"]
-        if kind == "redis":
-            args += ["--appendonly", "no"]
-        self.log = open(os.path.join(self.dir, "log"), "w")
-        self.proc = subprocess.Popen(args, stdout=self.log,
-                                     stderr=subprocess.STDOUT)
-        deadline = time.time() + 20
-        while True:
-            try:
-                self.conn = Conn(self.port)
-                self.conn.cmd("PING")
-                break
-            except (OSError, EOFError, RuntimeError):
-                if time.time() > deadline or self.proc.poll() is not None:
-                    raise SystemExit("%s did not start" % kind)
-                time.sleep(0.05)
-        self.pid = self.proc.pid
-
-    def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.log.close()
+def start_server(kind, binary, tmp):
+    """cuckood (or redis-server for kind "redis") on a free port, with
+    .kind and .conn (a connection) set."""
+    cls = RedisServer if kind == "redis" else Daemon
+    srv = cls("--save", "", "--dbfilename", "dump.rdb", binary=binary,
+              dir=tempfile.mkdtemp(dir=tmp,
+                                   prefix=kind.replace(" ", "-") + "-"),
+              start_timeout=20).start()
+    srv.kind = kind
+    srv.conn = srv.raw(nodelay=True)
+    return srv
 
 
 def redisbloom_bytes(cap):
@@ -154,18 +133,18 @@ def churn(srv, rounds, per_round, seed=1):
                     cmds.append(("CF.INSERT", k, "ITEMS", *items))
                 else:
                     cmds.append(("SET", k, b"\1" * redisbloom_bytes(cap)))
-            c.pipeline(cmds)
+            c.many(cmds)
         peak = max(peak, rss(srv.pid))
         doomed = rng.sample(keys, per_round * 9 // 10)
         for i in range(0, len(doomed), 500):
-            c.cmd("DEL", *doomed[i:i + 500])
+            c.call("DEL", *doomed[i:i + 500])
     churn_s = time.perf_counter() - t0
     churn_cpu = cpu_seconds(srv.pid) - cpu0
     time.sleep(2)
     settled_rss = rss(srv.pid)
     used = int(c.info()["used_memory"]) - start_used
-    keys_left = c.cmd("DBSIZE")
-    c.cmd("FLUSHALL")
+    keys_left = c.call("DBSIZE")
+    c.call("FLUSHALL")
     t_flush = time.perf_counter()
     low = rss(srv.pid)
     while time.perf_counter() - t_flush < 10:
@@ -191,7 +170,7 @@ def bgsave(srv, mb, bench_writer=False):
     # slot; the exact size is read back from used_memory.
     cap = int(mb * MB / nfilt / 1.58)
     for i in range(nfilt):
-        c.cmd("CF.RESERVE", "big:%d" % i, cap, "EXPANSION", 0)
+        c.call("CF.RESERVE", "big:%d" % i, cap, "EXPANSION", 0)
     used = int(c.info()["used_memory"])
     # Every 4 KiB page touched: about 4 items per page, random keys.
     per_cmd = 1000
@@ -205,12 +184,12 @@ def bgsave(srv, mb, bench_writer=False):
             its = [b"%x" % rng.getrandbits(60) for _ in range(per_cmd)]
             cmds.append(("CF.INSERT", f, "ITEMS", *its))
             sent += per_cmd
-        c.pipeline(cmds)
+        c.many(cmds)
     time.sleep(1)
     used = int(c.info()["used_memory"])
     parent_before = rss(srv.pid)
     huge_before = rollup(srv.pid, "AnonHugePages") or 0
-    w = Conn(srv.port)
+    w = srv.raw(nodelay=True)
     bench = None
     if bench_writer:
         bench = subprocess.Popen(
@@ -220,7 +199,7 @@ def bgsave(srv, mb, bench_writer=False):
             stderr=subprocess.DEVNULL)
         time.sleep(1)
     cmds0 = int(c.info("stats")["total_commands_processed"])
-    c.cmd("BGSAVE")
+    c.call("BGSAVE")
     t0 = time.perf_counter()
     child = None
     deadline = time.time() + 5
@@ -238,7 +217,7 @@ def bgsave(srv, mb, bench_writer=False):
                      "ITEMS",
                         *[b"w%x" % rng.getrandbits(60) for _ in range(100)])
                     for _ in range(20)]
-            w.pipeline(cmds)
+            w.many(cmds)
             writes += 2000
         else:
             time.sleep(0.02)
@@ -322,12 +301,12 @@ def main():
           % (a.rounds, a.per_round))
     try:
         for kind, binary in servers:
-            srv = Server(kind, binary, tmp)
+            srv = start_server(kind, binary, tmp)
             try:
                 alloc = srv.conn.info("memory").get("mem_allocator", "?")
                 r = churn(srv, a.rounds, a.per_round)
             finally:
-                srv.stop()
+                srv.cleanup()
             label = kind if kind != "redis" else \
                 "redis-server (plain strings of RedisBloom's sizes)"
             print("-- %s, allocator %s" % (label, alloc))
@@ -352,12 +331,12 @@ def main():
                                            "this script's connection"
                                            if a.bgsave_writer == "client"
                                            else "redis-benchmark"))
-            srv = Server("cuckood", a.bin, tmp)
+            srv = start_server("cuckood", a.bin, tmp)
             try:
                 r = bgsave(srv, a.bgsave_mb,
                            a.bgsave_writer == "redis-benchmark")
             finally:
-                srv.stop()
+                srv.cleanup()
             ratio = r["peak_pss"] / r["used"]
             print("   dataset (used_memory)               %s" % mbs(r["used"]))
             print("   parent RSS before BGSAVE            %s"

@@ -31,26 +31,15 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "bench"))
-from benchresp import Conn, enc, free_port  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "tests"))  # the support package
+from support.proc import Daemon  # noqa: E402
+from support.resp import encode_command  # noqa: E402
 
 
-def start(binary, d, port):
-    log = open(os.path.join(d, "bench.log"), "ab")
-    p = subprocess.Popen([binary, "--port", str(port), "--dir", d, "--bind",
-                          "127.0.0.1", "--save", ""], cwd=d, stdout=log,
-                         stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if p.poll() is not None:
-            sys.exit("cuckood exited; see " + log.name)
-        try:
-            c = Conn(port)
-            if c.cmd("PING") == "PONG":
-                return p, c
-        except OSError:
-            time.sleep(0.02)
-    sys.exit("cuckood did not start")
+def start(binary, d):
+    """cuckood on a free port with its files in d, and a connection."""
+    srv = Daemon("--save", "", binary=binary, dir=d, start_timeout=120)
+    return srv.start(), srv.raw(nodelay=True)
 
 
 def pct(xs, q):
@@ -61,8 +50,8 @@ def pct(xs, q):
 def ping_loop(c, until):
     """PING round trips in microseconds until until() is true."""
     lat = []
-    msg = enc("PING")
-    s = c.s
+    msg = encode_command("PING")
+    s = c.sock
     while not until(len(lat)):
         t0 = time.perf_counter_ns()
         s.sendall(msg)
@@ -92,18 +81,15 @@ def main():
                     help="fraction of each filter's capacity inserted")
     a = ap.parse_args()
     d = tempfile.mkdtemp(prefix="cuckood-bench-", dir=a.dir)
-    port = free_port()
-    proc, c = start(a.bin, d, port)
+    srv, c = start(a.bin, d)
     try:
-        run(a, d, port, proc, c)
+        run(a, d, srv, c)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        srv.cleanup()
         shutil.rmtree(d, ignore_errors=True)
 
 
-def run(a, d, port, proc, c):
+def run(a, d, srv, c):
     print("cuckood persistence benchmark, files in %s" % d)
     # Default filters (bucket 2, 8-bit fingerprints) take ~1.5 bytes per
     # unit of capacity; 8 filters make up the keyspace.
@@ -111,7 +97,7 @@ def run(a, d, port, proc, c):
     cap = int(a.mb * 1e6 / 1.5 / nf)
     t0 = time.perf_counter()
     for i in range(nf):
-        c.cmd("CF.RESERVE", "bench:%d" % i, cap)
+        c.call("CF.RESERVE", "bench:%d" % i, cap)
     per = int(cap * a.fill)
     batch, depth = 1000, 20
     n = 0
@@ -131,11 +117,11 @@ def run(a, d, port, proc, c):
 
     # ---- save ----------------------------------------------------------
     t0 = time.perf_counter()
-    c.cmd("SAVE")
+    c.call("SAVE")
     save_wall = time.perf_counter() - t0
     path = os.path.join(d, "dump.cuckoo")
     size = os.path.getsize(path)
-    log = open(os.path.join(d, "bench.log")).read()
+    log = srv.log_text()
     save_srv = float(re.findall(r"DB saved on disk \(([\d.]+) seconds\)",
                                 log)[-1])
     mb = size / 1e6
@@ -154,9 +140,9 @@ def run(a, d, port, proc, c):
 
     # ---- BGSAVE: PING latency --------------------------------------------
     idle = ping_loop(c, lambda k: k >= 20000)
-    ctl = Conn(port)
+    ctl = srv.raw()
     fork_t0 = time.perf_counter()
-    assert ctl.cmd("BGSAVE") == "Background saving started"
+    assert ctl.call("BGSAVE") == "Background saving started"
     state = {"next": 0.0, "done": False}
 
     def saving_done(k):
@@ -169,7 +155,7 @@ def run(a, d, port, proc, c):
 
     busy = ping_loop(c, saving_done)
     bg_t = time.perf_counter() - fork_t0
-    log = open(os.path.join(d, "bench.log")).read()
+    log = srv.log_text()
     ok = "Background saving terminated with success" in log
     for name, lat in (("idle", idle), ("during BGSAVE", busy)):
         print("ping %-13s n=%6d p50=%7.1f us p99=%7.1f us max=%8.1f us"
@@ -177,16 +163,15 @@ def run(a, d, port, proc, c):
     print("bgsave: %.2f s wall, %s" % (bg_t, "ok" if ok else "FAILED"))
 
     # ---- load ----------------------------------------------------------
-    c.s.sendall(enc("SHUTDOWN", "NOSAVE"))
-    proc.wait(timeout=60)
-    port2 = free_port()
-    proc2, c2 = start(a.bin, d, port2)
-    log = open(os.path.join(d, "bench.log")).read()
-    load_t = float(re.findall(r"DB loaded from disk: ([\d.]+) seconds",
-                              log)[-1])
-    keys = int(c2.cmd("DBSIZE"))
-    c2.s.sendall(enc("SHUTDOWN", "NOSAVE"))
-    proc2.wait(timeout=60)
+    srv.shutdown(timeout=60)
+    srv2, c2 = start(a.bin, d)
+    try:
+        load_t = float(re.findall(r"DB loaded from disk: ([\d.]+) seconds",
+                                  srv2.log_text())[-1])
+        keys = int(c2.call("DBSIZE"))
+        srv2.shutdown(timeout=60)
+    finally:
+        srv2.cleanup()
     cat_t = timed(["sh", "-c", 'cat "$0" > /dev/null', path])
     t0 = time.perf_counter()
     buf = bytearray(size)

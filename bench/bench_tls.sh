@@ -35,7 +35,7 @@ done
 
 . bench/lib.sh  # free_port, $tmp, $pids
 
-python3 tests/integ/tls_certs.py "$tmp/certs"
+python3 tests/support/tls_certs.py "$tmp/certs"
 c=$tmp/certs
 tls_srv=(--tls-cert-file "$c/server.crt" --tls-key-file "$c/server.key"
          --tls-ca-cert-file "$c/ca.crt" --tls-auth-clients yes)

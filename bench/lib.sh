@@ -2,9 +2,10 @@
 # root: free_port, wait_ping, a scratch directory $tmp, and $pids, the
 # servers a script starts; on exit they are stopped and $tmp is removed.
 
+# The test support package's free_port (tests/support/proc.py).
 free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0));
-print(s.getsockname()[1])'
+    PYTHONPATH=tests python3 -c \
+        'from support.proc import free_port; print(free_port())'
 }
 
 # Waits up to 10 s for the server on port $1 to answer PING; exits the

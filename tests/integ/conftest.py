@@ -1,16 +1,16 @@
 """Shared fixtures for the integration suites; the launcher, the RESP reader
-and the wait helper they use are in harness.py.
+and the wait helper they use are in the support package (tests/support).
 
 The daemon under test is taken from $CUCKOOD_BIN, else build/server/cuckood
 relative to the repository root. Setting CUCKOOD_TEST_REDIS_SERVER=1 runs the
 same suites against the system's redis-server instead, which checks the
 non-CF expectations against the server cuckood imitates; tests marked `cf`
-are skipped there.
+are skipped there. Run by hand: PYTHONPATH=tests python3 -m pytest ...
 """
 
 import pytest
 
-from harness import PASSWORD, Daemon, use_redis_server
+from support.proc import PASSWORD, Daemon, Fleet, use_redis_server
 
 
 @pytest.fixture(scope="session")
@@ -35,18 +35,11 @@ def auth_server():
 @pytest.fixture
 def daemon():
     """Factory for daemons owned by one test: daemon(*args, **kw) takes
-    harness.Daemon's arguments and returns it started; each is stopped and
-    removed at the end of the test."""
-    made = []
-
-    def make(*args, **kw):
-        d = Daemon(*args, **kw)
-        made.append(d)
-        return d.start()
-
-    yield make
-    for d in made:
-        d.cleanup()
+    support.proc.Daemon's arguments and returns it started; each is stopped
+    and removed at the end of the test."""
+    fleet = Fleet(Daemon)
+    yield fleet
+    fleet.cleanup()
 
 
 def pytest_configure(config):

@@ -19,6 +19,8 @@ if [ -z "${CUCKOOD_TEST_REDIS_SERVER:-}" ] ||
     bin="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"
 fi
 export CUCKOOD_BIN="$bin"
+# The suites import the support package from tests/.
+export PYTHONPATH="$root/tests${PYTHONPATH:+:$PYTHONPATH}"
 
 python="${PYTHON:-/usr/bin/python3}"
 [ -x "$python" ] || python=python3

@@ -8,7 +8,8 @@ import os
 import redis
 import pytest
 
-from harness import Daemon, Map, RespError, Simple
+from support.proc import Daemon
+from support.resp import Map, RespError, Simple
 
 pytestmark = pytest.mark.cf
 
@@ -18,7 +19,7 @@ def server(request, tmp_path_factory):
     """The suite runs twice: over plain TCP, then again over TLS."""
     certs = None
     if request.param == "tls":
-        from tls_certs import make_certs
+        from support.tls_certs import make_certs
         certs = make_certs(str(tmp_path_factory.mktemp("certs")))
     d = Daemon(tls=certs).start()
     yield d

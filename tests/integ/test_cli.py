@@ -14,7 +14,8 @@ import subprocess
 
 import pytest
 
-from harness import PASSWORD, encode_command, wait_until
+from support.proc import PASSWORD, wait_until
+from support.resp import encode_command
 
 REDIS_CLI = shutil.which("redis-cli")
 

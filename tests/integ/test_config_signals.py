@@ -10,7 +10,7 @@ import time
 import pytest
 import redis
 
-from harness import wait_until
+from support.proc import wait_until
 
 
 def client(d):

@@ -16,8 +16,8 @@ import tempfile
 
 import pytest
 
-from harness import ROOT, Daemon, daemon_binary, encode_command, \
-    use_redis_server
+from support.proc import Daemon, ROOT, daemon_binary, use_redis_server
+from support.resp import encode_command
 
 pytestmark = pytest.mark.skipif(use_redis_server(),
                                 reason="cuckood's own image")

@@ -18,7 +18,8 @@ import os
 import pytest
 import redis
 
-from harness import encode_command, use_redis_server, wait_until
+from support.proc import use_redis_server, wait_until
+from support.resp import encode_command
 
 pytestmark = pytest.mark.skipif(use_redis_server(),
                                 reason="cuckood's snapshot file and CF.*")

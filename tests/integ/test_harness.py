@@ -1,5 +1,5 @@
-"""The harness itself: the launcher tells its own daemon from another one
-answering on the same port, moves to another port when its port is taken,
+"""The launcher itself (support.proc): it tells its own daemon from another
+one answering on the same port, moves to another port when its port is taken,
 a missing binary fails a suite, and a wait that times out says so.
 """
 
@@ -9,8 +9,10 @@ import sys
 
 import pytest
 
-from harness import (HERE, Daemon, PidMismatch, RespError, answering_pid,
-                     wait_until)
+from support.proc import Daemon, PidMismatch, answering_pid, wait_until
+from support.resp import RespError
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def test_answering_pid_is_the_started_process(server):

@@ -7,7 +7,8 @@ reads; a client that does not read is closed at its hard limit.
 
 import pytest
 
-from harness import RespError, encode_command, wait_until
+from support.proc import wait_until
+from support.resp import RespError, encode_command
 
 pytestmark = pytest.mark.cf
 
@@ -148,19 +149,26 @@ def test_slow_reader_gets_every_reply_in_order(daemon):
     rd.close()
 
 
-def test_pause_keeps_protocol_error_order(daemon):
+def paused_behind_big_replies(daemon, tail, n=6):
+    """A daemon's client that sent n CF.SCANDUMPs of a big filter and then
+    tail, paused until it reads; returns (a redis-py client, that raw
+    connection) once the n big replies are read."""
     d = daemon()
     r = client(d)
     first = big_filter(r)
     rd = d.raw(rcvbuf=65536)
     assert rd.command("CLIENT", "SETNAME", "paused") == "OK"
-    n = 6
-    rd.send(encode_command("CF.SCANDUMP", "g", 1) * n +
-            encode_command("ECHO", "last") + b"*1\r\n$x\r\n" +
-            encode_command("CF.ADD", "g2", "after-error"))
+    rd.send(encode_command("CF.SCANDUMP", "g", 1) * n + tail)
     wait_until_paused(r, "paused")
     for i in range(n):
         assert rd.read() == first, i
+    return r, rd
+
+
+def test_pause_keeps_protocol_error_order(daemon):
+    r, rd = paused_behind_big_replies(
+        daemon, encode_command("ECHO", "last") + b"*1\r\n$x\r\n" +
+        encode_command("CF.ADD", "g2", "after-error"))
     assert rd.read() == b"last"
     err = rd.read()
     assert isinstance(err, RespError), err
@@ -170,18 +178,9 @@ def test_pause_keeps_protocol_error_order(daemon):
 
 
 def test_pause_keeps_quit_semantics(daemon):
-    d = daemon()
-    r = client(d)
-    first = big_filter(r)
-    rd = d.raw(rcvbuf=65536)
-    assert rd.command("CLIENT", "SETNAME", "paused") == "OK"
-    n = 6
-    rd.send(encode_command("CF.SCANDUMP", "g", 1) * n +
-            encode_command("QUIT") +
-            encode_command("CF.ADD", "g2", "after-quit"))
-    wait_until_paused(r, "paused")
-    for i in range(n):
-        assert rd.read() == first, i
+    r, rd = paused_behind_big_replies(
+        daemon, encode_command("QUIT") +
+        encode_command("CF.ADD", "g2", "after-quit"))
     assert rd.read() == "OK"
     assert rd.at_eof()
     assert r.exists("g2") == 0

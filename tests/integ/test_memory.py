@@ -11,7 +11,8 @@ import subprocess
 import pytest
 import redis
 
-from harness import RespError, daemon_binary, use_redis_server, wait_until
+from support.proc import daemon_binary, use_redis_server, wait_until
+from support.resp import RespError
 
 MB = 1 << 20
 

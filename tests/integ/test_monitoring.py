@@ -15,7 +15,7 @@ import urllib.request
 import pytest
 import redis
 
-from harness import free_port, use_redis_server, wait_until
+from support.proc import free_port, use_redis_server, wait_until
 
 EXPORTER = "prometheus-redis-exporter"
 
@@ -124,7 +124,7 @@ def test_slowlog_entries_as_redis(daemon):
     c.close()
 
     # Newest first; id, unix time, microseconds, argv, address, name. The
-    # harness's readiness check (another client) is logged too.
+    # launcher's readiness check (another client) is logged too.
     ids = [e[0] for e in got]
     got = [e for e in got if e[5] == b"watcher"]
     assert ids == sorted(ids, reverse=True)

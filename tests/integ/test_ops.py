@@ -19,12 +19,15 @@ import time
 import pytest
 import redis
 
-from harness import (HERE, Closed, RespError, daemon_binary,
-                     encode_command, free_port, run_binary, use_redis_server,
-                     wait_until)
+from support.proc import (daemon_binary, free_port, run_binary,
+                          use_redis_server, wait_until)
+from support.resp import Closed, RawConn, RespError, encode_command
 
 pytestmark = pytest.mark.skipif(use_redis_server(),
                                 reason="cuckood's own operations surface")
+
+# The directory of the support package, for a script run in a namespace.
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 OOM = "OOM command not allowed when used memory > 'maxmemory'."
 LOG_LINE = re.compile(r"^\d+:M \d\d [A-Z][a-z]{2} \d{4} "
@@ -98,6 +101,13 @@ def test_command_line_errors_stop_startup(tmp_path, args, reason):
     assert r.returncode == 1
     err = r.stderr.decode()
     assert "command line: " + reason in err, err
+
+
+def test_missing_data_directory_stops_startup(tmp_path):
+    r = run_binary("--port", 0, "--unixsocket", "s",
+                   "--dir", tmp_path / "no-such-dir", cwd=tmp_path)
+    assert r.returncode == 1, r.stderr
+    assert b"Can't chdir to" in r.stderr, r.stderr
 
 
 def test_missing_config_file(tmp_path):
@@ -413,6 +423,23 @@ def test_unauthenticated_small_requests_only(daemon):
     c.close()
 
 
+def test_unauthenticated_replies_do_not_pile_up(daemon):
+    # A client that sends PINGs without AUTH and never reads is cut off
+    # before its NOAUTH replies fill the server's memory.
+    d = daemon(password="pw")
+    flood = b"PING\r\n" * 4096
+    s = d.raw(rcvbuf=4096, timeout=5)
+    closed = False
+    try:
+        for _ in range(64 * 1024 * 1024 // len(flood)):
+            s.send(flood)
+    except (BrokenPipeError, ConnectionResetError, socket.timeout):
+        closed = True
+    assert closed or s.closed_by_peer(timeout=10)
+    s.close()
+    assert client(d, password="pw").ping()
+
+
 def test_requirepass_set_at_run_time(daemon):
     d = daemon()
     r = client(d)
@@ -431,11 +458,12 @@ def test_requirepass_set_at_run_time(daemon):
 
 # ---- protected mode -------------------------------------------------------
 
-# Run in the namespace: the daemon, started by the harness (which checks it
+# Run in the namespace: the daemon, started by the launcher (which checks it
 # through 127.0.0.1), then the first reply line to a PING from each address.
 PROTECTED_CLIENT = r"""
 import json, sys
-from harness import Daemon, RawConn, encode_command
+from support.proc import Daemon
+from support.resp import RawConn, encode_command
 args = json.loads(sys.argv[1])
 pw = args[args.index("--requirepass") + 1] if "--requirepass" in args else None
 d = Daemon("--save", "", *args, password=pw).start()
@@ -471,7 +499,7 @@ def run_protected(*server_args):
     r = subprocess.run(["unshare", "-n", "sh", "-c", shell, "sh",
                         sys.executable, "-c", PROTECTED_CLIENT,
                         json.dumps(server_args), "198.18.0.1", "127.0.0.1"],
-                       env=dict(os.environ, PYTHONPATH=HERE),
+                       env=dict(os.environ, PYTHONPATH=TESTS),
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        timeout=60)
     assert r.returncode == 0, (r.stdout, r.stderr)
@@ -813,6 +841,33 @@ def test_info_stats_commandstats_keyspace(daemon):
     assert r.info("keyspace") == {"db0": {"keys": 2, "expires": 0,
                                           "avg_ttl": 0}}
     assert r.info("persistence")["loading"] == 0
+
+
+def test_shutdown_command(daemon):
+    d = daemon()
+    c = d.raw()
+    assert c.command("SHUTDOWN", "BOGUS") == RespError("ERR syntax error")
+    c.send(encode_command("SHUTDOWN", "NOSAVE"))
+    assert c.at_eof()  # no reply: the connection closes
+    c.close()
+    assert d.wait() == 0
+
+
+def test_pidfile_and_ipv6(daemon):
+    try:
+        with socket.socket(socket.AF_INET6) as s:
+            s.bind(("::1", 0))
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    d = daemon("--bind", "127.0.0.1", "::1", "--pidfile", "cuckood.pid")
+    with RawConn(d.port, host="::1") as c:
+        assert c.command("PING") == "PONG"
+        assert "addr=[::1]:" in c.command("CLIENT", "INFO").decode()
+    pidfile = os.path.join(d.dir, "cuckood.pid")
+    with open(pidfile) as f:
+        assert int(f.read()) == d.pid
+    assert d.stop() == 0
+    assert not os.path.exists(pidfile)  # removed at exit
 
 
 def test_shutdown_on_sigterm_exits_zero(daemon):

@@ -21,8 +21,8 @@ import time
 import pytest
 import redis
 
-from harness import Daemon, free_port, run_binary, use_redis_server, \
-    wait_until
+from support.proc import (Daemon, free_port, run_binary, use_redis_server,
+                          wait_until)
 
 pytestmark = pytest.mark.skipif(use_redis_server(),
                                 reason="cuckood's snapshot file")

@@ -10,9 +10,10 @@ import ssl
 
 import pytest
 
-from harness import (Closed, Daemon, RawConn, free_port, use_module,
-                     use_redis_server, wait_until)
-from tls_certs import make_certs, server_args
+from support.proc import (Daemon, free_port, use_module, use_redis_server,
+                          wait_until)
+from support.resp import Closed, RawConn
+from support.tls_certs import make_certs, server_args
 
 pytestmark = pytest.mark.skipif(
     use_redis_server() or use_module(),

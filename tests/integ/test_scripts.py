@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from harness import ROOT
+from support.proc import ROOT
 
 BASH = shutil.which("bash")
 

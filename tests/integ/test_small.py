@@ -3,7 +3,7 @@ used_memory), a small filter growing into a chain and coming back small
 when deleted and reserved again, and a snapshot of many small filters."""
 import pytest
 
-from harness import use_redis_server, wait_until
+from support.proc import use_redis_server, wait_until
 
 pytestmark = pytest.mark.skipif(use_redis_server(),
                                 reason="cuckood's own memory accounting")
@@ -28,8 +28,9 @@ def test_small_filter_costs_what_it_holds(daemon):
     entry = (8 + 1 + 1 + len("tenant:1") + 7) // 8 * 8
     assert usage == size + entry + 8, (size, usage)
     assert r.memory_usage("tenant:2") is None
-    # issue 13's bound for a key of capacity 100 at 12-bit fingerprints
-    # (a 40-byte struct, the 164-byte table, the entry, one slot)
+    # the per-key budget (250 B) of a key of capacity 100 at 12-bit
+    # fingerprints (a 40-byte struct, the 164-byte table, the entry, one
+    # slot)
     r.execute_command("CF.RESERVE", "tenant:999999", 100)
     assert r.memory_usage("tenant:999999") <= 250
     assert r.delete("tenant:999999") == 1

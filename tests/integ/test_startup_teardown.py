@@ -12,9 +12,9 @@ import subprocess
 
 import pytest
 
-from harness import (Daemon, free_port, run_binary, sanitizer_report,
-                     use_module, use_redis_server, wait_until)
-from tls_certs import make_certs, server_args
+from support.proc import (Daemon, free_port, run_binary, sanitizer_report,
+                          use_module, use_redis_server, wait_until)
+from support.tls_certs import make_certs, server_args
 
 pytestmark = pytest.mark.skipif(
     use_redis_server() or use_module(),

@@ -5,8 +5,8 @@ plain port, stalled handshakes, a thousand handshakes at once, certificate
 rotation by CONFIG SET, bad certificates at start-up, the health probe, and
 a background save while TLS clients stay connected.
 
-Certificates are made at run time (tls_certs.py). Each daemon keeps its
-plain port open beside the TLS port: the harness checks readiness there,
+Certificates are made at run time (support/tls_certs.py). Each daemon keeps
+its plain port open beside the TLS port: the launcher checks readiness there,
 and the tests compare the two."""
 
 import asyncio
@@ -20,10 +20,10 @@ import tempfile
 import pytest
 import redis
 
-from harness import (Closed, Daemon, RawConn, RespError, daemon_binary,
-                     encode_command, free_port, use_redis_server,
-                     wait_until)
-from tls_certs import KEY_PASS, make_certs, server_args
+from support.proc import (Daemon, daemon_binary, free_port, use_redis_server,
+                          wait_until)
+from support.resp import Closed, RawConn, RespError, encode_command
+from support.tls_certs import KEY_PASS, make_certs, server_args
 
 pytestmark = pytest.mark.skipif(
     use_redis_server(), reason="cuckood's own TLS directives and log lines")

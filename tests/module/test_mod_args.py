@@ -3,16 +3,11 @@ same names: one rule for a configured error rate (any encoding the core may
 choose for it, semi-sorted ones included), the same filters made from it,
 and the same words when a value is refused."""
 
-import os
 import re
-import sys
 
 import pytest
 
-from modfix import ROOT, servers  # noqa: F401
-
-sys.path.insert(0, os.path.join(ROOT, "tests", "integ"))
-from harness import Daemon, run_binary  # noqa: E402
+from support.proc import Daemon, run_binary
 
 
 def info(r, key):
@@ -80,7 +75,7 @@ def test_bad_rate_refused_with_the_daemons_words(servers, args):
     why = daemon_refusal(["--" + a if i % 2 == 0 else a
                           for i, a in enumerate(args)])
     s = servers(module_args=args, start=False)
-    rc = s.start(expect_fail=True)
+    rc = s.fail_to_start()
     assert rc is not None and rc != 0
     log = s.log_text()
     m = re.search(r"cuckoo: bad module argument (cf-[a-z-]+): (.*)", log)

@@ -15,8 +15,7 @@ import pytest
 import redis
 from redis.cluster import RedisCluster
 
-from modfix import (REDIS_CLI, Server, cleanup_all, cluster_port,
-                    wait_until)
+from support.proc import REDIS_CLI, cleanup_all, module_cluster, wait_until
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NITEMS = 5
@@ -30,29 +29,10 @@ def items(key):
 
 @pytest.fixture(scope="module")
 def cluster():
-    if REDIS_CLI is None:
-        pytest.fail("redis-cli not installed (scripts/deps.sh test)")
-    nodes = [Server("--cluster-enabled", "yes", "--cluster-config-file",
-                    "nodes.conf", "--cluster-node-timeout", "2000",
-                    "--appendonly", "no", port=cluster_port())
-             for _ in range(6)]
-    try:
-        for n in nodes:
-            n.start()
-        out = subprocess.run(
-            [REDIS_CLI, "--cluster", "create"] +
-            ["127.0.0.1:%d" % n.port for n in nodes] +
-            ["--cluster-replicas", "1", "--cluster-yes"],
-            capture_output=True, timeout=120)
-        assert out.returncode == 0, out.stdout + out.stderr
-
-        def ok():
-            return all(n.client().execute_command("CLUSTER", "INFO")
-                       .find(b"cluster_state:ok") >= 0 for n in nodes)
-        wait_until(ok, 60, what="cluster_state:ok")
-        yield nodes
-    finally:
-        cleanup_all(nodes)
+    nodes = module_cluster(6, "--cluster-node-timeout", "2000",
+                           "--appendonly", "no", replicas=1)
+    yield nodes
+    cleanup_all(nodes)
 
 
 def rc(nodes):

@@ -9,11 +9,7 @@ import sys
 import pytest
 from redis.cluster import RedisCluster
 
-from modfix import (REDIS_CLI, ROOT, Server, cleanup_all, cluster_port,
-                    wait_until)
-
-sys.path.insert(0, os.path.join(ROOT, "tests", "integ"))
-from harness import Daemon  # noqa: E402
+from support.proc import ROOT, Daemon, cleanup_all, module_cluster
 
 MIGRATE = os.path.join(ROOT, "scripts", "migrate")
 BIN = os.environ.get("CUCKOOD_BIN",
@@ -22,25 +18,9 @@ BIN = os.environ.get("CUCKOOD_BIN",
 
 @pytest.fixture
 def masters3():
-    if REDIS_CLI is None:
-        pytest.fail("redis-cli not installed (scripts/deps.sh test)")
-    nodes = [Server("--cluster-enabled", "yes", "--cluster-config-file",
-                    "nodes.conf", "--appendonly", "no", port=cluster_port())
-             for _ in range(3)]
-    try:
-        for n in nodes:
-            n.start()
-        out = subprocess.run(
-            [REDIS_CLI, "--cluster", "create"] +
-            ["127.0.0.1:%d" % n.port for n in nodes] + ["--cluster-yes"],
-            capture_output=True, timeout=120)
-        assert out.returncode == 0, out.stdout + out.stderr
-        wait_until(lambda: all(
-            b"cluster_state:ok" in n.client().execute_command(
-                "CLUSTER", "INFO") for n in nodes), 60, what="cluster ok")
-        yield nodes
-    finally:
-        cleanup_all(nodes)
+    nodes = module_cluster(3, "--appendonly", "no")
+    yield nodes
+    cleanup_all(nodes)
 
 
 def test_migrate_every_database(masters3):

@@ -8,7 +8,8 @@ import struct
 import pytest
 import redis
 
-from modfix import servers  # noqa: F401
+from support.proc import wait_until
+
 
 ITEMS = [b"item:%d" % i for i in range(20000)]
 OTHER = [b"other:%d" % i for i in range(20000)]
@@ -80,7 +81,6 @@ def test_aof_rewrite_and_restart(servers, preamble):
         inf = r.info("persistence")
         return (inf["aof_rewrite_in_progress"] == 0 and
                 inf["aof_rewrite_scheduled"] == 0)
-    from modfix import wait_until
     wait_until(rewritten, what="AOF rewrite")
     assert r.info("persistence")["aof_last_bgrewrite_status"] == "ok"
     # Writes after the rewrite go to the incremental file.
@@ -209,8 +209,8 @@ def test_corrupted_rdb_refuses_to_start(servers):
     # With rdbchecksum off nothing but the module's own checks sees the
     # damage: it refuses the value and the server refuses to start (Redis
     # 7.0 then runs its RDB check and exits), never a crash by a signal.
-    s.extra += ["--rdbchecksum", "no", "--sanitize-dump-payload", "no"]
-    rc = s.start(expect_fail=True)
+    s.args += ["--rdbchecksum", "no", "--sanitize-dump-payload", "no"]
+    rc = s.fail_to_start()
     assert rc is not None and rc >= 0, rc
     log = s.log_text()
     assert "cuckoo-cf: invalid filter header" in log
@@ -236,7 +236,7 @@ def test_module_arguments(servers):
                                   ["cf-initial-size", "1"]])
 def test_bad_module_arguments_refuse_to_start(servers, args):
     s = servers(module_args=args, start=False)
-    rc = s.start(expect_fail=True)
+    rc = s.fail_to_start()
     assert rc is not None and rc != 0
     assert "cuckoo: bad module argument" in s.log_text()
 

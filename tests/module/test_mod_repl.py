@@ -3,7 +3,7 @@ master does: after writes, after a full resync, after FLUSHALL; a nearly
 full filter stays byte for byte identical (DEBUG DIGEST-VALUE) through
 100,000 inserts full of relocations."""
 
-from modfix import servers, wait_until  # noqa: F401
+from support.proc import wait_until
 
 ITEMS = [b"i%d" % i for i in range(5000)]
 PROBE = ITEMS + [b"o%d" % i for i in range(5000)]

@@ -18,6 +18,7 @@
 
 #include "cmd.h"
 #include "server_int.h"
+#include "unit_fixture.h"
 
 static int ran, prefetched;
 
@@ -68,9 +69,7 @@ static const cmd_def_t table_noproc[] = {
 };
 
 typedef struct fx {
-    uv_loop_t loop;
-    cfg_t cfg;
-    server_t s;
+    srv_fixture_t f;
     client_t c;
 } fx_t;
 
@@ -78,17 +77,12 @@ static int setup(void **state)
 {
     fx_t *fx = calloc(1, sizeof(*fx));
     assert_non_null(fx);
-    assert_int_equal(uv_loop_init(&fx->loop), 0);
-    assert_int_equal(cfg_init(&fx->cfg), 0);
-    assert_int_equal(server_init(&fx->s, &fx->loop, &fx->cfg), 0);
+    srv_fixture_init(&fx->f);
+    srv_fixture_start(&fx->f);
     const cmd_def_t *tables[] = {table_a};
     const char *dup = NULL;
-    assert_int_equal(cmd_index_build(&fx->s, tables, 1, &dup), 0);
-    fx->c.srv = &fx->s;
-    fx->c.db = fx->s.dbs[0];
-    fx->c.resp = 2;
-    fx->c.authenticated = true;
-    resp_out_init(&fx->c.out, 2);
+    assert_int_equal(cmd_index_build(&fx->f.s, tables, 1, &dup), 0);
+    srv_fixture_client(&fx->f, &fx->c);
     ran = prefetched = 0;
     *state = fx;
     return 0;
@@ -98,10 +92,8 @@ static int teardown(void **state)
 {
     fx_t *fx = *state;
     resp_out_release(&fx->c.out);
-    cmd_index_free(&fx->s);
-    server_free(&fx->s);
-    cfg_free(&fx->cfg);
-    assert_int_equal(uv_loop_close(&fx->loop), 0);
+    cmd_index_free(&fx->f.s);
+    assert_int_equal(srv_fixture_free(&fx->f), 0);
     free(fx);
     return 0;
 }
@@ -207,14 +199,14 @@ static void test_noauth(void **state)
 static void test_oom(void **state)
 {
     fx_t *fx = *state;
-    fx->cfg.maxmemory = 1; /* anything in use is over it */
-    assert_true(server_used_memory(&fx->s) > 1);
+    fx->f.cfg.maxmemory = 1; /* anything in use is over it */
+    assert_true(server_used_memory(&fx->f.s) > 1);
     assert_string_equal(
         RUN(fx, "wr", "k", "a"),
         "-OOM command not allowed when used memory > 'maxmemory'.\r\n");
     assert_string_equal(RUN(fx, "del", "k"), "+OK\r\n"); /* not DENYOOM */
     assert_string_equal(RUN(fx, "rd", "k"), "+OK\r\n");
-    fx->cfg.maxmemory = 0;
+    fx->f.cfg.maxmemory = 0;
     assert_string_equal(RUN(fx, "wr", "k", "a"), "+OK\r\n");
 }
 
@@ -222,13 +214,13 @@ static void test_misconf(void **state)
 {
     fx_t *fx = *state;
     static const char msg[] = "MISCONF test denial";
-    fx->cfg.stop_writes_on_bgsave_error = true;
-    assert_true(fx->cfg.nsave > 0); /* the default save points */
-    server_deny_writes(&fx->s, msg);
+    fx->f.cfg.stop_writes_on_bgsave_error = true;
+    assert_true(fx->f.cfg.nsave > 0); /* the default save points */
+    server_deny_writes(&fx->f.s, msg);
     assert_string_equal(RUN(fx, "wr", "k", "a"), "-MISCONF test denial\r\n");
     assert_string_equal(RUN(fx, "del", "k"), "-MISCONF test denial\r\n");
     assert_string_equal(RUN(fx, "rd", "k"), "+OK\r\n");
-    server_deny_writes(&fx->s, NULL);
+    server_deny_writes(&fx->f.s, NULL);
     assert_string_equal(RUN(fx, "del", "k"), "+OK\r\n");
 }
 
@@ -238,7 +230,7 @@ static void test_stats_and_failures(void **state)
     RUN(fx, "bad");
     RUN(fx, "rd");
     RUN(fx, "rd", "k");
-    assert_int_equal(fx->s.total_commands, 2);
+    assert_int_equal(fx->f.s.total_commands, 2);
 }
 
 static void test_prefetch_only_when_admitted(void **state)
@@ -266,16 +258,16 @@ static void test_tables_refused(void **state)
 {
     fx_t *fx = *state;
     const char *dup = NULL;
-    cmd_index_free(&fx->s);
+    cmd_index_free(&fx->f.s);
     const cmd_def_t *two[] = {table_a, table_dup};
-    assert_int_equal(cmd_index_build(&fx->s, two, 2, &dup), -EEXIST);
+    assert_int_equal(cmd_index_build(&fx->f.s, two, 2, &dup), -EEXIST);
     assert_string_equal(dup, "rd");
-    assert_null(fx->s.cmds);
+    assert_null(fx->f.s.cmds);
     const cmd_def_t *np[] = {table_noproc};
-    assert_int_equal(cmd_index_build(&fx->s, np, 1, &dup), -EINVAL);
+    assert_int_equal(cmd_index_build(&fx->f.s, np, 1, &dup), -EINVAL);
     assert_string_equal(dup, "empty");
     const cmd_def_t *one[] = {table_a};
-    assert_int_equal(cmd_index_build(&fx->s, one, 1, &dup), 0);
+    assert_int_equal(cmd_index_build(&fx->f.s, one, 1, &dup), 0);
 }
 
 int main(void)

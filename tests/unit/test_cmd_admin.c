@@ -18,12 +18,12 @@
 #include "cmd.h"
 #include "cmd_admin.h"
 #include "daemon.h"
+#include "persist.h"
 #include "server_int.h"
+#include "unit_fixture.h"
 
 typedef struct fx {
-    uv_loop_t loop;
-    cfg_t cfg;
-    server_t s;
+    srv_fixture_t f;
     client_t c;
 } fx_t;
 
@@ -31,17 +31,13 @@ static int setup(void **state)
 {
     fx_t *fx = calloc(1, sizeof(*fx));
     assert_non_null(fx);
-    assert_int_equal(uv_loop_init(&fx->loop), 0);
-    assert_int_equal(cfg_init(&fx->cfg), 0);
-    assert_int_equal(server_init(&fx->s, &fx->loop, &fx->cfg), 0);
+    srv_fixture_init(&fx->f);
+    srv_fixture_start(&fx->f);
+    assert_int_equal(persist_init(&fx->f.s), 0); /* INFO persistence */
     const cmd_def_t *tables[] = {cmd_admin_table};
     const char *dup = NULL;
-    assert_int_equal(cmd_index_build(&fx->s, tables, 1, &dup), 0);
-    fx->c.srv = &fx->s;
-    fx->c.db = fx->s.dbs[0];
-    fx->c.resp = 2;
-    fx->c.authenticated = true;
-    resp_out_init(&fx->c.out, 2);
+    assert_int_equal(cmd_index_build(&fx->f.s, tables, 1, &dup), 0);
+    srv_fixture_client(&fx->f, &fx->c);
     *state = fx;
     return 0;
 }
@@ -50,10 +46,9 @@ static int teardown(void **state)
 {
     fx_t *fx = *state;
     resp_out_release(&fx->c.out);
-    cmd_index_free(&fx->s);
-    server_free(&fx->s);
-    cfg_free(&fx->cfg);
-    assert_int_equal(uv_loop_close(&fx->loop), 0);
+    cmd_index_free(&fx->f.s);
+    persist_free(&fx->f.s);
+    assert_int_equal(srv_fixture_free(&fx->f), 0);
     free(fx);
     return 0;
 }

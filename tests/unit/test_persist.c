@@ -20,25 +20,19 @@
 #include "persist.h"
 #include "server_int.h"
 #include "snapshot.h"
+#include "unit_fixture.h"
 
 typedef struct fixture {
-    char dir[64];
-    char old_cwd[4096];
-    uv_loop_t loop;
-    cfg_t cfg;
-    server_t s;
+    scratch_dir_t dir; /* the working directory */
+    srv_fixture_t f;
 } fixture_t;
 
 static int setup(void **state)
 {
     fixture_t *fx = calloc(1, sizeof(*fx));
     assert_non_null(fx);
-    strcpy(fx->dir, "/tmp/test_persist-XXXXXX");
-    assert_non_null(mkdtemp(fx->dir));
-    assert_non_null(getcwd(fx->old_cwd, sizeof(fx->old_cwd)));
-    assert_int_equal(chdir(fx->dir), 0);
-    assert_int_equal(uv_loop_init(&fx->loop), 0);
-    assert_int_equal(cfg_init(&fx->cfg), 0);
+    scratch_dir_make(&fx->dir, "test_persist", true);
+    srv_fixture_init(&fx->f);
     *state = fx;
     return 0;
 }
@@ -46,23 +40,20 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture_t *fx = *state;
-    persist_free(&fx->s);
-    server_free(&fx->s);
-    cfg_free(&fx->cfg);
-    uv_loop_close(&fx->loop);
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->dir);
-    assert_int_equal(system(cmd), 0);
-    assert_int_equal(chdir(fx->old_cwd), 0);
+    /* Not asserted: these tests check persistence, not that every handle
+     * of the loop was closed. */
+    persist_free(&fx->f.s);
+    (void)srv_fixture_free(&fx->f);
+    scratch_dir_remove(&fx->dir);
     free(fx);
     return 0;
 }
 
 static void start(fixture_t *fx, int databases)
 {
-    fx->cfg.databases = databases;
-    assert_int_equal(server_init(&fx->s, &fx->loop, &fx->cfg), 0);
-    assert_int_equal(persist_init(&fx->s), 0);
+    fx->f.cfg.databases = databases;
+    srv_fixture_start(&fx->f);
+    assert_int_equal(persist_init(&fx->f.s), 0);
 }
 
 static cf_filter_t *mkfilter(const char *item)
@@ -115,9 +106,9 @@ static void test_missing_file_is_empty_start(void **state)
 {
     fixture_t *fx = *state;
     start(fx, 16);
-    assert_int_equal(persist_load(&fx->s), 0);
-    assert_int_equal(ks_size(fx->s.dbs[0]), 0);
-    assert_null(server_writes_denied(&fx->s));
+    assert_int_equal(persist_load(&fx->f.s), 0);
+    assert_int_equal(ks_size(fx->f.s.dbs[0]), 0);
+    assert_null(server_writes_denied(&fx->f.s));
 }
 
 static void test_loads_every_database(void **state)
@@ -126,17 +117,18 @@ static void test_loads_every_database(void **state)
     static const int dbs[] = {0, 3, 15};
     write_snapshot(dbs, 3);
     start(fx, 16);
-    assert_int_equal(persist_load(&fx->s), 0);
+    assert_int_equal(persist_load(&fx->f.s), 0);
     for (int i = 0; i < 3; i++) {
         char key[16], item[16];
         snprintf(key, sizeof(key), "k%d", dbs[i]);
         snprintf(item, sizeof(item), "i%d", dbs[i]);
-        const cf_filter_t *f = ks_get(fx->s.dbs[dbs[i]], key, strlen(key));
+        const cf_filter_t *f =
+            ks_get(fx->f.s.dbs[dbs[i]], key, strlen(key));
         assert_non_null(f);
         assert_true(cf_exists(f, item, strlen(item)));
-        assert_int_equal(ks_size(fx->s.dbs[dbs[i]]), 1);
+        assert_int_equal(ks_size(fx->f.s.dbs[dbs[i]]), 1);
     }
-    assert_int_equal(ks_size(fx->s.dbs[1]), 0);
+    assert_int_equal(ks_size(fx->f.s.dbs[1]), 0);
 }
 
 static void test_database_out_of_range_refused(void **state)
@@ -145,9 +137,9 @@ static void test_database_out_of_range_refused(void **state)
     static const int dbs[] = {1, 7};
     write_snapshot(dbs, 2);
     start(fx, 4);
-    assert_int_equal(persist_load(&fx->s), -ERANGE);
+    assert_int_equal(persist_load(&fx->f.s), -ERANGE);
     /* Nothing half-loaded stays. */
-    assert_int_equal(ks_size(fx->s.dbs[1]), 0);
+    assert_int_equal(ks_size(fx->f.s.dbs[1]), 0);
 }
 
 static void test_corrupt_file_refused_and_kept(void **state)
@@ -165,8 +157,8 @@ static void test_corrupt_file_refused_and_kept(void **state)
     struct stat before, after;
     assert_int_equal(stat("dump.cuckoo", &before), 0);
     start(fx, 16);
-    assert_int_equal(persist_load(&fx->s), -EINVAL);
-    assert_int_equal(ks_size(fx->s.dbs[0]), 0);
+    assert_int_equal(persist_load(&fx->f.s), -EINVAL);
+    assert_int_equal(ks_size(fx->f.s.dbs[0]), 0);
     assert_int_equal(stat("dump.cuckoo", &after), 0);
     assert_int_equal(before.st_size, after.st_size);
     assert_int_equal(before.st_mtime, after.st_mtime);
@@ -199,7 +191,7 @@ static void test_stale_temp_removed(void **state)
     assert_non_null(fp = fopen(live, "wb"));
     fclose(fp);
     start(fx, 16);
-    assert_int_equal(persist_load(&fx->s), 0);
+    assert_int_equal(persist_load(&fx->f.s), 0);
     assert_int_equal(access(dead, F_OK), -1);
     assert_int_equal(access(live, F_OK), 0);
     unlink(live);
@@ -235,38 +227,38 @@ static void test_start_fails_cleanly(void **state)
 {
     fixture_t *fx = *state;
     start(fx, 16);
-    assert_int_equal(persist_load(&fx->s), 0);
+    assert_int_equal(persist_load(&fx->f.s), 0);
     for (int round = 0; round < 2; round++) {
         fail_timer_start = round == 0 ? UV_EINVAL : 0;
         fail_signal_start = round == 1 ? UV_ENOSYS : 0;
-        int rc = persist_start(&fx->s);
+        int rc = persist_start(&fx->f.s);
         fail_timer_start = fail_signal_start = 0;
         assert_int_equal(rc, round == 0 ? UV_EINVAL : UV_ENOSYS);
-        uv_run(&fx->loop, UV_RUN_DEFAULT); /* ends: nothing is active */
-        assert_false(uv_loop_alive(&fx->loop));
+        uv_run(&fx->f.loop, UV_RUN_DEFAULT); /* ends: nothing is active */
+        assert_false(uv_loop_alive(&fx->f.loop));
     }
-    assert_int_equal(persist_start(&fx->s), 0);
-    assert_true(uv_loop_alive(&fx->loop));
-    persist_on_shutdown(&fx->s);
-    uv_run(&fx->loop, UV_RUN_DEFAULT);
-    assert_false(uv_loop_alive(&fx->loop));
+    assert_int_equal(persist_start(&fx->f.s), 0);
+    assert_true(uv_loop_alive(&fx->f.loop));
+    persist_on_shutdown(&fx->f.s);
+    uv_run(&fx->f.loop, UV_RUN_DEFAULT);
+    assert_false(uv_loop_alive(&fx->f.loop));
 }
 
 static void test_write_gate(void **state)
 {
     fixture_t *fx = *state;
     start(fx, 16);
-    assert_int_equal(persist_load(&fx->s), 0);
-    assert_null(server_writes_denied(&fx->s));
+    assert_int_equal(persist_load(&fx->f.s), 0);
+    assert_null(server_writes_denied(&fx->f.s));
     /* What a failed background save sets (its text: test_persist.py). */
     static const char misconf[] = "MISCONF unable to persist";
-    server_deny_writes(&fx->s, misconf);
-    assert_ptr_equal(server_writes_denied(&fx->s), misconf);
-    fx->cfg.stop_writes_on_bgsave_error = false;
-    assert_null(server_writes_denied(&fx->s));
-    fx->cfg.stop_writes_on_bgsave_error = true;
-    fx->cfg.nsave = 0; /* save "": no MISCONF, as Redis */
-    assert_null(server_writes_denied(&fx->s));
+    server_deny_writes(&fx->f.s, misconf);
+    assert_ptr_equal(server_writes_denied(&fx->f.s), misconf);
+    fx->f.cfg.stop_writes_on_bgsave_error = false;
+    assert_null(server_writes_denied(&fx->f.s));
+    fx->f.cfg.stop_writes_on_bgsave_error = true;
+    fx->f.cfg.nsave = 0; /* save "": no MISCONF, as Redis */
+    assert_null(server_writes_denied(&fx->f.s));
 }
 
 static void test_info_fields(void **state)
@@ -274,17 +266,17 @@ static void test_info_fields(void **state)
     fixture_t *fx = *state;
     char buf[1024];
     start(fx, 16);
-    assert_int_equal(persist_load(&fx->s), 0);
-    fx->s.dirty = 42;
-    persist_info(&fx->s, buf, sizeof(buf));
+    assert_int_equal(persist_load(&fx->f.s), 0);
+    fx->f.s.dirty = 42;
+    persist_info(&fx->f.s, buf, sizeof(buf));
     assert_non_null(strstr(buf, "loading:0\r\n"));
     assert_non_null(strstr(buf, "rdb_changes_since_last_save:42\r\n"));
     assert_non_null(strstr(buf, "rdb_bgsave_in_progress:0\r\n"));
     assert_non_null(strstr(buf, "rdb_last_bgsave_status:ok\r\n"));
     assert_non_null(strstr(buf, "rdb_last_bgsave_time_sec:-1\r\n"));
     assert_non_null(strstr(buf, "rdb_current_bgsave_time_sec:-1\r\n"));
-    fx->s.persist->last_bgsave_err = true;
-    persist_info(&fx->s, buf, sizeof(buf));
+    fx->f.s.persist->last_bgsave_err = true;
+    persist_info(&fx->f.s, buf, sizeof(buf));
     assert_non_null(strstr(buf, "rdb_last_bgsave_status:err\r\n"));
 }
 
@@ -292,16 +284,16 @@ static void test_shutdown_save_writes_file(void **state)
 {
     fixture_t *fx = *state;
     start(fx, 16);
-    assert_int_equal(persist_load(&fx->s), 0);
+    assert_int_equal(persist_load(&fx->f.s), 0);
     cf_filter_t *f = mkfilter("x");
-    assert_int_equal(ks_add(fx->s.dbs[2], "key", 3, &f), 0);
-    fx->s.dirty = 1;
-    assert_int_equal(persist_shutdown_save(&fx->s, false, true, false), 0);
-    assert_int_equal(fx->s.dirty, 0);
+    assert_int_equal(ks_add(fx->f.s.dbs[2], "key", 3, &f), 0);
+    fx->f.s.dirty = 1;
+    assert_int_equal(persist_shutdown_save(&fx->f.s, false, true, false), 0);
+    assert_int_equal(fx->f.s.dirty, 0);
     assert_int_equal(access("dump.cuckoo", F_OK), 0);
     /* Once done, later calls do nothing. */
     assert_int_equal(unlink("dump.cuckoo"), 0);
-    assert_int_equal(persist_shutdown_save(&fx->s, false, true, false), 0);
+    assert_int_equal(persist_shutdown_save(&fx->f.s, false, true, false), 0);
     assert_int_equal(access("dump.cuckoo", F_OK), -1);
 }
 
@@ -310,16 +302,16 @@ static void test_shutdown_save_failure(void **state)
     fixture_t *fx = *state;
     char err[256];
     start(fx, 16);
-    assert_int_equal(persist_load(&fx->s), 0);
+    assert_int_equal(persist_load(&fx->f.s), 0);
     assert_int_equal(mkdir("adir", 0755), 0);
-    assert_int_equal(cfg_set(&fx->cfg, "dbfilename", "adir", err, sizeof(err)),
-                     0);
-    assert_true(persist_shutdown_save(&fx->s, false, false, false) < 0);
+    assert_int_equal(
+        cfg_set(&fx->f.cfg, "dbfilename", "adir", err, sizeof(err)), 0);
+    assert_true(persist_shutdown_save(&fx->f.s, false, false, false) < 0);
     /* NOSAVE needs no save; a forced exit after a failure exits non-zero. */
-    assert_int_equal(persist_shutdown_save(&fx->s, true, false, false), 0);
-    fx->s.persist->shutdown_done = false;
-    assert_int_equal(persist_shutdown_save(&fx->s, false, false, true), 0);
-    assert_true(fx->s.persist->shutdown_failed);
+    assert_int_equal(persist_shutdown_save(&fx->f.s, true, false, false), 0);
+    fx->f.s.persist->shutdown_done = false;
+    assert_int_equal(persist_shutdown_save(&fx->f.s, false, false, true), 0);
+    assert_true(fx->f.s.persist->shutdown_failed);
 }
 
 int main(void)

@@ -16,12 +16,13 @@
 #include <unistd.h>
 
 #include "sysmem.h"
+#include "unit_fixture.h"
 
 #define MiB (1024ull * 1024ull)
 #define NONE UINT64_MAX
 
 typedef struct fixture {
-    char dir[64];
+    scratch_dir_t dir;
     char proc[128]; /* the fake /proc/self/cgroup */
     char root[128]; /* the fake /sys/fs/cgroup */
 } fixture_t;
@@ -30,10 +31,9 @@ static int setup(void **state)
 {
     fixture_t *fx = calloc(1, sizeof(*fx));
     assert_non_null(fx);
-    strcpy(fx->dir, "/tmp/test_sysmem-XXXXXX");
-    assert_non_null(mkdtemp(fx->dir));
-    snprintf(fx->proc, sizeof(fx->proc), "%s/cgroup", fx->dir);
-    snprintf(fx->root, sizeof(fx->root), "%s/sys", fx->dir);
+    scratch_dir_make(&fx->dir, "test_sysmem", false);
+    snprintf(fx->proc, sizeof(fx->proc), "%s/cgroup", fx->dir.path);
+    snprintf(fx->root, sizeof(fx->root), "%s/sys", fx->dir.path);
     assert_int_equal(mkdir(fx->root, 0700), 0);
     *state = fx;
     return 0;
@@ -42,9 +42,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture_t *fx = *state;
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->dir);
-    assert_int_equal(system(cmd), 0);
+    scratch_dir_remove(&fx->dir);
     free(fx);
     return 0;
 }

@@ -1,7 +1,7 @@
 // node-redis and ioredis over TLS with client certificates, in RESP2 and
 // RESP3: the commands, a pipeline and a big reply arrive as on plain TCP,
 // and a client without a certificate is turned away. Certificates are made
-// at run time by ../tls_certs.py (openssl).
+// at run time by ../../support/tls_certs.py (openssl).
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -21,7 +21,7 @@ let daemon, tlsPort, certDir, tls;
 before(async () => {
   if (isRedis) return;
   certDir = mkdtempSync(path.join(os.tmpdir(), 'cuckood-certs-'));
-  execFileSync('/usr/bin/python3', [path.join(HERE, '..', 'tls_certs.py'),
+  execFileSync('/usr/bin/python3', [path.join(HERE, '..', '..', 'support', 'tls_certs.py'),
                                     certDir]);
   const f = (n) => path.join(certDir, n);
   tlsPort = await freePort();

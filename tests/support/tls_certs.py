@@ -76,6 +76,6 @@ def server_args(certs, auth="yes"):
 
 
 if __name__ == "__main__":
-    # python3 tls_certs.py DIR: for the node suites.
+    # python3 tls_certs.py DIR: for the node suites and the TLS benchmark.
     import sys
     make_certs(sys.argv[1])
