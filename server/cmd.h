@@ -37,11 +37,8 @@ void cmd_stats_each(const server_t *s, cmd_stat_fn *fn, void *ctx);
 void cmd_stats_reset(server_t *s);
 
 /* The shared replies (reply.h) come with the dispatcher's header, which
- * every command module includes; cmd_reply_text and cmd_reply_help are
- * their former names, for the modules that still use them. */
+ * every command module includes. */
 #include "reply.h"
-#define cmd_reply_text reply_text
-#define cmd_reply_help reply_help
 
 /* The longest command name the index looks up. */
 #define CMD_NAME_MAX 64

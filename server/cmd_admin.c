@@ -140,10 +140,8 @@ static void info_memory(server_t *s, sbuf_t *b)
 
 static void info_persistence(server_t *s, sbuf_t *b)
 {
-    /* persist_info() writes a fixed buffer; its lines fit in 512 bytes. */
-    char pbuf[512];
-    persist_info(s, pbuf, sizeof(pbuf));
-    sb_printf(b, "%saof_enabled:0\r\n", pbuf);
+    persist_info(s, b);
+    sb_printf(b, "aof_enabled:0\r\n");
 }
 
 static void info_stats(server_t *s, sbuf_t *b)
@@ -161,10 +159,7 @@ static void info_stats(server_t *s, sbuf_t *b)
               s->total_connections, s->total_commands, s->ops_per_sec,
               s->net_input_bytes, s->net_output_bytes, s->rejected_connections,
               s->keyspace_hits, s->keyspace_misses, s->cobl_disconnections);
-    /* tls_info() writes a fixed buffer; its three lines fit in 256. */
-    char tbuf[256];
-    tls_info(s->tls, tbuf, sizeof(tbuf));
-    sb_printf(b, "%s", tbuf);
+    tls_info(s->tls, b);
 }
 
 static void info_replication(server_t *s, sbuf_t *b)

@@ -18,6 +18,7 @@
 
 #include "cmd.h"
 #include "conn.h"
+#include "errtext.h"
 #include "glob.h"
 #include "log.h"
 #include "server_int.h"
@@ -132,7 +133,7 @@ static bool setname(client_t *c, const arg_t *name)
     }
     char *copy = NULL;
     if (name->len > 0 && (copy = strndup(name->ptr, name->len)) == NULL) {
-        resp_add_error(&c->out, "ERR out of memory");
+        resp_add_error(&c->out, ERRTEXT_NOMEM);
         return false;
     }
     free(c->name);
@@ -278,7 +279,7 @@ static void client_setinfo_proc(client_t *c, int argc, const arg_t *argv)
     }
     char *copy = NULL;
     if (argv[3].len > 0 && (copy = strndup(argv[3].ptr, argv[3].len)) == NULL) {
-        resp_add_error(&c->out, "ERR out of memory");
+        resp_add_error(&c->out, ERRTEXT_NOMEM);
         return;
     }
     free(*slot);
@@ -337,7 +338,7 @@ static void client_list_proc(client_t *c, int argc, const arg_t *argv)
         conn_describe(cn, line, sizeof(line));
         sb_printf(&b, "%s", line);
     }
-    cmd_reply_text(c, &b);
+    reply_text(c, &b);
 }
 
 static void client_info_proc(client_t *c, int argc, const arg_t *argv)
@@ -366,7 +367,7 @@ static void client_help_proc(client_t *c, int argc, const arg_t *argv)
         "HELP",
         "    Print this help.",
     };
-    cmd_reply_help(c, lines, sizeof(lines) / sizeof(lines[0]));
+    reply_help(c, lines, sizeof(lines) / sizeof(lines[0]));
 }
 
 /* ---- the table --------------------------------------------------------- */

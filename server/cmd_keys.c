@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "errtext.h"
 #include "glob.h"
 #include "log.h"
 #include "server_int.h"
@@ -91,7 +92,7 @@ static int collect_key(void *ctx, const void *key, size_t len,
 static void reply_keylist(client_t *c, keylist_t *kl)
 {
     if (kl->failed) {
-        resp_add_error(&c->out, "ERR out of memory");
+        resp_add_error(&c->out, ERRTEXT_NOMEM);
     } else {
         resp_add_array(&c->out, kl->n);
         for (size_t i = 0; i < kl->n; i++)
@@ -170,7 +171,7 @@ static void rename_proc(client_t *c, int argc, const arg_t *argv)
         return;
     }
     if (rc < 0) {
-        resp_add_error(&c->out, "ERR out of memory");
+        resp_add_error(&c->out, ERRTEXT_NOMEM);
         return;
     }
     server_dirty(c->srv, 1);

@@ -37,6 +37,7 @@
 #include "log.h"
 #include "server_int.h"
 #include "snapshot.h"
+#include "util.h"
 
 #define PERSIST_CRON_MS 100
 #define PERSIST_RETRY_DELAY 5 /* seconds, as CONFIG_BGSAVE_RETRY_DELAY */
@@ -539,24 +540,24 @@ void persist_on_flushall(server_t *s)
     }
 }
 
-void persist_info(const server_t *s, char *buf, size_t len)
+void persist_info(const server_t *s, sbuf_t *b)
 {
     const persist_t *p = s->persist;
     int64_t cur = -1;
     if (p->child != 0)
         cur = (int64_t)((uv_now(s->loop) - p->child_start_ms) / 1000);
-    snprintf(buf, len,
-             "loading:0\r\n"
-             "rdb_changes_since_last_save:%" PRIu64 "\r\n"
-             "rdb_bgsave_in_progress:%d\r\n"
-             "rdb_last_save_time:%lld\r\n"
-             "rdb_last_bgsave_status:%s\r\n"
-             "rdb_last_bgsave_time_sec:%" PRId64 "\r\n"
-             "rdb_current_bgsave_time_sec:%" PRId64 "\r\n"
-             "rdb_saves:%" PRIu64 "\r\n",
-             s->dirty, p->child != 0, (long long)s->lastsave,
-             p->last_bgsave_err ? "err" : "ok",
-             p->bgsave_ran ? p->last_bgsave_sec : -1, cur, p->saves);
+    sb_printf(b,
+              "loading:0\r\n"
+              "rdb_changes_since_last_save:%" PRIu64 "\r\n"
+              "rdb_bgsave_in_progress:%d\r\n"
+              "rdb_last_save_time:%lld\r\n"
+              "rdb_last_bgsave_status:%s\r\n"
+              "rdb_last_bgsave_time_sec:%" PRId64 "\r\n"
+              "rdb_current_bgsave_time_sec:%" PRId64 "\r\n"
+              "rdb_saves:%" PRIu64 "\r\n",
+              s->dirty, p->child != 0, (long long)s->lastsave,
+              p->last_bgsave_err ? "err" : "ok",
+              p->bgsave_ran ? p->last_bgsave_sec : -1, cur, p->saves);
 }
 
 /* ---- commands ---------------------------------------------------------- */

@@ -20,6 +20,7 @@
 #include <uv.h>
 
 #include "server_int.h"
+#include "util.h"
 
 /* persist.c's state: persist_init() hangs it on the server (s->persist),
  * persist_free() releases it. Declared here for the unit tests. */
@@ -84,9 +85,8 @@ void persist_on_shutdown(server_t *s);
  * failed save is logged; the command still succeeds, as in Redis. */
 void persist_on_flushall(server_t *s);
 
-/* Formats the fields of INFO persistence into buf (NUL-terminated, cut at
- * len). */
-void persist_info(const server_t *s, char *buf, size_t len);
+/* Appends the fields of INFO persistence to b. */
+void persist_info(const server_t *s, sbuf_t *b);
 
 /* SAVE, BGSAVE, LASTSAVE. */
 extern const cmd_def_t cmd_persist_table[];

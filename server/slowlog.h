@@ -9,7 +9,7 @@
  * client's address and its name.
  *
  * Contract: event loop thread only. The entries are owned by the server's
- * slow log and freed by slowlog_free() (main(), at exit).
+ * slow log and freed by slowlog_free() (main()'s teardown, on every path out).
  */
 #ifndef SLOWLOG_H
 #define SLOWLOG_H

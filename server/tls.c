@@ -416,19 +416,15 @@ void tls_free(tls_t *t)
     free(t);
 }
 
-size_t tls_info(const tls_t *t, char *buf, size_t len)
+void tls_info(const tls_t *t, sbuf_t *b)
 {
     uint64_t zero = 0;
-    int n = snprintf(buf, len,
-                     "tls_connected_clients:%" PRIu64 "\r\n"
-                     "tls_connections_received:%" PRIu64 "\r\n"
-                     "tls_handshake_failures:%" PRIu64 "\r\n",
-                     t != NULL ? t->connected : zero,
-                     t != NULL ? t->received : zero,
-                     t != NULL ? t->failures : zero);
-    if (n < 0)
-        return 0;
-    return (size_t)n < len ? (size_t)n : len - 1;
+    sb_printf(b,
+              "tls_connected_clients:%" PRIu64 "\r\n"
+              "tls_connections_received:%" PRIu64 "\r\n"
+              "tls_handshake_failures:%" PRIu64 "\r\n",
+              t != NULL ? t->connected : zero, t != NULL ? t->received : zero,
+              t != NULL ? t->failures : zero);
 }
 
 bool tls_looks_like_hello(const void *data, size_t len)

@@ -28,6 +28,7 @@
 
 #include "config.h"
 #include "resp_out.h"
+#include "util.h"
 
 typedef struct tls tls_t;           /* the server's TLS context and counters */
 typedef struct tls_conn tls_conn_t; /* one connection's session */
@@ -46,10 +47,10 @@ int tls_reload(tls_t *t, const cfg_t *cfg, char *err, size_t errlen);
 /* Frees t; sessions still open keep their context alive until freed. */
 void tls_free(tls_t *t);
 
-/* The INFO lines of t (tls_connected_clients, tls_connections_received,
- * tls_handshake_failures), "\r\n"-terminated, into buf. t may be NULL (no
- * TLS listener: zeros). Returns the length written (truncated to len-1). */
-size_t tls_info(const tls_t *t, char *buf, size_t len);
+/* Appends the INFO lines of t (tls_connected_clients,
+ * tls_connections_received, tls_handshake_failures) to b. t may be NULL (no
+ * TLS listener: zeros). */
+void tls_info(const tls_t *t, sbuf_t *b);
 
 /* True when data, the first bytes a client sent, start a TLS handshake
  * record (so a plain-text port can tell a TLS client from a RESP one). */
