@@ -57,8 +57,8 @@ static char *make_items(size_t n, bool random, uint64_t mult)
         exit(1);
     }
     for (size_t i = 0; i < n; i++) {
-        uint64_t v = random ? next_rand() % 100000000u
-                            : (uint64_t)i * mult % 100000000u;
+        uint64_t v =
+            random ? next_rand() % 100000000u : (uint64_t)i * mult % 100000000u;
         snprintf(s + i * ITEM_LEN, ITEM_LEN + 1, "%012llu",
                  (unsigned long long)v);
     }

@@ -101,8 +101,8 @@ static double floor_ns(const floor_mem_t *m, const uint64_t *q, size_t nq)
     return dt / (double)nq;
 }
 
-static double lookup_single(const cf_filter_t *f, const uint64_t *q,
-                            size_t nq, uint64_t *hits)
+static double lookup_single(const cf_filter_t *f, const uint64_t *q, size_t nq,
+                            uint64_t *hits)
 {
     uint64_t n = 0;
     double t0 = now_ns();
@@ -113,8 +113,8 @@ static double lookup_single(const cf_filter_t *f, const uint64_t *q,
     return dt / (double)nq;
 }
 
-static double lookup_batched(const cf_filter_t *f, const uint64_t *q,
-                             size_t nq, uint64_t *hits)
+static double lookup_batched(const cf_filter_t *f, const uint64_t *q, size_t nq,
+                             uint64_t *hits)
 {
     const void *ptr[BATCH];
     size_t len[BATCH];
@@ -147,7 +147,7 @@ typedef struct enc {
 } enc_t;
 
 static const enc_t encs[] = {
-    {CF_ENC_PLAIN, 8, "plain-8"},  {CF_ENC_SEMISORTED, 9, "ss-9"},
+    {CF_ENC_PLAIN, 8, "plain-8"},   {CF_ENC_SEMISORTED, 9, "ss-9"},
     {CF_ENC_PLAIN, 12, "plain-12"}, {CF_ENC_SEMISORTED, 13, "ss-13"},
     {CF_ENC_PLAIN, 16, "plain-16"}, {CF_ENC_SEMISORTED, 17, "ss-17"},
 };
@@ -164,8 +164,8 @@ typedef struct result {
     cf_filter_t *f;   /* kept for the head-to-head of plain-12 and ss-13 */
 } result_t;
 
-static void run(uint64_t n, const enc_t *e, const uint64_t *keys,
-                uint64_t *q, result_t *r)
+static void run(uint64_t n, const enc_t *e, const uint64_t *keys, uint64_t *q,
+                result_t *r)
 {
     cf_params_t p;
     cf_params_default(&p);
@@ -235,8 +235,7 @@ static void run(uint64_t n, const enc_t *e, const uint64_t *keys,
             uint64_t h1, h2;
             r->floor = min2(r->floor, floor_ns(&fm, q, nq));
             r->single[k] = min2(r->single[k], lookup_single(f, q, nq, &h1));
-            r->batched[k] =
-                min2(r->batched[k], lookup_batched(f, q, nq, &h2));
+            r->batched[k] = min2(r->batched[k], lookup_batched(f, q, nq, &h2));
             if (h1 != h2) {
                 fprintf(stderr, "single and batched lookups disagree\n");
                 exit(1);
@@ -302,8 +301,8 @@ static void targets(uint64_t n, const result_t *res)
            "the best of %d rounds):\n",
            (unsigned long long)n, ROUNDS);
     for (int k = 0; k < 3; k++) {
-        snprintf(what, sizeof(what),
-                 "plain-12 batched lookup %d%% / floor", pct[k]);
+        snprintf(what, sizeof(what), "plain-12 batched lookup %d%% / floor",
+                 pct[k]);
         target(what, pl->batched[k] / pl->floor, "x", 1.3);
     }
     target("plain-12 batched lookup 50% / 0%", pl->batched[1] / pl->batched[0],
@@ -318,8 +317,7 @@ static void targets(uint64_t n, const result_t *res)
     }
     for (int k = 0; k < 3; k++) {
         snprintf(what, sizeof(what),
-                 "ss-13 / plain-12 batched lookup, %d%% (alternated)",
-                 pct[k]);
+                 "ss-13 / plain-12 batched lookup, %d%% (alternated)", pct[k]);
         target(what, ss->versus[k], "x", 1.25);
     }
     target("ss-13 bits/item", ss->bits, "", 12.7);
@@ -327,8 +325,7 @@ static void targets(uint64_t n, const result_t *res)
     printf("  space and false positives (b=4, 95%% load):\n");
     for (size_t i = 0; i < NENC; i++)
         printf("    %-8s %6.2f bits/item  fpr %.5f%%  bound %.5f%%\n",
-               encs[i].name, res[i].bits, res[i].fpr * 100,
-               res[i].bound * 100);
+               encs[i].name, res[i].bits, res[i].fpr * 100, res[i].bound * 100);
     fflush(stdout);
 }
 

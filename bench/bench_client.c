@@ -103,25 +103,41 @@ int main(int argc, char **argv)
 
     while ((opt = getopt(argc, argv, "h:p:n:b:s:w:f:m:")) != -1) {
         switch (opt) {
-        case 'h': host = optarg; break;
-        case 'p': port = atoi(optarg); break;
-        case 'n': count = strtoull(optarg, NULL, 10); break;
-        case 'b': batch = strtoull(optarg, NULL, 10); break;
-        case 's': start = strtoull(optarg, NULL, 10); break;
-        case 'w': window = strtoull(optarg, NULL, 10); break;
-        case 'f': fmt = optarg; break;
-        case 'm': mult = strtoull(optarg, NULL, 10); break;
+        case 'h':
+            host = optarg;
+            break;
+        case 'p':
+            port = atoi(optarg);
+            break;
+        case 'n':
+            count = strtoull(optarg, NULL, 10);
+            break;
+        case 'b':
+            batch = strtoull(optarg, NULL, 10);
+            break;
+        case 's':
+            start = strtoull(optarg, NULL, 10);
+            break;
+        case 'w':
+            window = strtoull(optarg, NULL, 10);
+            break;
+        case 'f':
+            fmt = optarg;
+            break;
+        case 'm':
+            mult = strtoull(optarg, NULL, 10);
+            break;
         default:
             fprintf(stderr, "usage: bench_client [-h host] [-p port] "
-                    "[-n count] [-b batch] [-s start] [-w window] "
-                    "[-f fmt] [-m mult] word...\n");
+                            "[-n count] [-b batch] [-s start] [-w window] "
+                            "[-f fmt] [-m mult] word...\n");
             return 2;
         }
     }
     nwords = argc - optind;
     if (nwords < 1 || batch < 1 || batch > 100000 || window < 1) {
         fprintf(stderr, "bench_client: need a command, 1 <= batch <= "
-                "100000, window >= 1\n");
+                        "100000, window >= 1\n");
         return 2;
     }
     c = redisConnect(host, port);
@@ -178,8 +194,8 @@ int main(int argc, char **argv)
         inflight--;
     }
     dt = now_sec() - t0;
-    printf("commands=%" PRIu64 " items=%" PRIu64 " int_sum=%lld ones=%"
-           PRIu64 " others=%" PRIu64 " errors=%" PRIu64
+    printf("commands=%" PRIu64 " items=%" PRIu64 " int_sum=%lld ones=%" PRIu64
+           " others=%" PRIu64 " errors=%" PRIu64
            " seconds=%.3f items_per_sec=%.0f\n",
            t.commands, t.items, t.int_sum, t.ones, t.others, t.errors, dt,
            dt > 0 ? (double)t.items / dt : 0.0);

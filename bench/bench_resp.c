@@ -43,10 +43,10 @@ static char *build(size_t n, int exists, size_t *len)
                          "*102\r\n$10\r\nCF.MEXISTS\r\n$5\r\nbench\r\n");
             for (size_t j = 0; j < 100 && k > 0 && (size_t)k < cap - used;
                  j++) {
-                int m = snprintf(buf + used + k, cap - used - (size_t)k,
-                                 "$12\r\n%012llu\r\n",
-                                 (unsigned long long)((i * 100 + j) * 7919 %
-                                                      100000000u));
+                int m = snprintf(
+                    buf + used + k, cap - used - (size_t)k,
+                    "$12\r\n%012llu\r\n",
+                    (unsigned long long)((i * 100 + j) * 7919 % 100000000u));
                 k = m < 0 ? m : k + m;
             }
         } else if (exists)

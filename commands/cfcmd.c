@@ -138,7 +138,8 @@ uint32_t cfcmd_rate_fp_bits(uint32_t bucket_size, double rate)
     return plain != 0 ? plain : 16;
 }
 
-/* ---- the cf-* defaults ----------------------------------------------------- */
+/* ---- the cf-* defaults -----------------------------------------------------
+ */
 
 const cfcmd_opt_t cfcmd_opts[CFCMD_NOPTS] = {
     [CFCMD_OPT_BUCKET_SIZE] = {"cf-bucket-size", CFCMD_OPT_BUCKET_SIZE, false,
@@ -242,10 +243,9 @@ int cfcmd_opt_set(cfcmd_defaults_t *d, const cfcmd_opt_t *o, uint64_t v,
                   double rate, char *why, size_t whylen)
 {
     if (!o->rate && (v < o->min || v > o->max))
-        return opt_refuse(why, whylen,
-                          "argument must be between %llu and %llu inclusive",
-                          (unsigned long long)o->min,
-                          (unsigned long long)o->max);
+        return opt_refuse(
+            why, whylen, "argument must be between %llu and %llu inclusive",
+            (unsigned long long)o->min, (unsigned long long)o->max);
     int rc = opt_check(d, o, v, rate, why, whylen);
     if (rc < 0)
         return rc;
@@ -590,8 +590,8 @@ static uint64_t reply_inserted(const call_t *c, const int *rcs, size_t m,
 }
 
 /* CF.INSERT[NX] key [CAPACITY c] [ERROR rate] [NOCREATE] ITEMS item... */
-static void insert_common(const call_t *c, int argc, const arg_t *argv,
-                          bool nx, const char *name)
+static void insert_common(const call_t *c, int argc, const arg_t *argv, bool nx,
+                          const char *name)
 {
     cf_params_t p;
     double rate;
@@ -831,8 +831,7 @@ static void cmd_scandump(const cfcmd_host_t *host, void *h, int argc,
     host->reply_bulk(h, p, n);
 }
 
-static void load_header(const call_t *c, const arg_t *key,
-                        const arg_t *data)
+static void load_header(const call_t *c, const arg_t *key, const arg_t *data)
 {
     const char *oom;
     cf_filter_t *f;

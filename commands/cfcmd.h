@@ -136,15 +136,15 @@ typedef struct cfcmd_host {
 
 /* The initializer of a host whose functions are named P##find,
  * P##create, ... P##map (P##int for reply_int, and so on). */
-#define CFCMD_HOST_INIT(P)                                                    \
-    {                                                                         \
-        .find = P##find, .create = P##create, .changed = P##changed,          \
-        .headroom = P##headroom, .seed = P##seed, .defaults = P##defaults,    \
-        .proto = P##proto, .reply_int = P##int, .reply_bool = P##bool,        \
-        .reply_simple = P##simple, .reply_error = P##error,                   \
-        .reply_bulk = P##bulk, .reply_null = P##null,                         \
-        .reply_double = P##double, .reply_array = P##array,                   \
-        .reply_map = P##map,                                                  \
+#define CFCMD_HOST_INIT(P)                                                     \
+    {                                                                          \
+        .find = P##find, .create = P##create, .changed = P##changed,           \
+        .headroom = P##headroom, .seed = P##seed, .defaults = P##defaults,     \
+        .proto = P##proto, .reply_int = P##int, .reply_bool = P##bool,         \
+        .reply_simple = P##simple, .reply_error = P##error,                    \
+        .reply_bulk = P##bulk, .reply_null = P##null,                          \
+        .reply_double = P##double, .reply_array = P##array,                    \
+        .reply_map = P##map,                                                   \
     }
 
 typedef void cfcmd_proc_t(const cfcmd_host_t *host, void *h, int argc,

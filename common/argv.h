@@ -19,9 +19,9 @@
 #include "arg.h"
 
 typedef struct argv {
-    int argc;     /* as given to argv_copy(); 0 is allowed */
-    size_t size;  /* bytes of the one allocation, for memory accounting */
-    arg_t v[];    /* argc views into the same allocation */
+    int argc;    /* as given to argv_copy(); 0 is allowed */
+    size_t size; /* bytes of the one allocation, for memory accounting */
+    arg_t v[];   /* argc views into the same allocation */
 } argv_t;
 
 /* A copy of argc arguments (argc >= 0; args may be NULL when argc is 0).

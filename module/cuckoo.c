@@ -38,7 +38,7 @@
 #include "rm_abi.h"
 
 #define MODULE_NAME "cf"
-#define MODULE_VERSION 10000 /* 1.0.0 */
+#define MODULE_VERSION 10000  /* 1.0.0 */
 #define TYPE_NAME "cuckoo-cf" /* exactly 9 characters */
 #define TYPE_ENCVER 1
 /* Data strings in RDB and CF.LOADCHUNK commands in a rewritten AOF. */
@@ -64,7 +64,7 @@ static uint64_t phys_memory(void)
     if (bytes == 0) {
         long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
         bytes = pages <= 0 || size <= 0 ? UINT64_MAX
-                                         : (uint64_t)pages * (uint64_t)size;
+                                        : (uint64_t)pages * (uint64_t)size;
     }
     return bytes;
 }
@@ -120,7 +120,7 @@ static bool is_write(const mod_call_t *c)
 static int h_find(void *h, const arg_t *key, bool read, cf_filter_t **out)
 {
     mod_call_t *c = h;
-    (void)key; /* always argv[1]: the one key of every CF command */
+    (void)key;  /* always argv[1]: the one key of every CF command */
     (void)read; /* OpenKey counts keyspace hits and misses itself */
     *out = NULL;
     if (c->key == NULL)
@@ -474,7 +474,8 @@ static void *t_copy(RedisModuleString *from, RedisModuleString *to,
     return g;
 }
 
-/* ---- registration --------------------------------------------------------- */
+/* ---- registration ---------------------------------------------------------
+ */
 
 static int arg_type(const char *t)
 {
@@ -482,10 +483,14 @@ static int arg_type(const char *t)
         const char *name;
         int type;
     } types[] = {
-        {"string", RM_ARG_TYPE_STRING},   {"integer", RM_ARG_TYPE_INTEGER},
-        {"double", RM_ARG_TYPE_DOUBLE},   {"key", RM_ARG_TYPE_KEY},
-        {"pattern", RM_ARG_TYPE_PATTERN}, {"pure-token", RM_ARG_TYPE_PURE_TOKEN},
-        {"oneof", RM_ARG_TYPE_ONEOF},     {"block", RM_ARG_TYPE_BLOCK},
+        {"string", RM_ARG_TYPE_STRING},
+        {"integer", RM_ARG_TYPE_INTEGER},
+        {"double", RM_ARG_TYPE_DOUBLE},
+        {"key", RM_ARG_TYPE_KEY},
+        {"pattern", RM_ARG_TYPE_PATTERN},
+        {"pure-token", RM_ARG_TYPE_PURE_TOKEN},
+        {"oneof", RM_ARG_TYPE_ONEOF},
+        {"block", RM_ARG_TYPE_BLOCK},
     };
     for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
         if (strcmp(t, types[i].name) == 0)
@@ -520,15 +525,12 @@ static rm_command_arg_t *convert_args(const cmd_arg_t *args)
         out[i].type = arg_type(a->type);
         out[i].key_spec_index = out[i].type == RM_ARG_TYPE_KEY ? 0 : -1;
         out[i].token = a->token;
-        out[i].flags = ((a->flags & CMD_ARG_OPTIONAL) ? RM_CMD_ARG_OPTIONAL
-                                                      : 0) |
-                       ((a->flags & CMD_ARG_MULTIPLE) ? RM_CMD_ARG_MULTIPLE
-                                                      : 0) |
-                       ((a->flags & CMD_ARG_MULTIPLE_TOKEN)
-                            ? RM_CMD_ARG_MULTIPLE_TOKEN
-                            : 0);
-        if (a->sub != NULL &&
-            (out[i].subargs = convert_args(a->sub)) == NULL) {
+        out[i].flags =
+            ((a->flags & CMD_ARG_OPTIONAL) ? RM_CMD_ARG_OPTIONAL : 0) |
+            ((a->flags & CMD_ARG_MULTIPLE) ? RM_CMD_ARG_MULTIPLE : 0) |
+            ((a->flags & CMD_ARG_MULTIPLE_TOKEN) ? RM_CMD_ARG_MULTIPLE_TOKEN
+                                                 : 0);
+        if (a->sub != NULL && (out[i].subargs = convert_args(a->sub)) == NULL) {
             free_args(out);
             return NULL;
         }
@@ -624,8 +626,7 @@ static void a_free(void *p)
 __attribute__((visibility("default"))) int
 RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc);
 
-int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv,
-                       int argc)
+int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
 {
     if (rm_init(ctx, MODULE_NAME, MODULE_VERSION) != RM_OK)
         return RM_ERR;

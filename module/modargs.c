@@ -15,8 +15,7 @@ void modargs_default(cfcmd_defaults_t *d)
     cfcmd_defaults_init(d); /* the core's defaults, the daemon's too */
 }
 
-static int fail(char *why, size_t whylen, const arg_t *name,
-                const char *msg)
+static int fail(char *why, size_t whylen, const arg_t *name, const char *msg)
 {
     snprintf(why, whylen, "%.*s: %s", (int)(name->len < 64 ? name->len : 64),
              name->ptr, msg);
@@ -41,8 +40,8 @@ static bool parse_integer(const arg_t *v, uint64_t *out, char *msg,
     return false;
 }
 
-int modargs_parse(cfcmd_defaults_t *d, int argc, const arg_t *argv,
-                  char *why, size_t whylen)
+int modargs_parse(cfcmd_defaults_t *d, int argc, const arg_t *argv, char *why,
+                  size_t whylen)
 {
     char msg[160];
     if (argc % 2 != 0)

@@ -21,7 +21,7 @@ void modargs_default(cfcmd_defaults_t *d);
 /* Applies argc words (name value pairs) to *d in order. 0 on success;
  * -EINVAL with a message in why (whylen bytes) naming the directive and the
  * problem otherwise, *d then being partly applied. */
-int modargs_parse(cfcmd_defaults_t *d, int argc, const arg_t *argv,
-                  char *why, size_t whylen);
+int modargs_parse(cfcmd_defaults_t *d, int argc, const arg_t *argv, char *why,
+                  size_t whylen);
 
 #endif /* MODARGS_H */

@@ -16,7 +16,7 @@ int rm_init(RedisModuleCtx *ctx, const char *name, int version)
     if (getapi == NULL)
         return RM_ERR;
 #define RM_RESOLVE(ret, fn, params)                                            \
-    if (getapi("RedisModule_" #fn, (void *)&rm_##fn) != RM_OK ||             \
+    if (getapi("RedisModule_" #fn, (void *)&rm_##fn) != RM_OK ||               \
         rm_##fn == NULL)                                                       \
         return RM_ERR;
     RM_API(RM_RESOLVE)

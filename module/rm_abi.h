@@ -183,7 +183,7 @@ typedef struct rm_command_info {
     X(void, SetModuleAttribs,                                                  \
       (RedisModuleCtx * ctx, const char *name, int ver, int apiver))           \
     X(int, IsModuleNameBusy, (const char *name))                               \
-    X(void, SetModuleOptions, (RedisModuleCtx * ctx, int options))            \
+    X(void, SetModuleOptions, (RedisModuleCtx * ctx, int options))             \
     X(int, CreateCommand,                                                      \
       (RedisModuleCtx * ctx, const char *name, rm_cmd_fn fn,                   \
        const char *strflags, int firstkey, int lastkey, int keystep))          \
@@ -192,10 +192,9 @@ typedef struct rm_command_info {
     X(int, SetCommandInfo,                                                     \
       (RedisModuleCommand * cmd, const rm_command_info_t *info))               \
     X(int, GetContextFlags, (RedisModuleCtx * ctx))                            \
-    X(const char *, StringPtrLen,                                              \
-      (const RedisModuleString *str, size_t *len))                             \
+    X(const char *, StringPtrLen, (const RedisModuleString *str, size_t *len)) \
     X(RedisModuleKey *, OpenKey,                                               \
-      (RedisModuleCtx * ctx, RedisModuleString *name, int mode))               \
+      (RedisModuleCtx * ctx, RedisModuleString * name, int mode))              \
     X(void, CloseKey, (RedisModuleKey * key))                                  \
     X(int, KeyType, (RedisModuleKey * key))                                    \
     X(RedisModuleType *, CreateDataType,                                       \
@@ -204,10 +203,10 @@ typedef struct rm_command_info {
     X(RedisModuleType *, ModuleTypeGetType, (RedisModuleKey * key))            \
     X(void *, ModuleTypeGetValue, (RedisModuleKey * key))                      \
     X(int, ModuleTypeSetValue,                                                 \
-      (RedisModuleKey * key, RedisModuleType *mt, void *value))                \
+      (RedisModuleKey * key, RedisModuleType * mt, void *value))               \
     X(int, ReplyWithLongLong, (RedisModuleCtx * ctx, long long ll))            \
-    X(int, ReplyWithSimpleString, (RedisModuleCtx * ctx, const char *msg))    \
-    X(int, ReplyWithError, (RedisModuleCtx * ctx, const char *err))           \
+    X(int, ReplyWithSimpleString, (RedisModuleCtx * ctx, const char *msg))     \
+    X(int, ReplyWithError, (RedisModuleCtx * ctx, const char *err))            \
     X(int, ReplyWithStringBuffer,                                              \
       (RedisModuleCtx * ctx, const char *buf, size_t len))                     \
     X(int, ReplyWithNull, (RedisModuleCtx * ctx))                              \
@@ -222,7 +221,7 @@ typedef struct rm_command_info {
     X(uint64_t, LoadUnsigned, (RedisModuleIO * io))                            \
     X(void, SaveStringBuffer,                                                  \
       (RedisModuleIO * io, const char *str, size_t len))                       \
-    X(char *, LoadStringBuffer, (RedisModuleIO * io, size_t *lenptr))          \
+    X(char *, LoadStringBuffer, (RedisModuleIO * io, size_t * lenptr))         \
     X(int, IsIOError, (RedisModuleIO * io))                                    \
     X(void, EmitAOF,                                                           \
       (RedisModuleIO * io, const char *cmdname, const char *fmt, ...))         \
@@ -237,7 +236,7 @@ typedef struct rm_command_info {
     X(RedisModuleServerInfoData *, GetServerInfo,                              \
       (RedisModuleCtx * ctx, const char *section))                             \
     X(void, FreeServerInfo,                                                    \
-      (RedisModuleCtx * ctx, RedisModuleServerInfoData *data))                 \
+      (RedisModuleCtx * ctx, RedisModuleServerInfoData * data))                \
     X(unsigned long long, ServerInfoGetFieldUnsigned,                          \
       (RedisModuleServerInfoData * data, const char *field, int *out_err))     \
     X(long long, Milliseconds, (void))

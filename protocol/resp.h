@@ -33,10 +33,10 @@ typedef struct resp_cmd {
 } resp_cmd_t;
 
 typedef struct resp_limits {
-    size_t max_bulk_len;    /* proto-max-bulk-len; default 512 MB */
-    size_t max_query_buf;   /* client-query-buffer-limit; default 1 GB */
-    size_t max_args;        /* largest *N accepted; default 1024*1024 */
-    size_t max_inline_len;  /* inline and header line cap; default 64 KB */
+    size_t max_bulk_len;   /* proto-max-bulk-len; default 512 MB */
+    size_t max_query_buf;  /* client-query-buffer-limit; default 1 GB */
+    size_t max_args;       /* largest *N accepted; default 1024*1024 */
+    size_t max_inline_len; /* inline and header line cap; default 64 KB */
 } resp_limits_t;
 
 /* Fills *l with Redis's defaults. */

@@ -43,19 +43,19 @@ bool resp_out_failed(const resp_out_t *o);
 #define RESP_OUT_KEEP (64u * 1024)
 void resp_out_consume(resp_out_t *o, size_t n);
 
-void resp_add_simple(resp_out_t *o, const char *s);       /* +s */
-void resp_add_error(resp_out_t *o, const char *s);        /* -s (no prefix added) */
+void resp_add_simple(resp_out_t *o, const char *s); /* +s */
+void resp_add_error(resp_out_t *o, const char *s);  /* -s (no prefix added) */
 void resp_add_errorf(resp_out_t *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-void resp_add_int(resp_out_t *o, int64_t v);              /* :v */
+void resp_add_int(resp_out_t *o, int64_t v); /* :v */
 void resp_add_bulk(resp_out_t *o, const void *p, size_t len);
-void resp_add_cstr(resp_out_t *o, const char *s);         /* bulk of strlen */
-void resp_add_null(resp_out_t *o);          /* RESP3 _ ; RESP2 $-1 */
-void resp_add_null_array(resp_out_t *o);    /* RESP3 _ ; RESP2 *-1 */
+void resp_add_cstr(resp_out_t *o, const char *s); /* bulk of strlen */
+void resp_add_null(resp_out_t *o);                /* RESP3 _ ; RESP2 $-1 */
+void resp_add_null_array(resp_out_t *o);          /* RESP3 _ ; RESP2 *-1 */
 void resp_add_array(resp_out_t *o, size_t n);
 void resp_add_map(resp_out_t *o, size_t npairs);
 void resp_add_set(resp_out_t *o, size_t n);
-void resp_add_bool(resp_out_t *o, bool b);  /* RESP3 #t/#f ; RESP2 :1/:0 */
+void resp_add_bool(resp_out_t *o, bool b); /* RESP3 #t/#f ; RESP2 :1/:0 */
 /* n resp_add_bool()s in one call: v[0] .. v[n-1]. */
 void resp_add_bools(resp_out_t *o, const bool *v, size_t n);
 void resp_add_double(resp_out_t *o, double d);

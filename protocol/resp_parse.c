@@ -113,10 +113,10 @@ static void set_limits(resp_parser_t *p, const resp_limits_t *lim)
         p->lim.max_args = INT_MAX;
     if (p->rd == NULL)
         return;
-    /* The scanner checks every length before the reader sees a byte; the
-     * reader's own element bound says the same. Its maxbuf (the spare
-     * buffer it keeps between commands) stays at hiredis's 16 KB, below
-     * what the parser's own buffers keep (RESP_KEEP_BYTES). */
+        /* The scanner checks every length before the reader sees a byte; the
+         * reader's own element bound says the same. Its maxbuf (the spare
+         * buffer it keeps between commands) stays at hiredis's 16 KB, below
+         * what the parser's own buffers keep (RESP_KEEP_BYTES). */
 #if CUCKOOD_HIREDIS_MAJOR >= 1
     /* 0 would mean no limit; with max_args 0 the scanner lets none by. */
     p->rd->maxelements = p->lim.max_args > 0 ? (long long)p->lim.max_args : 1;
@@ -429,8 +429,7 @@ static const char *frame_walk(const resp_parser_t *p, const char *q,
     uint64_t len;
 
     q++;
-    if (!fast_num(&q, end, n) || *n == 0 || *n > p->lim.max_args ||
-        *n > max_n)
+    if (!fast_num(&q, end, n) || *n == 0 || *n > p->lim.max_args || *n > max_n)
         return NULL;
     *payload = 0;
     if (pk != NULL)
@@ -478,8 +477,8 @@ size_t resp_parser_peek(const resp_parser_t *p, resp_peek_t *out, size_t max,
 {
     /* At a frame boundary, or just after a complete frame (feeding scans
      * ahead to check limits): spos is where the next frame starts. */
-    if (p->err != 0 || (p->st != ST_START && p->st != ST_DONE_MB &&
-                        p->st != ST_DONE_INLINE))
+    if (p->err != 0 ||
+        (p->st != ST_START && p->st != ST_DONE_MB && p->st != ST_DONE_INLINE))
         return 0;
     const char *q = p->ibuf + p->spos, *end = p->ibuf + p->ilen;
     size_t k = 0;

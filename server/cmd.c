@@ -62,7 +62,6 @@ static bool name_eq(const char *lower, const char *s, size_t len)
     return lower[len] == '\0';
 }
 
-
 static size_t table_len(const cmd_def_t *t)
 {
     size_t n = 0;

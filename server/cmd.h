@@ -57,7 +57,9 @@ const cmd_def_t *cmd_find_sub(const cmd_def_t *parent, const char *name,
                               size_t len);
 
 /* The terminators of argument-doc and command tables. */
+/* clang-format off */
 #define CMD_ARG_END {NULL, NULL, NULL, 0, NULL}
 #define CMD_DEF_END {.name = NULL}
+/* clang-format on */
 
 #endif /* CMD_H */

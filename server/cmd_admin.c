@@ -315,8 +315,7 @@ static void keep_value(void *ctx, const char *name, const char *value)
         *out = strdup(value);
 }
 
-static void config_set_error(client_t *c, const arg_t *name,
-                             const char *why)
+static void config_set_error(client_t *c, const arg_t *name, const char *why)
 {
     resp_add_errorf(&c->out,
                     "ERR CONFIG SET failed (possibly related to argument "

@@ -53,8 +53,7 @@ static bool has_password(const server_t *s)
 }
 
 /* Checks user/pass against the default user. user may be NULL. */
-static bool check_auth(const server_t *s, const arg_t *user,
-                       const arg_t *pass)
+static bool check_auth(const server_t *s, const arg_t *user, const arg_t *pass)
 {
     if (user != NULL && !arg_is(user, "default"))
         return false;
@@ -391,7 +390,8 @@ static const cmd_arg_t hello_block[] = {
     CMD_ARG_END};
 static const cmd_arg_t hello_args[] = {
     {"arguments", "block", NULL, CMD_ARG_OPTIONAL, hello_block}, CMD_ARG_END};
-static const cmd_arg_t index_arg[] = {{"index", "integer", NULL, 0, NULL}, CMD_ARG_END};
+static const cmd_arg_t index_arg[] = {{"index", "integer", NULL, 0, NULL},
+                                      CMD_ARG_END};
 static const cmd_arg_t name_arg[] = {
     {"connection-name", "string", NULL, 0, NULL}, CMD_ARG_END};
 static const cmd_arg_t setinfo_attr[] = {

@@ -237,8 +237,9 @@ static const cmd_arg_t scan_args[] = {
     {"count", "integer", "COUNT", CMD_ARG_OPTIONAL, NULL},
     {"type", "string", "TYPE", CMD_ARG_OPTIONAL, NULL},
     CMD_ARG_END};
-static const cmd_arg_t rename_args[] = {
-    {"key", "key", NULL, 0, NULL}, {"newkey", "key", NULL, 0, NULL}, CMD_ARG_END};
+static const cmd_arg_t rename_args[] = {{"key", "key", NULL, 0, NULL},
+                                        {"newkey", "key", NULL, 0, NULL},
+                                        CMD_ARG_END};
 static const cmd_arg_t flush_mode[] = {
     {"async", "pure-token", "ASYNC", 0, NULL},
     {"sync", "pure-token", "SYNC", 0, NULL},

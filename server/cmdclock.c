@@ -80,8 +80,8 @@ void cmdclock_calibrate(void)
         return;
     /* ns per tick as 32.32 fixed point; a counter slower than 1 tick per
      * 2^32 ns or faster than 2^32 per ns is not believed. */
-    unsigned __int128 m = ((unsigned __int128)(ns - ck.ns0) << 32) /
-                          (t - ck.tsc0);
+    unsigned __int128 m =
+        ((unsigned __int128)(ns - ck.ns0) << 32) / (t - ck.tsc0);
     if (m == 0 || m > UINT32_MAX * (unsigned __int128)UINT32_MAX)
         return;
     uint64_t now = cmdclock_now(); /* on the old scale: no jump */

@@ -109,6 +109,9 @@ static void cf_defaults_put(cfg_t *c, const cfcmd_defaults_t *d)
 }
 
 #define OFF(f) offsetof(cfg_t, f)
+/* One table row per line: clang-format would wrap these initializers in
+ * braces on lines of their own. */
+/* clang-format off */
 #define NUM(n, t, fl, f, lo, hi)                                               \
     {.name = n, .type = t, .flags = fl, .off = OFF(f), .min = lo, .max = hi}
 #define ENUM(n, fl, f, nm)                                                     \
@@ -116,6 +119,7 @@ static void cf_defaults_put(cfg_t *c, const cfcmd_defaults_t *d)
 /* A cf-* directive: cfcmd_opts holds its bounds (see apply_cf()). */
 #define CFOPT(n, t, f)                                                         \
     {.name = n, .type = t, .flags = F_MUT | F_CF, .off = OFF(f)}
+/* clang-format on */
 
 static const cfg_def_t defs[] = {
     NUM("port", T_INT, 0, port, 0, 65535),
@@ -136,8 +140,8 @@ static const cfg_def_t defs[] = {
     NUM("tls-session-caching", T_BOOL, F_MUT, tls_session_caching, 0, 0),
     NUM("tls-session-cache-size", T_INT, F_MUT, tls_session_cache_size, 0,
         INT_MAX),
-    NUM("tls-session-cache-timeout", T_INT, F_MUT, tls_session_cache_timeout,
-        0, INT_MAX),
+    NUM("tls-session-cache-timeout", T_INT, F_MUT, tls_session_cache_timeout, 0,
+        INT_MAX),
     NUM("tls-handshake-timeout", T_INT, F_MUT, tls_handshake_timeout, 1,
         INT_MAX),
     NUM("unixsocket", T_STR, F_NULLABLE, unixsocket, 0, 0),
@@ -160,11 +164,10 @@ static const cfg_def_t defs[] = {
     NUM("save", T_SAVE, F_MUT, save, 0, 0),
     NUM("stop-writes-on-bgsave-error", T_BOOL, F_MUT,
         stop_writes_on_bgsave_error, 0, 0),
-    NUM("slowlog-log-slower-than", T_I64, F_MUT, slowlog_log_slower_than, 0,
-        0),
+    NUM("slowlog-log-slower-than", T_I64, F_MUT, slowlog_log_slower_than, 0, 0),
     NUM("slowlog-max-len", T_U64, F_MUT, slowlog_max_len, 0, INT64_MAX),
-    NUM("latency-monitor-threshold", T_U64, F_MUT, latency_monitor_threshold,
-        0, INT64_MAX),
+    NUM("latency-monitor-threshold", T_U64, F_MUT, latency_monitor_threshold, 0,
+        INT64_MAX),
     ENUM("loglevel", F_MUT, loglevel, loglevel_names),
     NUM("logfile", T_STR, 0, logfile, 0, 0),
     NUM("pidfile", T_STR, F_NULLABLE, pidfile, 0, 0),
@@ -249,9 +252,9 @@ static bool parse_memory(const char *s, uint64_t *out)
     static const struct {
         const char *unit;
         uint64_t mul;
-    } units[] = {{"", 1},          {"b", 1},
-                 {"k", 1000},      {"kb", 1024},
-                 {"m", 1000000},   {"mb", 1024 * 1024},
+    } units[] = {{"", 1},           {"b", 1},
+                 {"k", 1000},       {"kb", 1024},
+                 {"m", 1000000},    {"mb", 1024 * 1024},
                  {"g", 1000000000}, {"gb", 1024ull * 1024 * 1024}};
     size_t n = 0;
     uint64_t v;
@@ -279,8 +282,8 @@ static const char *range_error(const cfg_def_t *d, char *why)
 }
 
 /* Parses a number of type d->type from s into *v; NULL or the reason. */
-static const char *parse_number(const cfg_def_t *d, const char *s,
-                                cfg_val_t *v, char *why)
+static const char *parse_number(const cfg_def_t *d, const char *s, cfg_val_t *v,
+                                char *why)
 {
     switch (d->type) {
     case T_MEM:
@@ -603,10 +606,8 @@ static int apply_words(cfg_t *c, const cfg_def_t *d, char **argv, int argc,
                     break;
             if (d->names[i] == NULL) {
                 size_t len = (size_t)snprintf(
-                    why, WHY_LEN,
-                    "argument(s) must be one of the following: ");
-                for (size_t j = 0; d->names[j] != NULL && len < WHY_LEN;
-                     j++)
+                    why, WHY_LEN, "argument(s) must be one of the following: ");
+                for (size_t j = 0; d->names[j] != NULL && len < WHY_LEN; j++)
                     len += (size_t)snprintf(why + len, WHY_LEN - len, "%s%s",
                                             j > 0 ? ", " : "", d->names[j]);
                 reason = why;
@@ -694,7 +695,6 @@ void cfg_free(cfg_t *c)
     memset(c, 0, sizeof(*c));
 }
 
-
 /* Applies one line (already trimmed, not a comment). */
 static int load_line(cfg_t *c, const char *where, const char *line,
                      cfg_load_t *ld, char *err, size_t errlen)
@@ -706,8 +706,9 @@ static int load_line(cfg_t *c, const char *where, const char *line,
 
     rc = split_args(line, &argv, &argc, &buf);
     if (rc == -EINVAL) {
-        set_err(err, errlen, "%s: '%s': Unbalanced quotes in configuration "
-                "line", where, line);
+        set_err(err, errlen,
+                "%s: '%s': Unbalanced quotes in configuration line", where,
+                line);
         return rc;
     }
     if (rc < 0) {
@@ -716,8 +717,9 @@ static int load_line(cfg_t *c, const char *where, const char *line,
     }
     d = argc > 0 ? def_find(argv[0]) : NULL;
     if (d == NULL) {
-        set_err(err, errlen, "%s: '%s': Bad directive or wrong number of "
-                "arguments", where, line);
+        set_err(err, errlen,
+                "%s: '%s': Bad directive or wrong number of arguments", where,
+                line);
         rc = -EINVAL;
     } else if ((rc = apply(c, d, argv + 1, argc - 1, ld, why)) < 0) {
         set_err(err, errlen, "%s: '%s': %s", where, line, why);
@@ -805,8 +807,8 @@ static int read_file(const char *path, char **out, char *err, size_t errlen)
         if (n == 0) {
             if (ferror(f)) {
                 rc = -EIO;
-                set_err(err, errlen, "%s: can't read the config file: %s",
-                        path, strerror(errno != 0 ? errno : EIO));
+                set_err(err, errlen, "%s: can't read the config file: %s", path,
+                        strerror(errno != 0 ? errno : EIO));
             }
             break;
         }
@@ -827,8 +829,8 @@ static int read_file(const char *path, char **out, char *err, size_t errlen)
 
 /* One "--name v1 v2" group of the command line, applied as a config line so
  * the same table and messages serve both. */
-static int load_option(cfg_t *c, char **argv, int from, int to,
-                       cfg_load_t *ld, char *err, size_t errlen)
+static int load_option(cfg_t *c, char **argv, int from, int to, cfg_load_t *ld,
+                       char *err, size_t errlen)
 {
     char why[WHY_LEN];
     char **words = NULL, *buf = NULL, **all = NULL, *shown = NULL;
@@ -869,8 +871,10 @@ static int load_option(cfg_t *c, char **argv, int from, int to,
         all[nall++] = argv[i];
     d = nall > 0 ? def_find(all[0]) : NULL;
     if (d == NULL) {
-        set_err(err, errlen, "command line: '%s': Bad directive or wrong "
-                "number of arguments", shown);
+        set_err(err, errlen,
+                "command line: '%s': Bad directive or wrong "
+                "number of arguments",
+                shown);
         rc = -EINVAL;
         goto out;
     }
@@ -986,8 +990,7 @@ static const char *format_value(const cfg_t *c, const cfg_def_t *d, char *buf,
         break;
     case T_U64:
     case T_MEM:
-        snprintf(buf, n, "%llu",
-                 (unsigned long long)*CFIELD(c, d, uint64_t));
+        snprintf(buf, n, "%llu", (unsigned long long)*CFIELD(c, d, uint64_t));
         break;
     case T_OCTAL:
         snprintf(buf, n, "%o", *CFIELD(c, d, unsigned));
@@ -1061,8 +1064,10 @@ int cfg_set(cfg_t *c, const char *name, const char *value, char *err,
         /* Several words in one value, as Redis splits them. */
         rc = split_args(value, &argv, &argc, &buf);
         if (rc == -ENOMEM) {
-            set_err(err, errlen, "ERR CONFIG SET failed (possibly related to "
-                    "argument '%s') - out of memory", name);
+            set_err(err, errlen,
+                    "ERR CONFIG SET failed (possibly related to "
+                    "argument '%s') - out of memory",
+                    name);
             return rc;
         }
         if (rc < 0) {

@@ -30,70 +30,70 @@ typedef struct cfg {
     char *config_file; /* absolute path, or NULL when none was given */
 
     /* network */
-    int port;                   /* 6379; 0 = no TCP listener */
-    char *bind[CFG_MAX_BIND];   /* "127.0.0.1" by default */
+    int port;                 /* 6379; 0 = no TCP listener */
+    char *bind[CFG_MAX_BIND]; /* "127.0.0.1" by default */
     int nbind;
-    char *unixsocket;           /* NULL = none */
-    unsigned unixsocketperm;    /* octal, 0 = default umask */
-    bool protected_mode;        /* yes */
-    int tcp_backlog;            /* 511 */
-    int tcp_keepalive;          /* 300 seconds */
-    int timeout;                /* 0 = never close idle clients */
+    char *unixsocket;        /* NULL = none */
+    unsigned unixsocketperm; /* octal, 0 = default umask */
+    bool protected_mode;     /* yes */
+    int tcp_backlog;         /* 511 */
+    int tcp_keepalive;       /* 300 seconds */
+    int timeout;             /* 0 = never close idle clients */
 
     /* TLS (Redis's directives; the Unix socket stays plain) */
-    int tls_port;               /* 0 = no TLS listener */
-    char *tls_cert_file;        /* PEM; NULL = none */
+    int tls_port;        /* 0 = no TLS listener */
+    char *tls_cert_file; /* PEM; NULL = none */
     char *tls_key_file;
     char *tls_key_file_pass;
-    char *tls_ca_cert_file;     /* CAs that sign client certificates */
+    char *tls_ca_cert_file; /* CAs that sign client certificates */
     char *tls_ca_cert_dir;
-    int tls_auth_clients;       /* CFG_TLS_AUTH_YES */
-    char *tls_protocols;        /* "TLSv1.2 TLSv1.3" */
-    char *tls_ciphers;          /* TLSv1.2 cipher list; NULL = OpenSSL's */
-    char *tls_ciphersuites;     /* TLSv1.3 suites; NULL = OpenSSL's */
+    int tls_auth_clients;           /* CFG_TLS_AUTH_YES */
+    char *tls_protocols;            /* "TLSv1.2 TLSv1.3" */
+    char *tls_ciphers;              /* TLSv1.2 cipher list; NULL = OpenSSL's */
+    char *tls_ciphersuites;         /* TLSv1.3 suites; NULL = OpenSSL's */
     bool tls_prefer_server_ciphers; /* no */
-    bool tls_session_caching;   /* yes */
-    int tls_session_cache_size; /* 20480 sessions */
-    int tls_session_cache_timeout; /* 300 seconds */
-    int tls_handshake_timeout;  /* 10000 ms, then the client is closed */
+    bool tls_session_caching;       /* yes */
+    int tls_session_cache_size;     /* 20480 sessions */
+    int tls_session_cache_timeout;  /* 300 seconds */
+    int tls_handshake_timeout;      /* 10000 ms, then the client is closed */
 
     /* security and limits */
-    char *requirepass;          /* NULL = none */
-    uint64_t maxclients;        /* 10000 */
-    uint64_t maxmemory;         /* 0 = no limit (bytes; "1gb" accepted) */
-    uint64_t proto_max_bulk_len;        /* 512mb */
+    char *requirepass;           /* NULL = none */
+    uint64_t maxclients;         /* 10000 */
+    uint64_t maxmemory;          /* 0 = no limit (bytes; "1gb" accepted) */
+    uint64_t proto_max_bulk_len; /* 512mb */
     uint64_t client_query_buffer_limit; /* 1gb */
-    uint64_t cobl_hard;         /* client-output-buffer-limit normal: 0 0 0 */
+    uint64_t cobl_hard; /* client-output-buffer-limit normal: 0 0 0 */
     uint64_t cobl_soft;
     int cobl_soft_seconds;
 
     /* keyspace and persistence */
-    int databases;              /* 16 */
-    char *dir;                  /* "." */
-    char *dbfilename;           /* "dump.cuckoo" */
+    int databases;                       /* 16 */
+    char *dir;                           /* "." */
+    char *dbfilename;                    /* "dump.cuckoo" */
     cfg_save_point_t save[CFG_MAX_SAVE]; /* 3600 1 300 100 60 10000 */
-    int nsave;                  /* 0 = snapshots only on demand */
-    bool stop_writes_on_bgsave_error; /* yes */
+    int nsave;                           /* 0 = snapshots only on demand */
+    bool stop_writes_on_bgsave_error;    /* yes */
 
     /* monitoring */
-    int64_t slowlog_log_slower_than; /* 10000 us; negative: off, 0: all */
-    uint64_t slowlog_max_len;        /* 128 entries */
+    int64_t slowlog_log_slower_than;    /* 10000 us; negative: off, 0: all */
+    uint64_t slowlog_max_len;           /* 128 entries */
     uint64_t latency_monitor_threshold; /* 0 ms = off */
 
     /* process */
-    int loglevel;               /* CFG_LOG_NOTICE */
-    char *logfile;              /* "" = stdout */
-    char *pidfile;              /* NULL = none */
-    bool daemonize;             /* no */
+    int loglevel;   /* CFG_LOG_NOTICE */
+    char *logfile;  /* "" = stdout */
+    char *pidfile;  /* NULL = none */
+    bool daemonize; /* no */
 
     /* cuckoo filter defaults for auto-created filters */
-    uint32_t cf_bucket_size;     /* 4 */
-    uint32_t cf_fingerprint_bits;/* 12 (cf-error-rate sets it instead) */
-    double cf_error_rate;        /* 0 = use cf_fingerprint_bits */
-    uint32_t cf_max_iterations;  /* 500 */
-    uint32_t cf_expansion_factor;/* 1 */
-    uint32_t cf_max_expansions;  /* 32 */
-    uint64_t cf_initial_size;    /* 1024 */
+    uint32_t cf_bucket_size;      /* 4 */
+    uint32_t cf_fingerprint_bits; /* 12 (cf-error-rate sets it instead) */
+    double cf_error_rate;         /* 0 = use cf_fingerprint_bits */
+    uint32_t cf_max_iterations;   /* 500 */
+    uint32_t cf_expansion_factor; /* 1 */
+    uint32_t cf_max_expansions;   /* 32 */
+    uint64_t cf_initial_size;     /* 1024 */
 } cfg_t;
 
 /* Fills c with the embedded defaults. 0 or -ENOMEM. */

@@ -194,7 +194,8 @@ static size_t conn_pause_bytes(const conn_t *c)
 static bool conn_runs_on(const conn_t *c, size_t queued)
 {
     const cfg_t *cfg = c->cl.srv->cfg;
-    return cfg->cobl_hard > 0 || (cfg->cobl_soft > 0 && queued <= cfg->cobl_soft);
+    return cfg->cobl_hard > 0 ||
+           (cfg->cobl_soft > 0 && queued <= cfg->cobl_soft);
 }
 
 /* Closes c for its output limits, with Redis's log line and counter. */
@@ -743,8 +744,8 @@ uint64_t conn_clients_memory(const server_t *s)
 {
     uint64_t sum = 0;
     for (const conn_t *c = s->clients; c != NULL; c = c->next)
-        sum += resp_parser_pending(c->parser) + c->cl.out.len +
-               conn_out_queued(c);
+        sum +=
+            resp_parser_pending(c->parser) + c->cl.out.len + conn_out_queued(c);
     return sum;
 }
 
@@ -773,8 +774,7 @@ void conn_cron(server_t *s)
         }
         if (c->obl_soft_since != 0 && cfg->cobl_soft > 0 &&
             conn_out_queued(c) > cfg->cobl_soft &&
-            now - c->obl_soft_since >=
-                (uint64_t)cfg->cobl_soft_seconds * 1000)
+            now - c->obl_soft_since >= (uint64_t)cfg->cobl_soft_seconds * 1000)
             conn_close_over_limit(c);
     }
 }

@@ -25,14 +25,14 @@ struct conn {
      * string, sticky as its error); NULL while the input is good. */
     const char *proto_error;
     struct tls_conn *tls; /* NULL on a plain-text connection */
-    conn_t *prev, *next; /* server's client list */
-    char addr[64];       /* "ip:port" or "/path:0" */
+    conn_t *prev, *next;  /* server's client list */
+    char addr[64];        /* "ip:port" or "/path:0" */
     char laddr[64];
     int fd;
     bool is_unix;
     bool closing;
     bool reading;
-    bool held; /* commands wait in the parser until the output drains */
+    bool held;  /* commands wait in the parser until the output drains */
     bool spoke; /* has sent something */
     uint64_t created_ms;
     uint64_t last_ms;        /* last interaction, for timeout and idle= */

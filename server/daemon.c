@@ -44,8 +44,7 @@ static void daemon_on_tls_connection(uv_stream_t *listener, int status)
     server_t *s = listener->data;
     if (status < 0) {
         s->rejected_connections++;
-        log_warning("Accepting TLS client connection: %s",
-                    uv_strerror(status));
+        log_warning("Accepting TLS client connection: %s", uv_strerror(status));
         return;
     }
     conn_accept_tls(s, listener);
@@ -86,8 +85,7 @@ static int listen_tcp(server_t *s, const char *addr, int port, bool tls,
     rc = uv_tcp_bind(t, (struct sockaddr *)&ss, flags);
     if (rc == 0)
         rc = uv_listen((uv_stream_t *)t, s->cfg->tcp_backlog,
-                       tls ? daemon_on_tls_connection
-                           : daemon_on_connection);
+                       tls ? daemon_on_tls_connection : daemon_on_connection);
     if (rc < 0) {
         uv_close((uv_handle_t *)t, free_handle);
         if (optional) {

@@ -30,9 +30,9 @@
  * that churns reuses what it freed a moment ago. */
 #define HEAP_QUIET_NS ((uint64_t)1000000000)
 
-static uint64_t purge_mark;  /* keyspace bytes at the last purge, or peak */
-static uint64_t last_used;   /* keyspace bytes at the last cron */
-static uint64_t changed_ns;  /* when it last changed; 0 once purged */
+static uint64_t purge_mark; /* keyspace bytes at the last purge, or peak */
+static uint64_t last_used;  /* keyspace bytes at the last cron */
+static uint64_t changed_ns; /* when it last changed; 0 once purged */
 
 #ifdef CUCKOOD_JEMALLOC
 

@@ -42,8 +42,7 @@ uint64_t latency_ms_since(uint64_t t0)
     return (uv_hrtime() - t0) / 1000000;
 }
 
-static lat_series_t *find(const struct latency *l, const char *name,
-                          size_t len)
+static lat_series_t *find(const struct latency *l, const char *name, size_t len)
 {
     if (l == NULL)
         return NULL;
@@ -170,8 +169,7 @@ static const struct {
 
 static const char *advice(const char *event)
 {
-    for (size_t i = 0; i < sizeof(advice_table) / sizeof(advice_table[0]);
-         i++)
+    for (size_t i = 0; i < sizeof(advice_table) / sizeof(advice_table[0]); i++)
         if (strcmp(event, advice_table[i].event) == 0)
             return advice_table[i].advice;
     return "";

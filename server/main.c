@@ -90,8 +90,7 @@ static void on_call(client_t *c, const resp_cmd_t *cmd, uint64_t ns)
     slowlog_record(c->srv, c, cmd, ns / 1000, conn_addr(c));
     const cmd_def_t *d = c->sub != NULL ? c->sub : c->cmd;
     latency_add(c->srv,
-                d != NULL && (d->flags & CMD_FAST) ? "fast-command"
-                                                   : "command",
+                d != NULL && (d->flags & CMD_FAST) ? "fast-command" : "command",
                 ns / 1000000);
 }
 

@@ -146,10 +146,10 @@ static void probe_take(char *buf, size_t *have, char *line, size_t len)
  * not given is up), 1 otherwise. */
 static int probe(const char *target, const cfg_t *cfg)
 {
-    const char *password = cfg->requirepass != NULL &&
-                                   cfg->requirepass[0] != '\0'
-                               ? cfg->requirepass
-                               : NULL;
+    const char *password =
+        cfg->requirepass != NULL && cfg->requirepass[0] != '\0'
+            ? cfg->requirepass
+            : NULL;
     bool tls = strncmp(target, "tls://", 6) == 0;
     probe_io_t io = {probe_connect(tls ? target + 6 : target), NULL};
     int fd = io.fd;
@@ -158,8 +158,8 @@ static int probe(const char *target, const cfg_t *cfg)
         return 1;
     }
     char terr[512];
-    if (tls && tls_client_open(fd, cfg, 3000, &io.tls, terr, sizeof(terr)) <
-                   0) {
+    if (tls &&
+        tls_client_open(fd, cfg, 3000, &io.tls, terr, sizeof(terr)) < 0) {
         close(fd);
         fprintf(stderr, "cuckood --ping: %s: %s\n", target, terr);
         return 1;
@@ -244,8 +244,7 @@ static int probe_target(const cfg_t *c, const char *dir, char *buf, size_t len)
             n = snprintf(buf, len, "%s[%s]:%d", tls ? "tls://" : "", host,
                          port);
         else
-            n = snprintf(buf, len, "%s%s:%d", tls ? "tls://" : "", host,
-                         port);
+            n = snprintf(buf, len, "%s%s:%d", tls ? "tls://" : "", host, port);
     } else {
         return -EINVAL;
     }

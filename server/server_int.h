@@ -59,7 +59,7 @@ struct server {
     uint64_t peak_memory;
     uint64_t ops_sample_cmds, ops_sample_ms;
     uint64_t ops_per_sec;
-    time_t lastsave;             /* for the persistence module to update */
+    time_t lastsave; /* for the persistence module to update */
     /* The subsystems' own state. Those above the server in the module graph
      * have their own free functions, which the composition root's teardown
      * calls before server_free(). */

@@ -35,9 +35,9 @@
 struct tls {
     SSL_CTX *ctx; /* for new sessions; old ones hold their own reference */
     BIO_METHOD *bio_method;
-    uint64_t connected;  /* sessions open */
-    uint64_t received;   /* sessions accepted */
-    uint64_t failures;   /* handshakes that failed or timed out */
+    uint64_t connected; /* sessions open */
+    uint64_t received;  /* sessions accepted */
+    uint64_t failures;  /* handshakes that failed or timed out */
 };
 
 struct tls_conn {
@@ -77,8 +77,8 @@ static const char *ssl_reason(char *buf, size_t len, const char *fallback)
 }
 
 /* 0 when path can be opened for reading, else -errno with err set. */
-static int check_readable(const char *directive, const char *path,
-                          bool is_dir, char *err, size_t errlen)
+static int check_readable(const char *directive, const char *path, bool is_dir,
+                          char *err, size_t errlen)
 {
     int rc = 0;
     if (is_dir) {
@@ -189,9 +189,9 @@ static int load_identity(SSL_CTX *ctx, const cfg_t *cfg, char *err,
                      "tls-key-file %s does not match tls-cert-file %s",
                      cfg->tls_key_file, cfg->tls_cert_file);
         else
-            snprintf(err, errlen, "tls-key-file %s: %s", cfg->tls_key_file,
-                     ssl_reason(why, sizeof(why),
-                                "cannot load the private key"));
+            snprintf(
+                err, errlen, "tls-key-file %s: %s", cfg->tls_key_file,
+                ssl_reason(why, sizeof(why), "cannot load the private key"));
         ERR_clear_error();
         rc = -EINVAL;
     } else if (SSL_CTX_check_private_key(ctx) != 1) {
@@ -212,9 +212,8 @@ static int load_cas(SSL_CTX *ctx, const cfg_t *cfg, char *err, size_t errlen)
     int rc;
     if (file == NULL && dir == NULL)
         return 0;
-    if ((file != NULL &&
-         (rc = check_readable("tls-ca-cert-file", file, false, err, errlen)) <
-             0) ||
+    if ((file != NULL && (rc = check_readable("tls-ca-cert-file", file, false,
+                                              err, errlen)) < 0) ||
         (dir != NULL &&
          (rc = check_readable("tls-ca-cert-dir", dir, true, err, errlen)) < 0))
         return rc;
@@ -228,8 +227,7 @@ static int load_cas(SSL_CTX *ctx, const cfg_t *cfg, char *err, size_t errlen)
     return 0;
 }
 
-static int build_ctx(const cfg_t *cfg, SSL_CTX **out, char *err,
-                     size_t errlen)
+static int build_ctx(const cfg_t *cfg, SSL_CTX **out, char *err, size_t errlen)
 {
     long no_opts;
     int min, max, rc;
@@ -249,7 +247,8 @@ static int build_ctx(const cfg_t *cfg, SSL_CTX **out, char *err,
         return -EINVAL;
     }
     if (parse_protocols(cfg->tls_protocols, &no_opts, &min, &max) < 0) {
-        snprintf(err, errlen, "tls-protocols '%s': expected words among "
+        snprintf(err, errlen,
+                 "tls-protocols '%s': expected words among "
                  "TLSv1 TLSv1.1 TLSv1.2 TLSv1.3",
                  cfg->tls_protocols != NULL ? cfg->tls_protocols : "");
         return -EINVAL;
@@ -271,9 +270,9 @@ static int build_ctx(const cfg_t *cfg, SSL_CTX **out, char *err,
         SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_SERVER);
         SSL_CTX_sess_set_cache_size(ctx, cfg->tls_session_cache_size);
         SSL_CTX_set_timeout(ctx, (long)cfg->tls_session_cache_timeout);
-        SSL_CTX_set_session_id_context(
-            ctx, (const unsigned char *)TLS_SESSION_ID,
-            sizeof(TLS_SESSION_ID) - 1);
+        SSL_CTX_set_session_id_context(ctx,
+                                       (const unsigned char *)TLS_SESSION_ID,
+                                       sizeof(TLS_SESSION_ID) - 1);
     } else {
         SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
         SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
@@ -308,9 +307,8 @@ static int build_ctx(const cfg_t *cfg, SSL_CTX **out, char *err,
         SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
         break;
     default:
-        SSL_CTX_set_verify(ctx,
-                           SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT,
-                           NULL);
+        SSL_CTX_set_verify(
+            ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
         break;
     }
     *out = ctx;
@@ -520,8 +518,7 @@ int tls_conn_input(tls_conn_t *tc, const char *in, size_t len,
         if (r == 1) {
             tc->ready = true;
             log_debug("TLS handshake with %s done: %s, %s", tc->addr,
-                      SSL_get_version(tc->ssl),
-                      SSL_get_cipher_name(tc->ssl));
+                      SSL_get_version(tc->ssl), SSL_get_cipher_name(tc->ssl));
         } else if (SSL_get_error(tc->ssl, r) != SSL_ERROR_WANT_READ) {
             conn_failed_ssl(tc, r);
             rc = -EPROTO;
@@ -618,7 +615,8 @@ int tls_client_open(int fd, const cfg_t *cfg, int timeout_ms,
         snprintf(err, errlen, "out of memory");
         rc = -ENOMEM;
     }
-    if (rc == 0 && (SSL_set_fd(tc->ssl, fd) != 1 || SSL_connect(tc->ssl) != 1)) {
+    if (rc == 0 &&
+        (SSL_set_fd(tc->ssl, fd) != 1 || SSL_connect(tc->ssl) != 1)) {
         long vr = SSL_get_verify_result(tc->ssl);
         snprintf(err, errlen, "TLS handshake: %s%s%s",
                  ssl_reason(why, sizeof(why), "failed"),

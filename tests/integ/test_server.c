@@ -165,10 +165,8 @@ int main(void)
     port = atoi(p);
     auth_port = atoi(ap);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ping_echo),
-        cmocka_unit_test(test_pipeline_10k),
-        cmocka_unit_test(test_reply_types),
-        cmocka_unit_test(test_auth),
+        cmocka_unit_test(test_ping_echo),   cmocka_unit_test(test_pipeline_10k),
+        cmocka_unit_test(test_reply_types), cmocka_unit_test(test_auth),
         cmocka_unit_test(test_unix_socket),
     };
     return cmocka_run_group_tests(tests, NULL, NULL) != 0;

@@ -42,9 +42,18 @@ static void test_good_arguments(void **state)
     (void)state;
     cfcmd_defaults_t d;
     char why[192];
-    const char *w[] = {"CF-BUCKET-SIZE", "2", "cf-error-rate", "0.0001",
-                       "cf-max-iterations", "20", "cf-expansion-factor", "0",
-                       "cf-max-expansions", "64", "cf-initial-size", "4",
+    const char *w[] = {"CF-BUCKET-SIZE",
+                       "2",
+                       "cf-error-rate",
+                       "0.0001",
+                       "cf-max-iterations",
+                       "20",
+                       "cf-expansion-factor",
+                       "0",
+                       "cf-max-expansions",
+                       "64",
+                       "cf-initial-size",
+                       "4",
                        NULL};
     assert_int_equal(parse(&d, why, w), 0);
     assert_int_equal(d.bucket_size, 2);
@@ -119,8 +128,7 @@ static void test_rate_semisorted(void **state)
     assert_int_equal(parse(&d, why, w4), 0);
     assert_int_equal(d.fp_bits, 16);
     /* Changing the bucket size afterwards rechecks the rate. */
-    const char *w5[] = {"cf-error-rate", "0.0001", "cf-bucket-size", "2",
-                        NULL};
+    const char *w5[] = {"cf-error-rate", "0.0001", "cf-bucket-size", "2", NULL};
     assert_int_equal(parse(&d, why, w5), 0);
     assert_int_equal(d.bucket_size, 2);
     assert_int_equal(d.fp_bits, 16);

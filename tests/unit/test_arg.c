@@ -62,7 +62,10 @@ static void test_ll_refuses(void **state)
         assert_int_equal(v, 1234); /* untouched on failure */
     }
     /* Binary-safe: an embedded NUL is not the end of the number. */
-    assert_false(arg_ll(&(arg_t){"1\0" "2", 3}, &v));
+    assert_false(arg_ll(&(arg_t){"1\0"
+                                 "2",
+                                 3},
+                        &v));
 }
 
 static void test_u64(void **state)
@@ -86,11 +89,14 @@ static void test_double(void **state)
     assert_true(arg_double(&(arg_t){"-2", 2}, &d));
     assert_true(d == -2);
     d = 7;
-    static const char *bad[] = {"", " 1", "1 ", "1x", "nan", "inf", "1e999",
-                                "0x"};
+    static const char *bad[] = {"",    " 1",  "1 ",    "1x",
+                                "nan", "inf", "1e999", "0x"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         assert_false(arg_double(&(arg_t){bad[i], strlen(bad[i])}, &d));
-    assert_false(arg_double(&(arg_t){"1\0" "2", 3}, &d));
+    assert_false(arg_double(&(arg_t){"1\0"
+                                     "2",
+                                     3},
+                            &d));
     assert_true(d == 7); /* untouched on failure */
 }
 
@@ -127,7 +133,8 @@ static void test_argv_copy(void **state)
         assert_true(a->v[i].ptr + a->v[i].len < (const char *)a + a->size);
     }
     assert_int_equal(a->size, argv_size(4, in));
-    assert_int_equal(a->size, sizeof(argv_t) + 4 * sizeof(arg_t) + 4 + 2 + 4 + 1);
+    assert_int_equal(a->size,
+                     sizeof(argv_t) + 4 * sizeof(arg_t) + 4 + 2 + 4 + 1);
     argv_free(a);
     argv_free(NULL);
 }

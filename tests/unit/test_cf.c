@@ -172,8 +172,8 @@ static void test_ss_tables(void **state)
         for (unsigned c = 0; c <= d; c++)
             for (unsigned b = 0; b <= c; b++)
                 for (unsigned a = 0; a <= b; a++) {
-                    unsigned r = ss_rank[0][a] + ss_rank[1][b] +
-                                 ss_rank[2][c] + ss_rank[3][d];
+                    unsigned r = ss_rank[0][a] + ss_rank[1][b] + ss_rank[2][c] +
+                                 ss_rank[3][d];
                     assert_true(r < CF_SS_MULTISETS);
                     assert_false(seen[r]);
                     seen[r] = true;
@@ -207,15 +207,15 @@ static void test_error_rate(void **state)
         int rc;
         uint32_t enc, fp;
     } cases[] = {
-        {4, 0.05, 0, CF_ENC_PLAIN, 8},        /* 3.1%: plain 8 */
-        {4, 0.02, 0, CF_ENC_SEMISORTED, 9},   /* 1.57%: ss 9, 8 bits */
-        {4, 0.01, 0, CF_ENC_PLAIN, 12},       /* as before */
-        {4, 0.002, 0, CF_ENC_PLAIN, 12},      /* 0.195% */
-        {4, 0.001, 0, CF_ENC_SEMISORTED, 13}, /* 0.098%, not plain 16 */
-        {4, 0.0002, 0, CF_ENC_PLAIN, 16},     /* 0.0122% */
+        {4, 0.05, 0, CF_ENC_PLAIN, 8},         /* 3.1%: plain 8 */
+        {4, 0.02, 0, CF_ENC_SEMISORTED, 9},    /* 1.57%: ss 9, 8 bits */
+        {4, 0.01, 0, CF_ENC_PLAIN, 12},        /* as before */
+        {4, 0.002, 0, CF_ENC_PLAIN, 12},       /* 0.195% */
+        {4, 0.001, 0, CF_ENC_SEMISORTED, 13},  /* 0.098%, not plain 16 */
+        {4, 0.0002, 0, CF_ENC_PLAIN, 16},      /* 0.0122% */
         {4, 0.0001, 0, CF_ENC_SEMISORTED, 17}, /* 0.0061%: met now */
         {4, 0.00005, -EINVAL, 0, 0},
-        {2, 0.001, 0, CF_ENC_PLAIN, 12},      /* no ss at b = 2 */
+        {2, 0.001, 0, CF_ENC_PLAIN, 12}, /* no ss at b = 2 */
         {2, 0.0001, 0, CF_ENC_PLAIN, 16},
         {2, 0.00005, -EINVAL, 0, 0},
         {8, 0.001, 0, CF_ENC_PLAIN, 16},
@@ -343,8 +343,7 @@ static void test_false_positive_rate(void **state)
 {
     (void)state;
     static const uint32_t bs[] = {4, 2, 4};
-    static const uint32_t widths[][3] = {{8, 12, 16}, {8, 12, 16},
-                                         {9, 13, 17}};
+    static const uint32_t widths[][3] = {{8, 12, 16}, {8, 12, 16}, {9, 13, 17}};
     for (size_t i = 0; i < 3; i++)
         for (size_t j = 0; j < 3; j++) {
             const uint32_t *fps = widths[i];
@@ -836,10 +835,10 @@ static void check_extra(cf_filter_t *f, uint64_t fill)
 static void test_host_bytes(void **state)
 {
     (void)state;
-    check_extra(make(100, 4, 12, 1), 50);  /* inline, one table */
-    check_extra(make(100, 4, 12, 2), 400); /* inline, grown */
-    check_extra(make(100, 4, 13, 1), 400); /* semi-sorted, grown */
-    check_extra(make(100, 3, 12, 1), 250); /* generic shape, grown */
+    check_extra(make(100, 4, 12, 1), 50);       /* inline, one table */
+    check_extra(make(100, 4, 12, 2), 400);      /* inline, grown */
+    check_extra(make(100, 4, 13, 1), 400);      /* semi-sorted, grown */
+    check_extra(make(100, 3, 12, 1), 250);      /* generic shape, grown */
     check_extra(make(2000000, 4, 12, 1), 1000); /* mapped first table */
 }
 
@@ -891,8 +890,8 @@ static void test_serialise_round_trip(void **state)
                 for (uint64_t k = 0; k < n; k += 5) {
                     uint64_t key = key_of(k);
                     if (cf_del(f, &key, 8) != 1 && !grown)
-                        fail_msg("b=%u fp=%u: %llu not deleted", bs[i],
-                                 fps[j], (unsigned long long)k);
+                        fail_msg("b=%u fp=%u: %llu not deleted", bs[i], fps[j],
+                                 (unsigned long long)k);
                 }
                 size_t len;
                 uint8_t *buf = encode(f, &len);
@@ -921,8 +920,7 @@ static void test_serialise_victim(void **state)
         int klen = 0;
         for (unsigned n = 0;; n++) {
             klen = snprintf(k, sizeof(k), "v%u", n);
-            if ((XXH3_64bits_withSeed(k, (size_t)klen, 42) & 0x1FFFF) >
-                0x10000)
+            if ((XXH3_64bits_withSeed(k, (size_t)klen, 42) & 0x1FFFF) > 0x10000)
                 break;
         }
         for (int i = 0; i < 9; i++)
@@ -991,8 +989,8 @@ static void serialise_hostile(uint32_t fp)
         int nflips = 1 + rand() % 4;
         for (int k = 0; k < nflips; k++) {
             /* most flips land in the header, where they matter */
-            size_t at = (rand() % 4) ? (size_t)rand() % hlen
-                                     : (size_t)rand() % len;
+            size_t at =
+                (rand() % 4) ? (size_t)rand() % hlen : (size_t)rand() % len;
             copy[at] ^= (uint8_t)(1 + rand() % 255);
         }
         if (load_and_use(copy, len))

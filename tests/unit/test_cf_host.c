@@ -3,8 +3,8 @@
  * depend on its serialised state only. */
 #include <errno.h>
 #include <setjmp.h>
-#include <stdbool.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -122,7 +122,7 @@ static void test_map_min_splits_by_size(void **state)
     cf_filter_t *small = make(100000, 1); /* about 160 KB */
     size_t small_bytes = live_bytes;
     assert_true(small_bytes >= 150000);
-    cf_filter_t *big = make(4000000, 1); /* about 6.7 MB: mapped */
+    cf_filter_t *big = make(4000000, 1);          /* about 6.7 MB: mapped */
     assert_true(live_bytes < small_bytes + 4096); /* only its struct */
     assert_true(cf_size_bytes(big) >= 6000000);
     for (uint64_t i = 0; i < 100000; i++) {
@@ -150,8 +150,7 @@ static cf_filter_t *copy_of(const cf_filter_t *f)
     size_t used;
     cf_filter_t *g = NULL;
     cf_header_write(f, hdr);
-    assert_int_equal(cf_load_header(hdr, cf_header_len(f), NULL, &g, &used),
-                     0);
+    assert_int_equal(cf_load_header(hdr, cf_header_len(f), NULL, &g, &used), 0);
     uint64_t off = 0;
     const void *p;
     size_t n;
@@ -234,7 +233,8 @@ static void check_edge(uint64_t cap, bool small)
     memset((uint8_t *)g - 104, 0x5A, 104);
     for (uint64_t i = 0; i < 2000; i++) {
         uint64_t k = key_of(i);
-        assert_int_equal(cf_exists(g, &k, sizeof(k)), cf_exists(f, &k, sizeof(k)));
+        assert_int_equal(cf_exists(g, &k, sizeof(k)),
+                         cf_exists(f, &k, sizeof(k)));
         if (i < 1000)
             assert_true(cf_exists(g, &k, sizeof(k)));
     }
@@ -276,7 +276,8 @@ static void test_relocations_follow_state(void **state)
         fails += ra != 0;
         if (n % 7 == 0) {
             uint64_t d = key_of(i - 100);
-            assert_int_equal(cf_del(a, &d, sizeof(d)), cf_del(b, &d, sizeof(d)));
+            assert_int_equal(cf_del(a, &d, sizeof(d)),
+                             cf_del(b, &d, sizeof(d)));
         }
     }
     assert_true(fails > 0); /* the walk ran to the end: full */

@@ -1061,8 +1061,11 @@ static void test_default_cap_clamped(void **state)
     fx_t *fx = *state;
     static const struct {
         uint32_t given, kept;
-    } cases[] = {{0, 1}, {1, 1}, {CF_MAX_FILTERS, CF_MAX_FILTERS},
-                 {CF_MAX_FILTERS + 1, CF_MAX_FILTERS}, {1000, CF_MAX_FILTERS}};
+    } cases[] = {{0, 1},
+                 {1, 1},
+                 {CF_MAX_FILTERS, CF_MAX_FILTERS},
+                 {CF_MAX_FILTERS + 1, CF_MAX_FILTERS},
+                 {1000, CF_MAX_FILTERS}};
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char key[8];
         snprintf(key, sizeof(key), "m%zu", i);
@@ -1157,8 +1160,7 @@ static void test_opts_bounds(void **state)
         assert_int_equal(opt_set(&d, o->id, o->max + 1, 0, why), -EINVAL);
         assert_string_equal(why, want);
         if (o->min > 0) {
-            assert_int_equal(opt_set(&d, o->id, o->min - 1, 0, why),
-                             -EINVAL);
+            assert_int_equal(opt_set(&d, o->id, o->min - 1, 0, why), -EINVAL);
             assert_string_equal(why, want);
         }
         assert_memory_equal(&d, &before, sizeof(d));
@@ -1180,8 +1182,7 @@ static void test_opts_cross_checks(void **state)
     assert_string_equal(why, "cf-initial-size 100 must be at least twice the "
                              "bucket size");
     assert_int_equal(opt_set(&d, CFCMD_OPT_BUCKET_SIZE, 50, 0, why), 0);
-    assert_int_equal(opt_set(&d, CFCMD_OPT_INITIAL_SIZE, 99, 0, why),
-                     -EINVAL);
+    assert_int_equal(opt_set(&d, CFCMD_OPT_INITIAL_SIZE, 99, 0, why), -EINVAL);
     assert_string_equal(why, "argument must be at least twice "
                              "cf-bucket-size (50)");
     assert_int_equal(opt_set(&d, CFCMD_OPT_BUCKET_SIZE, 4, 0, why), 0);
@@ -1196,8 +1197,7 @@ static void test_opts_cross_checks(void **state)
     assert_int_equal(d.fp_bits, cfcmd_rate_fp_bits(2, 0.0001));
     assert_int_equal(opt_set(&d, CFCMD_OPT_INITIAL_SIZE, 1024, 0, why), 0);
     before = d;
-    assert_int_equal(opt_set(&d, CFCMD_OPT_BUCKET_SIZE, 255, 0, why),
-                     -EINVAL);
+    assert_int_equal(opt_set(&d, CFCMD_OPT_BUCKET_SIZE, 255, 0, why), -EINVAL);
     assert_string_equal(why, "cf-error-rate 0.0001 cannot be met with this "
                              "bucket size");
     assert_memory_equal(&d, &before, sizeof(d));

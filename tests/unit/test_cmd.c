@@ -49,8 +49,11 @@ static const cmd_def_t subs[] = {
 
 static const cmd_def_t table_a[] = {
     {.name = "rd", .arity = 2, .flags = CMD_READONLY, .proc = ok_proc},
-    {.name = "wr", .arity = -3, .flags = CMD_WRITE | CMD_DENYOOM,
-     .proc = ok_proc, .prefetch = pf_hook},
+    {.name = "wr",
+     .arity = -3,
+     .flags = CMD_WRITE | CMD_DENYOOM,
+     .proc = ok_proc,
+     .prefetch = pf_hook},
     {.name = "del", .arity = 2, .flags = CMD_WRITE, .proc = ok_proc},
     {.name = "open", .arity = 1, .flags = CMD_NOAUTH, .proc = ok_proc},
     {.name = "bad", .arity = 1, .proc = fail_proc},
@@ -169,15 +172,13 @@ static void test_subcommands(void **state)
     assert_string_equal(RUN(fx, "box", "one"), "+OK\r\n");
     assert_ptr_equal(fx->c.cmd, &table_a[5]);
     assert_ptr_equal(fx->c.sub, &subs[0]);
-    assert_string_equal(
-        RUN(fx, "box", "three"),
-        "-ERR unknown subcommand 'three'. Try BOX HELP.\r\n");
+    assert_string_equal(RUN(fx, "box", "three"),
+                        "-ERR unknown subcommand 'three'. Try BOX HELP.\r\n");
     assert_string_equal(
         RUN(fx, "box", "two"),
         "-ERR wrong number of arguments for 'box|two' command\r\n");
-    assert_string_equal(
-        RUN(fx, "box"),
-        "-ERR wrong number of arguments for 'box' command\r\n");
+    assert_string_equal(RUN(fx, "box"),
+                        "-ERR wrong number of arguments for 'box' command\r\n");
     assert_int_equal(ran, 1);
 }
 
@@ -276,15 +277,14 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_arity_and_unknown, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_subcommands, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_lookup_repeats, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_lookup_repeats, setup, teardown),
         cmocka_unit_test_setup_teardown(test_noauth, setup, teardown),
         cmocka_unit_test_setup_teardown(test_oom, setup, teardown),
         cmocka_unit_test_setup_teardown(test_misconf, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stats_and_failures, setup,
                                         teardown),
-        cmocka_unit_test_setup_teardown(test_prefetch_only_when_admitted,
-                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_prefetch_only_when_admitted, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_tables_refused, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -158,39 +158,38 @@ static void test_bind_wildcards(void **state)
 static void test_every_directive(void **state)
 {
     cfg_t *c = *state;
-    const char *text =
-        "# a comment\n"
-        "\n"
-        "   \t\n"
-        "port 7000\n"
-        "bind 0.0.0.0 :: 10.1.2.3\n"
-        "unixsocket /run/cuckood.sock\n"
-        "unixsocketperm 770\n"
-        "protected-mode no\n"
-        "tcp-backlog 128\n"
-        "tcp-keepalive 60\n"
-        "timeout 30\n"
-        "requirepass s3cret\n"
-        "maxclients 5\n"
-        "maxmemory 2mb\n"
-        "proto-max-bulk-len 2mb\n"
-        "client-query-buffer-limit 3mb\n"
-        "client-output-buffer-limit normal 1mb 512kb 10\n"
-        "databases 4\n"
-        "dir /var/lib/cuckood\n"
-        "dbfilename f.cuckoo\n"
-        "save 10 2\n"
-        "stop-writes-on-bgsave-error no\n"
-        "loglevel warning\n"
-        "logfile /var/log/cuckood.log\n"
-        "pidfile /run/cuckood.pid\n"
-        "daemonize yes\n"
-        "cf-bucket-size 2\n"
-        "cf-fingerprint-bits 16\n"
-        "cf-max-iterations 20\n"
-        "cf-expansion-factor 2\n"
-        "cf-max-expansions 8\n"
-        "cf-initial-size 100\n";
+    const char *text = "# a comment\n"
+                       "\n"
+                       "   \t\n"
+                       "port 7000\n"
+                       "bind 0.0.0.0 :: 10.1.2.3\n"
+                       "unixsocket /run/cuckood.sock\n"
+                       "unixsocketperm 770\n"
+                       "protected-mode no\n"
+                       "tcp-backlog 128\n"
+                       "tcp-keepalive 60\n"
+                       "timeout 30\n"
+                       "requirepass s3cret\n"
+                       "maxclients 5\n"
+                       "maxmemory 2mb\n"
+                       "proto-max-bulk-len 2mb\n"
+                       "client-query-buffer-limit 3mb\n"
+                       "client-output-buffer-limit normal 1mb 512kb 10\n"
+                       "databases 4\n"
+                       "dir /var/lib/cuckood\n"
+                       "dbfilename f.cuckoo\n"
+                       "save 10 2\n"
+                       "stop-writes-on-bgsave-error no\n"
+                       "loglevel warning\n"
+                       "logfile /var/log/cuckood.log\n"
+                       "pidfile /run/cuckood.pid\n"
+                       "daemonize yes\n"
+                       "cf-bucket-size 2\n"
+                       "cf-fingerprint-bits 16\n"
+                       "cf-max-iterations 20\n"
+                       "cf-expansion-factor 2\n"
+                       "cf-max-expansions 8\n"
+                       "cf-initial-size 100\n";
 
     assert_int_equal(load(c, text), 0);
     assert_int_equal(c->port, 7000);
@@ -431,8 +430,8 @@ static void test_bad_values(void **state)
         assert_int_equal(cfg_init(&c), 0);
         int rc = load(&c, bads[i].text);
         if (rc != -EINVAL || strcmp(err, bads[i].msg) != 0)
-            fail_msg("case %zu: rc %d, message\n  '%s'\nwanted\n  '%s'", i,
-                     rc, err, bads[i].msg);
+            fail_msg("case %zu: rc %d, message\n  '%s'\nwanted\n  '%s'", i, rc,
+                     err, bads[i].msg);
         cfg_free(&c);
     }
 }
@@ -636,9 +635,9 @@ static void test_command_line(void **state)
 
     /* Overrides win over the file; --save appends to the file's save, as
      * redis-server does; an option takes words up to the next "--". */
-    char *av1[] = {"cuckood", path,   "--port",        "7001",
-                   "--save",  "60",   "1000",          "--requirepass",
-                   "cli",     "--bind", "127.0.0.1",   "::1"};
+    char *av1[] = {"cuckood", path,     "--port",    "7001",
+                   "--save",  "60",     "1000",      "--requirepass",
+                   "cli",     "--bind", "127.0.0.1", "::1"};
     assert_int_equal(args(c, 12, av1), 0);
     assert_int_equal(c->port, 7001);
     assert_string_equal(get(c, "save"), "100 1 60 1000");
@@ -698,8 +697,10 @@ static void test_command_line(void **state)
     write_file(path, text, strlen(text));
     char *av11[] = {"cuckood", path};
     assert_int_equal(args(c, 2, av11), -EINVAL);
-    snprintf(want, sizeof(want), "%s:3: 'maxmemory lots': argument must be a "
-             "memory value", path);
+    snprintf(want, sizeof(want),
+             "%s:3: 'maxmemory lots': argument must be a "
+             "memory value",
+             path);
     assert_string_equal(err, want);
 }
 
@@ -1059,8 +1060,9 @@ static void test_set_errors_change_nothing(void **state)
         {"nosuch", "1",
          "ERR Unknown option or number of arguments for CONFIG SET - "
          "'nosuch'"},
-        {"port", "7000", "ERR CONFIG SET failed (possibly related to argument "
-                         "'port') - can't set immutable config"},
+        {"port", "7000",
+         "ERR CONFIG SET failed (possibly related to argument "
+         "'port') - can't set immutable config"},
         {"bind", "0.0.0.0", NULL},
         {"unixsocket", "/s", NULL},
         {"unixsocketperm", "777", NULL},
@@ -1070,27 +1072,33 @@ static void test_set_errors_change_nothing(void **state)
         {"logfile", "/l", NULL},
         {"tcp-backlog", "5", NULL},
         {"dir", "/d", NULL},
-        {"maxmemory", "1x", "ERR CONFIG SET failed (possibly related to "
-                            "argument 'maxmemory') - argument must be a "
-                            "memory value"},
-        {"maxclients", "0", "ERR CONFIG SET failed (possibly related to "
-                            "argument 'maxclients') - argument must be "
-                            "between 1 and 4294967295 inclusive"},
-        {"timeout", "abc", "ERR CONFIG SET failed (possibly related to "
-                           "argument 'timeout') - argument couldn't be "
-                           "parsed into an integer"},
+        {"maxmemory", "1x",
+         "ERR CONFIG SET failed (possibly related to "
+         "argument 'maxmemory') - argument must be a "
+         "memory value"},
+        {"maxclients", "0",
+         "ERR CONFIG SET failed (possibly related to "
+         "argument 'maxclients') - argument must be "
+         "between 1 and 4294967295 inclusive"},
+        {"timeout", "abc",
+         "ERR CONFIG SET failed (possibly related to "
+         "argument 'timeout') - argument couldn't be "
+         "parsed into an integer"},
         /* string2ll's rules, as every integer argument: no leading zero,
          * no sign, no space. */
-        {"timeout", "007", "ERR CONFIG SET failed (possibly related to "
-                           "argument 'timeout') - argument couldn't be "
-                           "parsed into an integer"},
+        {"timeout", "007",
+         "ERR CONFIG SET failed (possibly related to "
+         "argument 'timeout') - argument couldn't be "
+         "parsed into an integer"},
         {"timeout", "+7", NULL},
         {"timeout", " 7", NULL},
-        {"save", "1 2 3", "ERR CONFIG SET failed (possibly related to "
-                          "argument 'save') - Invalid save parameters"},
+        {"save", "1 2 3",
+         "ERR CONFIG SET failed (possibly related to "
+         "argument 'save') - Invalid save parameters"},
         {"save", "0 1", NULL},
-        {"save", "100 1 \"x", "ERR CONFIG SET failed (possibly related to "
-                              "argument 'save') - Unbalanced quotes"},
+        {"save", "100 1 \"x",
+         "ERR CONFIG SET failed (possibly related to "
+         "argument 'save') - Unbalanced quotes"},
         {"loglevel", "xx", NULL},
         {"protected-mode", "maybe", NULL},
         {"stop-writes-on-bgsave-error", "", NULL},
@@ -1138,13 +1146,11 @@ static void test_set_errors_change_nothing(void **state)
         free(after);
     }
     free(before);
-    assert_int_equal(cfg_set(c, "daemonize", "yes", err, sizeof(err)),
-                     -EINVAL);
+    assert_int_equal(cfg_set(c, "daemonize", "yes", err, sizeof(err)), -EINVAL);
     assert_string_equal(err, "ERR CONFIG SET failed (possibly related to "
                              "argument 'daemonize') - can't set immutable "
                              "config");
-    assert_int_equal(cfg_set(c, "tls-port", "6380", err, sizeof(err)),
-                     -EINVAL);
+    assert_int_equal(cfg_set(c, "tls-port", "6380", err, sizeof(err)), -EINVAL);
 }
 
 int main(void)
@@ -1152,8 +1158,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bind_wildcards, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_every_directive, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_every_directive, setup, teardown),
         cmocka_unit_test(test_bad_values),
         cmocka_unit_test_setup_teardown(test_stops_at_first_error, setup,
                                         teardown),

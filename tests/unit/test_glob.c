@@ -78,11 +78,11 @@ static const gcase_t cases[] = {
     {"[z-a]", "m", false, true}, /* reversed range */
     {"[0-9]*", "7up", false, true},
     {"[0-9]*", "up", false, false},
-    {"[]", "a", false, false},   /* empty class matches nothing */
+    {"[]", "a", false, false}, /* empty class matches nothing */
     {"[^]", "a", false, true},
-    {"[", "a", false, false},    /* open class at the end */
+    {"[", "a", false, false}, /* open class at the end */
     {"[^", "a", false, true},
-    {"[ab", "b", false, true},   /* unterminated: runs to the end */
+    {"[ab", "b", false, true}, /* unterminated: runs to the end */
     {"[ab", "c", false, false},
     {"[a-", "-", false, true},
     {"[\\]]", "]", false, true},
@@ -255,8 +255,8 @@ static void test_against_reference(void **state)
         bool want = ref_match(p, pl, s, sl);
         bool got = glob_match(p, pl, s, sl, false);
         if (got != want)
-            fail_msg("pattern '%.*s' string '%.*s': got %d want %d", (int)pl,
-                     p, (int)sl, s, got, want);
+            fail_msg("pattern '%.*s' string '%.*s': got %d want %d", (int)pl, p,
+                     (int)sl, s, got, want);
     }
 }
 

@@ -217,8 +217,8 @@ static void test_key_lengths(void **state)
                          fb + entry_of(lens[i]) + sizeof(void *));
         sum += fb + entry_of(lens[i]);
     }
-    assert_int_equal(entry_of(127), 144);   /* 9 + 1 + 127 = 137 */
-    assert_int_equal(entry_of(128), 144);   /* 9 + 2 + 128 = 139 */
+    assert_int_equal(entry_of(127), 144);     /* 9 + 1 + 127 = 137 */
+    assert_int_equal(entry_of(128), 144);     /* 9 + 2 + 128 = 139 */
     assert_int_equal(entry_of(16384), 16400); /* 9 + 3 + 16384 */
     for (size_t i = 0; i < N; i++) {
         char item[16];

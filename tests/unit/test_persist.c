@@ -122,8 +122,7 @@ static void test_loads_every_database(void **state)
         char key[16], item[16];
         snprintf(key, sizeof(key), "k%d", dbs[i]);
         snprintf(item, sizeof(item), "i%d", dbs[i]);
-        const cf_filter_t *f =
-            ks_get(fx->f.s.dbs[dbs[i]], key, strlen(key));
+        const cf_filter_t *f = ks_get(fx->f.s.dbs[dbs[i]], key, strlen(key));
         assert_non_null(f);
         assert_true(cf_exists(f, item, strlen(item)));
         assert_int_equal(ks_size(fx->f.s.dbs[dbs[i]]), 1);

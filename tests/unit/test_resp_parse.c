@@ -461,8 +461,7 @@ static void test_max_args_limit(void **state)
     lim.max_args = 3;
     resp_parser_set_limits(p, &lim);
     assert_int_equal(
-        resp_parser_feed(p, "*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n", 25),
-        0);
+        resp_parser_feed(p, "*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n", 25), 0);
     assert_int_equal(resp_parser_next(p, &c), 1);
     assert_int_equal(c->argc, 3);
     assert_null(resp_parser_error(p));
@@ -727,7 +726,7 @@ static void test_args_in_place(void **state)
             size_t n = (size_t)((i * 7 + j * 97) % 1500);
             len += (size_t)sprintf(in + len, "$%zu\r\n", n);
             for (size_t k = 0; k < n; k++)
-                in[len++] = (char)((i + j + k) % 7 == 0 ? '\r'
+                in[len++] = (char)((i + j + k) % 7 == 0    ? '\r'
                                    : (i + j + k) % 11 == 0 ? '\0'
                                    : (i + j + k) % 13 == 0 ? '\n'
                                                            : 'a' + i % 26);
@@ -756,7 +755,7 @@ static void test_args_in_place(void **state)
                 size_t n = (size_t)((i * 7 + j * 97) % 1500);
                 assert_int_equal(c->argv[j].len, n);
                 for (size_t k = 0; k < n; k++) {
-                    char want = (char)((i + j + k) % 7 == 0 ? '\r'
+                    char want = (char)((i + j + k) % 7 == 0    ? '\r'
                                        : (i + j + k) % 11 == 0 ? '\0'
                                        : (i + j + k) % 13 == 0 ? '\n'
                                                                : 'a' + i % 26);

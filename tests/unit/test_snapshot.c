@@ -2,17 +2,17 @@
  * test_snapshot.c - the snapshot format: round trips, corrupt files of every
  * kind, failed saves that must leave the old file alone, stale temp files.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -39,7 +39,7 @@ typedef struct entry {
 typedef struct keyset {
     entry_t e[64];
     size_t n;
-    int stop_at;   /* iterator: fail with stop_rc at this index, -1 = never */
+    int stop_at; /* iterator: fail with stop_rc at this index, -1 = never */
     int stop_rc;
 } keyset_t;
 
@@ -334,11 +334,11 @@ static void test_round_trip_many(void **state)
             continue;
         for (size_t i = 0; i < 4; i++)
             for (size_t j = 0; j < 3; j++) {
-                int len = snprintf(key, sizeof(key), "db%d-b%u-fp%u", db,
-                                   bs[i], fps[j]);
+                int len = snprintf(key, sizeof(key), "db%d-b%u-fp%u", db, bs[i],
+                                   fps[j]);
                 add_entry(&fx->src, db, key, (size_t)len,
-                          make_filter(500, bs[i], fps[j], 1,
-                                      (uint64_t)n * 7919, 300, "t"));
+                          make_filter(500, bs[i], fps[j], 1, (uint64_t)n * 7919,
+                                      300, "t"));
                 n++;
             }
         /* A grown filter with several sub-filters. */
@@ -466,15 +466,15 @@ static void test_random_flips(void **state)
         uint8_t x = (uint8_t)(1 + rand_r(&seed) % 255);
         memcpy(c, b, len);
         c[at] ^= x;
-        assert_int_equal(snap_parse(c, len, "f", true, NULL, collect,
-                                    &fx->got, err, sizeof(err)),
+        assert_int_equal(snap_parse(c, len, "f", true, NULL, collect, &fx->got,
+                                    err, sizeof(err)),
                          -EINVAL);
         assert_int_equal(fx->got.n, 0);
         if (i % 100 == 0) { /* and through the file, now and then */
             write_all_file(fx->path, c, len);
-            assert_int_equal(snap_load(fx->path, NULL, collect, &fx->got, err,
-                                       sizeof(err)),
-                             -EINVAL);
+            assert_int_equal(
+                snap_load(fx->path, NULL, collect, &fx->got, err, sizeof(err)),
+                -EINVAL);
             assert_int_equal(fx->got.n, 0);
         }
     }
@@ -749,8 +749,10 @@ static void test_structure_defects(void **state)
     img_u32(&m, 1);
     img_bytes(&m, "k", 1);
     img_u32(&m, 16);
-    img_bytes(&m, "\xff\xff\xff\xff\xff\xff\xff\xff"
-                  "\xff\xff\xff\xff\xff\xff\xff\xff", 16);
+    img_bytes(&m,
+              "\xff\xff\xff\xff\xff\xff\xff\xff"
+              "\xff\xff\xff\xff\xff\xff\xff\xff",
+              16);
     img_u64(&m, 0);
     img_end(&m, 1);
     EXPECT_BAD("bad encoding");
@@ -869,8 +871,7 @@ static void test_bad_files(void **state)
 
     /* A directory is not a snapshot. */
     assert_int_equal(
-        snap_load(fx->dir, NULL, collect, &fx->got, err, sizeof(err)),
-        -EINVAL);
+        snap_load(fx->dir, NULL, collect, &fx->got, err, sizeof(err)), -EINVAL);
     assert_non_null(strstr(err, "regular"));
 }
 
@@ -925,8 +926,7 @@ static void test_save_failures(void **state)
     if (geteuid() != 0) {
         assert_int_equal(chmod(fx->dir, 0555), 0);
         assert_int_equal(
-            snap_save(fx->path, ks_iter, &fx->src, err, sizeof(err)),
-            -EACCES);
+            snap_save(fx->path, ks_iter, &fx->src, err, sizeof(err)), -EACCES);
         assert_non_null(strstr(err, "Permission denied"));
         expect_failed_save(fx, fx->path, 1);
         assert_int_equal(chmod(fx->dir, 0755), 0);
@@ -1013,16 +1013,13 @@ static void test_remove_stale(void **state)
 {
     fixture_t *fx = *state;
     static const char *keep[] = {
-        "dump.cuckoo",          "dump.cuckoo.tmp-",
-        "dump.cuckoo.tmp-12",   "dump.cuckoo.tmp-1-2x",
-        "dump.cuckoo.tmp-1-2-3", "other.cuckoo.tmp-1-2",
-        "dump.cuckoo.tmp--1",   "xdump.cuckoo.tmp-1-2",
-        "dump.cuckoo.tmp-1-",
+        "dump.cuckoo",          "dump.cuckoo.tmp-",      "dump.cuckoo.tmp-12",
+        "dump.cuckoo.tmp-1-2x", "dump.cuckoo.tmp-1-2-3", "other.cuckoo.tmp-1-2",
+        "dump.cuckoo.tmp--1",   "xdump.cuckoo.tmp-1-2",  "dump.cuckoo.tmp-1-",
     };
     /* Left by processes that are gone, by this process (a former instance
      * with the same pid, as pid 1 in a container), by no process at all. */
-    long stale_pids[] = {dead_pid(), (long)getpid(), 0,
-                         99999999999999999L};
+    long stale_pids[] = {dead_pid(), (long)getpid(), 0, 99999999999999999L};
     size_t nstale = sizeof(stale_pids) / sizeof(stale_pids[0]);
     char p[400];
 
@@ -1139,14 +1136,10 @@ static void test_tmp_name_matches(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_round_trip_many, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_round_trip_empty, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_round_trip_large, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_every_truncation, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_round_trip_many, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_round_trip_empty, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_round_trip_large, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_every_truncation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_random_flips, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flips_fixed_checksum, setup,
                                         teardown),
@@ -1156,13 +1149,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_on_key_stops, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_save_failures, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_save_write_error, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_save_write_error, setup, teardown),
         cmocka_unit_test_setup_teardown(test_remove_stale, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stale_keeps_live_files, setup,
                                         teardown),
-        cmocka_unit_test_setup_teardown(test_tmp_name_matches, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_tmp_name_matches, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
