@@ -30,6 +30,7 @@ static void h_changed(void *h, const arg_t *key, cf_filter_t *f,
     (void)f;
     ks_recount(c->db, key->ptr, key->len);
     server_dirty(c->srv, changes);
+    server_key_changed(c->srv, c->dbnum, key->ptr, key->len);
 }
 
 static uint64_t h_headroom(void *h, bool *maxmemory)

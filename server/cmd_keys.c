@@ -32,7 +32,10 @@ static void del_proc(client_t *c, int argc, const arg_t *argv)
 {
     int64_t n = 0;
     for (int i = 1; i < argc; i++)
-        n += ks_del(c->db, argv[i].ptr, argv[i].len);
+        if (ks_del(c->db, argv[i].ptr, argv[i].len) > 0) {
+            server_key_changed(c->srv, c->dbnum, argv[i].ptr, argv[i].len);
+            n++;
+        }
     if (n > 0)
         server_dirty(c->srv, (uint64_t)n);
     resp_add_int(&c->out, n);
@@ -174,6 +177,8 @@ static void rename_proc(client_t *c, int argc, const arg_t *argv)
         resp_add_error(&c->out, ERRTEXT_NOMEM);
         return;
     }
+    server_key_changed(c->srv, c->dbnum, argv[1].ptr, argv[1].len);
+    server_key_changed(c->srv, c->dbnum, argv[2].ptr, argv[2].len);
     server_dirty(c->srv, 1);
     reply_ok(c);
 }
@@ -197,6 +202,7 @@ static void flushdb_proc(client_t *c, int argc, const arg_t *argv)
 {
     if (!flush_args_ok(c, argc, argv))
         return;
+    server_db_changing(c->srv, c->dbnum);
     server_dirty(c->srv, ks_size(c->db));
     ks_flush(c->db);
     reply_ok(c);
@@ -209,6 +215,7 @@ static void flushall_proc(client_t *c, int argc, const arg_t *argv)
     server_t *s = c->srv;
     uint64_t n = 0;
     for (int i = 0; i < s->ndbs; i++) {
+        server_db_changing(s, i);
         n += ks_size(s->dbs[i]);
         ks_flush(s->dbs[i]);
     }

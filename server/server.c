@@ -112,6 +112,24 @@ uint64_t server_seed(server_t *s)
     return z ^ (z >> 31);
 }
 
+void server_key_changed(server_t *s, int dbnum, const void *key, size_t len)
+{
+    if (s->on_key_changed != NULL)
+        s->on_key_changed(s, dbnum, key, len);
+}
+
+void server_db_changing(server_t *s, int dbnum)
+{
+    if (s->on_db_changing != NULL)
+        s->on_db_changing(s, dbnum);
+}
+
+void server_dbs_swapping(server_t *s, int a, int b)
+{
+    if (s->on_dbs_swapping != NULL)
+        s->on_dbs_swapping(s, a, b);
+}
+
 void server_keyspace_hit(server_t *s, bool hit)
 {
     if (hit)

@@ -79,6 +79,11 @@ struct server {
      * background save, save the empty dataset); set by main(), may be
      * NULL. */
     void (*on_flushall)(server_t *s);
+    /* Listeners of the key-change signals (server.h); set by main(), each
+     * may be NULL. */
+    void (*on_key_changed)(server_t *s, int dbnum, const void *key, size_t len);
+    void (*on_db_changing)(server_t *s, int dbnum);
+    void (*on_dbs_swapping)(server_t *s, int a, int b);
     uint64_t seed_state;
     /* The machine's physical memory or this process's cgroup memory limit,
      * whichever is lower (sysmem_limit()), read once at init: the bound on
