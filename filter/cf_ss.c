@@ -1,9 +1,30 @@
 /*
  * cf_ss.c - writes of semi-sorted buckets.
  */
+#define CF_SS_TABLE_DEFINE /* the one copy of the tables */
 #include "cf_ss.h"
 
 #include "le.h"
+
+uint32_t ss_lanes5[1u << CF_SS_IDX_BITS], ss_lanes9[1u << CF_SS_IDX_BITS];
+
+/* ss_unrank's prefix j moved from bit 4j to bit kj. */
+static uint32_t lanes_of(uint32_t v, uint32_t k)
+{
+    uint32_t out = 0;
+    for (uint32_t j = 0; j < 4; j++)
+        out |= ((v >> (CF_SS_PREFIX_BITS * j)) & CF_SS_PREFIX_MASK) << (k * j);
+    return out;
+}
+
+/* Before any thread could look a bucket up, as the shape table. */
+__attribute__((constructor)) static void ss_lanes_init(void)
+{
+    for (uint32_t i = 0; i < 1u << CF_SS_IDX_BITS; i++) {
+        ss_lanes5[i] = lanes_of(ss_unrank[i], 5);
+        ss_lanes9[i] = lanes_of(ss_unrank[i], 9);
+    }
+}
 
 /* a, b = min, max: selects, not branches (the order of fingerprints is
  * random). */

@@ -24,6 +24,13 @@
 #include "cf_shape.h"
 #include "cf_ss_table.h"
 
+/* ss_unrank's prefixes with position j in bits k*j..k*j+3 (k = 5, 9),
+ * lined up with the suffix lanes of 9 and 13-bit fingerprints, for
+ * lookups: 16 KiB each, made from ss_unrank when the program (or the
+ * module) is loaded and read-only after. */
+extern CF_HIDDEN uint32_t ss_lanes5[1u << CF_SS_IDX_BITS],
+    ss_lanes9[1u << CF_SS_IDX_BITS];
+
 /* The four prefixes of semi-sorted bucket word w, prefix j in the low bits
  * of suffix lane j (k bits wide). */
 static inline uint64_t ss_prefix_lanes(uint64_t w, uint32_t k)
