@@ -19,8 +19,9 @@ exists_many_fast(const cf_filter_t *f, size_t n, const void *const *keys,
     const cf_table_t *t = tabs_get(f, &one);
     const uint8_t *const data = t->data;
     const uint64_t nb = t->nbuckets, seed = f->seed;
-    /* 7 unless buckets are aligned words (see prefetch_bucket()) */
-    const uint32_t tail = (bits == 32 || bits == 64) ? 0 : 7;
+    /* CF_PREFETCH_TAIL unless buckets are aligned words (see
+     * prefetch_bucket()) */
+    const uint32_t tail = (bits == 32 || bits == 64) ? 0 : CF_PREFETCH_TAIL;
     const uint32_t fp_mask = SH(f)->fp_mask;
     uint64_t ones = 0;
     for (uint32_t j = 0; j < b; j++)

@@ -136,7 +136,7 @@ _Static_assert(sizeof(struct cf_filter) == 40, "cf_filter grew");
  * nbuckets */
 _Static_assert(CF_V_INDEX_SHIFT + SMALL_BITS + SMALL_BITS <= 64,
                "a small table's entry must fit one word");
-_Static_assert(SMALL_NB * CF_MAX_BUCKET_SIZE + 1 < UINT32_MAX,
+_Static_assert((SMALL_NB * CF_MAX_BUCKET_SIZE) + 1 < UINT32_MAX,
                "a small table's items must fit 32 bits");
 
 #define SH(f) (&cf_shapes[(f)->shape])
@@ -347,6 +347,9 @@ static inline bool victim_is(const cf_table_t *t, uint64_t i1, uint64_t i2,
            (i == i1 || i == i2);
 }
 
+/* The last byte past a bucket's start that its one 8-byte load reads. */
+#define CF_PREFETCH_TAIL 7
+
 static inline void prefetch(const void *p)
 {
     __builtin_prefetch(p, 0, 3);
@@ -366,7 +369,7 @@ static inline void prefetch_bucket(const cf_filter_t *f, const cf_table_t *t,
 {
     const uint8_t *p = bucket_addr(f, t, i);
     prefetch(p);
-    prefetch(p + 7);
+    prefetch(p + CF_PREFETCH_TAIL);
 }
 
 /* Fast buckets: the top bit of the lane of every slot of bucket i that

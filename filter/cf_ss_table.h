@@ -22,6 +22,7 @@ extern __attribute__((visibility("hidden"))) const uint16_t ss_rank[4][16];
 extern __attribute__((visibility("hidden"))) const uint16_t ss_unrank[4096];
 
 #ifdef CF_SS_TABLE_DEFINE
+/* clang-format off */
 const uint16_t ss_rank[4][16] = {
     {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15},
     {0, 1, 3, 6, 10, 15, 21, 28, 36, 45, 55, 66, 78, 91, 105, 120},
@@ -441,6 +442,7 @@ const uint16_t ss_unrank[4096] = {
     0x0000, 0x0000, 0x0000, 0x0000, 0x0000, 0x0000, 0x0000, 0x0000, 0x0000, 0x0000,
     0x0000, 0x0000, 0x0000, 0x0000, 0x0000, 0x0000,
 };
+/* clang-format on */
 #endif /* CF_SS_TABLE_DEFINE */
 
 #endif /* CF_SS_TABLE_H */

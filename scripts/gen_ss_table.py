@@ -48,7 +48,8 @@ print("""/* cf_ss_table.h - tables of the semi-sorted bucket encoding (cf_ss.h).
 extern __attribute__((visibility("hidden"))) const uint16_t ss_rank[4][16];
 extern __attribute__((visibility("hidden"))) const uint16_t ss_unrank[4096];
 
-#ifdef CF_SS_TABLE_DEFINE""")
+#ifdef CF_SS_TABLE_DEFINE
+/* clang-format off */""")
 print("const uint16_t ss_rank[4][16] = {")
 for j in range(4):
     print("    {" + ", ".join(str(x) for x in rank[j]) + "},")
@@ -57,5 +58,6 @@ print("const uint16_t ss_unrank[4096] = {")
 for i in range(0, 4096, 10):
     print("    " + ", ".join("0x%04x" % x for x in unrank[i:i + 10]) + ",")
 print("};")
+print("/* clang-format on */")
 print("#endif /* CF_SS_TABLE_DEFINE */")
 print("\n#endif /* CF_SS_TABLE_H */")
