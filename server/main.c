@@ -17,6 +17,7 @@
 #include "cmd_admin.h"
 #include "cmd_conn.h"
 #include "cmd_keys.h"
+#include "config_load.h"
 #include "conn.h"
 #include "daemon.h"
 #include "heap.h"
