@@ -988,7 +988,7 @@ static void test_loadchunk_headroom(void **state)
                 cf_size_bytes(ks_get(fx->c.db, "u", 1)));
 }
 
-/* A host whose keyspace holds other types (the module): writes answer
+/* A host whose keyspace holds other types (the module):
  * every command answers WRONGTYPE (reads too, as RedisBloom's) and
  * changes nothing. */
 static void test_wrong_type(void **state)
