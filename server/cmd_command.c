@@ -20,6 +20,7 @@ static void add_flags(resp_out_t *o, unsigned flags)
     } names[] = {
         {CMD_WRITE, "write"},     {CMD_READONLY, "readonly"},
         {CMD_DENYOOM, "denyoom"}, {CMD_ADMIN, "admin"},
+        {CMD_NOSCRIPT, "noscript"},
         {CMD_NOAUTH, "no_auth"},  {CMD_LOADING, "loading"},
         {CMD_STALE, "stale"},     {CMD_FAST, "fast"},
     };
