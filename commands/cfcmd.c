@@ -323,8 +323,7 @@ static void reply_bad_rate(const call_t *c)
 
 /* The filter under key for a read: 0 with *out (NULL when absent), or -1
  * after a WRONGTYPE reply. */
-static int find_read(const call_t *c, const arg_t *key,
-                     const cf_filter_t **out)
+static int find_read(const call_t *c, const arg_t *key, const cf_filter_t **out)
 {
     cf_filter_t *f = NULL;
     *out = NULL;

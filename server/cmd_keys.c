@@ -73,11 +73,11 @@ static bool parse_db(client_t *c, const arg_t *a, const char *notint, int *db)
         return false;
     }
     if (v < INT_MIN || v > INT_MAX) {
-        resp_add_error(&c->out,
-                       notint != NULL ? notint
-                                      : "ERR value is out of range, value "
-                                        "must between -2147483648 and "
-                                        "2147483647");
+        resp_add_error(&c->out, notint != NULL
+                                    ? notint
+                                    : "ERR value is out of range, value "
+                                      "must between -2147483648 and "
+                                      "2147483647");
         return false;
     }
     if (v < 0 || v >= c->srv->ndbs) {
@@ -90,16 +90,16 @@ static bool parse_db(client_t *c, const arg_t *a, const char *notint, int *db)
 
 static bool same_name(const arg_t *a, const arg_t *b)
 {
-    return a->len == b->len && (a->len == 0 || memcmp(a->ptr, b->ptr, a->len) == 0);
+    return a->len == b->len &&
+           (a->len == 0 || memcmp(a->ptr, b->ptr, a->len) == 0);
 }
 
 /* The refusal of a filter that does not fit: Redis's OOM error under
  * maxmemory, ours when the machine's memory is the bound. */
 static void reply_no_room(client_t *c)
 {
-    resp_add_error(&c->out, server_cfg(c->srv)->maxmemory != 0
-                                ? ERRTEXT_OOM
-                                : ERRTEXT_NOMEM);
+    resp_add_error(&c->out, server_cfg(c->srv)->maxmemory != 0 ? ERRTEXT_OOM
+                                                               : ERRTEXT_NOMEM);
 }
 
 /* The cap on the tables of a filter about to be made (COPY, RESTORE): what
@@ -382,8 +382,9 @@ static void renamenx_proc(client_t *c, int argc, const arg_t *argv)
         resp_add_int(&c->out, 0);
         return;
     }
-    if (ks_rename(c->db, argv[1].ptr, argv[1].len, argv[2].ptr,
-                  argv[2].len) != 0) {
+    int rc =
+        ks_rename(c->db, argv[1].ptr, argv[1].len, argv[2].ptr, argv[2].len);
+    if (rc != 0) {
         resp_add_error(&c->out, ERRTEXT_NOMEM);
         return;
     }
@@ -654,7 +655,8 @@ static void wait_proc(client_t *c, int argc, const arg_t *argv)
         return;
     }
     if (!arg_ll(&argv[2], &timeout)) {
-        resp_add_error(&c->out, "ERR timeout is not an integer or out of range");
+        resp_add_error(&c->out,
+                       "ERR timeout is not an integer or out of range");
         return;
     }
     if (timeout < 0) {
@@ -707,17 +709,15 @@ static const cmd_arg_t restore_args[] = {
     {"seconds", "integer", "IDLETIME", CMD_ARG_OPTIONAL, NULL},
     {"frequency", "integer", "FREQ", CMD_ARG_OPTIONAL, NULL},
     CMD_ARG_END};
-static const cmd_arg_t wait_args[] = {
-    {"numreplicas", "integer", NULL, 0, NULL},
-    {"timeout", "integer", NULL, 0, NULL},
-    CMD_ARG_END};
+static const cmd_arg_t wait_args[] = {{"numreplicas", "integer", NULL, 0, NULL},
+                                      {"timeout", "integer", NULL, 0, NULL},
+                                      CMD_ARG_END};
 
 #define OBJECT_SUB(n, p, sum, since_)                                          \
     {                                                                          \
         .name = n, .arity = 3, .flags = CMD_READONLY, .proc = p,               \
         .first_key = 2, .last_key = 2, .key_step = 1, .group = "generic",      \
-        .summary = sum, .since = since_, .complexity = "O(1)",                 \
-        .args = key_arg                                                        \
+        .summary = sum, .since = since_, .complexity = "O(1)", .args = key_arg \
     }
 static const cmd_def_t object_subs[] = {
     OBJECT_SUB("encoding", object_encoding_proc,

@@ -738,8 +738,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_add_get_del, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_move_between_dbs, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_move_between_dbs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_random, setup, teardown),
         cmocka_unit_test_setup_teardown(test_binary_keys, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rename, setup, teardown),
