@@ -281,14 +281,11 @@ def test_touch_exists_randomkey(pair):
 
 def test_object(pair):
     filters(pair, "a")
-    pair.same("OBJECT", "ENCODING", "a")
-    pair.same("OBJECT", "ENCODING", "nope")
-    pair.same("OBJECT", "REFCOUNT", "a")
-    pair.same("OBJECT", "REFCOUNT", "nope")
-    pair.same("OBJECT", "IDLETIME", "a")
-    pair.same("OBJECT", "IDLETIME", "nope")
-    pair.same("OBJECT", "FREQ", "a", exact=True)
-    pair.same("OBJECT", "FREQ", "nope")
+    # FREQ is refused under the default policy (noeviction), with Redis's
+    # text; a missing key is nil for every subcommand.
+    for sub in ("ENCODING", "REFCOUNT", "IDLETIME", "FREQ"):
+        for key in ("a", "nope"):
+            pair.same("OBJECT", sub, key, exact=True)
     pair.same("OBJECT", "HELP", exact=True)
     pair.same("OBJECT", "BOGUS", "a", exact=True)
     pair.same("OBJECT", exact=True)
