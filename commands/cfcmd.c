@@ -28,8 +28,8 @@
  *    host's headroom (maxmemory, or the machine's memory, less what is
  *    used), checked before anything is allocated. Over maxmemory the reply
  *    is Redis's OOM error; over the machine's memory it is CF_ERR_RAM.
- *  - A key of another type: writes answer WRONGTYPE, reads answer as for
- *    a missing key (RedisBloom's reads answer 0 there too).
+ *  - A key of another type (only the module host has others): every
+ *    command answers WRONGTYPE, reads too, as RedisBloom's do.
  */
 #include "cfcmd.h"
 
@@ -321,13 +321,18 @@ static void reply_bad_rate(const call_t *c)
 
 /* ---- finding and creating filters ---------------------------------------- */
 
-/* The filter under argv[1] for a read, or NULL (absent, or another type). */
-static cf_filter_t *find_read(const call_t *c, const arg_t *key)
+/* The filter under key for a read: 0 with *out (NULL when absent), or -1
+ * after a WRONGTYPE reply. */
+static int find_read(const call_t *c, const arg_t *key, const cf_filter_t **out)
 {
     cf_filter_t *f = NULL;
-    if (c->host->find(c->h, key, true, &f) != 0)
-        return NULL;
-    return f;
+    *out = NULL;
+    if (c->host->find(c->h, key, true, &f) != 0) {
+        reply_error(c, ERRTEXT_WRONGTYPE);
+        return -1;
+    }
+    *out = f;
+    return 0;
 }
 
 /* The filter under key for a write: 0 with *out (NULL when absent), or -1
@@ -686,7 +691,9 @@ static void cmd_exists(const cfcmd_host_t *host, void *h, int argc,
                        const arg_t *argv)
 {
     const call_t c = {host, h};
-    const cf_filter_t *f = find_read(&c, &argv[1]);
+    const cf_filter_t *f;
+    if (find_read(&c, &argv[1], &f) != 0)
+        return;
     host->reply_bool(h, f != NULL && cf_exists(f, argv[2].ptr, argv[2].len));
 }
 
@@ -695,7 +702,9 @@ static void cmd_mexists(const cfcmd_host_t *host, void *h, int argc,
                         const arg_t *argv)
 {
     const call_t c = {host, h};
-    const cf_filter_t *f = find_read(&c, &argv[1]);
+    const cf_filter_t *f;
+    if (find_read(&c, &argv[1], &f) != 0)
+        return;
     size_t n = (size_t)(argc - 2);
     const void *keys[CF_WINDOW];
     size_t lens[CF_WINDOW];
@@ -742,7 +751,9 @@ static void cmd_count(const cfcmd_host_t *host, void *h, int argc,
                       const arg_t *argv)
 {
     const call_t c = {host, h};
-    const cf_filter_t *f = find_read(&c, &argv[1]);
+    const cf_filter_t *f;
+    if (find_read(&c, &argv[1], &f) != 0)
+        return;
     uint64_t n = f != NULL ? cf_count(f, argv[2].ptr, argv[2].len) : 0;
     host->reply_int(h, n > INT64_MAX ? INT64_MAX : (long long)n);
 }
@@ -758,7 +769,9 @@ static void cmd_info(const cfcmd_host_t *host, void *h, int argc,
                      const arg_t *argv)
 {
     const call_t c = {host, h};
-    const cf_filter_t *f = find_read(&c, &argv[1]);
+    const cf_filter_t *f;
+    if (find_read(&c, &argv[1], &f) != 0)
+        return;
     cf_stats_t st;
 
     if (f == NULL) {
@@ -798,7 +811,9 @@ static void cmd_scandump(const cfcmd_host_t *host, void *h, int argc,
                          const arg_t *argv)
 {
     const call_t c = {host, h};
-    const cf_filter_t *f = find_read(&c, &argv[1]);
+    const cf_filter_t *f;
+    if (find_read(&c, &argv[1], &f) != 0)
+        return;
     long long it;
 
     if (f == NULL) {

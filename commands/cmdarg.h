@@ -26,6 +26,7 @@ enum {
     CMD_ADMIN = 1 << 5,
     CMD_LOADING = 1 << 6,
     CMD_STALE = 1 << 7,
+    CMD_NOSCRIPT = 1 << 8, /* refused inside a script */
 };
 
 /* Argument documentation for COMMAND DOCS, as Redis 7 reports it. */

@@ -18,10 +18,11 @@ static void add_flags(resp_out_t *o, unsigned flags)
         unsigned bit;
         const char *name;
     } names[] = {
-        {CMD_WRITE, "write"},     {CMD_READONLY, "readonly"},
-        {CMD_DENYOOM, "denyoom"}, {CMD_ADMIN, "admin"},
-        {CMD_NOAUTH, "no_auth"},  {CMD_LOADING, "loading"},
-        {CMD_STALE, "stale"},     {CMD_FAST, "fast"},
+        {CMD_WRITE, "write"},       {CMD_READONLY, "readonly"},
+        {CMD_DENYOOM, "denyoom"},   {CMD_ADMIN, "admin"},
+        {CMD_NOSCRIPT, "noscript"}, {CMD_NOAUTH, "no_auth"},
+        {CMD_LOADING, "loading"},   {CMD_STALE, "stale"},
+        {CMD_FAST, "fast"},
     };
     size_t n = 0;
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)

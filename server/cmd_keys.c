@@ -1,6 +1,7 @@
 /*
  * cmd_keys.c - the keyspace commands (cmd_keys_table): DEL, UNLINK, EXISTS,
- * TYPE, KEYS, SCAN, RENAME, DBSIZE, FLUSHDB, FLUSHALL.
+ * TYPE, KEYS, SCAN, RENAME, DBSIZE, FLUSHDB, FLUSHALL, and COPY, RENAMENX,
+ * MOVE, SWAPDB, DUMP, RESTORE, TOUCH, RANDOMKEY, OBJECT, WAIT.
  */
 #include "cmd_keys.h"
 
@@ -17,14 +18,103 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "conn.h"
+#include "dump.h"
 #include "errtext.h"
 #include "glob.h"
 #include "log.h"
+#include "reply.h"
 #include "server_int.h"
 
 #define FILTER_TYPE "MBbloomCF"
 
 /* ---- helpers ----------------------------------------------------------- */
+
+/* Timeouts: the keyspace keeps none yet. These are where COPY, MOVE,
+ * RENAMENX and RESTORE carry or set one; filled in when expiry lands. */
+
+/* Gives key dst in database ddb the timeout key src of database sdb has
+ * (none: none), after a COPY, MOVE or RENAMENX. */
+static void carry_ttl(server_t *s, int sdb, const arg_t *src, int ddb,
+                      const arg_t *dst)
+{
+    (void)s;
+    (void)sdb;
+    (void)src;
+    (void)ddb;
+    (void)dst;
+}
+
+/* Sets the absolute timeout (ms since the epoch) of a key RESTORE just
+ * made; at_ms is 0 for none. */
+static void restore_ttl(client_t *c, const arg_t *key, long long at_ms)
+{
+    (void)c;
+    (void)key;
+    (void)at_ms;
+}
+
+/* Wall-clock milliseconds, the clock RESTORE's timeouts are in. */
+static long long now_ms(void)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (long long)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+}
+
+/* A database index argument, as Redis's getIntFromObjectOrReply() and
+ * selectDb() take it: false after the error reply (notint when it is not
+ * an int, or Redis's generic texts for NULL; out of range otherwise). */
+static bool parse_db(client_t *c, const arg_t *a, const char *notint, int *db)
+{
+    long long v;
+    if (!arg_ll(a, &v)) {
+        resp_add_error(&c->out, notint != NULL ? notint : ERRTEXT_NOT_INTEGER);
+        return false;
+    }
+    if (v < INT_MIN || v > INT_MAX) {
+        resp_add_error(&c->out, notint != NULL
+                                    ? notint
+                                    : "ERR value is out of range, value "
+                                      "must between -2147483648 and "
+                                      "2147483647");
+        return false;
+    }
+    if (v < 0 || v >= c->srv->ndbs) {
+        resp_add_error(&c->out, "ERR DB index is out of range");
+        return false;
+    }
+    *db = (int)v;
+    return true;
+}
+
+static bool same_name(const arg_t *a, const arg_t *b)
+{
+    return a->len == b->len &&
+           (a->len == 0 || memcmp(a->ptr, b->ptr, a->len) == 0);
+}
+
+/* The refusal of a filter that does not fit: Redis's OOM error under
+ * maxmemory, ours when the machine's memory is the bound. */
+static void reply_no_room(client_t *c)
+{
+    resp_add_error(&c->out, server_cfg(c->srv)->maxmemory != 0 ? ERRTEXT_OOM
+                                                               : ERRTEXT_NOMEM);
+}
+
+/* The cap on the tables of a filter about to be made (COPY, RESTORE): what
+ * the memory bound leaves. Returns false after an error reply when nothing
+ * is left. */
+static bool new_filter_limits(client_t *c, cf_limits_t *lim, uint64_t *room)
+{
+    *room = server_memory_headroom(c->srv);
+    if (*room == 0) {
+        reply_no_room(c);
+        return false;
+    }
+    lim->max_bytes = *room == UINT64_MAX ? 0 : *room;
+    return true;
+}
 
 /* ---- keyspace commands ------------------------------------------------- */
 
@@ -231,6 +321,351 @@ static void flushall_proc(client_t *c, int argc, const arg_t *argv)
     reply_ok(c);
 }
 
+/* COPY source destination [DB destination-db] [REPLACE] */
+static void copy_proc(client_t *c, int argc, const arg_t *argv)
+{
+    int dbnum = c->dbnum;
+    bool replace = false;
+    for (int i = 3; i < argc; i++) {
+        if (arg_is(&argv[i], "replace")) {
+            replace = true;
+        } else if (arg_is(&argv[i], "db") && i + 1 < argc) {
+            if (!parse_db(c, &argv[++i], NULL, &dbnum))
+                return;
+        } else {
+            reply_syntax_error(c);
+            return;
+        }
+    }
+    ks_db_t *dst = c->srv->dbs[dbnum];
+    if (dst == c->db && same_name(&argv[1], &argv[2])) {
+        resp_add_error(&c->out,
+                       "ERR source and destination objects are the same");
+        return;
+    }
+    const cf_filter_t *src = ks_get(c->db, argv[1].ptr, argv[1].len);
+    if (src == NULL ||
+        (!replace && ks_get(dst, argv[2].ptr, argv[2].len) != NULL)) {
+        resp_add_int(&c->out, 0);
+        return;
+    }
+    cf_limits_t lim;
+    uint64_t room;
+    cf_filter_t *f = NULL;
+    if (!new_filter_limits(c, &lim, &room))
+        return;
+    if (dump_clone(src, &lim, &f) != 0 || cf_size_bytes(f) > room) {
+        cf_free(f);
+        reply_no_room(c);
+        return;
+    }
+    ks_del(dst, argv[2].ptr, argv[2].len);
+    if (ks_add(dst, argv[2].ptr, argv[2].len, &f) != 0) {
+        cf_free(f);
+        resp_add_error(&c->out, ERRTEXT_NOMEM);
+        return;
+    }
+    carry_ttl(c->srv, c->dbnum, &argv[1], dbnum, &argv[2]);
+    server_key_changed(c->srv, dbnum, argv[2].ptr, argv[2].len);
+    server_dirty(c->srv, 1);
+    resp_add_int(&c->out, 1);
+}
+
+static void renamenx_proc(client_t *c, int argc, const arg_t *argv)
+{
+    if (ks_get(c->db, argv[1].ptr, argv[1].len) == NULL) {
+        resp_add_error(&c->out, "ERR no such key");
+        return;
+    }
+    /* Redis answers 0 for the same name too: the key exists. */
+    if (ks_get(c->db, argv[2].ptr, argv[2].len) != NULL) {
+        resp_add_int(&c->out, 0);
+        return;
+    }
+    int rc =
+        ks_rename(c->db, argv[1].ptr, argv[1].len, argv[2].ptr, argv[2].len);
+    if (rc != 0) {
+        resp_add_error(&c->out, ERRTEXT_NOMEM);
+        return;
+    }
+    carry_ttl(c->srv, c->dbnum, &argv[1], c->dbnum, &argv[2]);
+    server_key_changed(c->srv, c->dbnum, argv[1].ptr, argv[1].len);
+    server_key_changed(c->srv, c->dbnum, argv[2].ptr, argv[2].len);
+    server_dirty(c->srv, 1);
+    resp_add_int(&c->out, 1);
+}
+
+static void move_proc(client_t *c, int argc, const arg_t *argv)
+{
+    int dbnum;
+    if (!parse_db(c, &argv[2], NULL, &dbnum))
+        return;
+    if (dbnum == c->dbnum) {
+        resp_add_error(&c->out,
+                       "ERR source and destination objects are the same");
+        return;
+    }
+    ks_db_t *dst = c->srv->dbs[dbnum];
+    /* The timeout goes first, while the source still has the key. */
+    if (ks_get(c->db, argv[1].ptr, argv[1].len) == NULL ||
+        ks_get(dst, argv[1].ptr, argv[1].len) != NULL) {
+        resp_add_int(&c->out, 0);
+        return;
+    }
+    carry_ttl(c->srv, c->dbnum, &argv[1], dbnum, &argv[1]);
+    if (ks_move(c->db, dst, argv[1].ptr, argv[1].len) != 0) {
+        resp_add_int(&c->out, 0);
+        return;
+    }
+    server_key_changed(c->srv, c->dbnum, argv[1].ptr, argv[1].len);
+    server_key_changed(c->srv, dbnum, argv[1].ptr, argv[1].len);
+    server_dirty(c->srv, 1);
+    resp_add_int(&c->out, 1);
+}
+
+static void swapdb_proc(client_t *c, int argc, const arg_t *argv)
+{
+    int a, b;
+    if (!parse_db(c, &argv[1], "ERR invalid first DB index", &a) ||
+        !parse_db(c, &argv[2], "ERR invalid second DB index", &b))
+        return;
+    server_t *s = c->srv;
+    if (a != b) {
+        server_dbs_swapping(s, a, b);
+        ks_db_t *t = s->dbs[a];
+        s->dbs[a] = s->dbs[b];
+        s->dbs[b] = t;
+        /* A client keeps its number: it sees the other contents now. */
+        for (client_t *cl = conn_next_client(s, NULL); cl != NULL;
+             cl = conn_next_client(s, cl))
+            cl->db = s->dbs[cl->dbnum];
+        c->db = s->dbs[c->dbnum];
+    }
+    server_dirty(s, 1);
+    reply_ok(c);
+}
+
+static void dump_proc(client_t *c, int argc, const arg_t *argv)
+{
+    const cf_filter_t *f = ks_get(c->db, argv[1].ptr, argv[1].len);
+    uint8_t *p;
+    size_t len;
+    if (f == NULL) {
+        resp_add_null(&c->out);
+        return;
+    }
+    if (dump_encode(f, &p, &len) != 0) {
+        resp_add_error(&c->out, ERRTEXT_NOMEM);
+        return;
+    }
+    resp_add_bulk(&c->out, p, len);
+    free(p);
+}
+
+/* RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds]
+ * [FREQ frequency], checked in Redis's order. IDLETIME and FREQ are
+ * checked and dropped: no access time or frequency is kept per key. */
+static void restore_proc(client_t *c, int argc, const arg_t *argv)
+{
+    bool replace = false, absttl = false, idle = false, freq = false;
+    long long ttl, v;
+    for (int i = 4; i < argc; i++) {
+        bool more = i + 1 < argc;
+        if (arg_is(&argv[i], "replace")) {
+            replace = true;
+        } else if (arg_is(&argv[i], "absttl")) {
+            absttl = true;
+        } else if (arg_is(&argv[i], "idletime") && more && !freq) {
+            if (!arg_ll(&argv[++i], &v)) {
+                reply_not_integer(c);
+                return;
+            }
+            if (v < 0) {
+                resp_add_error(&c->out,
+                               "ERR Invalid IDLETIME value, must be >= 0");
+                return;
+            }
+            idle = true;
+        } else if (arg_is(&argv[i], "freq") && more && !idle) {
+            if (!arg_ll(&argv[++i], &v)) {
+                reply_not_integer(c);
+                return;
+            }
+            if (v < 0 || v > 255) {
+                resp_add_error(
+                    &c->out, "ERR Invalid FREQ value, must be >= 0 and <= 255");
+                return;
+            }
+            freq = true;
+        } else {
+            reply_syntax_error(c);
+            return;
+        }
+    }
+    if (!replace && ks_get(c->db, argv[1].ptr, argv[1].len) != NULL) {
+        resp_add_error(&c->out, "BUSYKEY Target key name already exists.");
+        return;
+    }
+    if (!arg_ll(&argv[2], &ttl)) {
+        reply_not_integer(c);
+        return;
+    }
+    if (ttl < 0) {
+        resp_add_error(&c->out, "ERR Invalid TTL value, must be >= 0");
+        return;
+    }
+    if (!dump_verify(argv[3].ptr, argv[3].len)) {
+        resp_add_error(&c->out,
+                       "ERR DUMP payload version or checksum are wrong");
+        return;
+    }
+    cf_limits_t lim;
+    uint64_t room;
+    cf_filter_t *f = NULL;
+    if (!new_filter_limits(c, &lim, &room))
+        return;
+    int rc = dump_decode(argv[3].ptr, argv[3].len, &lim, &f);
+    if (rc == 0 && cf_size_bytes(f) > room) {
+        cf_free(f);
+        rc = -ENOMEM;
+    }
+    if (rc != 0) {
+        if (rc == -ENOMEM)
+            reply_no_room(c);
+        else
+            resp_add_error(&c->out, "ERR Bad data format");
+        return;
+    }
+    bool deleted = replace && ks_del(c->db, argv[1].ptr, argv[1].len) > 0;
+    long long at = ttl == 0 ? 0 : absttl ? ttl : now_ms() + ttl;
+    /* A timeout already past: the key is not made, but one it replaced is
+     * gone (Redis counts that as a change and a DEL). */
+    if (at != 0 && at <= now_ms()) {
+        cf_free(f);
+        if (deleted) {
+            server_key_changed(c->srv, c->dbnum, argv[1].ptr, argv[1].len);
+            server_dirty(c->srv, 1);
+        }
+        reply_ok(c);
+        return;
+    }
+    if (ks_add(c->db, argv[1].ptr, argv[1].len, &f) != 0) {
+        cf_free(f);
+        if (deleted) {
+            server_key_changed(c->srv, c->dbnum, argv[1].ptr, argv[1].len);
+            server_dirty(c->srv, 1);
+        }
+        resp_add_error(&c->out, ERRTEXT_NOMEM);
+        return;
+    }
+    restore_ttl(c, &argv[1], at);
+    server_key_changed(c->srv, c->dbnum, argv[1].ptr, argv[1].len);
+    server_dirty(c->srv, 1);
+    reply_ok(c);
+}
+
+static void randomkey_proc(client_t *c, int argc, const arg_t *argv)
+{
+    const void *key;
+    size_t len;
+    if (ks_random(c->db, server_seed(c->srv), &key, &len))
+        resp_add_bulk(&c->out, key, len);
+    else
+        resp_add_null(&c->out);
+}
+
+/* OBJECT's subcommands. A filter is one allocation that nothing shares, so
+ * its encoding is what redis-server answers for a module's value, "raw",
+ * and its reference count 1. No access time or counter is kept: the idle
+ * time is 0, and the frequency, as in Redis under a policy other than
+ * LFU (the only policy here is noeviction), is refused. */
+static void object_encoding_proc(client_t *c, int argc, const arg_t *argv)
+{
+    if (ks_get(c->db, argv[2].ptr, argv[2].len) == NULL)
+        resp_add_null(&c->out);
+    else
+        resp_add_cstr(&c->out, "raw");
+}
+
+static void object_int_proc(client_t *c, const arg_t *key, int64_t v)
+{
+    if (ks_get(c->db, key->ptr, key->len) == NULL)
+        resp_add_null(&c->out);
+    else
+        resp_add_int(&c->out, v);
+}
+
+static void object_refcount_proc(client_t *c, int argc, const arg_t *argv)
+{
+    object_int_proc(c, &argv[2], 1);
+}
+
+static void object_idletime_proc(client_t *c, int argc, const arg_t *argv)
+{
+    object_int_proc(c, &argv[2], 0);
+}
+
+static void object_freq_proc(client_t *c, int argc, const arg_t *argv)
+{
+    if (ks_get(c->db, argv[2].ptr, argv[2].len) == NULL) {
+        resp_add_null(&c->out);
+        return;
+    }
+    resp_add_error(&c->out,
+                   "ERR An LFU maxmemory policy is not selected, access "
+                   "frequency not tracked. Please note that when switching "
+                   "between policies at runtime LRU and LFU data will take "
+                   "some time to adjust.");
+}
+
+static void object_help_proc(client_t *c, int argc, const arg_t *argv)
+{
+    static const char *const lines[] = {
+        "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "ENCODING <key>",
+        "    Return the kind of internal representation used in order to "
+        "store the value",
+        "    associated with a <key>.",
+        "FREQ <key>",
+        "    Return the access frequency index of the <key>. The returned "
+        "integer is",
+        "    proportional to the logarithm of the recent access frequency of "
+        "the key.",
+        "IDLETIME <key>",
+        "    Return the idle time of the <key>, that is the approximated "
+        "number of",
+        "    seconds elapsed since the last access to the key.",
+        "REFCOUNT <key>",
+        "    Return the number of references of the value associated with "
+        "the specified",
+        "    <key>.",
+        "HELP",
+        "    Prints this help.",
+    };
+    reply_help(c, lines, sizeof(lines) / sizeof(lines[0]));
+}
+
+/* WAIT numreplicas timeout: there are no replicas, so none acknowledges,
+ * at once. */
+static void wait_proc(client_t *c, int argc, const arg_t *argv)
+{
+    long long n, timeout;
+    if (!arg_ll(&argv[1], &n)) {
+        reply_not_integer(c);
+        return;
+    }
+    if (!arg_ll(&argv[2], &timeout)) {
+        resp_add_error(&c->out,
+                       "ERR timeout is not an integer or out of range");
+        return;
+    }
+    if (timeout < 0) {
+        resp_add_error(&c->out, "ERR timeout is negative");
+        return;
+    }
+    resp_add_int(&c->out, 0);
+}
+
 /* ---- the table --------------------------------------------------------- */
 
 static const cmd_arg_t keys_multi[] = {
@@ -253,6 +688,59 @@ static const cmd_arg_t flush_mode[] = {
     CMD_ARG_END};
 static const cmd_arg_t flush_args[] = {
     {"flush-type", "oneof", NULL, CMD_ARG_OPTIONAL, flush_mode}, CMD_ARG_END};
+static const cmd_arg_t copy_args[] = {
+    {"source", "key", NULL, 0, NULL},
+    {"destination", "key", NULL, 0, NULL},
+    {"destination-db", "integer", "DB", CMD_ARG_OPTIONAL, NULL},
+    {"replace", "pure-token", "REPLACE", CMD_ARG_OPTIONAL, NULL},
+    CMD_ARG_END};
+static const cmd_arg_t move_args[] = {{"key", "key", NULL, 0, NULL},
+                                      {"db", "integer", NULL, 0, NULL},
+                                      CMD_ARG_END};
+static const cmd_arg_t swapdb_args[] = {{"index1", "integer", NULL, 0, NULL},
+                                        {"index2", "integer", NULL, 0, NULL},
+                                        CMD_ARG_END};
+static const cmd_arg_t restore_args[] = {
+    {"key", "key", NULL, 0, NULL},
+    {"ttl", "integer", NULL, 0, NULL},
+    {"serialized-value", "string", NULL, 0, NULL},
+    {"replace", "pure-token", "REPLACE", CMD_ARG_OPTIONAL, NULL},
+    {"absttl", "pure-token", "ABSTTL", CMD_ARG_OPTIONAL, NULL},
+    {"seconds", "integer", "IDLETIME", CMD_ARG_OPTIONAL, NULL},
+    {"frequency", "integer", "FREQ", CMD_ARG_OPTIONAL, NULL},
+    CMD_ARG_END};
+static const cmd_arg_t wait_args[] = {{"numreplicas", "integer", NULL, 0, NULL},
+                                      {"timeout", "integer", NULL, 0, NULL},
+                                      CMD_ARG_END};
+
+#define OBJECT_SUB(n, p, sum, since_)                                          \
+    {                                                                          \
+        .name = n, .arity = 3, .flags = CMD_READONLY, .proc = p,               \
+        .first_key = 2, .last_key = 2, .key_step = 1, .group = "generic",      \
+        .summary = sum, .since = since_, .complexity = "O(1)", .args = key_arg \
+    }
+static const cmd_def_t object_subs[] = {
+    OBJECT_SUB("encoding", object_encoding_proc,
+               "Returns the internal encoding of a Redis object.", "2.2.3"),
+    OBJECT_SUB("freq", object_freq_proc,
+               "Returns the logarithmic access frequency counter of a Redis "
+               "object.",
+               "4.0.0"),
+    OBJECT_SUB("idletime", object_idletime_proc,
+               "Returns the time since the last access to a Redis object.",
+               "2.2.3"),
+    OBJECT_SUB("refcount", object_refcount_proc,
+               "Returns the reference count of a value of a key.", "2.2.3"),
+    {.name = "help",
+     .arity = 2,
+     .flags = CMD_LOADING | CMD_STALE,
+     .proc = object_help_proc,
+     .group = "generic",
+     .summary = "Returns helpful text about the different subcommands.",
+     .since = "6.2.0",
+     .complexity = "O(1)"},
+    CMD_DEF_END,
+};
 
 const cmd_def_t cmd_keys_table[] = {
     {.name = "del",
@@ -360,5 +848,118 @@ const cmd_def_t cmd_keys_table[] = {
      .since = "1.0.0",
      .complexity = "O(N) where N is the total number of keys in all databases",
      .args = flush_args},
+    {.name = "copy",
+     .arity = -3,
+     .flags = CMD_WRITE | CMD_DENYOOM,
+     .proc = copy_proc,
+     .first_key = 1,
+     .last_key = 2,
+     .key_step = 1,
+     .group = "generic",
+     .summary = "Copies the value of a key to a new key.",
+     .since = "6.2.0",
+     .complexity = "O(N) worst case for collections, where N is the number "
+                   "of nested items. O(1) for string values.",
+     .args = copy_args},
+    {.name = "renamenx",
+     .arity = 3,
+     .flags = CMD_WRITE | CMD_FAST,
+     .proc = renamenx_proc,
+     .first_key = 1,
+     .last_key = 2,
+     .key_step = 1,
+     .group = "generic",
+     .summary = "Renames a key only when the target key name doesn't exist.",
+     .since = "1.0.0",
+     .complexity = "O(1)",
+     .args = rename_args},
+    {.name = "move",
+     .arity = 3,
+     .flags = CMD_WRITE | CMD_FAST,
+     .proc = move_proc,
+     .first_key = 1,
+     .last_key = 1,
+     .key_step = 1,
+     .group = "generic",
+     .summary = "Moves a key to another database.",
+     .since = "1.0.0",
+     .complexity = "O(1)",
+     .args = move_args},
+    {.name = "swapdb",
+     .arity = 3,
+     .flags = CMD_WRITE | CMD_FAST,
+     .proc = swapdb_proc,
+     .group = "server",
+     .summary = "Swaps two Redis databases.",
+     .since = "4.0.0",
+     .complexity = "O(N) where N is the count of clients watching or "
+                   "blocking on keys from both databases.",
+     .args = swapdb_args},
+    {.name = "dump",
+     .arity = 2,
+     .flags = CMD_READONLY,
+     .proc = dump_proc,
+     .first_key = 1,
+     .last_key = 1,
+     .key_step = 1,
+     .group = "generic",
+     .summary = "Returns a serialized representation of the value stored at "
+                "a key.",
+     .since = "2.6.0",
+     .complexity = "O(1) to access the key and additional O(N*M) to "
+                   "serialize it.",
+     .args = key_arg},
+    {.name = "restore",
+     .arity = -4,
+     .flags = CMD_WRITE | CMD_DENYOOM,
+     .proc = restore_proc,
+     .first_key = 1,
+     .last_key = 1,
+     .key_step = 1,
+     .group = "generic",
+     .summary = "Creates a key from the serialized representation of a "
+                "value.",
+     .since = "2.6.0",
+     .complexity = "O(1) to create the new key and additional O(N*M) to "
+                   "reconstruct the serialized value.",
+     .args = restore_args},
+    {.name = "touch",
+     .arity = -2,
+     .flags = CMD_READONLY | CMD_FAST,
+     .proc = exists_proc,
+     .first_key = 1,
+     .last_key = -1,
+     .key_step = 1,
+     .group = "generic",
+     .summary = "Returns the number of existing keys out of those specified "
+                "after updating the time they were last accessed.",
+     .since = "3.2.1",
+     .complexity = "O(N) where N is the number of keys that will be touched.",
+     .args = keys_multi},
+    {.name = "randomkey",
+     .arity = 1,
+     .flags = CMD_READONLY,
+     .proc = randomkey_proc,
+     .group = "generic",
+     .summary = "Returns a random key name from the database.",
+     .since = "1.0.0",
+     .complexity = "O(1)"},
+    {.name = "object",
+     .arity = -2,
+     .group = "generic",
+     .summary = "A container for object introspection commands.",
+     .since = "2.2.3",
+     .complexity = "Depends on subcommand.",
+     .subcommands = object_subs},
+    {.name = "wait",
+     .arity = 3,
+     .flags = CMD_NOSCRIPT,
+     .proc = wait_proc,
+     .group = "generic",
+     .summary = "Blocks until the asynchronous replication of all preceding "
+                "write commands sent by the connection is completed.",
+     .since = "3.0.0",
+     .complexity = "O(1)",
+     .args = wait_args},
     CMD_DEF_END,
 };

@@ -342,6 +342,41 @@ int ks_rename(ks_db_t *db, const void *src, size_t slen, const void *dst,
     return 0;
 }
 
+int ks_move(ks_db_t *from, ks_db_t *to, const void *key, size_t len)
+{
+    uint8_t *slink = find_link(from, key, len, ks_hash(from, key, len));
+    if (get_ptr(slink) == NULL)
+        return -ENOENT;
+    uint32_t h = ks_hash(to, key, len);
+    if (get_ptr(find_link(to, key, len, h)) != NULL)
+        return -EEXIST;
+    /* The entry keeps its size, so the filter does not move; it is counted
+     * again in to with the tables it has now. */
+    link_filter(to, unlink_filter(from, slink), h);
+    maybe_shrink(from);
+    maybe_grow(to);
+    return 0;
+}
+
+bool ks_random(const ks_db_t *db, uint64_t r, const void **key, size_t *len)
+{
+    if (db->size == 0)
+        return false;
+    /* The load is at least 1/8 but for a table at its smallest, so a run of
+     * empty buckets is short on average. */
+    size_t i = (size_t)(r & (db->nbuckets - 1));
+    while (db->buckets[i] == NULL)
+        i = (i + 1) & (db->nbuckets - 1);
+    size_t n = 0;
+    for (const cf_filter_t *f = db->buckets[i]; f != NULL; f = entry_next(f))
+        n++;
+    const cf_filter_t *f = db->buckets[i];
+    for (size_t k = (size_t)((r >> 32) % n); k > 0; k--)
+        f = entry_next(f);
+    *key = entry_key(f, len);
+    return true;
+}
+
 size_t ks_size(const ks_db_t *db)
 {
     return db->size;

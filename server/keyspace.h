@@ -52,6 +52,18 @@ int ks_del(ks_db_t *db, const void *key, size_t len);
 int ks_rename(ks_db_t *db, const void *src, size_t slen, const void *dst,
               size_t dlen);
 
+/* Moves key's filter from database from to database to, under the same
+ * name; the filter and its entry stay where they are (no allocation). 0,
+ * -ENOENT when key is absent from from, or -EEXIST when it exists in to
+ * (nothing changed). */
+int ks_move(ks_db_t *from, ks_db_t *to, const void *key, size_t len);
+
+/* A key picked at random (bucket first, then a place in its chain, so not
+ * quite uniform, as Redis's dictGetFairRandomKey is not): its bytes in
+ * *key and *len, valid as ks_foreach's, drawn with r, a random number of
+ * the caller's. false when db is empty. */
+bool ks_random(const ks_db_t *db, uint64_t r, const void **key, size_t *len);
+
 size_t ks_size(const ks_db_t *db); /* number of keys */
 void ks_flush(ks_db_t *db);        /* removes (frees) every key */
 /* Filters' cf_size_bytes(), their entries (host bytes) and the table's own

@@ -679,10 +679,67 @@ static void test_large_filter_entry(void **state)
     assert_int_equal(ks_bytes(db), empty);
 }
 
+/* MOVE: the filter changes database without moving; each database's sum
+ * goes back to where it was when the key leaves, and a grown filter is
+ * counted in its new database with the tables it has now. */
+static void test_move_between_dbs(void **state)
+{
+    ks_db_t *a = *state, *b = ks_db_new();
+    assert_non_null(b);
+    uint64_t ea = ks_bytes(a), eb = ks_bytes(b);
+    cf_filter_t *f = add_new(a, "k", 1, 8);
+    uint64_t fa = ks_bytes(a) - ea;
+    assert_int_equal(ks_move(a, b, "nope", 4), -ENOENT);
+    assert_int_equal(ks_move(a, b, "k", 1), 0);
+    assert_null(ks_get(a, "k", 1));
+    assert_ptr_equal(ks_get(b, "k", 1), f);
+    assert_int_equal(ks_bytes(a), ea);
+    assert_int_equal(ks_bytes(b), eb + fa);
+    assert_int_equal(ks_size(a), 0);
+    assert_int_equal(ks_size(b), 1);
+    /* grown while stored, not recounted: the move counts it afresh */
+    for (int i = 0; i < 64; i++)
+        (void)cf_add(f, &i, sizeof(i));
+    assert_true(cf_nfilters(f) > 1);
+    add_new(a, "k", 1, 8);
+    assert_int_equal(ks_move(b, a, "k", 1), -EEXIST);
+    assert_int_equal(ks_del(a, "k", 1), 1);
+    assert_int_equal(ks_move(b, a, "k", 1), 0);
+    assert_int_equal(ks_bytes(b), eb);
+    assert_int_equal(ks_del(a, "k", 1), 1);
+    assert_int_equal(ks_bytes(a), ea);
+    ks_db_free(b);
+}
+
+/* RANDOMKEY: nothing from an empty table; every key of a small table is
+ * drawn, and only those. */
+static void test_random(void **state)
+{
+    ks_db_t *db = *state;
+    const void *key;
+    size_t len;
+    assert_false(ks_random(db, 12345, &key, &len));
+    add_new(db, "a", 1, 8);
+    add_new(db, "bb", 2, 8);
+    add_new(db, "ccc", 3, 8);
+    bool seen[4] = {false};
+    uint64_t r = 88172645463325252ull;
+    for (int i = 0; i < 1000; i++) {
+        r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+        assert_true(ks_random(db, r, &key, &len));
+        assert_true(len >= 1 && len <= 3);
+        assert_non_null(ks_get(db, key, len));
+        seen[len] = true;
+    }
+    assert_true(seen[1] && seen[2] && seen[3]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_add_get_del, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_move_between_dbs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_random, setup, teardown),
         cmocka_unit_test_setup_teardown(test_binary_keys, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rename, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flush, setup, teardown),
