@@ -9,30 +9,7 @@
 #include <string.h>
 #include <xxhash.h>
 
-static void put_u16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-
-static void put_u64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint16_t get_u16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint64_t get_u64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
+#include "le.h"
 
 /* Copies every byte of src's data into dst at dst's data offset off. */
 static void copy_data(const cf_filter_t *src, uint8_t *dst)
@@ -59,8 +36,8 @@ int dump_encode(const cf_filter_t *f, uint8_t **out, size_t *len)
     buf[0] = DUMP_TAG;
     cf_header_write(f, buf + 1);
     copy_data(f, buf + 1 + hlen);
-    put_u16(buf + n - 10, DUMP_VERSION);
-    put_u64(buf + n - 8, XXH64(buf, n - 8, 0));
+    le_store16(buf + n - 10, DUMP_VERSION);
+    le_store64(buf + n - 8, XXH64(buf, n - 8, 0));
     *out = buf;
     *len = n;
     return 0;
@@ -71,9 +48,9 @@ bool dump_verify(const void *p, size_t len)
     const uint8_t *b = p;
     if (len < DUMP_OVERHEAD)
         return false;
-    if (get_u16(b + len - 10) != DUMP_VERSION)
+    if (le_load16(b + len - 10) != DUMP_VERSION)
         return false;
-    return XXH64(b, len - 8, 0) == get_u64(b + len - 8);
+    return XXH64(b, len - 8, 0) == le_load64(b + len - 8);
 }
 
 int dump_decode(const void *p, size_t len, const cf_limits_t *lim,
