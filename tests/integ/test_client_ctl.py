@@ -199,3 +199,25 @@ def test_reset_restores_connection_state(daemon, is_redis):
     finally:
         c.close()
         peer.close()
+
+
+def test_monitors_and_waiting_clients_are_not_idle(daemon):
+    """As Redis: the idle timeout spares monitors and clients waiting for
+    a pause; it still closes an idle plain client."""
+    d = daemon("--timeout", "1")
+    mon, waiter, idle, admin = (RawConn(d.port) for _ in range(4))
+    try:
+        assert mon.command("MONITOR") == "OK"
+        assert idle.command("PING") == "PONG"
+        assert admin.command("CLIENT", "PAUSE", "100000", "WRITE") == "OK"
+        waiter.send(encode_command("DEL", "k"))
+        assert idle.at_eof(timeout=5), "the idle timeout is off"
+        admin.close()  # idle too by now
+        admin = RawConn(d.port)
+        assert admin.command("CLIENT", "UNPAUSE") == "OK"
+        assert waiter.read() == 0
+        assert mon.read().endswith('"PING"')  # the idle client's
+        assert mon.read().endswith('"DEL" "k"')
+    finally:
+        for c in (mon, waiter, idle, admin):
+            c.close()

@@ -208,7 +208,8 @@ MONITOR_LINE = re.compile(
     r'^\d{10}\.\d{6} \[(\d+) 127\.0\.0\.1:\d+\] (.*)$')
 
 
-def test_monitor_lines(pair):
+@pytest.mark.parametrize("proto", [2, 3])
+def test_monitor_lines(pair, proto):
     """The first lines a monitor gets have Redis's format, escapes and
     redactions, the same on both sides once the time and port are set
     aside; admin commands and refused ones are not shown."""
@@ -226,7 +227,7 @@ def test_monitor_lines(pair):
         ("ECHO", "12"),
     ]
     lines = []
-    for i, (mon, other) in enumerate(zip(pair.conns(2), pair.conns(2))):
+    for mon, other in zip(pair.conns(proto), pair.conns(proto)):
         assert mon.command("MONITOR") == "OK"
         for cmd in sent:
             other.command(*cmd)
