@@ -210,29 +210,43 @@ static const cmd_def_t *admit(client_t *c, cmd_entry_t *e, int argc,
     return d;
 }
 
-void cmd_dispatch(client_t *c, const resp_cmd_t *cmd)
+/* Whether a command with flags d_flags waits for CLIENT PAUSE to end: as
+ * Redis 7, PAUSE ALL holds every command, PAUSE WRITE those that may
+ * write. */
+static bool paused_for(const server_t *s, unsigned d_flags)
+{
+    if (s->pause_kind == 0 || server_now_ms(s) >= s->pause_end_ms)
+        return false;
+    return s->pause_kind == SERVER_PAUSE_ALL || (d_flags & CMD_WRITE);
+}
+
+bool cmd_dispatch(client_t *c, const resp_cmd_t *cmd)
 {
     server_t *s = c->srv;
     cmd_entry_t *e = lookup_entry(s, cmd->argv[0].ptr, cmd->argv[0].len);
     if (e == NULL) {
         reply_unknown_command(c, cmd);
-        return;
+        return true;
     }
     const cmd_def_t *d = admit(c, e, cmd->argc, cmd->argv);
     if (d == NULL)
-        return;
+        return true;
     if ((d->flags & CMD_DENYOOM) && s->cfg->maxmemory > 0 &&
         server_used_memory(s) > s->cfg->maxmemory) {
         resp_add_error(&c->out, ERRTEXT_OOM);
         e->rejected++;
-        return;
+        return true;
     }
     const char *denied;
     if ((d->flags & CMD_WRITE) && (denied = server_writes_denied(s))) {
         resp_add_error(&c->out, denied);
         e->rejected++;
-        return;
+        return true;
     }
+    /* Last of the checks, as in Redis: a command that would be refused is
+     * refused at once, even during a pause. */
+    if (paused_for(s, d->flags))
+        return false;
     size_t out_before = c->out.len;
     d->proc(c, cmd->argc, cmd->argv);
     uint64_t now = cmdclock_now();
@@ -247,6 +261,7 @@ void cmd_dispatch(client_t *c, const resp_cmd_t *cmd)
     if (c->out.len > out_before && c->out.buf[out_before] == '-')
         e->failed++;
     s->total_commands++;
+    return true;
 }
 
 void cmd_prefetch(client_t *c, const resp_peek_t *next, size_t n)

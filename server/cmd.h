@@ -22,8 +22,11 @@ void cmd_index_free(server_t *s);
 
 /* Runs one parsed command for c, appending its reply to c->out: arity,
  * subcommand, NOAUTH, OOM (CMD_DENYOOM over maxmemory) and write denial
- * (CMD_WRITE while server_writes_denied()) are checked first. */
-void cmd_dispatch(client_t *c, const resp_cmd_t *cmd);
+ * (CMD_WRITE while server_writes_denied()) are checked first. true when
+ * the command ran or was refused; false, with nothing done or replied,
+ * when it must wait for CLIENT PAUSE to end (s->pause_kind): the caller
+ * keeps it and calls again later. */
+bool cmd_dispatch(client_t *c, const resp_cmd_t *cmd);
 
 /* Given a look at the next n commands of c's pipeline, calls the prefetch
  * hook of those that have one, pass their arity and that c may run. */

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "cmd_client.h"
 #include "conn.h"
 #include "errtext.h"
 #include "glob.h"
@@ -357,12 +358,36 @@ static void client_help_proc(client_t *c, int argc, const arg_t *argv)
         "    Return the ID of the current connection.",
         "INFO",
         "    Return information about the current client connection.",
+        "KILL <ip:port>",
+        "    Kill connection made from <ip:port>.",
+        "KILL <option> <value> [<option> <value> [...]]",
+        "    Kill connections. Options are:",
+        "    * ADDR (<ip:port>|<unixsocket>:0)",
+        "      Kill connections made from the specified address",
+        "    * LADDR (<ip:port>|<unixsocket>:0)",
+        "      Kill connections made to specified local address",
+        "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+        "      Kill connections by type.",
+        "    * USER <username>",
+        "      Kill connections authenticated by <username>.",
+        "    * SKIPME (YES|NO)",
+        "      Skip killing current connection (default: yes).",
         "LIST [TYPE <type>] [ID <id> [<id> ...]]",
         "    Return information about client connections.",
+        "UNPAUSE",
+        "    Stop the current client pause, resuming traffic.",
+        "PAUSE <timeout> [WRITE|ALL]",
+        "    Suspend all, or just write, clients for <timeout> milliseconds.",
+        "REPLY (ON|OFF|SKIP)",
+        "    Control the replies sent to the current connection.",
         "SETINFO <option> <value>",
         "    Set client meta attr. Options are LIB-NAME and LIB-VER.",
         "SETNAME <name>",
         "    Assign the name <name> to the current connection.",
+        "NO-EVICT (ON|OFF)",
+        "    Protect current client connection from eviction.",
+        "NO-TOUCH (ON|OFF)",
+        "    Will not touch LRU/LFU stats when this mode is on.",
         "HELP",
         "    Print this help.",
     };
@@ -410,7 +435,99 @@ static const cmd_arg_t client_list_args[] = {
     {"client-type", "oneof", "TYPE", CMD_ARG_OPTIONAL, client_type},
     {"client-id", "integer", "ID", CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE, NULL},
     CMD_ARG_END};
+static const cmd_arg_t kill_ip_port[] = {{"ip:port", "string", NULL, 0, NULL},
+                                         CMD_ARG_END};
+static const cmd_arg_t kill_skipme[] = {{"yes", "pure-token", "YES", 0, NULL},
+                                        {"no", "pure-token", "NO", 0, NULL},
+                                        CMD_ARG_END};
+static const cmd_arg_t kill_filter[] = {
+    {"client-id", "integer", "ID", CMD_ARG_OPTIONAL, NULL},
+    {"client-type", "oneof", "TYPE", CMD_ARG_OPTIONAL, client_type},
+    {"username", "string", "USER", CMD_ARG_OPTIONAL, NULL},
+    {"addr", "string", "ADDR", CMD_ARG_OPTIONAL, NULL},
+    {"laddr", "string", "LADDR", CMD_ARG_OPTIONAL, NULL},
+    {"skipme", "oneof", "SKIPME", CMD_ARG_OPTIONAL, kill_skipme},
+    CMD_ARG_END};
+static const cmd_arg_t kill_forms[] = {
+    {"old-format", "block", NULL, 0, kill_ip_port},
+    {"new-format", "block", NULL, CMD_ARG_MULTIPLE, kill_filter},
+    CMD_ARG_END};
+static const cmd_arg_t kill_args[] = {{"filter", "oneof", NULL, 0, kill_forms},
+                                      CMD_ARG_END};
+static const cmd_arg_t pause_mode[] = {
+    {"write", "pure-token", "WRITE", 0, NULL},
+    {"all", "pure-token", "ALL", 0, NULL},
+    CMD_ARG_END};
+static const cmd_arg_t pause_args[] = {
+    {"timeout", "integer", NULL, 0, NULL},
+    {"mode", "oneof", NULL, CMD_ARG_OPTIONAL, pause_mode},
+    CMD_ARG_END};
+static const cmd_arg_t reply_mode[] = {{"on", "pure-token", "ON", 0, NULL},
+                                       {"off", "pure-token", "OFF", 0, NULL},
+                                       {"skip", "pure-token", "SKIP", 0, NULL},
+                                       CMD_ARG_END};
+static const cmd_arg_t reply_args[] = {{"action", "oneof", NULL, 0, reply_mode},
+                                       CMD_ARG_END};
+static const cmd_arg_t on_off[] = {{"on", "pure-token", "ON", 0, NULL},
+                                   {"off", "pure-token", "OFF", 0, NULL},
+                                   CMD_ARG_END};
+static const cmd_arg_t enabled_args[] = {{"enabled", "oneof", NULL, 0, on_off},
+                                         CMD_ARG_END};
 static const cmd_def_t client_subs[] = {
+    {.name = "kill",
+     .arity = -3,
+     .flags = CMD_ADMIN | CMD_LOADING | CMD_STALE,
+     .proc = cmd_client_kill,
+     .group = "connection",
+     .summary = "Terminates open connections.",
+     .since = "2.4.0",
+     .complexity = "O(N) where N is the number of client connections",
+     .args = kill_args},
+    {.name = "pause",
+     .arity = -3,
+     .flags = CMD_ADMIN | CMD_LOADING | CMD_STALE,
+     .proc = cmd_client_pause,
+     .group = "connection",
+     .summary = "Suspends commands processing.",
+     .since = "3.0.0",
+     .complexity = "O(1)",
+     .args = pause_args},
+    {.name = "unpause",
+     .arity = 2,
+     .flags = CMD_ADMIN | CMD_LOADING | CMD_STALE,
+     .proc = cmd_client_unpause,
+     .group = "connection",
+     .summary = "Resumes processing commands from paused clients.",
+     .since = "6.2.0",
+     .complexity = "O(N) Where N is the number of paused clients"},
+    {.name = "reply",
+     .arity = 3,
+     .flags = CMD_LOADING | CMD_STALE,
+     .proc = cmd_client_reply,
+     .group = "connection",
+     .summary = "Instructs the server whether to reply to commands.",
+     .since = "3.2.0",
+     .complexity = "O(1)",
+     .args = reply_args},
+    {.name = "no-evict",
+     .arity = 3,
+     .flags = CMD_ADMIN | CMD_LOADING | CMD_STALE,
+     .proc = cmd_client_no_evict,
+     .group = "connection",
+     .summary = "Sets the client eviction mode of the connection.",
+     .since = "7.0.0",
+     .complexity = "O(1)",
+     .args = enabled_args},
+    {.name = "no-touch",
+     .arity = 3,
+     .flags = CMD_LOADING | CMD_STALE,
+     .proc = cmd_client_no_touch,
+     .group = "connection",
+     .summary = "Controls whether commands sent by the client affect the "
+                "LRU/LFU of accessed keys.",
+     .since = "7.2.0",
+     .complexity = "O(1)",
+     .args = enabled_args},
     {.name = "getname",
      .arity = 2,
      .flags = CMD_FAST,

@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "argv.h"
 #include "cmd.h"
 #include "cmdclock.h"
 #include "log.h"
@@ -76,6 +77,7 @@ static void conn_on_close(uv_handle_t *h)
     conn_t *c = h->data;
     tls_conn_free(c->tls);
     resp_parser_free(c->parser);
+    argv_free(c->postponed);
     resp_out_release(&c->cl.out);
     free(c->cl.name);
     free(c->cl.lib_name);
@@ -102,6 +104,10 @@ void conn_close(conn_t *c)
         c->next->prev = c->prev;
     c->prev = c->next = NULL;
     s->nclients--;
+    if (c->cl.monitor) {
+        c->cl.monitor = false;
+        s->nmonitors--;
+    }
     uv_close(&c->h.handle, conn_on_close);
 }
 
@@ -178,6 +184,7 @@ static void conn_stop_reading(conn_t *c)
 
 static void conn_on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf);
 static void conn_run(conn_t *c);
+static void conn_resume_if_due(server_t *s);
 
 /* Replies built at which c's dispatching stops to write them: the pause
  * threshold, or the output limit when that is lower. */
@@ -247,10 +254,12 @@ static void conn_on_write(uv_write_t *req, int status)
     if (queued > conn_pause_bytes(c) / 2 && !conn_runs_on(c, queued))
         return;
     /* The commands left over from the last batch come before new input. */
-    if (c->held)
+    if (c->held) {
         conn_run(c);
-    else if (!c->reading)
+        conn_resume_if_due(c->cl.srv);
+    } else if (!c->reading) {
         conn_start_reading(c);
+    }
 }
 
 static void conn_flush(conn_t *c)
@@ -368,6 +377,34 @@ static void conn_protocol_error(conn_t *c)
                 c->addr);
 }
 
+/* Runs one command of c. CLIENT REPLY OFF, and SKIP for the command after
+ * it, drop what the command answered, errors included, as Redis does for
+ * every command it processes. false when the command waits for a pause to
+ * end (nothing done, nothing answered). */
+static bool conn_command(conn_t *c, const resp_cmd_t *cmd)
+{
+    client_t *cl = &c->cl;
+    size_t before = cl->out.len;
+    if (!cmd_dispatch(cl, cmd))
+        return false;
+    if ((cl->reply_off || cl->reply_skip) && cl->out.len >= before)
+        cl->out.len = before;
+    cl->reply_skip = cl->reply_skip_next;
+    cl->reply_skip_next = false;
+    return true;
+}
+
+/* Tries the command c keeps from a pause again: true once it ran. */
+static bool conn_run_postponed(conn_t *c)
+{
+    resp_cmd_t cmd = {c->postponed->argc, c->postponed->v};
+    if (!conn_command(c, &cmd))
+        return false;
+    argv_free(c->postponed);
+    c->postponed = NULL;
+    return true;
+}
+
 /* Dispatches the commands c's parser holds and writes their replies. When
  * the replies pile up past conn_pause_bytes() they are written; then, unless
  * conn_runs_on(), the rest stay in the parser (c->held) and c is not read;
@@ -391,6 +428,13 @@ static void conn_run(conn_t *c)
                 c->held = true;
                 break;
             }
+            /* A command that waits for a pause keeps the ones after it
+             * waiting too, so that c's commands run in order. */
+            if (c->postponed != NULL) {
+                if (!conn_run_postponed(c))
+                    break;
+                continue;
+            }
             /* In a pipeline, let the next commands start loading what they
              * will touch (the dispatcher's prefetch hooks) before running
              * them: one look per CONN_PEEK commands. A lone command gains
@@ -406,7 +450,16 @@ static void conn_run(conn_t *c)
             if ((rc = resp_parser_next(c->parser, &cmd)) != 1)
                 break;
             ahead--;
-            cmd_dispatch(&c->cl, cmd);
+            if (!conn_command(c, cmd)) {
+                /* The parser's view of it dies with the next parse. */
+                c->postponed = argv_copy(cmd->argc, cmd->argv);
+                if (c->postponed == NULL) {
+                    conn_close(c);
+                    return;
+                }
+                c->postponed_seq = ++c->cl.srv->postpone_seq;
+                break;
+            }
         }
         if (c->closing)
             return;
@@ -513,9 +566,13 @@ static void conn_on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
         return;
     }
     c->spoke = true;
+    /* A pause that has run out releases the clients that waited before
+     * this one's commands run. */
+    conn_resume_if_due(c->cl.srv);
     switch (conn_input(c, buf->base, (size_t)nread)) {
     case CONN_INPUT_OK:
         conn_run(c);
+        conn_resume_if_due(c->cl.srv);
         break;
     case CONN_INPUT_PEER_END:
         /* The client has finished sending. What it sent before runs, then
@@ -719,17 +776,35 @@ size_t conn_describe(const client_t *cl, char *buf, size_t len)
         snprintf(cmd, sizeof(cmd), "%s|%s", cl->cmd->name, cl->sub->name);
     else
         snprintf(cmd, sizeof(cmd), "%s", cl->cmd->name);
+    /* Redis's letters, in its order. */
+    char flags[16], *f = flags;
+    if (cl->monitor)
+        *f++ = 'O';
+    if (c->postponed != NULL)
+        *f++ = 'b';
+    if (cl->close_after_reply)
+        *f++ = 'c';
+    if (c->is_unix)
+        *f++ = 'U';
+    if (cl->no_evict)
+        *f++ = 'e';
+    if (cl->no_touch)
+        *f++ = 'T';
+    if (f == flags)
+        *f++ = 'N';
+    *f = '\0';
     int n = snprintf(
         buf, len,
         "id=%" PRIu64 " addr=%s laddr=%s fd=%d name=%s age=%" PRIu64
-        " idle=%" PRIu64 " flags=N db=%d sub=0 psub=0 ssub=0 multi=-1 "
+        " idle=%" PRIu64 " flags=%s db=%d sub=0 psub=0 ssub=0 multi=-1 "
         "qbuf=%zu qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 "
         "oll=0 omem=%zu tot-mem=%zu events=r cmd=%s "
         "user=default redir=-1 resp=%d lib-name=%s lib-ver=%s\n",
         c->cl.id, c->addr, c->laddr, c->fd,
         c->cl.name != NULL ? c->cl.name : "", (now - c->created_ms) / 1000,
-        (now - c->last_ms) / 1000, c->cl.dbnum, qbuf, SERVER_READ_SLAB, omem,
-        omem + qbuf, cmd, c->cl.resp, cl->lib_name != NULL ? cl->lib_name : "",
+        (now - c->last_ms) / 1000, flags, c->cl.dbnum, qbuf, SERVER_READ_SLAB,
+        omem, omem + qbuf, cmd, c->cl.resp,
+        cl->lib_name != NULL ? cl->lib_name : "",
         cl->lib_ver != NULL ? cl->lib_ver : "");
     if (n < 0)
         return 0;
@@ -754,11 +829,14 @@ void conn_cron(server_t *s)
     uint64_t now = server_now_ms(s);
     const cfg_t *cfg = s->cfg;
     conn_t *next;
+    conn_resume_if_due(s);
     for (conn_t *c = s->clients; c != NULL; c = next) {
         next = c->next;
         /* As Redis: idle means neither input nor output moved, so a client
-         * that stopped reading while replies wait is closed too. */
-        if (cfg->timeout > 0 && !c->closing &&
+         * that stopped reading while replies wait is closed too. Monitors
+         * and clients waiting for a pause are not idle. */
+        if (cfg->timeout > 0 && !c->closing && !c->cl.monitor &&
+            c->postponed == NULL &&
             now - c->last_ms > (uint64_t)cfg->timeout * 1000) {
             log_verbose("Closing idle client %s", c->addr);
             conn_close(c);
@@ -804,4 +882,91 @@ void conn_fit_maxclients(cfg_t *cfg)
                 (unsigned long long)cfg->maxclients, (unsigned long long)want,
                 (unsigned long long)rl.rlim_cur, (unsigned long long)fit);
     cfg->maxclients = fit;
+}
+
+const char *conn_laddr(const client_t *cl)
+{
+    return conn_of(cl)->laddr;
+}
+
+bool conn_is_unix(const client_t *cl)
+{
+    return conn_of(cl)->is_unix;
+}
+
+void conn_kill(client_t *victim, const client_t *by)
+{
+    if (victim == by)
+        victim->close_after_reply = true; /* once this reply is written */
+    else
+        conn_close(conn_of(victim));
+}
+
+void conn_push(client_t *cl)
+{
+    conn_t *c = conn_of(cl);
+    if (!c->closing && cl->out.len > 0)
+        conn_flush(c);
+}
+
+void conn_pause(server_t *s, uint64_t ms, bool all)
+{
+    uint64_t now = server_now_ms(s);
+    uint64_t end = ms > UINT64_MAX - now ? UINT64_MAX : now + ms;
+    if (s->pause_kind != 0 && now >= s->pause_end_ms)
+        s->pause_kind = 0; /* run out, not yet noticed */
+    /* As Redis: the longer end, and the stricter kind, of the pauses. */
+    int kind = all ? SERVER_PAUSE_ALL : SERVER_PAUSE_WRITE;
+    if (kind > s->pause_kind)
+        s->pause_kind = kind;
+    if (end > s->pause_end_ms)
+        s->pause_end_ms = end;
+}
+
+void conn_unpause(server_t *s)
+{
+    s->pause_kind = 0;
+    s->pause_end_ms = 0;
+    s->pause_over = true;
+}
+
+static int conn_by_seq(const void *a, const void *b)
+{
+    uint64_t x = (*(conn_t *const *)a)->postponed_seq;
+    uint64_t y = (*(conn_t *const *)b)->postponed_seq;
+    return x < y ? -1 : x > y;
+}
+
+/* Runs the clients that waited for the pause, in the order they began to
+ * wait. Called between commands, never from within one. */
+static void conn_resume_if_due(server_t *s)
+{
+    if (s->pause_kind != 0 && server_now_ms(s) >= s->pause_end_ms) {
+        s->pause_kind = 0;
+        s->pause_over = true;
+    }
+    if (!s->pause_over)
+        return;
+    s->pause_over = false;
+    size_t n = 0;
+    for (conn_t *c = s->clients; c != NULL; c = c->next)
+        n += c->postponed != NULL;
+    if (n == 0)
+        return;
+    conn_t **wait = malloc(n * sizeof(*wait));
+    if (wait == NULL) {
+        s->pause_over = true; /* the cron tries again */
+        return;
+    }
+    size_t k = 0;
+    for (conn_t *c = s->clients; c != NULL && k < n; c = c->next)
+        if (c->postponed != NULL)
+            wait[k++] = c;
+    qsort(wait, k, sizeof(*wait), conn_by_seq);
+    /* A closed client stays allocated until its close callback, which
+     * runs on a later loop iteration, so every pointer stays good. */
+    for (size_t i = 0; i < k; i++)
+        if (!wait[i]->closing && wait[i]->postponed != NULL)
+            conn_run(wait[i]);
+    free(wait);
 }

@@ -37,6 +37,10 @@ struct conn {
     uint64_t created_ms;
     uint64_t last_ms;        /* last interaction, for timeout and idle= */
     uint64_t obl_soft_since; /* when the soft limit was first passed, or 0 */
+    /* The command that waits for CLIENT PAUSE to end (the ones after it
+     * wait in the parser), or NULL; postponed_seq orders the waiters. */
+    struct argv *postponed;
+    uint64_t postponed_seq;
     int writes_pending;
 };
 
@@ -60,6 +64,23 @@ client_t *conn_next_client(const server_t *s, const client_t *prev);
 const char *conn_addr(const client_t *c);
 /* Applies the limits that follow c's state (after authentication). */
 void conn_client_limits(client_t *c);
+/* c's local address, as conn_addr(). */
+const char *conn_laddr(const client_t *c);
+/* Whether c came through the unix socket. */
+bool conn_is_unix(const client_t *c);
+/* CLIENT KILL: closes victim now, or after this reply when victim is by,
+ * the client running the command. */
+void conn_kill(client_t *victim, const client_t *by);
+/* Writes what c->out holds now rather than at the end of a read batch
+ * (MONITOR feeds another client); the output limits apply as on every
+ * write, so this may close c. Not for the client whose command runs. */
+void conn_push(client_t *c);
+/* CLIENT PAUSE for ms milliseconds, of writes or of all commands; with a
+ * pause already on, the longer end and the stricter kind hold. */
+void conn_pause(server_t *s, uint64_t ms, bool all);
+/* CLIENT UNPAUSE: ends the pause; the commands that waited run, in the
+ * order they came, once the running command has finished. */
+void conn_unpause(server_t *s);
 
 /* Applies the current limits (CONFIG SET) to c's parser. */
 void conn_apply_limits(conn_t *c);

@@ -15,6 +15,7 @@
 #include "cfhost.h"
 #include "cmd.h"
 #include "cmd_admin.h"
+#include "cmd_client.h"
 #include "cmd_conn.h"
 #include "cmd_keys.h"
 #include "config_load.h"
@@ -23,6 +24,7 @@
 #include "heap.h"
 #include "latency.h"
 #include "log.h"
+#include "monitor.h"
 #include "persist.h"
 #include "probe.h"
 #include "server_int.h"
@@ -84,11 +86,12 @@ static void write_pidfile(const char *path)
     }
 }
 
-/* The dispatcher's after-call hook: the slow log and the latency
+/* The dispatcher's after-call hook: the slow log, MONITOR and the latency
  * monitor's command events (Redis splits those by the "fast" flag). */
 static void on_call(client_t *c, const resp_cmd_t *cmd, uint64_t ns)
 {
     slowlog_record(c->srv, c, cmd, ns / 1000, conn_addr(c));
+    monitor_feed(c, cmd);
     const cmd_def_t *d = c->sub != NULL ? c->sub : c->cmd;
     latency_add(c->srv,
                 d != NULL && (d->flags & CMD_FAST) ? "fast-command" : "command",
@@ -145,13 +148,10 @@ static bool one_shot(int argc, char **argv, int *code)
 static int wire(server_t *s)
 {
     const cmd_def_t *cf = cfhost_table(); /* NULL when out of memory */
-    const cmd_def_t *tables[] = {cmd_conn_table,
-                                 cmd_keys_table,
-                                 cmd_admin_table,
-                                 cmd_persist_table,
-                                 latency_table,
-                                 slowlog_table,
-                                 cf};
+    const cmd_def_t *tables[] = {
+        cmd_conn_table, cmd_client_table, monitor_table,
+        cmd_keys_table, cmd_admin_table,  cmd_persist_table,
+        latency_table,  slowlog_table,    cf};
     const char *dup = NULL;
     int rc = cf == NULL
                  ? -ENOMEM

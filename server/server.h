@@ -30,7 +30,12 @@ struct client {
     ks_db_t *db; /* srv's database dbnum */
     int resp;    /* 2 or 3 (HELLO) */
     bool authenticated;
-    bool close_after_reply;   /* QUIT, protocol errors */
+    bool close_after_reply; /* QUIT, protocol errors */
+    bool monitor;           /* MONITOR: fed every command (monitor.h) */
+    /* CLIENT REPLY: OFF drops every reply; SKIP drops the next command's
+     * (skip_next until the SKIP itself has ended, then skip). */
+    bool reply_off, reply_skip, reply_skip_next;
+    bool no_evict, no_touch;  /* CLIENT NO-EVICT, CLIENT NO-TOUCH */
     char *name;               /* CLIENT SETNAME, or NULL */
     char *lib_name, *lib_ver; /* CLIENT SETINFO, or NULL */
     /* The last command looked up (its static name for CLIENT LIST) and its

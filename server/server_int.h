@@ -18,6 +18,8 @@ typedef struct tls tls_t;
 struct persist;
 
 #define SERVER_READ_SLAB (64 * 1024)
+#define SERVER_PAUSE_WRITE 1
+#define SERVER_PAUSE_ALL 2
 #define SERVER_REDIS_VERSION "7.2.0" /* what clients see as redis_version */
 
 struct server {
@@ -84,6 +86,17 @@ struct server {
     void (*on_key_changed)(server_t *s, int dbnum, const void *key, size_t len);
     void (*on_db_changing)(server_t *s, int dbnum);
     void (*on_dbs_swapping)(server_t *s, int a, int b);
+    /* Called by RESET to end c's transaction (MULTI and WATCH state); set
+     * by main() to the transactions module's function, may be NULL. */
+    void (*on_client_reset)(client_t *c);
+    uint64_t nmonitors; /* clients with c->monitor set */
+    /* CLIENT PAUSE: while server_now_ms() < pause_end_ms, commands of the
+     * kind paused wait (SERVER_PAUSE_WRITE: those that may write;
+     * SERVER_PAUSE_ALL: every one); conn_pause()/conn_unpause() set it. */
+    int pause_kind;
+    uint64_t pause_end_ms;
+    bool pause_over;       /* unpaused: the waiting commands are to run */
+    uint64_t postpone_seq; /* orders the clients that wait */
     uint64_t seed_state;
     /* The machine's physical memory or this process's cgroup memory limit,
      * whichever is lower (sysmem_limit()), read once at init: the bound on

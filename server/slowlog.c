@@ -14,6 +14,7 @@
 
 #include "argv.h"
 #include "cmd.h"
+#include "redact.h"
 #include "reply.h"
 
 #define SLOWLOG_MAX_ARGC 32    /* as Redis's SLOWLOG_ENTRY_MAX_ARGC */
@@ -53,22 +54,6 @@ static void drop_oldest(struct slowlog *l)
     entry_free(e);
 }
 
-/* Whether argument i of c's command is a secret (a password). */
-static bool is_secret(const client_t *c, const resp_cmd_t *cmd, int i)
-{
-    const char *name = c->cmd != NULL ? c->cmd->name : "";
-    if (strcmp(name, "auth") == 0)
-        return i >= 1;
-    if (strcmp(name, "hello") == 0)
-        for (int j = 2; j < i && j < cmd->argc; j++)
-            if (arg_is(&cmd->argv[j], "auth") && i - j <= 2)
-                return true;
-    if (strcmp(name, "config") == 0 && c->sub != NULL &&
-        strcmp(c->sub->name, "set") == 0 && i >= 3 && (i - 3) % 2 == 0)
-        return arg_is(&cmd->argv[i - 1], "requirepass");
-    return false;
-}
-
 /* Room for a shown argument that is not the command's own bytes: at most
  * SLOWLOG_MAX_STRING of them and a note. */
 typedef char shown_buf_t[SLOWLOG_MAX_STRING + 64];
@@ -83,7 +68,7 @@ static arg_t shown_arg(const client_t *c, const resp_cmd_t *cmd, int i,
     if (kept < cmd->argc && i == kept - 1)
         n = snprintf(buf, sizeof(shown_buf_t), "... (%d more arguments)",
                      cmd->argc - kept + 1);
-    else if (is_secret(c, cmd, i))
+    else if (redact_arg(c, cmd, i))
         n = snprintf(buf, sizeof(shown_buf_t), "(redacted)");
     else if (a->len > SLOWLOG_MAX_STRING) {
         memcpy(buf, a->ptr, SLOWLOG_MAX_STRING);
