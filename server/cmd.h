@@ -25,6 +25,10 @@ void cmd_index_free(server_t *s);
  * (CMD_WRITE while server_writes_denied()) are checked first. */
 void cmd_dispatch(client_t *c, const resp_cmd_t *cmd);
 
+/* Runs a command queued by a transaction for c (EXEC): the call and its
+ * counting, without the admission checks, which it passed when queued. */
+void cmd_run_queued(client_t *c, int argc, const arg_t *argv);
+
 /* Given a look at the next n commands of c's pipeline, calls the prefetch
  * hook of those that have one, pass their arity and that c may run. */
 void cmd_prefetch(client_t *c, const resp_peek_t *next, size_t n);

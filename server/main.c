@@ -22,6 +22,7 @@
 #include "heap.h"
 #include "latency.h"
 #include "log.h"
+#include "multi.h"
 #include "persist.h"
 #include "probe.h"
 #include "server_int.h"
@@ -146,6 +147,7 @@ static int wire(server_t *s)
     const cmd_def_t *cf = cfhost_table(); /* NULL when out of memory */
     const cmd_def_t *tables[] = {cmd_conn_table,
                                  cmd_keys_table,
+                                 multi_table,
                                  cmd_admin_table,
                                  cmd_persist_table,
                                  latency_table,
@@ -166,6 +168,15 @@ static int wire(server_t *s)
     }
     s->on_flushall = persist_on_flushall;
     s->on_call = on_call;
+    /* Transactions: EXEC runs its queue through the dispatcher, and the
+     * key-change signals invalidate WATCH. */
+    if (multi_init(s, cmd_run_queued, cmd_prefetch) < 0) {
+        log_warning("Out of memory initialising the server");
+        return -1;
+    }
+    s->on_key_changed = multi_on_key_changed;
+    s->on_db_changing = multi_on_db_changing;
+    s->on_dbs_swapping = multi_on_dbs_swapping;
     return 0;
 }
 
@@ -287,6 +298,7 @@ static int teardown(app_t *a, int code)
     if (a->running)
         code = s->exit_code; /* SHUTDOWN's, or 1 after a failed final save */
     cmd_index_free(s);
+    multi_free(s);
     slowlog_free(s);
     persist_free(s);
     server_free(s);
