@@ -747,8 +747,9 @@ size_t conn_describe(const client_t *cl, char *buf, size_t len)
         "user=default redir=-1 resp=%d lib-name=%s lib-ver=%s\n",
         c->cl.id, c->addr, c->laddr, c->fd,
         c->cl.name != NULL ? c->cl.name : "", (now - c->created_ms) / 1000,
-        (now - c->last_ms) / 1000, c->cl.dbnum, multi_count(cl), qbuf, SERVER_READ_SLAB, omem,
-        omem + qbuf, cmd, c->cl.resp, cl->lib_name != NULL ? cl->lib_name : "",
+        (now - c->last_ms) / 1000, c->cl.dbnum, multi_count(cl), qbuf,
+        SERVER_READ_SLAB, omem, omem + qbuf, cmd, c->cl.resp,
+        cl->lib_name != NULL ? cl->lib_name : "",
         cl->lib_ver != NULL ? cl->lib_ver : "");
     if (n < 0)
         return 0;

@@ -500,9 +500,8 @@ bool multi_runs_now(const cmd_def_t *d)
 
 /* ---- the table --------------------------------------------------------- */
 
-static const cmd_arg_t watch_args[] = {{"key", "key", NULL, CMD_ARG_MULTIPLE,
-                                        NULL},
-                                       {NULL, NULL, NULL, 0, NULL}};
+static const cmd_arg_t watch_args[] = {
+    {"key", "key", NULL, CMD_ARG_MULTIPLE, NULL}, {NULL, NULL, NULL, 0, NULL}};
 
 /* Redis's flags that this vocabulary has (noscript, allow_busy and
  * skip_slowlog have no meaning here). */
