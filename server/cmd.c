@@ -278,31 +278,37 @@ void cmd_dispatch(client_t *c, const resp_cmd_t *cmd)
         return;
     }
     if (queue) {
-        multi_queue(c, d->flags, cmd->argc, cmd->argv);
+        multi_queue(c, e, d->flags, cmd->argc, cmd->argv);
         return;
     }
     call(c, e, d, cmd);
 }
 
-void cmd_run_queued(client_t *c, int argc, const arg_t *argv)
+void cmd_run_queued(client_t *c, const void *cmd, const argv_t *a)
 {
-    cmd_entry_t *e = lookup_entry(c->srv, argv[0].ptr, argv[0].len);
-    if (e == NULL)
-        return; /* the index does not change while the server runs */
+    cmd_entry_t *e = (cmd_entry_t *)cmd;
     const cmd_def_t *d = e->def;
     c->cmd = d;
     c->sub = NULL;
-    if (d->subcommands != NULL && argc >= 2 &&
-        (c->sub = cmd_find_sub(d, argv[1].ptr, argv[1].len)) != NULL)
+    if (d->subcommands != NULL && a->argc >= 2 &&
+        (c->sub = cmd_find_sub(d, a->v[1].ptr, a->v[1].len)) != NULL)
         d = c->sub;
-    if (d->proc == NULL)
-        return; /* cannot be: admitted when queued */
-    resp_cmd_t cmd = {.argc = argc, .argv = (arg_t *)argv};
-    call(c, e, d, &cmd);
+    resp_cmd_t rc = {.argc = a->argc, .argv = (arg_t *)a->v};
+    call(c, e, d, &rc);
+}
+
+void cmd_prefetch_queued(client_t *c, const void *cmd, const argv_t *a)
+{
+    const cmd_def_t *d = ((const cmd_entry_t *)cmd)->def;
+    if (d->prefetch != NULL)
+        d->prefetch(c, d, a->argc, a->v);
 }
 
 void cmd_prefetch(client_t *c, const resp_peek_t *next, size_t n)
 {
+    /* What a transaction queues is prefetched when EXEC runs it. */
+    if (c->mstate != NULL && multi_active(c))
+        return;
     for (size_t i = 0; i < n; i++) {
         const resp_peek_t *pk = &next[i];
         const cmd_entry_t *e =

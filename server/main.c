@@ -165,7 +165,7 @@ static int wire(server_t *s)
     s->on_call = on_call;
     /* Transactions: EXEC runs its queue through the dispatcher, and the
      * key-change signals invalidate WATCH. */
-    if (multi_init(s, cmd_run_queued, cmd_prefetch) < 0) {
+    if (multi_init(s, cmd_run_queued, cmd_prefetch_queued) < 0) {
         log_warning("Out of memory initialising the server");
         return -1;
     }

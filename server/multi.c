@@ -55,12 +55,17 @@ struct multi {
     multi_prefetch_fn *prefetch;
 };
 
+typedef struct queued {
+    const void *cmd; /* the dispatcher's handle */
+    argv_t *a;
+} queued_t;
+
 struct multi_client {
     bool active;     /* between MULTI and EXEC/DISCARD */
     bool dirty_exec; /* a command was refused while queuing: EXECABORT */
     bool dirty_cas;  /* a watched key changed: EXEC answers nil */
     unsigned flags;  /* the OR of the queued commands' flags */
-    argv_t **queue;
+    queued_t *queue;
     size_t n, cap;
     size_t bytes; /* of the queued copies */
     mwatch_t *watches;
@@ -263,10 +268,10 @@ static void unwatch_all(client_t *c, struct multi_client *mc)
     mc->watches = NULL;
 }
 
-static void free_queue(argv_t **q, size_t n)
+static void free_queue(queued_t *q, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        argv_free(q[i]);
+        argv_free(q[i].a);
     free(q);
 }
 
@@ -291,14 +296,15 @@ unsigned multi_queued_flags(const client_t *c)
     return c->mstate != NULL && c->mstate->active ? c->mstate->flags : 0;
 }
 
-void multi_queue(client_t *c, unsigned flags, int argc, const arg_t *argv)
+void multi_queue(client_t *c, const void *cmd, unsigned flags, int argc,
+                 const arg_t *argv)
 {
     struct multi_client *mc = c->mstate;
     /* A transaction that cannot run keeps no memory. */
     if (!mc->dirty_exec && !mc->dirty_cas) {
         if (mc->n == mc->cap) {
             size_t cap = mc->cap ? mc->cap * 2 : 8;
-            argv_t **q = realloc(mc->queue, cap * sizeof(q[0]));
+            queued_t *q = realloc(mc->queue, cap * sizeof(q[0]));
             if (q == NULL) {
                 resp_add_error(&c->out, ERRTEXT_NOMEM);
                 mc->dirty_exec = true;
@@ -313,11 +319,12 @@ void multi_queue(client_t *c, unsigned flags, int argc, const arg_t *argv)
             mc->dirty_exec = true;
             return;
         }
-        mc->queue[mc->n++] = a;
+        mc->queue[mc->n].cmd = cmd;
+        mc->queue[mc->n++].a = a;
         mc->bytes += a->size;
         mc->flags |= flags;
     }
-    resp_add_simple(&c->out, "QUEUED");
+    resp_add_raw(&c->out, "+QUEUED\r\n", 9); /* the same in RESP3 */
 }
 
 void multi_rejected(client_t *c, const cmd_def_t *top, size_t reply_at)
@@ -415,7 +422,7 @@ static void exec_proc(client_t *c, int argc, const arg_t *argv)
     /* Watching ends before the commands run: their own changes must not
      * count against a later transaction. */
     unwatch_all(c, mc);
-    argv_t **q = mc->queue;
+    queued_t *q = mc->queue;
     size_t n = mc->n;
     mc->queue = NULL;
     mc->n = mc->cap = mc->bytes = 0;
@@ -427,18 +434,11 @@ static void exec_proc(client_t *c, int argc, const arg_t *argv)
         size_t ahead = n - i < MULTI_PEEK ? n - i : MULTI_PEEK;
         /* As in a pipeline: the next commands start loading what they
          * will touch before the first of them runs. */
-        if (ahead > 1) {
-            resp_peek_t next[MULTI_PEEK];
-            for (size_t j = 0; j < ahead; j++) {
-                const argv_t *a = q[i + j];
-                next[j].argc = a->argc;
-                for (int k = 0; k < a->argc && k < 3; k++)
-                    next[j].argv[k] = a->v[k];
-            }
-            m->prefetch(c, next, ahead);
-        }
-        for (size_t j = 0; j < ahead; j++)
-            m->run(c, q[i + j]->argc, q[i + j]->v);
+        if (ahead > 1)
+            for (size_t j = i; j < i + ahead; j++)
+                m->prefetch(c, q[j].cmd, q[j].a);
+        for (size_t j = i; j < i + ahead; j++)
+            m->run(c, q[j].cmd, q[j].a);
     }
     free_queue(q, n);
     c->cmd = cmd;
@@ -495,7 +495,8 @@ bool multi_runs_now(const cmd_def_t *d)
 {
     return d->proc == exec_proc || d->proc == discard_proc ||
            d->proc == multi_proc || d->proc == watch_proc ||
-           strcmp(d->name, "quit") == 0 || strcmp(d->name, "reset") == 0;
+           (d->name[0] == 'q' && strcmp(d->name, "quit") == 0) ||
+           (d->name[0] == 'r' && strcmp(d->name, "reset") == 0);
 }
 
 /* ---- the table --------------------------------------------------------- */

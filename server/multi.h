@@ -20,17 +20,20 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "resp.h"
+#include "argv.h"
 #include "server_int.h"
 
 extern const cmd_def_t multi_table[]; /* NULL-name terminated */
 
-/* Runs one queued command for c as the dispatcher does once a command is
- * admitted (call, counters, after-call hook), without the admission
- * checks, which the command passed when it was queued. */
-typedef void multi_run_fn(client_t *c, int argc, const arg_t *argv);
-/* The dispatcher's look-ahead prefetch (cmd_prefetch()). */
-typedef void multi_prefetch_fn(client_t *c, const resp_peek_t *next, size_t n);
+/* The dispatcher's entry points for a queued command: cmd is what the
+ * dispatcher gave multi_queue() for it (its own handle of the command,
+ * opaque here), a the copy of its arguments.
+ *  - run: runs it for c as the dispatcher runs an admitted command (call,
+ *    counters, after-call hook), without the admission checks, which it
+ *    passed when it was queued;
+ *  - prefetch: starts loading what it will touch (the prefetch hook). */
+typedef void multi_run_fn(client_t *c, const void *cmd, const argv_t *a);
+typedef void multi_prefetch_fn(client_t *c, const void *cmd, const argv_t *a);
 
 /* Makes the server's watch table and keeps the dispatcher's entry points
  * for EXEC. 0 or -ENOMEM; multi_free()
@@ -58,10 +61,12 @@ bool multi_is_exec(const cmd_def_t *d);
  * or a deny-OOM command when it holds one). 0 outside MULTI. */
 unsigned multi_queued_flags(const client_t *c);
 
-/* Queues a copy of the command for c (in MULTI) and replies +QUEUED. A
- * transaction that is already doomed keeps nothing; out of memory dooms
- * it (EXEC then aborts). */
-void multi_queue(client_t *c, unsigned flags, int argc, const arg_t *argv);
+/* Queues a copy of the command for c (in MULTI) and replies +QUEUED; cmd
+ * is the dispatcher's handle of it and flags its flags. A transaction that
+ * is already doomed keeps nothing; out of memory dooms it (EXEC then
+ * aborts). */
+void multi_queue(client_t *c, const void *cmd, unsigned flags, int argc,
+                 const arg_t *argv);
 
 /* The dispatcher refused a command of c, whose reply starts at byte
  * reply_at of c->out; top is the command (NULL for an unknown one). In
