@@ -88,8 +88,10 @@ static void write_pidfile(const char *path)
  * monitor's command events (Redis splits those by the "fast" flag). */
 static void on_call(client_t *c, const resp_cmd_t *cmd, uint64_t ns)
 {
-    slowlog_record(c->srv, c, cmd, ns / 1000, conn_addr(c));
     const cmd_def_t *d = c->sub != NULL ? c->sub : c->cmd;
+    /* EXEC is Redis's skip_slowlog: its commands are logged one by one. */
+    if (d == NULL || !multi_is_exec(d))
+        slowlog_record(c->srv, c, cmd, ns / 1000, conn_addr(c));
     latency_add(c->srv,
                 d != NULL && (d->flags & CMD_FAST) ? "fast-command" : "command",
                 ns / 1000000);

@@ -382,8 +382,28 @@ def test_command_info_and_docs(pair):
         pick = (0, 1, 3, 4, 5)
         assert [ours[0][i] for i in pick] == [theirs[0][i] for i in pick]
         assert set(ours[0][2]) <= set(theirs[0][2]), name
+        assert set(ours[0][6]) == set(theirs[0][6]), name  # categories
         ours, theirs = pair.both("COMMAND", "DOCS", name)
         assert ours == theirs, name
+    ours, theirs = pair.both("COMMAND", "LIST", "FILTERBY", "ACLCAT",
+                             "transaction")
+    assert sorted(ours) == sorted(theirs)
+
+
+def test_slowlog_logs_the_commands_not_exec(pair):
+    c = pair.conns(2)
+    try:
+        both(c, "CONFIG", "SET", "slowlog-log-slower-than", "0")
+        both(c, "SLOWLOG", "RESET")
+        for cmd in [("MULTI",), ("CF.ADD", "sl", "a"), ("PING",), ("EXEC",)]:
+            both(c, *cmd)
+        logged = [[e[3] for e in x.command("SLOWLOG", "GET", "10")]
+                  for x in c]
+        assert logged[0] == logged[1]
+        assert [b"EXEC"] not in logged[0] and [b"PING"] in logged[0]
+    finally:
+        both(c, "CONFIG", "SET", "slowlog-log-slower-than", "10000")
+        close(c)
 
 
 @pytest.mark.parametrize("proto", PROTOS)
