@@ -387,17 +387,26 @@ void multi_client_free(client_t *c)
 
 /* ---- commands ---------------------------------------------------------- */
 
-static void multi_proc(client_t *c, int argc, const arg_t *argv)
+/* c's state for a command that may not run inside MULTI, or NULL after
+ * replying err (inside MULTI) or the out-of-memory error. */
+static struct multi_client *outside_multi(client_t *c, const char *err)
 {
     if (multi_active(c)) {
-        resp_add_error(&c->out, "ERR MULTI calls can not be nested");
-        return;
+        resp_add_error(&c->out, err);
+        return NULL;
     }
     struct multi_client *mc = client_state(c);
-    if (mc == NULL) {
+    if (mc == NULL)
         resp_add_error(&c->out, ERRTEXT_NOMEM);
+    return mc;
+}
+
+static void multi_proc(client_t *c, int argc, const arg_t *argv)
+{
+    struct multi_client *mc =
+        outside_multi(c, "ERR MULTI calls can not be nested");
+    if (mc == NULL)
         return;
-    }
     mc->active = true;
     reply_ok(c);
 }
@@ -458,15 +467,10 @@ static void discard_proc(client_t *c, int argc, const arg_t *argv)
 
 static void watch_proc(client_t *c, int argc, const arg_t *argv)
 {
-    if (multi_active(c)) {
-        resp_add_error(&c->out, "ERR WATCH inside MULTI is not allowed");
+    struct multi_client *mc =
+        outside_multi(c, "ERR WATCH inside MULTI is not allowed");
+    if (mc == NULL)
         return;
-    }
-    struct multi_client *mc = client_state(c);
-    if (mc == NULL) {
-        resp_add_error(&c->out, ERRTEXT_NOMEM);
-        return;
-    }
     /* No point in watching more once a watched key has changed. */
     if (!mc->dirty_cas)
         for (int i = 1; i < argc; i++)

@@ -43,6 +43,14 @@ def close(conns):
         c.close()
 
 
+@pytest.fixture
+def other(pair, proto):
+    """Another client on both sides, speaking the test's protocol."""
+    conns = pair.conns(proto)
+    yield conns
+    close(conns)
+
+
 @pytest.mark.parametrize("proto", PROTOS)
 def test_queue_exec_discard(pair, proto):
     out = run(pair, proto, [
@@ -189,25 +197,22 @@ OTHER_WRITES = [
                          ids=["add", "del-item", "del", "rename-from",
                               "rename-to", "flushdb", "flushall",
                               "rename-new-over"])
-def test_watch_invalidated_by_another_client(pair, proto, setup, writes):
-    other = pair.conns(proto)
-    try:
-        run(pair, proto, [("FLUSHALL",), ("CF.ADD", "w", "a")] + setup +
-            [("WATCH", "w")])
-        for cmd in writes:
-            both(other, *cmd)
-        out = run(pair, proto, [
-            ("MULTI",),
-            ("CF.ADD", "w", "c"),
-            ("EXEC",),
-            ("EXISTS", "w"),
-        ])
-        assert out[2] is None
-        # A nil EXEC ran nothing, and the watch is over.
-        out = run(pair, proto, [("MULTI",), ("PING",), ("EXEC",)])
-        assert out[2] == ["PONG"]
-    finally:
-        close(other)
+def test_watch_invalidated_by_another_client(pair, proto, setup, writes,
+                                            other):
+    run(pair, proto, [("FLUSHALL",), ("CF.ADD", "w", "a")] + setup +
+        [("WATCH", "w")])
+    for cmd in writes:
+        both(other, *cmd)
+    out = run(pair, proto, [
+        ("MULTI",),
+        ("CF.ADD", "w", "c"),
+        ("EXEC",),
+        ("EXISTS", "w"),
+    ])
+    assert out[2] is None
+    # A nil EXEC ran nothing, and the watch is over.
+    out = run(pair, proto, [("MULTI",), ("PING",), ("EXEC",)])
+    assert out[2] == ["PONG"]
 
 
 @pytest.mark.parametrize("proto", PROTOS)
@@ -225,120 +230,96 @@ def test_watch_invalidated_by_same_client(pair, proto):
 
 
 @pytest.mark.parametrize("proto", PROTOS)
-def test_watch_kept_by_reads_and_other_keys(pair, proto):
-    other = pair.conns(proto)
-    try:
-        run(pair, proto, [("FLUSHALL",), ("CF.ADD", "w", "a"),
-                          ("WATCH", "w", "missing")])
-        for cmd in [("CF.EXISTS", "w", "a"), ("EXISTS", "w"),
-                    ("CF.COUNT", "w", "a"), ("CF.ADD", "other", "x"),
-                    ("DEL", "nothere"), ("SELECT", "1"),
-                    ("CF.ADD", "w", "x"), ("FLUSHDB",), ("SELECT", "0")]:
-            both(other, *cmd, exact=False)
-        out = run(pair, proto, [("MULTI",), ("CF.ADD", "w", "c"), ("EXEC",)])
-        assert out[2] == [1]
-    finally:
-        close(other)
+def test_watch_kept_by_reads_and_other_keys(pair, proto, other):
+    run(pair, proto, [("FLUSHALL",), ("CF.ADD", "w", "a"),
+                      ("WATCH", "w", "missing")])
+    for cmd in [("CF.EXISTS", "w", "a"), ("EXISTS", "w"),
+                ("CF.COUNT", "w", "a"), ("CF.ADD", "other", "x"),
+                ("DEL", "nothere"), ("SELECT", "1"),
+                ("CF.ADD", "w", "x"), ("FLUSHDB",), ("SELECT", "0")]:
+        both(other, *cmd, exact=False)
+    out = run(pair, proto, [("MULTI",), ("CF.ADD", "w", "c"), ("EXEC",)])
+    assert out[2] == [1]
 
 
 @pytest.mark.parametrize("proto", PROTOS)
-def test_flush_touches_only_existing_watched_keys(pair, proto):
-    other = pair.conns(proto)
-    try:
-        run(pair, proto, [("FLUSHALL",), ("CF.ADD", "x", "a"),
-                          ("WATCH", "missing")])
-        both(other, "FLUSHDB")
-        out = run(pair, proto, [("MULTI",), ("PING",), ("EXEC",)])
-        assert out[2] == ["PONG"]
-    finally:
-        close(other)
+def test_flush_touches_only_existing_watched_keys(pair, proto, other):
+    run(pair, proto, [("FLUSHALL",), ("CF.ADD", "x", "a"),
+                      ("WATCH", "missing")])
+    both(other, "FLUSHDB")
+    out = run(pair, proto, [("MULTI",), ("PING",), ("EXEC",)])
+    assert out[2] == ["PONG"]
 
 
 @pytest.mark.parametrize("proto", PROTOS)
-def test_unwatch_and_exec_end_the_watch(pair, proto):
-    other = pair.conns(proto)
-    try:
-        run(pair, proto, [("FLUSHALL",), ("CF.ADD", "w", "a"),
-                          ("WATCH", "w"), ("UNWATCH",)])
-        both(other, "CF.ADD", "w", "b")
-        out = run(pair, proto, [("MULTI",), ("PING",), ("EXEC",)])
-        assert out[2] == ["PONG"]
-        # DISCARD ends the watch too.
-        run(pair, proto, [("WATCH", "w"), ("MULTI",), ("DISCARD",)])
-        both(other, "CF.ADD", "w", "c")
-        out = run(pair, proto, [("MULTI",), ("PING",), ("EXEC",)])
-        assert out[2] == ["PONG"]
-        # The transaction's own write does not doom the next one.
-        out = run(pair, proto, [("WATCH", "w"), ("MULTI",),
-                                ("CF.ADD", "w", "d"), ("EXEC",),
-                                ("MULTI",), ("PING",), ("EXEC",)])
-        assert out[3] == [1] and out[6] == ["PONG"]
-    finally:
-        close(other)
+def test_unwatch_and_exec_end_the_watch(pair, proto, other):
+    run(pair, proto, [("FLUSHALL",), ("CF.ADD", "w", "a"),
+                      ("WATCH", "w"), ("UNWATCH",)])
+    both(other, "CF.ADD", "w", "b")
+    out = run(pair, proto, [("MULTI",), ("PING",), ("EXEC",)])
+    assert out[2] == ["PONG"]
+    # DISCARD ends the watch too.
+    run(pair, proto, [("WATCH", "w"), ("MULTI",), ("DISCARD",)])
+    both(other, "CF.ADD", "w", "c")
+    out = run(pair, proto, [("MULTI",), ("PING",), ("EXEC",)])
+    assert out[2] == ["PONG"]
+    # The transaction's own write does not doom the next one.
+    out = run(pair, proto, [("WATCH", "w"), ("MULTI",),
+                            ("CF.ADD", "w", "d"), ("EXEC",),
+                            ("MULTI",), ("PING",), ("EXEC",)])
+    assert out[3] == [1] and out[6] == ["PONG"]
 
 
 @pytest.mark.parametrize("proto", PROTOS)
-def test_watch_in_another_database(pair, proto):
-    other = pair.conns(proto)
-    try:
-        run(pair, proto, [("FLUSHALL",), ("SELECT", "2"),
-                          ("CF.ADD", "w", "a"), ("WATCH", "w"),
-                          ("SELECT", "0")])
-        both(other, "CF.ADD", "w", "b")  # database 0: not watched
-        out = run(pair, proto, [("MULTI",), ("PING",), ("EXEC",)])
-        assert out[2] == ["PONG"]
-        run(pair, proto, [("WATCH", "w")])  # database 0 now
-        both(other, "SELECT", "2")
-        both(other, "CF.ADD", "w", "b")
-        both(other, "SELECT", "0")
-        both(other, "CF.ADD", "w", "c")
-        out = run(pair, proto, [("MULTI",), ("PING",), ("EXEC",)])
-        assert out[2] is None
-    finally:
-        close(other)
+def test_watch_in_another_database(pair, proto, other):
+    run(pair, proto, [("FLUSHALL",), ("SELECT", "2"),
+                      ("CF.ADD", "w", "a"), ("WATCH", "w"),
+                      ("SELECT", "0")])
+    both(other, "CF.ADD", "w", "b")  # database 0: not watched
+    out = run(pair, proto, [("MULTI",), ("PING",), ("EXEC",)])
+    assert out[2] == ["PONG"]
+    run(pair, proto, [("WATCH", "w")])  # database 0 now
+    both(other, "SELECT", "2")
+    both(other, "CF.ADD", "w", "b")
+    both(other, "SELECT", "0")
+    both(other, "CF.ADD", "w", "c")
+    out = run(pair, proto, [("MULTI",), ("PING",), ("EXEC",)])
+    assert out[2] is None
 
 
 @pytest.mark.parametrize("proto", PROTOS)
-def test_swapdb_touches_watched_keys(pair, proto):
+def test_swapdb_touches_watched_keys(pair, proto, other):
     ours, _ = pair.both("SWAPDB", "0", "0", proto=proto)
     if isinstance(ours, RespError) and "unknown command" in ours.text:
         pytest.skip("SWAPDB is not there yet")
-    other = pair.conns(proto)
-    try:
-        # Watched in 0, exists only in 1: the swap brings it in.
-        run(pair, proto, [("FLUSHALL",), ("SELECT", "1"),
-                          ("CF.ADD", "w", "a"), ("SELECT", "0"),
-                          ("WATCH", "w")])
-        both(other, "SWAPDB", "0", "1")
-        out = run(pair, proto, [("MULTI",), ("PING",), ("EXEC",)])
-        assert out[2] is None
-        # Exists on neither side: untouched.
-        run(pair, proto, [("WATCH", "nothere")])
-        both(other, "SWAPDB", "0", "1")
-        out = run(pair, proto, [("MULTI",), ("PING",), ("EXEC",)])
-        assert out[2] == ["PONG"]
-    finally:
-        close(other)
+    # Watched in 0, exists only in 1: the swap brings it in.
+    run(pair, proto, [("FLUSHALL",), ("SELECT", "1"),
+                      ("CF.ADD", "w", "a"), ("SELECT", "0"),
+                      ("WATCH", "w")])
+    both(other, "SWAPDB", "0", "1")
+    out = run(pair, proto, [("MULTI",), ("PING",), ("EXEC",)])
+    assert out[2] is None
+    # Exists on neither side: untouched.
+    run(pair, proto, [("WATCH", "nothere")])
+    both(other, "SWAPDB", "0", "1")
+    out = run(pair, proto, [("MULTI",), ("PING",), ("EXEC",)])
+    assert out[2] == ["PONG"]
 
 
 @pytest.mark.parametrize("proto", PROTOS)
-def test_disconnect_discards_the_queue(pair, proto):
+def test_disconnect_discards_the_queue(pair, proto, other):
     run(pair, proto, [("FLUSHALL",)])
-    other = pair.conns(proto)
     c = pair.conns(proto)
     both(c, "WATCH", "w")
     both(c, "MULTI")
     both(c, "CF.ADD", "k", "a")
     before = [connected(x) for x in other]
     close(c)
-    try:
-        for x, n in zip(other, before):
-            wait_until(lambda: connected(x) == n - 1, what="the close")
-        assert both(other, "EXISTS", "k") == 0
-        both(other, "CF.ADD", "w", "x")  # a freed watcher is not touched
-        assert both(other, "EXISTS", "k") == 0
-    finally:
-        close(other)
+    for x, n in zip(other, before):
+        wait_until(lambda: connected(x) == n - 1, what="the close")
+    assert both(other, "EXISTS", "k") == 0
+    both(other, "CF.ADD", "w", "x")  # a freed watcher is not touched
+    assert both(other, "EXISTS", "k") == 0
 
 
 def connected(conn):

@@ -150,12 +150,10 @@ def test_discard_and_reset(r):
         p.ping()
         p.reset()  # DISCARD
     assert r.ping()
-    with pytest.raises(redis.ResponseError) as e:
-        r.execute_command("EXEC")
-    assert "EXEC without MULTI" in str(e.value)
-    with pytest.raises(redis.ResponseError) as e:
-        r.execute_command("DISCARD")
-    assert "DISCARD without MULTI" in str(e.value)
+    for cmd in ("EXEC", "DISCARD"):
+        with pytest.raises(redis.ResponseError,
+                           match="%s without MULTI" % cmd):
+            r.execute_command(cmd)
 
 
 @pytest.mark.cf
