@@ -71,6 +71,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--batches", type=int, default=4000)
     ap.add_argument("--fill", type=int, default=500000)
+    ap.add_argument("--only", choices=("plain", "exec"), default=None,
+                    help="run one side alone (for profiling)")
     ap.add_argument("--perf", default="",
                     help="perf record the server into this file")
     args = ap.parse_args()
@@ -119,6 +121,8 @@ def main():
             order = [("plain", plain, plain_len), ("exec", txn, txn_len)]
             if r % 2:
                 order.reverse()
+            if args.only:
+                order = [o for o in order if o[0] == args.only]
             got = {}
             for name, payload, rlen in order:
                 ticks, took, n = run(sock, proc.pid, payload, rlen,
@@ -128,7 +132,7 @@ def main():
                 t[1] += took
                 t[2] += n
                 got[name] = ticks / n
-            if got["plain"] > 0:
+            if not args.only and got["plain"] > 0:
                 per_round.append(got["exec"] / got["plain"])
         if perf is not None:
             perf.send_signal(2)
@@ -136,9 +140,13 @@ def main():
         hz = os.sysconf("SC_CLK_TCK")
         ns = {}
         for name, (ticks, took, n) in tot.items():
+            if n == 0:
+                continue
             ns[name] = ticks * 1e9 / hz / n
             print("%-5s %d CF.EXISTS: server CPU %.2f s = %.1f ns each; "
                   "wall %.2f s" % (name, n, ticks / hz, ns[name], took))
+        if args.only:
+            return
         ratio = ns["exec"] / ns["plain"]
         spread = ("%.2f-%.2f" % (min(per_round), max(per_round))
                   if per_round else "n/a")

@@ -397,7 +397,9 @@ static void conn_run(conn_t *c)
              * will touch (the dispatcher's prefetch hooks) before running
              * them: one look per CONN_PEEK commands. A lone command gains
              * nothing from it. */
-            if (ahead == 0) {
+            if (ahead == 0 && multi_active(&c->cl)) {
+                ahead = 1; /* queued: EXEC prefetches what it runs */
+            } else if (ahead == 0) {
                 ahead = resp_parser_peek(c->parser, next, CONN_PEEK,
                                          CONN_PEEK_ARGS);
                 if (ahead > 1)
