@@ -15,6 +15,7 @@
 
 #include "cmdclock.h"
 #include "errtext.h"
+#include "multi.h"
 #include "reply.h"
 #include "util.h"
 
@@ -173,7 +174,7 @@ static bool arity_ok(int arity, int argc)
 
 /* The checks every command passes before it runs, in Redis's order: arity,
  * subcommand, authentication. The definition to run, or NULL after the
- * refusal's reply (counted on e). */
+ * refusal's reply (the caller counts it). */
 static const cmd_def_t *admit(client_t *c, cmd_entry_t *e, int argc,
                               const arg_t *argv)
 {
@@ -182,21 +183,18 @@ static const cmd_def_t *admit(client_t *c, cmd_entry_t *e, int argc,
     c->sub = NULL;
     if (!arity_ok(d->arity, argc)) {
         reply_wrong_arity(c, d->name);
-        e->rejected++;
         return NULL;
     }
     if (d->subcommands != NULL && argc >= 2) {
         const cmd_def_t *sub = cmd_find_sub(d, argv[1].ptr, argv[1].len);
         if (sub == NULL) {
             reply_unknown_subcommand(c, d->name, &argv[1]);
-            e->rejected++;
             return NULL;
         }
         if (!arity_ok(sub->arity, argc)) {
             char full[2 * CMD_NAME_MAX + 2];
             snprintf(full, sizeof(full), "%s|%s", d->name, sub->name);
             reply_wrong_arity(c, full);
-            e->rejected++;
             return NULL;
         }
         c->sub = sub;
@@ -204,7 +202,6 @@ static const cmd_def_t *admit(client_t *c, cmd_entry_t *e, int argc,
     }
     if (!c->authenticated && !(d->flags & CMD_NOAUTH)) {
         resp_add_error(&c->out, ERRTEXT_NOAUTH);
-        e->rejected++;
         return NULL;
     }
     return d;
@@ -220,33 +217,11 @@ static bool paused_for(const server_t *s, unsigned d_flags)
     return s->pause_kind == SERVER_PAUSE_ALL || (d_flags & CMD_WRITE);
 }
 
-bool cmd_dispatch(client_t *c, const resp_cmd_t *cmd)
+/* Runs d (e's command or subcommand) and counts the call. */
+static void call(client_t *c, cmd_entry_t *e, const cmd_def_t *d,
+                 const resp_cmd_t *cmd)
 {
     server_t *s = c->srv;
-    cmd_entry_t *e = lookup_entry(s, cmd->argv[0].ptr, cmd->argv[0].len);
-    if (e == NULL) {
-        reply_unknown_command(c, cmd);
-        return true;
-    }
-    const cmd_def_t *d = admit(c, e, cmd->argc, cmd->argv);
-    if (d == NULL)
-        return true;
-    if ((d->flags & CMD_DENYOOM) && s->cfg->maxmemory > 0 &&
-        server_used_memory(s) > s->cfg->maxmemory) {
-        resp_add_error(&c->out, ERRTEXT_OOM);
-        e->rejected++;
-        return true;
-    }
-    const char *denied;
-    if ((d->flags & CMD_WRITE) && (denied = server_writes_denied(s))) {
-        resp_add_error(&c->out, denied);
-        e->rejected++;
-        return true;
-    }
-    /* Last of the checks, as in Redis: a command that would be refused is
-     * refused at once, even during a pause. */
-    if (paused_for(s, d->flags))
-        return false;
     size_t out_before = c->out.len;
     d->proc(c, cmd->argc, cmd->argv);
     uint64_t now = cmdclock_now();
@@ -261,11 +236,95 @@ bool cmd_dispatch(client_t *c, const resp_cmd_t *cmd)
     if (c->out.len > out_before && c->out.buf[out_before] == '-')
         e->failed++;
     s->total_commands++;
+}
+
+/* A refusal whose reply starts at reply_at, counted on e (NULL for an
+ * unknown command): in a transaction it dooms EXEC, and a refused EXEC
+ * discards the transaction (multi.h). */
+static void refused(client_t *c, cmd_entry_t *e, size_t reply_at)
+{
+    if (e != NULL)
+        e->rejected++;
+    if (c->mstate != NULL || (e != NULL && multi_is_exec(e->def)))
+        multi_rejected(c, e != NULL ? e->def : NULL, reply_at);
+}
+
+bool cmd_dispatch(client_t *c, const resp_cmd_t *cmd)
+{
+    server_t *s = c->srv;
+    size_t reply_at = c->out.len;
+    cmd_entry_t *e = lookup_entry(s, cmd->argv[0].ptr, cmd->argv[0].len);
+    if (e == NULL) {
+        reply_unknown_command(c, cmd);
+        refused(c, NULL, reply_at);
+        return true;
+    }
+    const cmd_def_t *d = admit(c, e, cmd->argc, cmd->argv);
+    if (d == NULL) {
+        refused(c, e, reply_at);
+        return true;
+    }
+    /* In a transaction every command but those that end it is queued;
+     * EXEC stands for the flags of what it runs. */
+    unsigned flags = d->flags;
+    bool queue = false;
+    if (c->mstate != NULL && multi_active(c)) {
+        queue = !multi_runs_now(e->def);
+        if (multi_is_exec(e->def))
+            flags |= multi_queued_flags(c);
+    }
+    /* As Redis: queuing may take any amount of memory, so over maxmemory
+     * a transaction takes nothing more (it can still end). */
+    if (((flags & CMD_DENYOOM) || queue) && s->cfg->maxmemory > 0 &&
+        server_used_memory(s) > s->cfg->maxmemory) {
+        resp_add_error(&c->out, ERRTEXT_OOM);
+        refused(c, e, reply_at);
+        return true;
+    }
+    const char *denied;
+    if ((flags & CMD_WRITE) && (denied = server_writes_denied(s))) {
+        resp_add_error(&c->out, denied);
+        refused(c, e, reply_at);
+        return true;
+    }
+    /* Last of the checks, as in Redis: a command that would be refused is
+     * refused at once, even during a pause; a command queued in a
+     * transaction waits as the same command would outside it. */
+    if (paused_for(s, flags))
+        return false;
+    if (queue) {
+        multi_queue(c, e, d->flags, cmd->argc, cmd->argv);
+        return true;
+    }
+    call(c, e, d, cmd);
     return true;
+}
+
+void cmd_run_queued(client_t *c, const void *cmd, const argv_t *a)
+{
+    cmd_entry_t *e = (cmd_entry_t *)cmd;
+    const cmd_def_t *d = e->def;
+    c->cmd = d;
+    c->sub = NULL;
+    if (d->subcommands != NULL && a->argc >= 2 &&
+        (c->sub = cmd_find_sub(d, a->v[1].ptr, a->v[1].len)) != NULL)
+        d = c->sub;
+    resp_cmd_t rc = {.argc = a->argc, .argv = (arg_t *)a->v};
+    call(c, e, d, &rc);
+}
+
+void cmd_prefetch_queued(client_t *c, const void *cmd, const argv_t *a)
+{
+    const cmd_def_t *d = ((const cmd_entry_t *)cmd)->def;
+    if (d->prefetch != NULL)
+        d->prefetch(c, d, a->argc, a->v);
 }
 
 void cmd_prefetch(client_t *c, const resp_peek_t *next, size_t n)
 {
+    /* What a transaction queues is prefetched when EXEC runs it. */
+    if (c->mstate != NULL && multi_active(c))
+        return;
     for (size_t i = 0; i < n; i++) {
         const resp_peek_t *pk = &next[i];
         const cmd_entry_t *e =

@@ -9,6 +9,7 @@
 #ifndef CMD_H
 #define CMD_H
 
+#include "argv.h"
 #include "server_int.h"
 #include "util.h"
 
@@ -27,6 +28,13 @@ void cmd_index_free(server_t *s);
  * when it must wait for CLIENT PAUSE to end (s->pause_kind): the caller
  * keeps it and calls again later. */
 bool cmd_dispatch(client_t *c, const resp_cmd_t *cmd);
+
+/* A transaction's queued command (multi.h's multi_run_fn and
+ * multi_prefetch_fn): cmd is the handle the dispatcher queued it with. The
+ * first runs it with its counting, without the admission checks, which it
+ * passed when queued; the second calls its prefetch hook, if any. */
+void cmd_run_queued(client_t *c, const void *cmd, const argv_t *a);
+void cmd_prefetch_queued(client_t *c, const void *cmd, const argv_t *a);
 
 /* Given a look at the next n commands of c's pipeline, calls the prefetch
  * hook of those that have one, pass their arity and that c may run. */

@@ -50,6 +50,8 @@ static void add_acl_categories(resp_out_t *o, const cmd_def_t *d)
         cats[n++] = "@admin";
     if (d->group != NULL && strcmp(d->group, "connection") == 0)
         cats[n++] = "@connection";
+    if (d->group != NULL && strcmp(d->group, "transactions") == 0)
+        cats[n++] = "@transaction";
     resp_add_set(o, n);
     for (size_t i = 0; i < n; i++)
         resp_add_simple(o, cats[i]);
@@ -237,6 +239,8 @@ static bool in_category(const cmd_def_t *d, const arg_t *cat)
         return d->flags & CMD_ADMIN;
     if (arg_is(cat, "connection"))
         return d->group != NULL && strcmp(d->group, "connection") == 0;
+    if (arg_is(cat, "transaction"))
+        return d->group != NULL && strcmp(d->group, "transactions") == 0;
     return false;
 }
 

@@ -33,6 +33,7 @@
 #include "cmd.h"
 #include "cmdclock.h"
 #include "log.h"
+#include "multi.h"
 #include "tls.h"
 
 /* Pending output above which a client's input is no longer read. */
@@ -79,6 +80,7 @@ static void conn_on_close(uv_handle_t *h)
     resp_parser_free(c->parser);
     argv_free(c->postponed);
     resp_out_release(&c->cl.out);
+    multi_client_free(&c->cl);
     free(c->cl.name);
     free(c->cl.lib_name);
     free(c->cl.lib_ver);
@@ -439,7 +441,9 @@ static void conn_run(conn_t *c)
              * will touch (the dispatcher's prefetch hooks) before running
              * them: one look per CONN_PEEK commands. A lone command gains
              * nothing from it. */
-            if (ahead == 0) {
+            if (ahead == 0 && multi_active(&c->cl)) {
+                ahead = 1; /* queued: EXEC prefetches what it runs */
+            } else if (ahead == 0) {
                 ahead = resp_parser_peek(c->parser, next, CONN_PEEK,
                                          CONN_PEEK_ARGS);
                 if (ahead > 1)
@@ -539,6 +543,21 @@ static conn_input_t conn_input(conn_t *c, const char *buf, size_t len)
     return rc < 0 ? CONN_INPUT_FAILED : CONN_INPUT_OK;
 }
 
+/* As Redis: the commands a transaction queued are input not run yet, so
+ * together with the unparsed input they may not pass the query buffer
+ * limit; a client that passes it is closed without a reply. */
+static bool conn_over_query_limit(conn_t *c)
+{
+    size_t queued = multi_queued_bytes(&c->cl);
+    if (queued == 0 || queued + resp_parser_pending(c->parser) <=
+                           c->cl.srv->cfg->client_query_buffer_limit)
+        return false;
+    log_warning("Closing client that reached max query buffer length: %s",
+                c->addr);
+    conn_close(c);
+    return true;
+}
+
 static void conn_on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 {
     conn_t *c = st->data;
@@ -571,6 +590,8 @@ static void conn_on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
     conn_resume_if_due(c->cl.srv);
     switch (conn_input(c, buf->base, (size_t)nread)) {
     case CONN_INPUT_OK:
+        if (conn_over_query_limit(c))
+            break;
         conn_run(c);
         conn_resume_if_due(c->cl.srv);
         break;
@@ -780,6 +801,8 @@ size_t conn_describe(const client_t *cl, char *buf, size_t len)
     char flags[16], *f = flags;
     if (cl->monitor)
         *f++ = 'O';
+    if (multi_count(cl) >= 0)
+        *f++ = 'x';
     if (c->postponed != NULL)
         *f++ = 'b';
     if (cl->close_after_reply)
@@ -796,14 +819,14 @@ size_t conn_describe(const client_t *cl, char *buf, size_t len)
     int n = snprintf(
         buf, len,
         "id=%" PRIu64 " addr=%s laddr=%s fd=%d name=%s age=%" PRIu64
-        " idle=%" PRIu64 " flags=%s db=%d sub=0 psub=0 ssub=0 multi=-1 "
+        " idle=%" PRIu64 " flags=%s db=%d sub=0 psub=0 ssub=0 multi=%ld "
         "qbuf=%zu qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 "
         "oll=0 omem=%zu tot-mem=%zu events=r cmd=%s "
         "user=default redir=-1 resp=%d lib-name=%s lib-ver=%s\n",
         c->cl.id, c->addr, c->laddr, c->fd,
         c->cl.name != NULL ? c->cl.name : "", (now - c->created_ms) / 1000,
-        (now - c->last_ms) / 1000, flags, c->cl.dbnum, qbuf, SERVER_READ_SLAB,
-        omem, omem + qbuf, cmd, c->cl.resp,
+        (now - c->last_ms) / 1000, flags, c->cl.dbnum, multi_count(cl), qbuf,
+        SERVER_READ_SLAB, omem, omem + qbuf, cmd, c->cl.resp,
         cl->lib_name != NULL ? cl->lib_name : "",
         cl->lib_ver != NULL ? cl->lib_ver : "");
     if (n < 0)

@@ -25,6 +25,7 @@
 #include "latency.h"
 #include "log.h"
 #include "monitor.h"
+#include "multi.h"
 #include "persist.h"
 #include "probe.h"
 #include "server_int.h"
@@ -90,9 +91,11 @@ static void write_pidfile(const char *path)
  * monitor's command events (Redis splits those by the "fast" flag). */
 static void on_call(client_t *c, const resp_cmd_t *cmd, uint64_t ns)
 {
-    slowlog_record(c->srv, c, cmd, ns / 1000, conn_addr(c));
-    monitor_feed(c, cmd);
     const cmd_def_t *d = c->sub != NULL ? c->sub : c->cmd;
+    /* EXEC is Redis's skip_slowlog: its commands are logged one by one. */
+    if (d == NULL || !multi_is_exec(d))
+        slowlog_record(c->srv, c, cmd, ns / 1000, conn_addr(c));
+    monitor_feed(c, cmd);
     latency_add(c->srv,
                 d != NULL && (d->flags & CMD_FAST) ? "fast-command" : "command",
                 ns / 1000000);
@@ -149,9 +152,10 @@ static int wire(server_t *s)
 {
     const cmd_def_t *cf = cfhost_table(); /* NULL when out of memory */
     const cmd_def_t *tables[] = {
-        cmd_conn_table, cmd_client_table, monitor_table,
-        cmd_keys_table, cmd_admin_table,  cmd_persist_table,
-        latency_table,  slowlog_table,    cf};
+        cmd_conn_table,    cmd_client_table, monitor_table,
+        cmd_keys_table,    multi_table,      cmd_admin_table,
+        cmd_persist_table, latency_table,    slowlog_table,
+        cf};
     const char *dup = NULL;
     int rc = cf == NULL
                  ? -ENOMEM
@@ -167,6 +171,16 @@ static int wire(server_t *s)
     }
     s->on_flushall = persist_on_flushall;
     s->on_call = on_call;
+    /* Transactions: EXEC runs its queue through the dispatcher, and the
+     * key-change signals invalidate WATCH. */
+    if (multi_init(s, cmd_run_queued, cmd_prefetch_queued) < 0) {
+        log_warning("Out of memory initialising the server");
+        return -1;
+    }
+    s->on_key_changed = multi_on_key_changed;
+    s->on_db_changing = multi_on_db_changing;
+    s->on_dbs_swapping = multi_on_dbs_swapping;
+    s->on_client_reset = multi_reset; /* RESET ends MULTI and WATCH */
     return 0;
 }
 
@@ -288,6 +302,7 @@ static int teardown(app_t *a, int code)
     if (a->running)
         code = s->exit_code; /* SHUTDOWN's, or 1 after a failed final save */
     cmd_index_free(s);
+    multi_free(s);
     slowlog_free(s);
     persist_free(s);
     server_free(s);

@@ -42,6 +42,8 @@ struct client {
      * subcommand, or NULL; the running one during a call. */
     const struct cmd_def *cmd, *sub;
     resp_out_t out; /* replies are appended here */
+    /* Transaction state (multi.h), NULL until MULTI or WATCH. */
+    struct multi_client *mstate;
 };
 
 /* Command flags (CMD_*) and argument docs (cmd_arg_t) are cmdarg.h's, the

@@ -69,6 +69,7 @@ struct server {
     struct latency *latency; /* latency.c's, allocated on first use; plain
                                 memory that server_free() frees */
     struct slowlog *slowlog; /* slowlog.c's; slowlog_free() */
+    struct multi *multi;     /* multi.c's watched keys; multi_free() */
     /* Called by the dispatcher after each command it ran, with the time
      * the command took (the slow log and the latency monitor); set by
      * main(), may be NULL. */

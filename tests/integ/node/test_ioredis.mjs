@@ -136,6 +136,41 @@ for (const protocol of [2, 3, undefined]) {
       await r3.quit();
     });
 
+    test('multi() runs as one transaction', { skip: skipCf }, async () => {
+      const f = k('multi');
+      const res = await r.multi()
+        .call('CF.ADD', f, 'a')
+        .call('CF.EXISTS', f, 'a')
+        .call('CF.DEL', k('missing'), 'x')
+        .exists(f)
+        .exec();
+      assert.equal(res.length, 4);
+      assert.deepEqual(res[0], [null, 1]);
+      assert.deepEqual(res[1], [null, 1]);
+      assert.match(res[2][0].message, /not found/i);
+      assert.deepEqual(res[3], [null, 1]);
+      // A command refused when queued aborts the whole transaction.
+      await assert.rejects(
+        r.multi().call('CF.ADD', f).call('CF.ADD', f, 'q').exec(),
+        /EXECABORT/);
+      assert.equal(await r.call('CF.EXISTS', f, 'q'), 0);
+    });
+
+    test('watch: another client\'s write makes exec null', { skip: skipCf },
+      async () => {
+        const f = k('watched');
+        await r.call('CF.ADD', f, 'a');
+        const other = await connect(r.options.port, opts);
+        assert.equal(await r.watch(f), 'OK');
+        await other.call('CF.ADD', f, 'b');
+        assert.equal(await r.multi().call('CF.ADD', f, 'c').exec(), null);
+        assert.equal(await r.call('CF.EXISTS', f, 'c'), 0);
+        assert.equal(await r.watch(f), 'OK');
+        assert.deepEqual(await r.multi().call('CF.ADD', f, 'c').exec(),
+          [[null, 1]]);
+        await other.quit();
+      });
+
     test('connectionName', async () => {
       const c = await connect(daemon.port, { ...opts,
                                              connectionName: 'io-integ' });

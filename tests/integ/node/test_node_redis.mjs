@@ -207,6 +207,47 @@ for (const RESP of [2, 3, undefined]) {
       await c3.quit();
     });
 
+    test('multi() runs as one transaction', { skip: skipCf }, async () => {
+      const f = k('multi');
+      const res = await client.multi()
+        .cf.add(f, 'a')
+        .cf.exists(f, 'a')
+        .cf.exists(f, 'b')
+        .exists(f)
+        .exec();
+      assert.deepEqual(res, [true, true, false, 1]);
+      // A run-time error is a reply in place; the rest still runs.
+      const mixed = client.multi()
+        .addCommand(['CF.DEL', k('missing'), 'x'])
+        .cf.exists(f, 'a');
+      await assert.rejects(mixed.exec(), (e) => {
+        assert.ok(e.replies !== undefined || /not found/i.test(e.message));
+        return true;
+      });
+      // A command refused when queued aborts the whole transaction.
+      await assert.rejects(
+        client.multi().addCommand(['CF.ADD', f]).cf.add(f, 'q').exec(),
+        /EXECABORT|wrong number/);
+      assert.equal(await client.cf.exists(f, 'q'), false);
+    });
+
+    test('watch: another client\'s write aborts exec', { skip: skipCf },
+      async () => {
+        const f = k('watched');
+        await client.cf.add(f, 'a');
+        const other = await connect(daemon.port, opts);
+        await client.watch(f);
+        await other.cf.add(f, 'b');
+        await assert.rejects(client.multi().cf.add(f, 'c').exec(),
+          (e) => e.constructor.name === 'WatchError');
+        assert.equal(await client.cf.exists(f, 'c'), false);
+        // Watched again and left alone: it runs.
+        await client.watch(f);
+        await other.cf.exists(f, 'b');
+        assert.deepEqual(await client.multi().cf.add(f, 'c').exec(), [true]);
+        await other.quit();
+      });
+
     test('client name', async () => {
       const c = await connect(daemon.port, { ...opts, name: 'node-integ' });
       assert.equal(await c.clientGetName(), 'node-integ');
