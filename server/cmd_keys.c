@@ -18,6 +18,7 @@
 
 #include "cmd.h"
 #include "errtext.h"
+#include "expire.h"
 #include "glob.h"
 #include "log.h"
 #include "server_int.h"
@@ -32,7 +33,8 @@ static void del_proc(client_t *c, int argc, const arg_t *argv)
 {
     int64_t n = 0;
     for (int i = 1; i < argc; i++)
-        if (ks_del(c->db, argv[i].ptr, argv[i].len) > 0) {
+        if (expire_exists(c->srv, c->dbnum, argv[i].ptr, argv[i].len) &&
+            ks_del(c->db, argv[i].ptr, argv[i].len) > 0) {
             server_key_changed(c->srv, c->dbnum, argv[i].ptr, argv[i].len);
             n++;
         }
@@ -45,18 +47,19 @@ static void exists_proc(client_t *c, int argc, const arg_t *argv)
 {
     int64_t n = 0;
     for (int i = 1; i < argc; i++)
-        n += ks_get(c->db, argv[i].ptr, argv[i].len) != NULL;
+        n += expire_exists(c->srv, c->dbnum, argv[i].ptr, argv[i].len);
     resp_add_int(&c->out, n);
 }
 
 static void type_proc(client_t *c, int argc, const arg_t *argv)
 {
-    bool found = ks_get(c->db, argv[1].ptr, argv[1].len) != NULL;
+    bool found = expire_exists(c->srv, c->dbnum, argv[1].ptr, argv[1].len);
     resp_add_simple(&c->out, found ? FILTER_TYPE : "none");
 }
 
 typedef struct keylist {
     const arg_t *pattern; /* or NULL */
+    int64_t now;          /* keys past this time are left out */
     const void **keys;
     size_t *lens;
     size_t n, cap;
@@ -68,6 +71,9 @@ static int collect_key(void *ctx, const void *key, size_t len,
 {
     keylist_t *kl = ctx;
     if (kl->failed)
+        return 0;
+    int64_t when = ks_when(f);
+    if (when >= 0 && when <= kl->now)
         return 0;
     if (kl->pattern != NULL &&
         !glob_match(kl->pattern->ptr, kl->pattern->len, key, len, false))
@@ -107,7 +113,7 @@ static void reply_keylist(client_t *c, keylist_t *kl)
 
 static void keys_proc(client_t *c, int argc, const arg_t *argv)
 {
-    keylist_t kl = {0};
+    keylist_t kl = {.now = expire_now_ms()};
     /* "*" matches everything: skip the matcher. */
     if (!(argv[1].len == 1 && argv[1].ptr[0] == '*'))
         kl.pattern = &argv[1];
@@ -122,7 +128,7 @@ static void scan_proc(client_t *c, int argc, const arg_t *argv)
         resp_add_error(&c->out, "ERR invalid cursor");
         return;
     }
-    keylist_t kl = {0};
+    keylist_t kl = {.now = expire_now_ms()};
     long long count = 10;
     bool type_mismatch = false;
     for (int i = 2; i < argc; i += 2) {
@@ -167,8 +173,11 @@ static void scan_proc(client_t *c, int argc, const arg_t *argv)
 
 static void rename_proc(client_t *c, int argc, const arg_t *argv)
 {
-    int rc =
-        ks_rename(c->db, argv[1].ptr, argv[1].len, argv[2].ptr, argv[2].len);
+    /* an expired source is no key; an expired destination goes anyway */
+    int rc = expire_exists(c->srv, c->dbnum, argv[1].ptr, argv[1].len)
+                 ? ks_rename(c->db, argv[1].ptr, argv[1].len, argv[2].ptr,
+                             argv[2].len)
+                 : -ENOENT;
     if (rc == -ENOENT) {
         resp_add_error(&c->out, "ERR no such key");
         return;

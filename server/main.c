@@ -16,6 +16,7 @@
 #include "cmd.h"
 #include "cmd_admin.h"
 #include "cmd_conn.h"
+#include "cmd_expire.h"
 #include "cmd_keys.h"
 #include "conn.h"
 #include "daemon.h"
@@ -146,6 +147,7 @@ static int wire(server_t *s)
     const cmd_def_t *cf = cfhost_table(); /* NULL when out of memory */
     const cmd_def_t *tables[] = {cmd_conn_table,
                                  cmd_keys_table,
+                                 cmd_expire_table,
                                  cmd_admin_table,
                                  cmd_persist_table,
                                  latency_table,
