@@ -211,12 +211,11 @@ static void persist_proc(client_t *c, int argc, const arg_t *argv)
 
 /* ---- the table --------------------------------------------------------- */
 
-static const cmd_arg_t cond_tokens[] = {
-    {"nx", "pure-token", "NX", 0, NULL},
-    {"xx", "pure-token", "XX", 0, NULL},
-    {"gt", "pure-token", "GT", 0, NULL},
-    {"lt", "pure-token", "LT", 0, NULL},
-    CMD_ARG_END};
+static const cmd_arg_t cond_tokens[] = {{"nx", "pure-token", "NX", 0, NULL},
+                                        {"xx", "pure-token", "XX", 0, NULL},
+                                        {"gt", "pure-token", "GT", 0, NULL},
+                                        {"lt", "pure-token", "LT", 0, NULL},
+                                        CMD_ARG_END};
 static const cmd_arg_t expire_args[] = {
     {"key", "key", NULL, 0, NULL},
     {"seconds", "integer", NULL, 0, NULL},

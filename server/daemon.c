@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "cmdclock.h"
-#include "expire.h"
 #include "conn.h"
+#include "expire.h"
 #include "heap.h"
 #include "latency.h"
 #include "log.h"

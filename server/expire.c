@@ -19,10 +19,10 @@
 
 #include "server_int.h"
 
-#define EXPIRE_SAMPLE 20       /* keys with a timeout per sample */
-#define EXPIRE_BUCKETS 400     /* buckets one sample may visit */
-#define EXPIRE_STALE_PERC 10   /* sample again above this share expired */
-#define EXPIRE_BUDGET_US 1000  /* one cycle or slice */
+#define EXPIRE_SAMPLE 20      /* keys with a timeout per sample */
+#define EXPIRE_BUCKETS 400    /* buckets one sample may visit */
+#define EXPIRE_STALE_PERC 10  /* sample again above this share expired */
+#define EXPIRE_BUDGET_US 1000 /* one cycle or slice */
 #define EXPIRE_SLICE_EVERY_MS 2
 
 int64_t expire_now_ms(void)
@@ -44,8 +44,8 @@ static void on_expired(void *ctx, const void *key, size_t len)
     server_key_changed(e->s, e->dbnum, key, len);
 }
 
-cf_filter_t *expire_lookup(server_t *s, int dbnum, const void *key,
-                           size_t len, int64_t *when)
+cf_filter_t *expire_lookup(server_t *s, int dbnum, const void *key, size_t len,
+                           int64_t *when)
 {
     ks_db_t *db = s->dbs[dbnum];
     int64_t w;
@@ -145,8 +145,8 @@ void expire_cron(server_t *s)
         return; /* the slices are at work */
     if (cycle(s) && !s->shutting_down) {
         s->expire_timer.data = s;
-        uv_timer_start(&s->expire_timer, expire_on_slice,
-                       EXPIRE_SLICE_EVERY_MS, EXPIRE_SLICE_EVERY_MS);
+        uv_timer_start(&s->expire_timer, expire_on_slice, EXPIRE_SLICE_EVERY_MS,
+                       EXPIRE_SLICE_EVERY_MS);
     }
 }
 

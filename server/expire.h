@@ -28,8 +28,8 @@ int64_t expire_now_ms(void);
 /* The filter under key in database dbnum, or NULL: a key past its time is
  * deleted first (and then absent). *when (may be NULL) receives its expiry
  * time, -1 when it has none. */
-cf_filter_t *expire_lookup(server_t *s, int dbnum, const void *key,
-                           size_t len, int64_t *when);
+cf_filter_t *expire_lookup(server_t *s, int dbnum, const void *key, size_t len,
+                           int64_t *when);
 /* As expire_lookup, for a caller that needs no filter: true when key
  * exists (and is not past its time). */
 bool expire_exists(server_t *s, int dbnum, const void *key, size_t len);

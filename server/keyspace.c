@@ -428,8 +428,8 @@ void ks_recount(ks_db_t *db, const void *key, size_t len)
     if (f == NULL)
         return;
     db->bytes -= counted(f);
-    *field(f, E_TABLES) = (uint8_t)(cf_nfilters(f) |
-                                    (*field(f, E_TABLES) & E_EXPIRES));
+    *field(f, E_TABLES) =
+        (uint8_t)(cf_nfilters(f) | (*field(f, E_TABLES) & E_EXPIRES));
     db->bytes += counted(f);
 }
 

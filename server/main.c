@@ -145,14 +145,9 @@ static bool one_shot(int argc, char **argv, int *code)
 static int wire(server_t *s)
 {
     const cmd_def_t *cf = cfhost_table(); /* NULL when out of memory */
-    const cmd_def_t *tables[] = {cmd_conn_table,
-                                 cmd_keys_table,
-                                 cmd_expire_table,
-                                 cmd_admin_table,
-                                 cmd_persist_table,
-                                 latency_table,
-                                 slowlog_table,
-                                 cf};
+    const cmd_def_t *tables[] = {
+        cmd_conn_table,    cmd_keys_table, cmd_expire_table, cmd_admin_table,
+        cmd_persist_table, latency_table,  slowlog_table,    cf};
     const char *dup = NULL;
     int rc = cf == NULL
                  ? -ENOMEM
