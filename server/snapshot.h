@@ -35,11 +35,11 @@ int snap_save(const char *path, snap_iter_fn *iter, void *src, char *err,
 
 /* Loads path: on_key(ctx, db, key, len, f, when) receives each filter (and
  * owns it from then on, whatever it returns) with its key's expiry time as
- * stored (-1 for none; whether it is past is the caller's to decide); a non-zero return stops the load with
- * that value. The checksum of the whole file is verified before the first
- * on_key call. -ENOENT when the file does not exist (an empty start); -EINVAL
- * for a corrupt file (err names the file and the problem); -ENOMEM when a
- * filter is larger than lim allows. */
+ * stored (-1 for none; whether it is past is the caller's to decide); a
+ * non-zero return stops the load with that value. The checksum of the whole
+ * file is verified before the first on_key call. -ENOENT when the file does not
+ * exist (an empty start); -EINVAL for a corrupt file (err names the file and
+ * the problem); -ENOMEM when a filter is larger than lim allows. */
 typedef int snap_key_fn(void *ctx, int db, const void *key, size_t len,
                         cf_filter_t *f, int64_t when);
 int snap_load(const char *path, const cf_limits_t *lim, snap_key_fn *on_key,

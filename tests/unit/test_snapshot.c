@@ -640,6 +640,26 @@ static void test_round_trip_expiry(void **state)
 /* A version 1 file (written before expiry times existed) still loads, its
  * keys without a timeout; in version 1 the EXPIRE record type is
  * unknown. */
+static void img_db(img_t *m, uint32_t db)
+{
+    img_u8(m, 0x01);
+    img_u32(m, db);
+}
+
+static void img_expire(img_t *m, uint64_t when)
+{
+    img_u8(m, 0x03);
+    img_u64(m, when);
+}
+
+/* The image m is refused as corrupt, with what in the message. */
+static void expect_bad(fixture_t *fx, img_t *m, const char *what)
+{
+    char err[256];
+    assert_int_equal(img_load(fx, m, err, sizeof(err)), -EINVAL);
+    assert_non_null(strstr(err, what));
+}
+
 static void test_version1_loads(void **state)
 {
     fixture_t *fx = *state;
@@ -648,8 +668,7 @@ static void test_version1_loads(void **state)
     img_t m;
 
     img_head(&m, 1, 0);
-    img_u8(&m, 0x01);
-    img_u32(&m, 2);
+    img_db(&m, 2);
     img_key(&m, f, "old", 0, 0);
     img_key(&m, f, "older", 0, 0);
     img_end(&m, 2);
@@ -664,21 +683,16 @@ static void test_version1_loads(void **state)
     ks_clear(&fx->got);
 
     img_head(&m, 1, 0);
-    img_u8(&m, 0x01);
-    img_u32(&m, 0);
-    img_u8(&m, 0x03);
-    img_u64(&m, 5);
+    img_db(&m, 0);
+    img_expire(&m, 5);
     img_key(&m, f, "k", 0, 0);
     img_end(&m, 1);
-    assert_int_equal(img_load(fx, &m, err, sizeof(err)), -EINVAL);
-    assert_non_null(strstr(err, "unknown record type"));
+    expect_bad(fx, &m, "unknown record type");
 
     /* the same records as version 2 load, with the time */
     img_head(&m, 2, 0);
-    img_u8(&m, 0x01);
-    img_u32(&m, 0);
-    img_u8(&m, 0x03);
-    img_u64(&m, 5);
+    img_db(&m, 0);
+    img_expire(&m, 5);
     img_key(&m, f, "k", 0, 0);
     img_end(&m, 1);
     write_all_file(fx->path, m.b, m.n);
@@ -694,73 +708,53 @@ static void test_expiry_defects(void **state)
 {
     fixture_t *fx = *state;
     cf_filter_t *f = make_filter(8, 2, 8, 0, 5, 4, "t");
-    char err[256];
     img_t m;
 
     img_head(&m, 2, 0); /* before any database */
-    img_u8(&m, 0x03);
-    img_u64(&m, 5);
-    img_u8(&m, 0x01);
-    img_u32(&m, 0);
+    img_expire(&m, 5);
+    img_db(&m, 0);
     img_key(&m, f, "k", 0, 0);
     img_end(&m, 1);
-    assert_int_equal(img_load(fx, &m, err, sizeof(err)), -EINVAL);
-    assert_non_null(strstr(err, "outside a database"));
+    expect_bad(fx, &m, "outside a database");
 
     img_head(&m, 2, 0); /* twice */
-    img_u8(&m, 0x01);
-    img_u32(&m, 0);
-    img_u8(&m, 0x03);
-    img_u64(&m, 5);
-    img_u8(&m, 0x03);
-    img_u64(&m, 6);
+    img_db(&m, 0);
+    img_expire(&m, 5);
+    img_expire(&m, 6);
     img_key(&m, f, "k", 0, 0);
     img_end(&m, 1);
-    assert_int_equal(img_load(fx, &m, err, sizeof(err)), -EINVAL);
-    assert_non_null(strstr(err, "not followed by its key"));
+    expect_bad(fx, &m, "not followed by its key");
 
     img_head(&m, 2, 0); /* before the end */
-    img_u8(&m, 0x01);
-    img_u32(&m, 0);
+    img_db(&m, 0);
     img_key(&m, f, "k", 0, 0);
-    img_u8(&m, 0x03);
-    img_u64(&m, 5);
+    img_expire(&m, 5);
     img_end(&m, 1);
-    assert_int_equal(img_load(fx, &m, err, sizeof(err)), -EINVAL);
-    assert_non_null(strstr(err, "not followed by its key"));
+    expect_bad(fx, &m, "not followed by its key");
 
     img_head(&m, 2, 0); /* before a database record */
-    img_u8(&m, 0x01);
-    img_u32(&m, 0);
+    img_db(&m, 0);
     img_key(&m, f, "k", 0, 0);
-    img_u8(&m, 0x03);
-    img_u64(&m, 5);
-    img_u8(&m, 0x01);
-    img_u32(&m, 1);
+    img_expire(&m, 5);
+    img_db(&m, 1);
     img_key(&m, f, "k", 0, 0);
     img_end(&m, 2);
-    assert_int_equal(img_load(fx, &m, err, sizeof(err)), -EINVAL);
-    assert_non_null(strstr(err, "not followed by its key"));
+    expect_bad(fx, &m, "not followed by its key");
 
     img_head(&m, 2, 0); /* a negative time */
-    img_u8(&m, 0x01);
-    img_u32(&m, 0);
-    img_u8(&m, 0x03);
-    img_u64(&m, (uint64_t)INT64_MAX + 1);
+    img_db(&m, 0);
+    img_expire(&m, (uint64_t)INT64_MAX + 1);
     img_key(&m, f, "k", 0, 0);
     img_end(&m, 1);
-    assert_int_equal(img_load(fx, &m, err, sizeof(err)), -EINVAL);
-    assert_non_null(strstr(err, "expiry time out of range"));
+    expect_bad(fx, &m, "expiry time out of range");
 
     img_head(&m, 2, 0); /* cut inside the time */
-    img_u8(&m, 0x01);
-    img_u32(&m, 0);
+    img_db(&m, 0);
     img_u8(&m, 0x03);
     img_u32(&m, 5);
     m.n += 8;
     fix_trailer(m.b, m.n);
-    assert_int_equal(img_load(fx, &m, err, sizeof(err)), -EINVAL);
-    assert_non_null(strstr(err, "runs past"));
+    expect_bad(fx, &m, "runs past");
     cf_free(f);
 }
 
