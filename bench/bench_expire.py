@@ -68,27 +68,34 @@ def settled_rss(s):
     return rss(s)
 
 
+def an_hour_away():
+    return int(time.time() * 1000) + 3600 * 1000
+
+
+def growth(binary, n, steps):
+    """(used_memory, RSS) after each step of a fresh server, step(c)
+    running in turn, first () at the start."""
+    s, c = start(binary)
+    try:
+        out = [(used(c), settled_rss(s))]
+        for step in steps:
+            step(c)
+            out.append((used(c), settled_rss(s)))
+        assert c.call("DBSIZE") == n
+        return out
+    finally:
+        s.stop()
+        s.cleanup()
+
+
 def memory(binary, n):
-    s, c = start(binary)
-    try:
-        u0, r0 = used(c), settled_rss(s)
-        fill(c, n)
-        u1, r1 = used(c), settled_rss(s)
-        set_deadline(c, n, int(time.time() * 1000) + 3600 * 1000)
-        u2, r2 = used(c), settled_rss(s)
-        assert c.call("DBSIZE") == n
-    finally:
-        s.stop()
-        s.cleanup()
-    s, c = start(binary)
-    try:
-        u3, r3 = used(c), settled_rss(s)
-        fill(c, n, int(time.time() * 1000) + 3600 * 1000)
-        u4, r4 = used(c), settled_rss(s)
-        assert c.call("DBSIZE") == n
-    finally:
-        s.stop()
-        s.cleanup()
+    """Per key: without timeouts, what giving every key one adds, and what
+    keys made with one cost more than keys made without."""
+    (u0, r0), (u1, r1), (u2, r2) = growth(binary, n, (
+        lambda c: fill(c, n),
+        lambda c: set_deadline(c, n, an_hour_away())))
+    (u3, r3), (u4, r4) = growth(binary, n, (
+        lambda c: fill(c, n, an_hour_away()),))
     return ((u1 - u0) / n, (r1 - r0) / n, (u2 - u1) / n, (r2 - r1) / n,
             (u4 - u3) / n - (u1 - u0) / n, (r4 - r3) / n - (r1 - r0) / n)
 
@@ -99,7 +106,7 @@ def mass_expiry(binary, n):
         fill(c, n)
         t0 = time.time()
         # an hour away to time the setting, then the deadline for real
-        set_deadline(c, n, int(t0 * 1000) + 3600 * 1000)
+        set_deadline(c, n, an_hour_away())
         setting = time.time() - t0
         deadline = int(time.time() * 1000) + int(setting * 1000) + 3000
         set_deadline(c, n, deadline)
