@@ -164,7 +164,10 @@ static void ttl_generic(client_t *c, const arg_t *key, expire_kind_t k)
     int64_t t = k.absolute ? when : when - expire_now_ms();
     if (t < 0)
         t = 0;
-    resp_add_int(&c->out, k.ms ? t : (t + 500) / 1000);
+    /* (t + 500) / 1000 without its overflow near INT64_MAX, where
+     * redis-server answers the rounded value too (t >= 0 here). */
+    int64_t sec = t / 1000 + (t % 1000 + 500) / 1000;
+    resp_add_int(&c->out, k.ms ? t : sec);
 }
 
 static void ttl_proc(client_t *c, int argc, const arg_t *argv)
