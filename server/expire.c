@@ -143,7 +143,8 @@ void expire_cron(server_t *s)
 {
     if (uv_is_active((uv_handle_t *)&s->expire_timer))
         return; /* the slices are at work */
-    if (cycle(s) && !s->shutting_down) {
+    /* the timer is the daemon's, open once it listens */
+    if (cycle(s) && s->handles_open && !s->shutting_down) {
         s->expire_timer.data = s;
         uv_timer_start(&s->expire_timer, expire_on_slice, EXPIRE_SLICE_EVERY_MS,
                        EXPIRE_SLICE_EVERY_MS);
