@@ -15,8 +15,9 @@
  * The machine may be shared, so times are the thread's CPU time, every
  * lookup figure and the floor are the fastest of ROUNDS rounds that
  * interleave them, and the figures are compared as ratios taken in the
- * same run. At the end each issue target is
- * printed beside its figure with "ok" or "MISSED".
+ * same run. At the end each target (lookup cost against the floor, bits
+ * per item, false-positive bound) is printed beside its figure with "ok"
+ * or "MISSED".
  */
 #include <stdbool.h>
 #include <stdint.h>

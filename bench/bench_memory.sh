@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench_memory.sh - does memory go back? The churn of issue 15 on cuckood
+# bench_memory.sh - does memory go back? Filters created and deleted in rounds (churn) on cuckood
 # as built (glibc, tuned: server/heap.h), on cuckood built with jemalloc
 # (build-jemalloc, -DCUCKOOD_ALLOCATOR=jemalloc) and on Debian's
 # redis-server, then parent + child memory during a BGSAVE of about 1 GB

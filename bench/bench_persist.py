@@ -91,8 +91,8 @@ def main():
 
 def run(a, d, srv, c):
     print("cuckood persistence benchmark, files in %s" % d)
-    # Default filters (bucket 2, 8-bit fingerprints) take ~1.5 bytes per
-    # unit of capacity; 8 filters make up the keyspace.
+    # Default filters (bucket 4, 12-bit fingerprints) take ~1.5-1.6 bytes
+    # per unit of capacity; 8 filters make up the keyspace.
     nf = 8
     cap = int(a.mb * 1e6 / 1.5 / nf)
     t0 = time.perf_counter()

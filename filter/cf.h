@@ -18,7 +18,7 @@
  *    -ENOMEM (allocation failed or a size limit was exceeded),
  *    -ENOSPC (filter full and expansion is 0),
  *    -EOVERFLOW (full and the maximum number of sub-filters is reached).
- *  - Serialised form is little-endian and versioned (see cf.c).
+ *  - Serialised form is little-endian and versioned (see cf_dump.c).
  */
 #ifndef CF_H
 #define CF_H
@@ -156,8 +156,8 @@ typedef struct cf_stats {
     uint64_t size_bytes; /* memory held: struct + every table */
     uint64_t nbuckets;   /* over every sub-filter */
     uint64_t nfilters;
-    uint64_t items;   /* current number of stored fingerprints */
-    uint64_t deleted; /* total successful deletions */
+    uint64_t items;    /* current number of stored fingerprints */
+    uint64_t deleted;  /* total successful deletions */
     uint64_t capacity; /* sum of sub-filter capacities */
     uint32_t bucket_size;
     uint32_t fp_bits;

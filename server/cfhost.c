@@ -50,17 +50,8 @@ static uint64_t h_seed(void *h)
 static const cfcmd_defaults_t *h_defaults(void *h)
 {
     client_t *c = h;
-    const cfg_t *cfg = server_cfg(c->srv);
-    /* Rebuilt per call: CONFIG SET may change any of them. */
-    static cfcmd_defaults_t d;
-    d.bucket_size = cfg->cf_bucket_size;
-    d.fp_bits = cfg->cf_fingerprint_bits;
-    d.error_rate = cfg->cf_error_rate;
-    d.max_iterations = cfg->cf_max_iterations;
-    d.expansion = cfg->cf_expansion_factor;
-    d.max_expansions = cfg->cf_max_expansions;
-    d.initial_size = cfg->cf_initial_size;
-    return &d;
+    /* The live configuration's: CONFIG SET changes them in place. */
+    return &server_cfg(c->srv)->cf;
 }
 
 static int h_proto(void *h)

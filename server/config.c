@@ -1,9 +1,10 @@
 /*
  * config.c - one table of directives drives the file parser, the command
- * line, CONFIG GET and CONFIG SET. Error texts follow Redis 7 where Redis has
- * the same directive, so operators see familiar messages.
+ * line (config_load.c), CONFIG GET and CONFIG SET. Error texts follow Redis 7
+ * where Redis has the same directive, so operators see familiar messages.
  */
 #include "config.h"
+#include "config_int.h"
 
 #include "cfcmd.h"
 #include "cmdarg.h"
@@ -22,54 +23,6 @@
 #include <string.h>
 #include <strings.h>
 
-/* A config file larger than this is refused rather than read into memory. */
-#define CFG_MAX_FILE (16u << 20)
-#define WHY_LEN 256
-
-enum {
-    T_INT,    /* int */
-    T_U32,    /* uint32_t */
-    T_U64,    /* uint64_t, plain integer */
-    T_MEM,    /* uint64_t, memory units accepted */
-    T_BOOL,   /* bool, yes/no */
-    T_STR,    /* char * */
-    T_OCTAL,  /* unsigned, octal */
-    T_ENUM,   /* int, one of enum_names */
-    T_DOUBLE, /* double */
-    T_SAVE,   /* save points, several pairs */
-    T_BIND,   /* several addresses */
-    T_COBL,   /* client-output-buffer-limit classes */
-    T_I64,    /* int64_t, signed, the whole range */
-};
-
-#define F_MUT 0x01      /* CONFIG SET may change it */
-#define F_NULLABLE 0x02 /* "" is stored as NULL */
-#define F_NONEMPTY 0x04 /* "" is refused */
-#define F_NOPATH 0x08   /* a file name, not a path */
-#define F_CF 0x10       /* a cf-* default: checked by the command layer */
-
-typedef union cfg_val {
-    uint64_t u;
-    double d;
-} cfg_val_t;
-
-typedef struct cfg_def {
-    const char *name;
-    unsigned char type;
-    unsigned char flags;
-    size_t off;
-    uint64_t min, max;
-    /* T_ENUM: the accepted words, NULL-terminated; the index is stored. */
-    const char *const *names;
-} cfg_def_t;
-
-/* State shared by the lines of one start-up load (file, then command line):
- * as in Redis, the first "save" line replaces the defaults and later ones
- * append to it. */
-typedef struct cfg_load {
-    bool save_seen;
-} cfg_load_t;
-
 /* Returned as a reason when an allocation failed: apply() maps it to
  * -ENOMEM. */
 static const char oom[] = "out of memory";
@@ -85,28 +38,8 @@ static const char cobl_others[] =
 
 /* The cf-* directives are the command layer's options (cfcmd_opts): their
  * bounds, cross-checks and what a value implies are checked there, once
- * for both hosts, on a copy of the fields that cfg_t keeps. */
-static void cf_defaults_get(const cfg_t *c, cfcmd_defaults_t *d)
-{
-    d->bucket_size = c->cf_bucket_size;
-    d->fp_bits = c->cf_fingerprint_bits;
-    d->error_rate = c->cf_error_rate;
-    d->max_iterations = c->cf_max_iterations;
-    d->expansion = c->cf_expansion_factor;
-    d->max_expansions = c->cf_max_expansions;
-    d->initial_size = c->cf_initial_size;
-}
-
-static void cf_defaults_put(cfg_t *c, const cfcmd_defaults_t *d)
-{
-    c->cf_bucket_size = d->bucket_size;
-    c->cf_fingerprint_bits = d->fp_bits;
-    c->cf_error_rate = d->error_rate;
-    c->cf_max_iterations = d->max_iterations;
-    c->cf_expansion_factor = d->expansion;
-    c->cf_max_expansions = d->max_expansions;
-    c->cf_initial_size = d->initial_size;
-}
+ * for both hosts, on a copy of cfg_t's defaults (nothing changes on a
+ * refusal). */
 
 #define OFF(f) offsetof(cfg_t, f)
 /* One table row per line: clang-format would wrap these initializers in
@@ -172,18 +105,18 @@ static const cfg_def_t defs[] = {
     NUM("logfile", T_STR, 0, logfile, 0, 0),
     NUM("pidfile", T_STR, F_NULLABLE, pidfile, 0, 0),
     NUM("daemonize", T_BOOL, 0, daemonize, 0, 0),
-    CFOPT("cf-bucket-size", T_U32, cf_bucket_size),
-    CFOPT("cf-fingerprint-bits", T_U32, cf_fingerprint_bits),
-    CFOPT("cf-error-rate", T_DOUBLE, cf_error_rate),
-    CFOPT("cf-max-iterations", T_U32, cf_max_iterations),
-    CFOPT("cf-expansion-factor", T_U32, cf_expansion_factor),
-    CFOPT("cf-max-expansions", T_U32, cf_max_expansions),
-    CFOPT("cf-initial-size", T_U64, cf_initial_size),
+    CFOPT("cf-bucket-size", T_U32, cf.bucket_size),
+    CFOPT("cf-fingerprint-bits", T_U32, cf.fp_bits),
+    CFOPT("cf-error-rate", T_DOUBLE, cf.error_rate),
+    CFOPT("cf-max-iterations", T_U32, cf.max_iterations),
+    CFOPT("cf-expansion-factor", T_U32, cf.expansion),
+    CFOPT("cf-max-expansions", T_U32, cf.max_expansions),
+    CFOPT("cf-initial-size", T_U64, cf.initial_size),
 };
 
 #define NDEFS (sizeof(defs) / sizeof(defs[0]))
 
-static const cfg_def_t *def_find(const char *name)
+const cfg_def_t *cfg_def_find(const char *name)
 {
     for (size_t i = 0; i < NDEFS; i++)
         if (strcasecmp(defs[i].name, name) == 0)
@@ -210,12 +143,7 @@ static int add_word(void *ctx, char *word, size_t len)
     return 0;
 }
 
-/* Splits line into words in place of a buffer the caller frees (*buf) and an
- * array (*out, also the caller's), as redis-server reads its configuration.
- * 0, -EINVAL on unbalanced quotes or a NUL byte in a word (it cannot live
- * in a C string: refused, not truncated), -ENOMEM. */
-static int split_args(const char *line, char ***out, int *argc_out,
-                      char **buf_out)
+int cfg_split_args(const char *line, char ***out, int *argc_out, char **buf_out)
 {
     size_t len = strlen(line);
     char *buf = malloc(len + 1);
@@ -383,11 +311,11 @@ static const char *apply_cf(cfg_t *c, const cfg_def_t *d, const char *s,
     bounded.max = o->max;
     if ((reason = parse_number(&bounded, s, &v, why)) != NULL)
         return reason;
-    cf_defaults_get(c, &cf);
+    cf = c->cf;
     if (cfcmd_opt_set(&cf, o, o->rate ? 0 : v.u, o->rate ? v.d : 0, why,
                       WHY_LEN) < 0)
         return why;
-    cf_defaults_put(c, &cf);
+    c->cf = cf;
     return NULL;
 }
 
@@ -540,13 +468,12 @@ static bool multi_arg(const cfg_def_t *d)
     return d->type == T_SAVE || d->type == T_BIND || d->type == T_COBL;
 }
 
-/* Applies a directive's value words. As redis-server 7 does for its
- * multi-argument directives (save, bind, client-output-buffer-limit), one
- * non-empty word is split at spaces: `--save "3600 1 300 100"` from a
- * compose command list, or `save "60 1000"` in a file, mean the same as
- * the words given apart. */
-static int apply(cfg_t *c, const cfg_def_t *d, char **argv, int argc,
-                 cfg_load_t *ld, char *why)
+/* As redis-server 7 does for its multi-argument directives (save, bind,
+ * client-output-buffer-limit), one non-empty word is split at spaces:
+ * `--save "3600 1 300 100"` from a compose command list, or `save "60
+ * 1000"` in a file, mean the same as the words given apart. */
+int cfg_apply(cfg_t *c, const cfg_def_t *d, char **argv, int argc,
+              cfg_load_t *ld, char *why)
 {
     if (!multi_arg(d) || argc != 1 || argv[0][0] == '\0' ||
         strchr(argv[0], ' ') == NULL)
@@ -662,9 +589,7 @@ int cfg_init(cfg_t *c)
     c->tls_session_cache_size = 20480;
     c->tls_session_cache_timeout = 300;
     c->tls_handshake_timeout = 10000;
-    cfcmd_defaults_t cf;
-    cfcmd_defaults_init(&cf); /* the module's defaults too */
-    cf_defaults_put(c, &cf);
+    cfcmd_defaults_init(&c->cf); /* the module's defaults too */
     if (c->bind[0] == NULL || c->dir == NULL || c->dbfilename == NULL ||
         c->logfile == NULL || c->tls_protocols == NULL) {
         cfg_free(c);
@@ -693,251 +618,6 @@ void cfg_free(cfg_t *c)
     free(c->tls_ciphers);
     free(c->tls_ciphersuites);
     memset(c, 0, sizeof(*c));
-}
-
-/* Applies one line (already trimmed, not a comment). */
-static int load_line(cfg_t *c, const char *where, const char *line,
-                     cfg_load_t *ld, char *err, size_t errlen)
-{
-    char why[WHY_LEN];
-    char **argv = NULL, *buf = NULL;
-    int argc = 0, rc;
-    const cfg_def_t *d;
-
-    rc = split_args(line, &argv, &argc, &buf);
-    if (rc == -EINVAL) {
-        set_err(err, errlen,
-                "%s: '%s': Unbalanced quotes in configuration line", where,
-                line);
-        return rc;
-    }
-    if (rc < 0) {
-        set_err(err, errlen, "%s: out of memory", where);
-        return rc;
-    }
-    d = argc > 0 ? def_find(argv[0]) : NULL;
-    if (d == NULL) {
-        set_err(err, errlen,
-                "%s: '%s': Bad directive or wrong number of arguments", where,
-                line);
-        rc = -EINVAL;
-    } else if ((rc = apply(c, d, argv + 1, argc - 1, ld, why)) < 0) {
-        set_err(err, errlen, "%s: '%s': %s", where, line, why);
-    }
-    free(argv);
-    free(buf);
-    return rc;
-}
-
-static int load_text(cfg_t *c, const char *name, const char *text,
-                     cfg_load_t *ld, char *err, size_t errlen)
-{
-    const char *p = text;
-    char where[512];
-    char *line = NULL;
-    size_t cap = 0;
-    int lineno = 0, rc = 0;
-
-    while (*p != '\0' && rc == 0) {
-        const char *eol = strchr(p, '\n');
-        size_t n = eol != NULL ? (size_t)(eol - p) : strlen(p);
-        const char *s = p, *e = p + n;
-
-        lineno++;
-        p = eol != NULL ? eol + 1 : p + n;
-        while (s < e && isspace((unsigned char)*s))
-            s++;
-        while (e > s && isspace((unsigned char)e[-1]))
-            e--;
-        if (s == e || *s == '#')
-            continue;
-        if ((size_t)(e - s) + 1 > cap) {
-            char *nl = realloc(line, (size_t)(e - s) + 1);
-            if (nl == NULL) {
-                set_err(err, errlen, "%s:%d: out of memory", name, lineno);
-                rc = -ENOMEM;
-                break;
-            }
-            line = nl;
-            cap = (size_t)(e - s) + 1;
-        }
-        memcpy(line, s, (size_t)(e - s));
-        line[e - s] = '\0';
-        snprintf(where, sizeof(where), "%s:%d", name, lineno);
-        rc = load_line(c, where, line, ld, err, errlen);
-    }
-    free(line);
-    return rc;
-}
-
-/* Reads the whole file (config is not a hot path). */
-static int read_file(const char *path, char **out, char *err, size_t errlen)
-{
-    FILE *f = fopen(path, "r");
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    int rc = 0;
-
-    if (f == NULL) {
-        rc = -errno;
-        set_err(err, errlen, "%s: can't open the config file: %s", path,
-                strerror(errno));
-        return rc;
-    }
-    for (;;) {
-        if (cap - len < 4096) {
-            char *nb;
-            if (cap >= CFG_MAX_FILE) {
-                set_err(err, errlen, "%s: config file larger than %u bytes",
-                        path, CFG_MAX_FILE);
-                rc = -EFBIG;
-                break;
-            }
-            cap = cap == 0 ? 8192 : cap * 2;
-            nb = realloc(buf, cap + 1);
-            if (nb == NULL) {
-                set_err(err, errlen, "%s: out of memory", path);
-                rc = -ENOMEM;
-                break;
-            }
-            buf = nb;
-        }
-        size_t n = fread(buf + len, 1, cap - len, f);
-        len += n;
-        if (n == 0) {
-            if (ferror(f)) {
-                rc = -EIO;
-                set_err(err, errlen, "%s: can't read the config file: %s", path,
-                        strerror(errno != 0 ? errno : EIO));
-            }
-            break;
-        }
-    }
-    fclose(f);
-    if (rc == 0 && memchr(buf, '\0', len) != NULL) {
-        set_err(err, errlen, "%s: config file contains a NUL byte", path);
-        rc = -EINVAL;
-    }
-    if (rc < 0) {
-        free(buf);
-        return rc;
-    }
-    buf[len] = '\0';
-    *out = buf;
-    return 0;
-}
-
-/* One "--name v1 v2" group of the command line, applied as a config line so
- * the same table and messages serve both. */
-static int load_option(cfg_t *c, char **argv, int from, int to, cfg_load_t *ld,
-                       char *err, size_t errlen)
-{
-    char why[WHY_LEN];
-    char **words = NULL, *buf = NULL, **all = NULL, *shown = NULL;
-    size_t shown_len = 1;
-    int nwords = 0, rc, nall = 0;
-    const cfg_def_t *d;
-
-    for (int i = from; i < to; i++)
-        shown_len += strlen(argv[i]) + 1;
-    shown = malloc(shown_len);
-    if (shown == NULL)
-        return -ENOMEM;
-    shown[0] = '\0';
-    for (int i = from; i < to; i++) {
-        if (i > from)
-            strcat(shown, " ");
-        strcat(shown, argv[i]);
-    }
-    /* "--port 7000" may also come as one word, as redis-server allows. */
-    rc = split_args(argv[from] + 2, &words, &nwords, &buf);
-    if (rc == -EINVAL) {
-        set_err(err, errlen, "command line: '%s': Unbalanced quotes", shown);
-        goto out;
-    }
-    if (rc < 0) {
-        set_err(err, errlen, "command line: out of memory");
-        goto out;
-    }
-    all = calloc((size_t)(nwords + (to - from) + 1), sizeof(*all));
-    if (all == NULL) {
-        rc = -ENOMEM;
-        set_err(err, errlen, "command line: out of memory");
-        goto out;
-    }
-    for (int i = 0; i < nwords; i++)
-        all[nall++] = words[i];
-    for (int i = from + 1; i < to; i++)
-        all[nall++] = argv[i];
-    d = nall > 0 ? def_find(all[0]) : NULL;
-    if (d == NULL) {
-        set_err(err, errlen,
-                "command line: '%s': Bad directive or wrong "
-                "number of arguments",
-                shown);
-        rc = -EINVAL;
-        goto out;
-    }
-    if (d->type == T_SAVE && nall == 1) {
-        static char empty[] = "";
-        all[nall++] = empty; /* a bare --save means save "" */
-    }
-    rc = apply(c, d, all + 1, nall - 1, ld, why);
-    if (rc < 0)
-        set_err(err, errlen, "command line: '%s': %s", shown, why);
-out:
-    free(all);
-    free(words);
-    free(buf);
-    free(shown);
-    return rc;
-}
-
-static bool is_option(const char *s)
-{
-    return s[0] == '-' && s[1] == '-';
-}
-
-int cfg_load_args(cfg_t *c, int argc, char **argv, char *err, size_t errlen)
-{
-    cfg_load_t ld = {false};
-    int i = 1, rc;
-
-    if (argc > 1 && !is_option(argv[1])) {
-        const char *path = argv[1];
-        char *text = NULL, *abs;
-
-        if ((rc = read_file(path, &text, err, errlen)) < 0)
-            return rc;
-        rc = load_text(c, path, text, &ld, err, errlen);
-        free(text);
-        if (rc < 0)
-            return rc;
-        abs = realpath(path, NULL);
-        if (abs == NULL)
-            abs = strdup(path);
-        if (abs == NULL) {
-            set_err(err, errlen, "%s: out of memory", path);
-            return -ENOMEM;
-        }
-        free(c->config_file);
-        c->config_file = abs;
-        i = 2;
-    }
-    while (i < argc) {
-        int j = i + 1;
-        if (!is_option(argv[i])) {
-            set_err(err, errlen, "command line: '%s': expected a --directive",
-                    argv[i]);
-            return -EINVAL;
-        }
-        while (j < argc && !is_option(argv[j]))
-            j++;
-        if ((rc = load_option(c, argv, i, j, &ld, err, errlen)) < 0)
-            return rc;
-        i = j;
-    }
-    return 0;
 }
 
 /* ---- CONFIG GET / SET ---- */
@@ -1040,7 +720,7 @@ void cfg_get(const cfg_t *c, const char *pattern, cfg_get_fn *fn, void *ctx)
 int cfg_set(cfg_t *c, const char *name, const char *value, char *err,
             size_t errlen)
 {
-    const cfg_def_t *d = def_find(name);
+    const cfg_def_t *d = cfg_def_find(name);
     char why[WHY_LEN];
     char **argv = NULL, *buf = NULL;
     char *one[1];
@@ -1062,7 +742,7 @@ int cfg_set(cfg_t *c, const char *name, const char *value, char *err,
     }
     if (d->type == T_SAVE || d->type == T_COBL) {
         /* Several words in one value, as Redis splits them. */
-        rc = split_args(value, &argv, &argc, &buf);
+        rc = cfg_split_args(value, &argv, &argc, &buf);
         if (rc == -ENOMEM) {
             set_err(err, errlen,
                     "ERR CONFIG SET failed (possibly related to "
@@ -1079,7 +759,7 @@ int cfg_set(cfg_t *c, const char *name, const char *value, char *err,
         argv = one;
         argc = 1;
     }
-    rc = apply(c, d, argv, argc, NULL, why);
+    rc = cfg_apply(c, d, argv, argc, NULL, why);
     if (argv != one)
         free(argv);
     free(buf);

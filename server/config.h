@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cfcmd.h"
+
 #define CFG_MAX_BIND 16
 #define CFG_MAX_SAVE 16
 
@@ -86,25 +88,15 @@ typedef struct cfg {
     char *pidfile;  /* NULL = none */
     bool daemonize; /* no */
 
-    /* cuckoo filter defaults for auto-created filters */
-    uint32_t cf_bucket_size;      /* 4 */
-    uint32_t cf_fingerprint_bits; /* 12 (cf-error-rate sets it instead) */
-    double cf_error_rate;         /* 0 = use cf_fingerprint_bits */
-    uint32_t cf_max_iterations;   /* 500 */
-    uint32_t cf_expansion_factor; /* 1 */
-    uint32_t cf_max_expansions;   /* 32 */
-    uint64_t cf_initial_size;     /* 1024 */
+    /* The cf-* directives: defaults for filters a command creates without
+     * their own (bucket 4, 12 bits unless cf-error-rate sets a rate, 500
+     * iterations, expansion 1, 32 sub-filters, initial size 1024). */
+    cfcmd_defaults_t cf;
 } cfg_t;
 
 /* Fills c with the embedded defaults. 0 or -ENOMEM. */
 int cfg_init(cfg_t *c);
 void cfg_free(cfg_t *c);
-
-/* Applies "cuckood [file] [--directive value...]": argv[1] is a file path
- * unless it starts with "--". 0 on success; otherwise a negative errno and a
- * message such as "cuckood.conf:12: 'port 99999': argument must be between
- * 0 and 65535" in err. --version and --help are the caller's to handle. */
-int cfg_load_args(cfg_t *c, int argc, char **argv, char *err, size_t errlen);
 
 /* CONFIG GET: calls fn(name, value) for every directive matching the glob
  * pattern (case-insensitive), values formatted as Redis does ("save" as

@@ -18,6 +18,7 @@
 #include "cmd_conn.h"
 #include "cmd_expire.h"
 #include "cmd_keys.h"
+#include "config_load.h"
 #include "conn.h"
 #include "daemon.h"
 #include "heap.h"

@@ -14,6 +14,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "config_load.h"
 #include "log.h"
 #include "tls.h"
 

@@ -65,6 +65,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "le.h"
 #include "util.h"
 #include <sys/file.h>
 #include <sys/mman.h>
@@ -84,29 +85,6 @@
 #define SNAP_WRITE_MAX ((size_t)1 << 30)
 
 #define SNAP_TMP_INFIX ".tmp-"
-
-static void put_u32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put_u64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get_u32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-           (uint32_t)p[3] << 24;
-}
-
-static uint64_t get_u64(const uint8_t *p)
-{
-    return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
-}
 
 /* The checksum stored in the trailer of an image of len bytes (computed over
  * its first len - SNAP_TRAILER_LEN bytes). len must be >= SNAP_TRAILER_LEN. */
@@ -199,7 +177,7 @@ static int w_filter(snap_writer_t *w, const cf_filter_t *f)
 
     if (hlen == 0 || hlen > UINT32_MAX)
         return w_fail(w, -EINVAL, "Filter header of unsupported size");
-    put_u32(num, (uint32_t)hlen);
+    le_store32(num, (uint32_t)hlen);
     if (w_put(w, num, 4) < 0)
         return w->err;
     if (hlen < SNAP_DIRECT_MIN) {
@@ -216,7 +194,7 @@ static int w_filter(snap_writer_t *w, const cf_filter_t *f)
         w_put(w, tmp, hlen);
         free(tmp);
     }
-    put_u64(num, dlen);
+    le_store64(num, dlen);
     w_put(w, num, 8);
     while (w->err == 0 && off < dlen) {
         const void *p;
@@ -243,17 +221,17 @@ static int w_each(void *ctx, int db, const void *key, size_t len,
         return w_fail(w, -EINVAL, "Bad key from the keyspace");
     if (db != w->db) {
         rec[0] = SNAP_OP_DB;
-        put_u32(rec + 1, (uint32_t)db);
+        le_store32(rec + 1, (uint32_t)db);
         w_put(w, rec, 5);
         w->db = db;
     }
     if (when >= 0) {
         rec[0] = SNAP_OP_EXPIRE;
-        put_u64(rec + 1, (uint64_t)when);
+        le_store64(rec + 1, (uint64_t)when);
         w_put(w, rec, 9);
     }
     rec[0] = SNAP_OP_KEY;
-    put_u32(rec + 1, (uint32_t)len);
+    le_store32(rec + 1, (uint32_t)len);
     w_put(w, rec, 5);
     if (len > 0)
         w_put(w, key, len);
@@ -333,8 +311,8 @@ int snap_save(const char *path, snap_iter_fn *iter, void *src, char *err,
     } else {
         XXH3_64bits_reset(w.xs);
         memcpy(head, SNAP_MAGIC, 8);
-        put_u32(head + 8, SNAP_VERSION);
-        put_u32(head + 12, 0);
+        le_store32(head + 8, SNAP_VERSION);
+        le_store32(head + 12, 0);
         w_put(&w, head, sizeof(head));
     }
     rc = w.err == 0 ? iter(src, w_each, &w) : w.err;
@@ -344,12 +322,12 @@ int snap_save(const char *path, snap_iter_fn *iter, void *src, char *err,
     }
     if (w.err == 0) {
         tail[0] = SNAP_OP_END;
-        put_u64(tail + 1, w.nkeys);
+        le_store64(tail + 1, w.nkeys);
         w_put(&w, tail, 9);
         w_flush(&w);
     }
     if (w.err == 0) {
-        put_u64(tail, XXH3_64bits_digest(w.xs));
+        le_store64(tail, XXH3_64bits_digest(w.xs));
         rc = write_all(w.fd, tail, SNAP_TRAILER_LEN);
         if (rc < 0)
             w_fail(&w, rc, "Write error saving DB on disk");
@@ -515,14 +493,14 @@ static int walk(snap_reader_t *r, bool load, const cf_limits_t *lim,
                 return r_corrupt(r, "expiry time outside a database section");
             if ((p = r_take(r, 8, "expiry time", &rc)) == NULL)
                 return rc;
-            if (get_u64(p) > INT64_MAX)
+            if (le_load64(p) > INT64_MAX)
                 return r_corrupt(r, "expiry time out of range");
-            when = (int64_t)get_u64(p);
+            when = (int64_t)le_load64(p);
         } else if (op == SNAP_OP_DB) {
             uint32_t n;
             if ((p = r_take(r, 4, "database number", &rc)) == NULL)
                 return rc;
-            n = get_u32(p);
+            n = le_load32(p);
             if (db_empty)
                 return r_corrupt(r, "database section without keys");
             if (n >= SNAP_MAX_DB)
@@ -539,19 +517,19 @@ static int walk(snap_reader_t *r, bool load, const cf_limits_t *lim,
                 return r_corrupt(r, "key outside a database section");
             if ((p = r_take(r, 4, "key name length", &rc)) == NULL)
                 return rc;
-            klen = get_u32(p);
+            klen = le_load32(p);
             if ((key = r_take(r, klen, "key name", &rc)) == NULL)
                 return rc;
             if ((p = r_take(r, 4, "filter header length", &rc)) == NULL)
                 return rc;
-            hlen = get_u32(p);
+            hlen = le_load32(p);
             if (hlen == 0)
                 return r_corrupt(r, "empty filter header");
             if ((hdr = r_take(r, hlen, "filter header", &rc)) == NULL)
                 return rc;
             if ((p = r_take(r, 8, "filter data length", &rc)) == NULL)
                 return rc;
-            dlen = get_u64(p);
+            dlen = le_load64(p);
             if ((data = r_take(r, dlen, "filter data", &rc)) == NULL)
                 return rc;
             db_empty = false;
@@ -577,7 +555,7 @@ static int walk(snap_reader_t *r, bool load, const cf_limits_t *lim,
                 return r_corrupt(r, "database section without keys");
             if ((p = r_take(r, 8, "key total", &rc)) == NULL)
                 return rc;
-            if (get_u64(p) != nkeys)
+            if (le_load64(p) != nkeys)
                 return r_corrupt(r, "key total does not match the keys");
             if (r->p != r->end)
                 return r_corrupt(r, "data after the end marker");
@@ -611,8 +589,8 @@ int snap_parse(const void *buf, size_t len, const char *name, bool verify,
                 name, len);
         return -EINVAL;
     }
-    version = get_u32(b + 8);
-    flags = get_u32(b + 12);
+    version = le_load32(b + 8);
+    flags = le_load32(b + 12);
     if (version < SNAP_VERSION_MIN || version > SNAP_VERSION) {
         set_err(err, errlen,
                 "%s: unsupported snapshot format version %u (this build "
@@ -621,7 +599,7 @@ int snap_parse(const void *buf, size_t len, const char *name, bool verify,
         return -EINVAL;
     }
     if (verify &&
-        snap_checksum(b, len) != get_u64(b + len - SNAP_TRAILER_LEN)) {
+        snap_checksum(b, len) != le_load64(b + len - SNAP_TRAILER_LEN)) {
         set_err(err, errlen,
                 "%s: checksum mismatch (file corrupt or truncated)", name);
         return -EINVAL;

@@ -5,7 +5,8 @@ The daemon under test is taken from $CUCKOOD_BIN, else build/server/cuckood
 relative to the repository root. Setting CUCKOOD_TEST_REDIS_SERVER=1 runs the
 same suites against the system's redis-server instead, which checks the
 non-CF expectations against the server cuckood imitates; tests marked `cf`
-are skipped there. Run by hand: PYTHONPATH=tests python3 -m pytest ...
+are skipped there. Run by hand: python3 -m pytest tests/integ/test_x.py (pytest.ini puts
+tests/ on the path).
 """
 
 import pytest

@@ -15,7 +15,7 @@ which compares the whole text. A test that needs another client opens it
 with pair.conns(proto) and drives both the same way.
 """
 
-from support.proc import Daemon, RedisServer
+from support.proc import Daemon, RedisServer, cleanup_all
 from support.resp import RawConn, RespError
 
 
@@ -97,11 +97,4 @@ class DiffPair:
             for c in pair:
                 c.close()
         self._conns = {}
-        errors = []
-        for srv in (self.ours, self.theirs):
-            try:
-                srv.cleanup()
-            except AssertionError as e:
-                errors.append(e)
-        if errors:
-            raise errors[0]
+        cleanup_all([self.ours, self.theirs])

@@ -71,21 +71,11 @@ static const cmd_def_t table_noproc[] = {
     {.name = NULL},
 };
 
-typedef struct fx {
-    srv_fixture_t f;
-    client_t c;
-} fx_t;
+typedef cmd_fixture_t fx_t;
 
 static int setup(void **state)
 {
-    fx_t *fx = calloc(1, sizeof(*fx));
-    assert_non_null(fx);
-    srv_fixture_init(&fx->f);
-    srv_fixture_start(&fx->f);
-    const cmd_def_t *tables[] = {table_a};
-    const char *dup = NULL;
-    assert_int_equal(cmd_index_build(&fx->f.s, tables, 1, &dup), 0);
-    srv_fixture_client(&fx->f, &fx->c);
+    fx_t *fx = cmd_fixture_new(table_a);
     ran = prefetched = 0;
     *state = fx;
     return 0;
@@ -93,11 +83,7 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-    fx_t *fx = *state;
-    resp_out_release(&fx->c.out);
-    cmd_index_free(&fx->f.s);
-    assert_int_equal(srv_fixture_free(&fx->f), 0);
-    free(fx);
+    cmd_fixture_free(*state);
     return 0;
 }
 

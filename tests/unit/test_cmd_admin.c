@@ -22,22 +22,12 @@
 #include "server_int.h"
 #include "unit_fixture.h"
 
-typedef struct fx {
-    srv_fixture_t f;
-    client_t c;
-} fx_t;
+typedef cmd_fixture_t fx_t;
 
 static int setup(void **state)
 {
-    fx_t *fx = calloc(1, sizeof(*fx));
-    assert_non_null(fx);
-    srv_fixture_init(&fx->f);
-    srv_fixture_start(&fx->f);
+    fx_t *fx = cmd_fixture_new(cmd_admin_table);
     assert_int_equal(persist_init(&fx->f.s), 0); /* INFO persistence */
-    const cmd_def_t *tables[] = {cmd_admin_table};
-    const char *dup = NULL;
-    assert_int_equal(cmd_index_build(&fx->f.s, tables, 1, &dup), 0);
-    srv_fixture_client(&fx->f, &fx->c);
     *state = fx;
     return 0;
 }
@@ -45,11 +35,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fx_t *fx = *state;
-    resp_out_release(&fx->c.out);
-    cmd_index_free(&fx->f.s);
     persist_free(&fx->f.s);
-    assert_int_equal(srv_fixture_free(&fx->f), 0);
-    free(fx);
+    cmd_fixture_free(*state);
     return 0;
 }
 

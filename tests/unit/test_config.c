@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "config_load.h"
 
 static char err[1024];
 
@@ -129,13 +130,13 @@ static void test_defaults(void **state)
     assert_string_equal(c->logfile, "");
     assert_null(c->pidfile);
     assert_false(c->daemonize);
-    assert_int_equal(c->cf_bucket_size, 4);
-    assert_int_equal(c->cf_fingerprint_bits, 12);
-    assert_true(c->cf_error_rate == 0);
-    assert_int_equal(c->cf_max_iterations, 500);
-    assert_int_equal(c->cf_expansion_factor, 1);
-    assert_int_equal(c->cf_max_expansions, 32);
-    assert_int_equal(c->cf_initial_size, 1024);
+    assert_int_equal(c->cf.bucket_size, 4);
+    assert_int_equal(c->cf.fp_bits, 12);
+    assert_true(c->cf.error_rate == 0);
+    assert_int_equal(c->cf.max_iterations, 500);
+    assert_int_equal(c->cf.expansion, 1);
+    assert_int_equal(c->cf.max_expansions, 32);
+    assert_int_equal(c->cf.initial_size, 1024);
 }
 
 /* Redis's wildcard forms: "*" for every IPv4 interface, "::*" for every
@@ -223,12 +224,12 @@ static void test_every_directive(void **state)
     assert_string_equal(c->logfile, "/var/log/cuckood.log");
     assert_string_equal(c->pidfile, "/run/cuckood.pid");
     assert_true(c->daemonize);
-    assert_int_equal(c->cf_bucket_size, 2);
-    assert_int_equal(c->cf_fingerprint_bits, 16);
-    assert_int_equal(c->cf_max_iterations, 20);
-    assert_int_equal(c->cf_expansion_factor, 2);
-    assert_int_equal(c->cf_max_expansions, 8);
-    assert_int_equal(c->cf_initial_size, 100);
+    assert_int_equal(c->cf.bucket_size, 2);
+    assert_int_equal(c->cf.fp_bits, 16);
+    assert_int_equal(c->cf.max_iterations, 20);
+    assert_int_equal(c->cf.expansion, 2);
+    assert_int_equal(c->cf.max_expansions, 8);
+    assert_int_equal(c->cf.initial_size, 100);
 
     /* Names are case-insensitive; empty strings clear nullable ones. */
     assert_int_equal(load(c, "PORT 1\nLogLevel DEBUG\nDaemonize NO\n"
@@ -552,37 +553,37 @@ static void test_cf_error_rate(void **state)
 
     /* b = 4: 8 bits give 8/255 = 0.031, 12 bits 8/4095 = 0.00195. */
     assert_int_equal(load(c, "cf-error-rate 0.05\n"), 0);
-    assert_int_equal(c->cf_fingerprint_bits, 8);
+    assert_int_equal(c->cf.fp_bits, 8);
     assert_int_equal(load(c, "cf-error-rate 0.01\n"), 0);
-    assert_int_equal(c->cf_fingerprint_bits, 12);
-    assert_true(c->cf_error_rate == 0.01);
+    assert_int_equal(c->cf.fp_bits, 12);
+    assert_true(c->cf.error_rate == 0.01);
     assert_string_equal(get(c, "cf-error-rate"), "0.01");
     assert_int_equal(load(c, "cf-error-rate 0.001\n"), 0);
-    assert_int_equal(c->cf_fingerprint_bits, 16);
+    assert_int_equal(c->cf.fp_bits, 16);
     /* A smaller bucket size makes the rate easier to meet. */
     assert_int_equal(load(c, "cf-bucket-size 1\n"), 0);
-    assert_int_equal(c->cf_fingerprint_bits, 12);
+    assert_int_equal(c->cf.fp_bits, 12);
     /* An explicit width clears the rate. */
     assert_int_equal(load(c, "cf-fingerprint-bits 8\n"), 0);
-    assert_true(c->cf_error_rate == 0);
+    assert_true(c->cf.error_rate == 0);
     assert_string_equal(get(c, "cf-error-rate"), "0");
-    assert_int_equal(c->cf_fingerprint_bits, 8);
+    assert_int_equal(c->cf.fp_bits, 8);
     assert_int_equal(load(c, "cf-bucket-size 8\n"), 0);
-    assert_int_equal(c->cf_fingerprint_bits, 8);
+    assert_int_equal(c->cf.fp_bits, 8);
     /* 0.0001 is met at b = 4 by semi-sorted 17-bit fingerprints only (the
      * filter picks them; the plain fallback width is 16), and at b = 2 by
      * plain 16 bits; at b = 8 by neither. */
     assert_int_equal(load(c, "cf-bucket-size 4\ncf-error-rate 1e-4\n"), 0);
-    assert_int_equal(c->cf_fingerprint_bits, 16);
+    assert_int_equal(c->cf.fp_bits, 16);
     assert_int_equal(load(c, "cf-bucket-size 2\ncf-error-rate 1e-4\n"), 0);
-    assert_int_equal(c->cf_fingerprint_bits, 16);
+    assert_int_equal(c->cf.fp_bits, 16);
     assert_string_equal(get(c, "cf-error-rate"), "0.0001");
     assert_int_equal(load(c, "cf-bucket-size 8\n"), -EINVAL);
     /* 0.00005 is out of reach with b = 4 but not with b = 1. */
     assert_int_equal(load(c, "cf-bucket-size 4\ncf-error-rate 5e-5\n"),
                      -EINVAL);
     assert_int_equal(load(c, "cf-bucket-size 1\ncf-error-rate 5e-5\n"), 0);
-    assert_int_equal(c->cf_fingerprint_bits, 16);
+    assert_int_equal(c->cf.fp_bits, 16);
 }
 
 /* ---- command line and files ---- */
@@ -822,13 +823,13 @@ static void test_sample_conf_is_defaults(void **state)
     assert_str_eq_null(c.logfile, def->logfile);
     assert_str_eq_null(c.pidfile, def->pidfile);
     assert_int_equal(c.daemonize, def->daemonize);
-    assert_int_equal(c.cf_bucket_size, def->cf_bucket_size);
-    assert_int_equal(c.cf_fingerprint_bits, def->cf_fingerprint_bits);
-    assert_true(c.cf_error_rate == def->cf_error_rate);
-    assert_int_equal(c.cf_max_iterations, def->cf_max_iterations);
-    assert_int_equal(c.cf_expansion_factor, def->cf_expansion_factor);
-    assert_int_equal(c.cf_max_expansions, def->cf_max_expansions);
-    assert_int_equal(c.cf_initial_size, def->cf_initial_size);
+    assert_int_equal(c.cf.bucket_size, def->cf.bucket_size);
+    assert_int_equal(c.cf.fp_bits, def->cf.fp_bits);
+    assert_true(c.cf.error_rate == def->cf.error_rate);
+    assert_int_equal(c.cf.max_iterations, def->cf.max_iterations);
+    assert_int_equal(c.cf.expansion, def->cf.expansion);
+    assert_int_equal(c.cf.max_expansions, def->cf.max_expansions);
+    assert_int_equal(c.cf.initial_size, def->cf.initial_size);
     assert_int_equal(c.tls_port, def->tls_port);
     assert_str_eq_null(c.tls_cert_file, def->tls_cert_file);
     assert_str_eq_null(c.tls_key_file, def->tls_key_file);
@@ -1037,9 +1038,9 @@ static void test_set_mutable(void **state)
         if (sets[i].shown != NULL)
             assert_string_equal(get(c, sets[i].name), sets[i].shown);
     }
-    assert_int_equal(c->cf_initial_size, 16);
+    assert_int_equal(c->cf.initial_size, 16);
     /* 0.05 with b = 8: 16/255 = 0.063 > 0.05, 16/4095 fits. */
-    assert_int_equal(c->cf_fingerprint_bits, 12);
+    assert_int_equal(c->cf.fp_bits, 12);
     assert_int_equal(c->maxmemory, 100 << 20);
     assert_int_equal(c->nsave, 0);
     assert_int_equal(c->cobl_soft_seconds, 30);

@@ -13,13 +13,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cmd.h"
 #include "server_int.h"
 
 typedef struct srv_fixture {
     uv_loop_t loop;
     cfg_t cfg;
     server_t s;
-    bool started;
+    bool started, indexed;
 } srv_fixture_t;
 
 /* The loop and cfg_init's defaults; srv_fixture_start() builds the server
@@ -36,10 +37,22 @@ static inline void srv_fixture_start(srv_fixture_t *f)
     f->started = true;
 }
 
-/* Frees what init and start made; returns uv_loop_close()'s status (0
- * when no handle was left open). */
+/* The started server's command index, made of one table. */
+static inline void srv_fixture_commands(srv_fixture_t *f,
+                                        const cmd_def_t *table)
+{
+    const char *dup = NULL;
+    assert_int_equal(cmd_index_build(&f->s, &table, 1, &dup), 0);
+    f->indexed = true;
+}
+
+/* Frees what init, start and commands made; returns uv_loop_close()'s
+ * status (0 when no handle was left open). */
 static inline int srv_fixture_free(srv_fixture_t *f)
 {
+    if (f->indexed)
+        cmd_index_free(&f->s);
+    f->indexed = false;
     if (f->started)
         server_free(&f->s);
     f->started = false;
@@ -57,6 +70,32 @@ static inline void srv_fixture_client(srv_fixture_t *f, client_t *c)
     c->resp = 2;
     c->authenticated = true;
     resp_out_init(&c->out, 2);
+}
+
+/* A started server with a command index of one table and one client of
+ * it: the fixture of the dispatcher's and the command families' tests. */
+typedef struct cmd_fixture {
+    srv_fixture_t f;
+    client_t c;
+} cmd_fixture_t;
+
+static inline cmd_fixture_t *cmd_fixture_new(const cmd_def_t *table)
+{
+    cmd_fixture_t *fx = calloc(1, sizeof(*fx));
+    assert_non_null(fx);
+    srv_fixture_init(&fx->f);
+    srv_fixture_start(&fx->f);
+    srv_fixture_commands(&fx->f, table);
+    srv_fixture_client(&fx->f, &fx->c);
+    return fx;
+}
+
+/* Frees fx; asserts that no handle of the loop was left open. */
+static inline void cmd_fixture_free(cmd_fixture_t *fx)
+{
+    resp_out_release(&fx->c.out);
+    assert_int_equal(srv_fixture_free(&fx->f), 0);
+    free(fx);
 }
 
 typedef struct scratch_dir {

@@ -1,0 +1,296 @@
+/*
+ * cf_mem.c - allocation: the allocator, tables mapped from the kernel for
+ * huge pages, growth, host bytes before a filter, and sizes.
+ */
+#include "cf_mem.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+/* Tables from this size up are mapped directly and marked for huge pages:
+ * random probes over a large table otherwise miss the TLB on every access. */
+#define CF_MAP_MIN (2u << 20)
+
+/* libc's allocator family unless a host installed its own (cf.h). */
+static cf_allocator_t mem = {malloc, calloc, realloc, free};
+static size_t map_min = CF_MAP_MIN; /* 0: no table is mapped */
+
+void cf_set_allocator(const cf_allocator_t *a)
+{
+    if (a == NULL) {
+        mem = (cf_allocator_t){malloc, calloc, realloc, free};
+        map_min = CF_MAP_MIN;
+    } else {
+        mem = *a;
+        map_min = 0;
+    }
+}
+
+void cf_set_map_min(size_t min)
+{
+    map_min = min;
+}
+
+/* Tables of n bytes (pad included) are mapped from the kernel, not taken
+ * from the allocator, when the host allows it (cf_set_map_min(); a host
+ * whose accounting counts on its allocator must see every table). The
+ * allocator and map_min are set once, before any filter exists (cf.h), so
+ * this answers the same at free time as at allocation time. */
+static bool table_mapped(uint64_t n)
+{
+    return map_min != 0 && n >= map_min;
+}
+
+/* Zeroed memory straight from the kernel, hinted for transparent huge
+ * pages; NULL on failure. */
+static uint8_t *table_map(size_t n)
+{
+    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                   -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    (void)madvise(p, n, MADV_HUGEPAGE);
+#endif
+    return p;
+}
+
+/* Releases the bytes of table t of f (nothing for the inline one). */
+static void table_release(const cf_filter_t *f, const cf_table_t *t)
+{
+    uint64_t n = tbytes(f, t) + SH(f)->pad;
+    if (t->data == NULL || table_inline(f, t))
+        return;
+    if (table_mapped(n))
+        munmap(t->data, (size_t)n);
+    else
+        mem.free_fn(t->data);
+}
+
+/* Appends table number f->nfilters (>= 1) with the given shape: its bytes
+ * on their own, its entry in u.arr (made here when the filter was small,
+ * from the view tabs[0]). The growth takes at most *room bytes (what is
+ * taken comes off it). On failure f is unchanged. */
+int cf_table_alloc(cf_filter_t *f, const cf_table_t *tabs, uint64_t nbuckets,
+                   uint64_t capacity, uint64_t *room)
+{
+    const cf_shape_t *sh = SH(f);
+    uint64_t bytes = cf_table_bytes(nbuckets, sh->bucket_bits);
+    if (bytes == 0 || bytes + sh->pad > SIZE_MAX)
+        return -ENOMEM;
+    uint64_t n = bytes + sh->pad;
+    uint32_t nf = f->nfilters;
+    uint64_t entries = (uint64_t)(nf + 1) * sizeof(cf_table_t) -
+                       (f->big ? (uint64_t)nf * sizeof(cf_table_t) : 0);
+    if (n + entries > *room)
+        return -ENOMEM;
+    bool mapped = table_mapped(n);
+    uint8_t *data = mapped ? table_map((size_t)n) : mem.calloc_fn(1, (size_t)n);
+    if (data == NULL)
+        return -ENOMEM;
+    /* One entry more, exactly: growth is rare (at most CF_MAX_FILTERS
+     * times) and the array's size is part of the filter's size. */
+    cf_table_t *arr =
+        f->big ? mem.realloc_fn(f->u.arr, (nf + 1) * sizeof(cf_table_t))
+               : mem.malloc_fn(2 * sizeof(cf_table_t));
+    if (arr == NULL) {
+        if (mapped)
+            munmap(data, (size_t)n);
+        else
+            mem.free_fn(data);
+        return -ENOMEM;
+    }
+    if (!f->big) {
+        uint64_t items = f->n.s.items;
+        arr[0] = tabs[0];
+        f->big = 1;
+        f->n.items = items;
+    }
+    f->u.arr = arr;
+    arr[nf] =
+        (cf_table_t){.data = data, .nbuckets = nbuckets, .capacity = capacity};
+    f->nfilters++;
+    *room -= n + entries;
+    return 0;
+}
+
+/* Whether a first table of nbuckets and capacity whose bytes follow the
+ * struct (inline) makes a small filter. */
+static bool small_fits(bool inl, uint64_t nbuckets, uint64_t capacity)
+{
+    return inl && nbuckets < SMALL_NB && capacity <= UINT32_MAX;
+}
+
+/* The bytes of f's array of table entries when it had nt tables: a
+ * small filter has none until it grows. */
+static uint64_t arr_bytes_at(const cf_filter_t *f, const cf_table_t *tabs,
+                             uint32_t nt)
+{
+    if (!f->big || (nt == 1 && small_fits(table_inline(f, &tabs[0]),
+                                          tabs[0].nbuckets, tabs[0].capacity)))
+        return 0;
+    return (uint64_t)nt * sizeof(cf_table_t);
+}
+
+/* A filter with its first table (nbuckets, capacity; zeroed), inline
+ * when small. NULL when out of memory. */
+cf_filter_t *cf_filter_new(const cf_params_t *p, uint64_t nbuckets)
+{
+    const cf_shape_t *sh =
+        &cf_shapes[cf_shape_index(p->encoding, p->bucket_size, p->fp_bits)];
+    uint64_t bytes = cf_table_bytes(nbuckets, sh->bucket_bits);
+    if (bytes == 0 || bytes + sh->pad > SIZE_MAX - sizeof(cf_filter_t))
+        return NULL;
+    uint64_t n = bytes + sh->pad;
+    bool mapped = table_mapped(n);
+    cf_filter_t *f =
+        mem.calloc_fn(1, (size_t)(sizeof(cf_filter_t) + (mapped ? 0 : n)));
+    if (f == NULL)
+        return NULL;
+    f->shape = (uint16_t)(sh - cf_shapes);
+    f->nfilters = 1;
+    f->max_kicks = (uint16_t)p->max_kicks;
+    f->expansion = (uint16_t)p->expansion;
+    f->max_filters = (uint8_t)p->max_filters;
+    f->seed = p->seed;
+    if (small_fits(!mapped, nbuckets, p->capacity)) {
+        f->u.one = nbuckets;
+        f->n.s.capacity = (uint32_t)p->capacity;
+        return f;
+    }
+    cf_table_t *arr = mem.malloc_fn(sizeof(cf_table_t));
+    uint8_t *data = arr == NULL ? NULL
+                    : mapped    ? table_map((size_t)n)
+                                : f->data;
+    if (data == NULL) {
+        mem.free_fn(arr);
+        mem.free_fn(f);
+        return NULL;
+    }
+    arr[0] = (cf_table_t){
+        .data = data, .nbuckets = nbuckets, .capacity = p->capacity};
+    f->big = 1;
+    f->u.arr = arr;
+    return f;
+}
+
+int cf_create(const cf_params_t *p, cf_filter_t **out)
+{
+    *out = NULL;
+    if (cf_params_check(p) < 0)
+        return -EINVAL;
+    uint64_t nb = cf_buckets_for(p->capacity, p->bucket_size);
+    const cf_shape_t *sh =
+        &cf_shapes[cf_shape_index(p->encoding, p->bucket_size, p->fp_bits)];
+    uint64_t bytes = cf_table_bytes(nb, sh->bucket_bits);
+    if (nb == 0 || bytes == 0)
+        return -ENOMEM;
+    /* a filter too large to be small has an entry of its own */
+    uint64_t entry = small_fits(!table_mapped(bytes + sh->pad), nb, p->capacity)
+                         ? 0
+                         : sizeof(cf_table_t);
+    if (p->max_bytes &&
+        sizeof(cf_filter_t) + entry + bytes + sh->pad > p->max_bytes)
+        return -ENOMEM;
+    cf_filter_t *f = cf_filter_new(p, nb);
+    if (f == NULL)
+        return -ENOMEM;
+    *out = f;
+    return 0;
+}
+
+void cf_free_extra(cf_filter_t *f, size_t have)
+{
+    if (f == NULL)
+        return;
+    cf_table_t one, *tabs = tabs_get(f, &one);
+    for (uint32_t k = 0; k < f->nfilters; k++)
+        table_release(f, &tabs[k]);
+    if (f->big)
+        mem.free_fn(f->u.arr);
+    mem.free_fn((uint8_t *)f - have);
+}
+
+void cf_free(cf_filter_t *f)
+{
+    cf_free_extra(f, 0);
+}
+
+uint32_t cf_nfilters(const cf_filter_t *f)
+{
+    return f->nfilters;
+}
+
+uint64_t cf_size_bytes_at(const cf_filter_t *f, uint32_t nt)
+{
+    cf_table_t one;
+    const cf_table_t *t = tabs_get(f, &one);
+    if (nt < 1 || nt > f->nfilters)
+        nt = f->nfilters;
+    uint64_t n = sizeof(*f) + arr_bytes_at(f, t, nt);
+    for (uint32_t k = 0; k < nt; k++)
+        n += tbytes(f, &t[k]) + SH(f)->pad;
+    return n;
+}
+
+uint64_t cf_size_bytes(const cf_filter_t *f)
+{
+    return cf_size_bytes_at(f, f->nfilters);
+}
+
+/* Bytes of f's own allocation from f on: the struct and, when
+ * it is there, the inline table with its pad. */
+static size_t own_bytes(const cf_filter_t *f)
+{
+    const cf_shape_t *sh = SH(f);
+    /* A small table is inline, and its size is a few instructions: a host
+     * walking a chain of keys asks this of every filter it passes. */
+    if (!f->big)
+        return sizeof(*f) +
+               (size_t)(((f->u.one & (SMALL_NB - 1)) * sh->bucket_bits + 7) >>
+                        3) +
+               sh->pad;
+    const cf_table_t *t = f->u.arr;
+    size_t n = sizeof(*f);
+    if (table_inline(f, t))
+        n += (size_t)(tbytes(f, t) + sh->pad);
+    return n;
+}
+
+int cf_resize_extra(cf_filter_t **fp, size_t have, size_t n)
+{
+    cf_filter_t *f = *fp;
+    if (have % CF_EXTRA_ALIGN != 0 || n % CF_EXTRA_ALIGN != 0)
+        return -EINVAL;
+    if (n == have)
+        return 0;
+    size_t own = own_bytes(f);
+    if (n > SIZE_MAX - own)
+        return -ENOMEM;
+    cf_table_t one;
+    bool inl = table_inline(f, tabs_get(f, &one));
+    uint8_t *base = (uint8_t *)f - have, *nb;
+    if (n < have) {
+        /* A block of its own: shrinking in place would move the struct
+         * over the host bytes first, and a failed realloc would leave
+         * them overwritten. */
+        nb = mem.malloc_fn(n + own);
+        if (nb == NULL)
+            return -ENOMEM;
+        memcpy(nb + n, f, own);
+        mem.free_fn(base);
+    } else {
+        nb = mem.realloc_fn(base, n + own);
+        if (nb == NULL)
+            return -ENOMEM;
+        memmove(nb + n, nb + have, own);
+    }
+    cf_filter_t *g = (cf_filter_t *)(void *)(nb + n);
+    /* The inline table moved with the struct (a small filter's entry has
+     * no address to fix). */
+    if (inl && g->big)
+        g->u.arr[0].data = g->data;
+    *fp = g;
+    return 0;
+}
