@@ -118,8 +118,11 @@ def test_lazy_expiry_each_family(server):
         for i, check in enumerate(families):
             k = "lazy%d-%d" % (round_, i)
             c.execute_command("CF.ADD", k, "x")
-            deadline = int(time.time() * 1000) + 20
+            # far enough ahead that the command surely arrives before it
+            # (a time already past would delete the key, not expire it)
+            deadline = int(time.time() * 1000) + 150
             assert c.pexpireat(k, deadline) == 1
+            assert c.exists(k) == 1
             while int(time.time() * 1000) <= deadline:
                 time.sleep(0.001)
             assert check(k), (i, k)
