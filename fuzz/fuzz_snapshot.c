@@ -12,10 +12,10 @@
 #include "snapshot_int.h"
 
 static int fuzz_on_key(void *ctx, int db, const void *key, size_t len,
-                       cf_filter_t *f)
+                       cf_filter_t *f, int64_t when)
 {
     (void)ctx;
-    if (db < 0 || db >= (int)SNAP_MAX_DB)
+    if (db < 0 || db >= (int)SNAP_MAX_DB || when < -1)
         abort();
     (void)cf_exists(f, key, len);
     (void)cf_count(f, key, len);

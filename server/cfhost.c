@@ -6,12 +6,13 @@
 #include "cfhost.h"
 
 #include "cfcmd.h"
+#include "expire.h"
 #include "server_int.h"
 
 static int h_find(void *h, const arg_t *key, bool read, cf_filter_t **out)
 {
     client_t *c = h;
-    *out = ks_get(c->db, key->ptr, key->len);
+    *out = expire_lookup(c->srv, c->dbnum, key->ptr, key->len, NULL);
     if (read)
         server_keyspace_hit(c->srv, *out != NULL);
     return 0; /* every key of the daemon is a filter */

@@ -22,6 +22,7 @@
 #include "conn.h"
 #include "daemon.h"
 #include "errtext.h"
+#include "expire.h"
 #include "glob.h"
 #include "log.h"
 #include "memstat.h"
@@ -159,6 +160,7 @@ static void info_stats(server_t *s, sbuf_t *b)
               s->total_connections, s->total_commands, s->ops_per_sec,
               s->net_input_bytes, s->net_output_bytes, s->rejected_connections,
               s->keyspace_hits, s->keyspace_misses, s->cobl_disconnections);
+    expire_info_stats(s, b);
     tls_info(s->tls, b);
 }
 
@@ -186,9 +188,11 @@ static void info_commandstats(server_t *s, sbuf_t *b)
 static void info_keyspace(server_t *s, sbuf_t *b)
 {
     for (int i = 0; i < s->ndbs; i++)
-        if (ks_size(s->dbs[i]) > 0)
-            sb_printf(b, "db%d:keys=%zu,expires=0,avg_ttl=0\r\n", i,
-                      ks_size(s->dbs[i]));
+        if (ks_size(s->dbs[i]) > 0) {
+            sb_printf(b, "db%d:keys=%zu,", i, ks_size(s->dbs[i]));
+            expire_info_db(s, i, b);
+            sb_printf(b, "\r\n");
+        }
 }
 
 const cmd_admin_info_section_t cmd_admin_info_sections[] = {
@@ -436,7 +440,9 @@ static void memory_usage_proc(client_t *c, int argc, const arg_t *argv)
         reply_syntax_error(c);
         return;
     }
-    uint64_t n = ks_usage(c->db, argv[2].ptr, argv[2].len);
+    uint64_t n = expire_exists(c->srv, c->dbnum, argv[2].ptr, argv[2].len)
+                     ? ks_usage(c->db, argv[2].ptr, argv[2].len)
+                     : 0;
     if (n == 0)
         resp_add_null(&c->out);
     else

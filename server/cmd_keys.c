@@ -21,6 +21,7 @@
 #include "conn.h"
 #include "dump.h"
 #include "errtext.h"
+#include "expire.h"
 #include "glob.h"
 #include "log.h"
 #include "reply.h"
@@ -30,28 +31,24 @@
 
 /* ---- helpers ----------------------------------------------------------- */
 
-/* Timeouts: the keyspace keeps none yet. These are where COPY, MOVE,
- * RENAMENX and RESTORE carry or set one; filled in when expiry lands. */
-
-/* Gives key dst in database ddb the timeout key src of database sdb has
- * (none: none), after a COPY, MOVE or RENAMENX. */
-static void carry_ttl(server_t *s, int sdb, const arg_t *src, int ddb,
-                      const arg_t *dst)
+/* The filter under key in database dbnum, or NULL; a key past its time
+ * is deleted on the way (expire_lookup()), so every command here sees it
+ * gone, as Redis's lookups do. */
+static cf_filter_t *live(server_t *s, int dbnum, const arg_t *key)
 {
-    (void)s;
-    (void)sdb;
-    (void)src;
-    (void)ddb;
-    (void)dst;
+    return expire_lookup(s, dbnum, key->ptr, key->len, NULL);
 }
 
-/* Sets the absolute timeout (ms since the epoch) of a key RESTORE just
- * made; at_ms is 0 for none. */
-static void restore_ttl(client_t *c, const arg_t *key, long long at_ms)
+/* Gives key dst of database ddb the timeout key src of database sdb has,
+ * after a COPY (RENAME, RENAMENX and MOVE keep the entry, and with it the
+ * time). 0, or -ENOMEM. */
+static int carry_ttl(server_t *s, int sdb, const arg_t *src, int ddb,
+                     const arg_t *dst)
 {
-    (void)c;
-    (void)key;
-    (void)at_ms;
+    int64_t when = expire_get(s, sdb, src->ptr, src->len);
+    if (when < 0)
+        return 0;
+    return expire_set(s, ddb, dst->ptr, dst->len, when);
 }
 
 /* Wall-clock milliseconds, the clock RESTORE's timeouts are in. */
@@ -122,7 +119,8 @@ static void del_proc(client_t *c, int argc, const arg_t *argv)
 {
     int64_t n = 0;
     for (int i = 1; i < argc; i++)
-        if (ks_del(c->db, argv[i].ptr, argv[i].len) > 0) {
+        if (expire_exists(c->srv, c->dbnum, argv[i].ptr, argv[i].len) &&
+            ks_del(c->db, argv[i].ptr, argv[i].len) > 0) {
             server_key_changed(c->srv, c->dbnum, argv[i].ptr, argv[i].len);
             n++;
         }
@@ -135,18 +133,19 @@ static void exists_proc(client_t *c, int argc, const arg_t *argv)
 {
     int64_t n = 0;
     for (int i = 1; i < argc; i++)
-        n += ks_get(c->db, argv[i].ptr, argv[i].len) != NULL;
+        n += expire_exists(c->srv, c->dbnum, argv[i].ptr, argv[i].len);
     resp_add_int(&c->out, n);
 }
 
 static void type_proc(client_t *c, int argc, const arg_t *argv)
 {
-    bool found = ks_get(c->db, argv[1].ptr, argv[1].len) != NULL;
+    bool found = expire_exists(c->srv, c->dbnum, argv[1].ptr, argv[1].len);
     resp_add_simple(&c->out, found ? FILTER_TYPE : "none");
 }
 
 typedef struct keylist {
     const arg_t *pattern; /* or NULL */
+    int64_t now;          /* keys past this time are left out */
     const void **keys;
     size_t *lens;
     size_t n, cap;
@@ -158,6 +157,9 @@ static int collect_key(void *ctx, const void *key, size_t len,
 {
     keylist_t *kl = ctx;
     if (kl->failed)
+        return 0;
+    int64_t when = ks_when(f);
+    if (when >= 0 && when <= kl->now)
         return 0;
     if (kl->pattern != NULL &&
         !glob_match(kl->pattern->ptr, kl->pattern->len, key, len, false))
@@ -197,7 +199,7 @@ static void reply_keylist(client_t *c, keylist_t *kl)
 
 static void keys_proc(client_t *c, int argc, const arg_t *argv)
 {
-    keylist_t kl = {0};
+    keylist_t kl = {.now = expire_now_ms()};
     /* "*" matches everything: skip the matcher. */
     if (!(argv[1].len == 1 && argv[1].ptr[0] == '*'))
         kl.pattern = &argv[1];
@@ -212,7 +214,7 @@ static void scan_proc(client_t *c, int argc, const arg_t *argv)
         resp_add_error(&c->out, "ERR invalid cursor");
         return;
     }
-    keylist_t kl = {0};
+    keylist_t kl = {.now = expire_now_ms()};
     long long count = 10;
     bool type_mismatch = false;
     for (int i = 2; i < argc; i += 2) {
@@ -257,8 +259,11 @@ static void scan_proc(client_t *c, int argc, const arg_t *argv)
 
 static void rename_proc(client_t *c, int argc, const arg_t *argv)
 {
-    int rc =
-        ks_rename(c->db, argv[1].ptr, argv[1].len, argv[2].ptr, argv[2].len);
+    /* an expired source is no key; an expired destination goes anyway */
+    int rc = expire_exists(c->srv, c->dbnum, argv[1].ptr, argv[1].len)
+                 ? ks_rename(c->db, argv[1].ptr, argv[1].len, argv[2].ptr,
+                             argv[2].len)
+                 : -ENOENT;
     if (rc == -ENOENT) {
         resp_add_error(&c->out, "ERR no such key");
         return;
@@ -343,9 +348,8 @@ static void copy_proc(client_t *c, int argc, const arg_t *argv)
                        "ERR source and destination objects are the same");
         return;
     }
-    const cf_filter_t *src = ks_get(c->db, argv[1].ptr, argv[1].len);
-    if (src == NULL ||
-        (!replace && ks_get(dst, argv[2].ptr, argv[2].len) != NULL)) {
+    const cf_filter_t *src = live(c->srv, c->dbnum, &argv[1]);
+    if (src == NULL || (!replace && live(c->srv, dbnum, &argv[2]) != NULL)) {
         resp_add_int(&c->out, 0);
         return;
     }
@@ -365,7 +369,11 @@ static void copy_proc(client_t *c, int argc, const arg_t *argv)
         resp_add_error(&c->out, ERRTEXT_NOMEM);
         return;
     }
-    carry_ttl(c->srv, c->dbnum, &argv[1], dbnum, &argv[2]);
+    if (carry_ttl(c->srv, c->dbnum, &argv[1], dbnum, &argv[2]) != 0) {
+        ks_del(dst, argv[2].ptr, argv[2].len);
+        resp_add_error(&c->out, ERRTEXT_NOMEM);
+        return;
+    }
     server_key_changed(c->srv, dbnum, argv[2].ptr, argv[2].len);
     server_dirty(c->srv, 1);
     resp_add_int(&c->out, 1);
@@ -373,12 +381,12 @@ static void copy_proc(client_t *c, int argc, const arg_t *argv)
 
 static void renamenx_proc(client_t *c, int argc, const arg_t *argv)
 {
-    if (ks_get(c->db, argv[1].ptr, argv[1].len) == NULL) {
+    if (live(c->srv, c->dbnum, &argv[1]) == NULL) {
         resp_add_error(&c->out, "ERR no such key");
         return;
     }
     /* Redis answers 0 for the same name too: the key exists. */
-    if (ks_get(c->db, argv[2].ptr, argv[2].len) != NULL) {
+    if (live(c->srv, c->dbnum, &argv[2]) != NULL) {
         resp_add_int(&c->out, 0);
         return;
     }
@@ -388,7 +396,6 @@ static void renamenx_proc(client_t *c, int argc, const arg_t *argv)
         resp_add_error(&c->out, ERRTEXT_NOMEM);
         return;
     }
-    carry_ttl(c->srv, c->dbnum, &argv[1], c->dbnum, &argv[2]);
     server_key_changed(c->srv, c->dbnum, argv[1].ptr, argv[1].len);
     server_key_changed(c->srv, c->dbnum, argv[2].ptr, argv[2].len);
     server_dirty(c->srv, 1);
@@ -406,13 +413,11 @@ static void move_proc(client_t *c, int argc, const arg_t *argv)
         return;
     }
     ks_db_t *dst = c->srv->dbs[dbnum];
-    /* The timeout goes first, while the source still has the key. */
-    if (ks_get(c->db, argv[1].ptr, argv[1].len) == NULL ||
-        ks_get(dst, argv[1].ptr, argv[1].len) != NULL) {
+    if (live(c->srv, c->dbnum, &argv[1]) == NULL ||
+        live(c->srv, dbnum, &argv[1]) != NULL) {
         resp_add_int(&c->out, 0);
         return;
     }
-    carry_ttl(c->srv, c->dbnum, &argv[1], dbnum, &argv[1]);
     if (ks_move(c->db, dst, argv[1].ptr, argv[1].len) != 0) {
         resp_add_int(&c->out, 0);
         return;
@@ -447,7 +452,7 @@ static void swapdb_proc(client_t *c, int argc, const arg_t *argv)
 
 static void dump_proc(client_t *c, int argc, const arg_t *argv)
 {
-    const cf_filter_t *f = ks_get(c->db, argv[1].ptr, argv[1].len);
+    const cf_filter_t *f = live(c->srv, c->dbnum, &argv[1]);
     uint8_t *p;
     size_t len;
     if (f == NULL) {
@@ -502,7 +507,7 @@ static void restore_proc(client_t *c, int argc, const arg_t *argv)
             return;
         }
     }
-    if (!replace && ks_get(c->db, argv[1].ptr, argv[1].len) != NULL) {
+    if (!replace && live(c->srv, c->dbnum, &argv[1]) != NULL) {
         resp_add_error(&c->out, "BUSYKEY Target key name already exists.");
         return;
     }
@@ -558,7 +563,12 @@ static void restore_proc(client_t *c, int argc, const arg_t *argv)
         resp_add_error(&c->out, ERRTEXT_NOMEM);
         return;
     }
-    restore_ttl(c, &argv[1], at);
+    if (at != 0 &&
+        expire_set(c->srv, c->dbnum, argv[1].ptr, argv[1].len, at) != 0) {
+        ks_del(c->db, argv[1].ptr, argv[1].len);
+        resp_add_error(&c->out, ERRTEXT_NOMEM);
+        return;
+    }
     server_key_changed(c->srv, c->dbnum, argv[1].ptr, argv[1].len);
     server_dirty(c->srv, 1);
     reply_ok(c);
@@ -568,10 +578,16 @@ static void randomkey_proc(client_t *c, int argc, const arg_t *argv)
 {
     const void *key;
     size_t len;
-    if (ks_random(c->db, server_seed(c->srv), &key, &len))
-        resp_add_bulk(&c->out, key, len);
-    else
-        resp_add_null(&c->out);
+    /* A key past its time is deleted when drawn and another is drawn, as
+     * Redis's dbRandomKey() does: each miss removes a key, so this ends. */
+    while (ks_random(c->db, server_seed(c->srv), &key, &len)) {
+        arg_t k = {key, len};
+        if (live(c->srv, c->dbnum, &k) != NULL) {
+            resp_add_bulk(&c->out, key, len);
+            return;
+        }
+    }
+    resp_add_null(&c->out);
 }
 
 /* OBJECT's subcommands. A filter is one allocation that nothing shares, so
@@ -581,7 +597,7 @@ static void randomkey_proc(client_t *c, int argc, const arg_t *argv)
  * LFU (the only policy here is noeviction), is refused. */
 static void object_encoding_proc(client_t *c, int argc, const arg_t *argv)
 {
-    if (ks_get(c->db, argv[2].ptr, argv[2].len) == NULL)
+    if (live(c->srv, c->dbnum, &argv[2]) == NULL)
         resp_add_null(&c->out);
     else
         resp_add_cstr(&c->out, "raw");
@@ -589,7 +605,7 @@ static void object_encoding_proc(client_t *c, int argc, const arg_t *argv)
 
 static void object_int_proc(client_t *c, const arg_t *key, int64_t v)
 {
-    if (ks_get(c->db, key->ptr, key->len) == NULL)
+    if (live(c->srv, c->dbnum, key) == NULL)
         resp_add_null(&c->out);
     else
         resp_add_int(&c->out, v);
@@ -607,7 +623,7 @@ static void object_idletime_proc(client_t *c, int argc, const arg_t *argv)
 
 static void object_freq_proc(client_t *c, int argc, const arg_t *argv)
 {
-    if (ks_get(c->db, argv[2].ptr, argv[2].len) == NULL) {
+    if (live(c->srv, c->dbnum, &argv[2]) == NULL) {
         resp_add_null(&c->out);
         return;
     }

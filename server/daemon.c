@@ -14,6 +14,7 @@
 
 #include "cmdclock.h"
 #include "conn.h"
+#include "expire.h"
 #include "heap.h"
 #include "latency.h"
 #include "log.h"
@@ -149,6 +150,7 @@ static void daemon_on_cron(uv_timer_t *t)
     cmdclock_calibrate();
     server_stats_sample(s);
     heap_cron(server_used_memory(s));
+    expire_cron(s);
     conn_cron(s);
     latency_add(s, "server-cron", latency_ms_since(t0));
 }
@@ -180,11 +182,12 @@ int daemon_listen(server_t *s, char *err, size_t errlen)
         rc = -EINVAL;
         goto fail;
     }
-    /* The three handles are initialised together, so one close path
+    /* The four handles are initialised together, so one close path
      * (daemon_shutdown) serves them whatever fails after. */
     if ((rc = uv_signal_init(s->loop, &s->sig_term)) < 0 ||
         (rc = uv_signal_init(s->loop, &s->sig_int)) < 0 ||
-        (rc = uv_timer_init(s->loop, &s->cron)) < 0) {
+        (rc = uv_timer_init(s->loop, &s->cron)) < 0 ||
+        (rc = uv_timer_init(s->loop, &s->expire_timer)) < 0) {
         snprintf(err, errlen, "Cannot set up signal handlers: %s",
                  uv_strerror(rc));
         goto fail;
@@ -234,6 +237,7 @@ void daemon_shutdown(server_t *s, int exit_code)
         uv_close((uv_handle_t *)&s->sig_term, NULL);
         uv_close((uv_handle_t *)&s->sig_int, NULL);
         uv_close((uv_handle_t *)&s->cron, NULL);
+        uv_close((uv_handle_t *)&s->expire_timer, NULL);
         s->handles_open = false;
     }
 }

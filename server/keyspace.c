@@ -16,11 +16,21 @@
  * down, packed, every field read and written with memcpy or byte by byte:
  *
  *   f - 8     next     the next filter of the chain (cf_filter_t *)
- *   f - 9     tables   cf_nfilters() when the key was last counted
+ *   f - 9     tables   cf_nfilters() when the key was last counted (low
+ *                      7 bits; CF_MAX_FILTERS is 64), and E_EXPIRES: the
+ *                      key has a timeout
  *   f - 10 .. length   the key's length, LEB128 from f - 10 downwards (one
  *                      byte below 128)
  *   below it  key      the key's bytes (no NUL), in order
+ *   below it  when     only with E_EXPIRES: the absolute expiry time, unix
+ *                      milliseconds (int64_t), 8 bytes
  *   below it  pad      up to CF_EXTRA_ALIGN - 1 bytes (entry_size())
+ *
+ * A timeout lives in the entry rather than in a second table: a key without
+ * one pays nothing, a key with one pays exactly 8 bytes (the entry stays a
+ * multiple of CF_EXTRA_ALIGN, which is 8), and active expiry walks the
+ * bucket array with the SCAN cursor, looking at keys with E_EXPIRES only.
+ * A second table would cost a slot and a copy or pointer of the key each.
  *
  * There is no stored hash: a resize hashes every key again and a lookup
  * compares lengths and bytes. With a million small filters every byte of
@@ -46,6 +56,9 @@
 #define E_TABLES 9
 #define E_LEN 10
 #define E_LEN_MAX 5 /* LEB128 of UINT32_MAX */
+#define E_WHEN 8    /* bytes of the expiry time */
+#define E_EXPIRES 0x80u
+#define E_TABLES_MASK 0x7Fu
 
 struct ks_db {
     cf_filter_t **buckets;
@@ -53,6 +66,9 @@ struct ks_db {
     size_t size;     /* keys */
     uint64_t bytes;  /* filters + entries + bucket array + this struct */
     uint64_t seed;
+    size_t nexpires;        /* keys with E_EXPIRES */
+    uint64_t expire_cursor; /* ks_expire_step()'s place in the walk */
+    uint64_t avg_ttl;       /* ks_avg_ttl() */
 };
 
 /* 32 bits: the bucket array never has more than 2^32 buckets. */
@@ -87,10 +103,11 @@ static bool key_len_ok(size_t len)
     return len <= UINT32_MAX && len <= SIZE_MAX - E_LEN - E_LEN_MAX;
 }
 
-/* Host bytes of the entry of a key of len bytes (key_len_ok()). */
-static size_t entry_size(size_t len)
+/* Host bytes of the entry of a key of len bytes (key_len_ok()), with room
+ * for an expiry time when exp. */
+static size_t entry_size(size_t len, bool exp)
 {
-    size_t n = E_LEN - 1 + varint_len(len) + len;
+    size_t n = E_LEN - 1 + varint_len(len) + len + (exp ? E_WHEN : 0);
     return (n + CF_EXTRA_ALIGN - 1) / CF_EXTRA_ALIGN * CF_EXTRA_ALIGN;
 }
 
@@ -116,12 +133,41 @@ static const uint8_t *entry_key(const cf_filter_t *f, size_t *len)
     return p + 1 - v;
 }
 
+static bool entry_expires(const cf_filter_t *f)
+{
+    return (*field(f, E_TABLES) & E_EXPIRES) != 0;
+}
+
+static uint8_t entry_tables(const cf_filter_t *f)
+{
+    return (uint8_t)(*field(f, E_TABLES) & E_TABLES_MASK);
+}
+
 /* The host bytes f has: its entry with the pad. */
 static size_t entry_bytes(const cf_filter_t *f)
 {
     size_t len;
     (void)entry_key(f, &len);
-    return entry_size(len);
+    return entry_size(len, entry_expires(f));
+}
+
+/* Where f's expiry time is (entry_expires(f) must hold). */
+static uint8_t *entry_when_at(const cf_filter_t *f)
+{
+    size_t len;
+    return (uint8_t *)(uintptr_t)entry_key(f, &len) - E_WHEN;
+}
+
+static int64_t entry_when(const cf_filter_t *f)
+{
+    int64_t when;
+    memcpy(&when, entry_when_at(f), sizeof(when));
+    return when;
+}
+
+static void entry_set_when(cf_filter_t *f, int64_t when)
+{
+    memcpy(entry_when_at(f), &when, sizeof(when));
 }
 
 /* Writes the length and the key into f's entry (sized by entry_size()). */
@@ -147,7 +193,7 @@ static cf_filter_t *entry_next(const cf_filter_t *f)
  * with (tables are only ever added, so this never changes), and its entry. */
 static uint64_t counted(const cf_filter_t *f)
 {
-    return cf_size_bytes_at(f, *field(f, E_TABLES)) + entry_bytes(f);
+    return cf_size_bytes_at(f, entry_tables(f)) + entry_bytes(f);
 }
 
 /* Frees f and its entry. */
@@ -262,15 +308,17 @@ cf_filter_t *ks_get(const ks_db_t *db, const void *key, size_t len)
     return get_ptr(find_link(db, key, len, ks_hash(db, key, len)));
 }
 
-/* Puts f (its entry written but for next and tables) at the head of bucket
- * h and counts it with the tables it has now. */
-static void link_filter(ks_db_t *db, cf_filter_t *f, uint32_t h)
+/* Puts f (its entry written but for next and tables, its expiry time
+ * written when exp) at the head of bucket h and counts it with the tables
+ * it has now. */
+static void link_filter(ks_db_t *db, cf_filter_t *f, uint32_t h, bool exp)
 {
     size_t i = (size_t)h & (db->nbuckets - 1);
     put_ptr(field(f, E_NEXT), db->buckets[i]);
     db->buckets[i] = f;
-    *field(f, E_TABLES) = (uint8_t)cf_nfilters(f);
+    *field(f, E_TABLES) = (uint8_t)(cf_nfilters(f) | (exp ? E_EXPIRES : 0));
     db->size++;
+    db->nexpires += exp;
     db->bytes += counted(f);
 }
 
@@ -280,6 +328,7 @@ static cf_filter_t *unlink_filter(ks_db_t *db, uint8_t *link)
     cf_filter_t *f = get_ptr(link);
     put_ptr(link, entry_next(f));
     db->size--;
+    db->nexpires -= entry_expires(f);
     db->bytes -= counted(f);
     return f;
 }
@@ -292,10 +341,10 @@ int ks_add(ks_db_t *db, const void *key, size_t len, cf_filter_t **f)
     if (get_ptr(find_link(db, key, len, h)) != NULL)
         return -EEXIST;
     /* a filter that comes in has no host bytes (keyspace.h) */
-    if (cf_resize_extra(f, 0, entry_size(len)) != 0)
+    if (cf_resize_extra(f, 0, entry_size(len, false)) != 0)
         return -ENOMEM;
     entry_set_key(*f, key, len);
-    link_filter(db, *f, h);
+    link_filter(db, *f, h, false);
     maybe_grow(db);
     return 0;
 }
@@ -327,18 +376,23 @@ int ks_rename(ks_db_t *db, const void *src, size_t slen, const void *dst,
     uint64_t was = counted(f);
     cf_filter_t *next = entry_next(f);
     uint8_t tables = *field(f, E_TABLES);
-    if (cf_resize_extra(&f, entry_bytes(f), entry_size(dlen)) != 0)
+    bool exp = entry_expires(f);
+    int64_t when = exp ? entry_when(f) : -1;
+    if (cf_resize_extra(&f, entry_bytes(f), entry_size(dlen, exp)) != 0)
         return -ENOMEM;
     put_ptr(slink, next);
     db->size--;
+    db->nexpires -= exp;
     db->bytes -= was;
     entry_set_key(f, dst, dlen);
     *field(f, E_TABLES) = tables;
+    if (exp)
+        entry_set_when(f, when);
     uint32_t dh = ks_hash(db, dst, dlen);
     uint8_t *dlink = find_link(db, dst, dlen, dh);
     if (get_ptr(dlink) != NULL)
         free_filter(unlink_filter(db, dlink));
-    link_filter(db, f, dh);
+    link_filter(db, f, dh, exp);
     return 0;
 }
 
@@ -351,8 +405,10 @@ int ks_move(ks_db_t *from, ks_db_t *to, const void *key, size_t len)
     if (get_ptr(find_link(to, key, len, h)) != NULL)
         return -EEXIST;
     /* The entry keeps its size, so the filter does not move; it is counted
-     * again in to with the tables it has now. */
-    link_filter(to, unlink_filter(from, slink), h);
+     * again in to with the tables it has now, and keeps its expiry time
+     * (MOVE carries a timeout, as Redis's does). */
+    cf_filter_t *f = unlink_filter(from, slink);
+    link_filter(to, f, h, entry_expires(f));
     maybe_shrink(from);
     maybe_grow(to);
     return 0;
@@ -386,6 +442,9 @@ void ks_flush(ks_db_t *db)
 {
     free_chains(db);
     db->size = 0;
+    db->nexpires = 0;
+    db->expire_cursor = 0;
+    db->avg_ttl = 0;
     cf_filter_t **nb = calloc(KS_MIN_BUCKETS, sizeof(nb[0]));
     if (nb != NULL) {
         free(db->buckets);
@@ -406,7 +465,8 @@ void ks_recount(ks_db_t *db, const void *key, size_t len)
     if (f == NULL)
         return;
     db->bytes -= counted(f);
-    *field(f, E_TABLES) = (uint8_t)cf_nfilters(f);
+    *field(f, E_TABLES) =
+        (uint8_t)(cf_nfilters(f) | (*field(f, E_TABLES) & E_EXPIRES));
     db->bytes += counted(f);
 }
 
@@ -470,4 +530,131 @@ uint64_t ks_scan(const ks_db_t *db, uint64_t cursor, size_t count,
         budget--;
     } while (cursor != 0 && seen < count && budget > 0);
     return cursor;
+}
+
+/* ---- expiry times ------------------------------------------------------- */
+
+cf_filter_t *ks_find(const ks_db_t *db, const void *key, size_t len,
+                     int64_t *when)
+{
+    cf_filter_t *f = ks_get(db, key, len);
+    *when = f != NULL && entry_expires(f) ? entry_when(f) : -1;
+    return f;
+}
+
+int64_t ks_when(const cf_filter_t *f)
+{
+    return entry_expires(f) ? entry_when(f) : -1;
+}
+
+size_t ks_expires(const ks_db_t *db)
+{
+    return db->nexpires;
+}
+
+/* Resizes the entry of link's filter for exp and writes it again: the host
+ * bytes do not survive a resize (cf_resize_extra()). */
+static int reshape(ks_db_t *db, uint8_t *link, const void *key, size_t len,
+                   bool exp, int64_t when)
+{
+    cf_filter_t *f = get_ptr(link);
+    uint64_t was = counted(f);
+    cf_filter_t *next = entry_next(f);
+    uint8_t tables = entry_tables(f);
+    if (cf_resize_extra(&f, entry_bytes(f), entry_size(len, exp)) != 0)
+        return -ENOMEM;
+    put_ptr(link, f);
+    put_ptr(field(f, E_NEXT), next);
+    *field(f, E_TABLES) = (uint8_t)(tables | (exp ? E_EXPIRES : 0));
+    entry_set_key(f, key, len);
+    if (exp) {
+        entry_set_when(f, when);
+        db->nexpires++;
+    } else {
+        db->nexpires--;
+    }
+    db->bytes -= was;
+    db->bytes += counted(f);
+    return 0;
+}
+
+int ks_set_expire(ks_db_t *db, const void *key, size_t len, int64_t when)
+{
+    uint8_t *link = find_link(db, key, len, ks_hash(db, key, len));
+    cf_filter_t *f = get_ptr(link);
+    if (f == NULL)
+        return -ENOENT;
+    if (entry_expires(f)) {
+        entry_set_when(f, when);
+        return 0;
+    }
+    return reshape(db, link, key, len, true, when);
+}
+
+int ks_clear_expire(ks_db_t *db, const void *key, size_t len)
+{
+    uint8_t *link = find_link(db, key, len, ks_hash(db, key, len));
+    cf_filter_t *f = get_ptr(link);
+    if (f == NULL || !entry_expires(f))
+        return 0;
+    int rc = reshape(db, link, key, len, false, -1);
+    return rc < 0 ? rc : 1;
+}
+
+void ks_expire_step(ks_db_t *db, int64_t now, size_t max_buckets,
+                    size_t max_sample, ks_expired_fn *fn, void *ctx,
+                    ks_expire_stats_t *st)
+{
+    memset(st, 0, sizeof(*st));
+    if (db->nexpires == 0) {
+        db->avg_ttl = 0;
+        return;
+    }
+    uint64_t cursor = db->expire_cursor;
+    uint64_t mask = db->nbuckets - 1;
+    do {
+        uint8_t *link = (uint8_t *)&db->buckets[cursor & mask];
+        cf_filter_t *f;
+        while ((f = get_ptr(link)) != NULL) {
+            if (!entry_expires(f)) {
+                link = field(f, E_NEXT);
+                continue;
+            }
+            int64_t when = entry_when(f);
+            st->sampled++;
+            if (when > now) {
+                st->ttl_sum += (uint64_t)(when - now);
+                link = field(f, E_NEXT);
+                continue;
+            }
+            /* unlinked but not yet freed: the key bytes are still there
+             * for fn, and link now names the next filter */
+            unlink_filter(db, link);
+            size_t klen;
+            const uint8_t *k = entry_key(f, &klen);
+            fn(ctx, k, klen);
+            free_filter(f);
+            st->expired++;
+        }
+        cursor |= ~mask;
+        cursor = rev64(cursor);
+        cursor++;
+        cursor = rev64(cursor);
+        st->buckets++;
+        if (cursor == 0)
+            st->wrapped = true;
+    } while (cursor != 0 && st->buckets < max_buckets &&
+             st->sampled < max_sample && db->nexpires > 0);
+    db->expire_cursor = cursor;
+    /* Redis's running average: each sample weighs 1/50. */
+    if (st->sampled > st->expired) {
+        uint64_t avg = st->ttl_sum / (st->sampled - st->expired);
+        db->avg_ttl = db->avg_ttl == 0 ? avg : db->avg_ttl / 50 * 49 + avg / 50;
+    }
+    maybe_shrink(db);
+}
+
+uint64_t ks_avg_ttl(const ks_db_t *db)
+{
+    return db->nexpires == 0 ? 0 : db->avg_ttl;
 }

@@ -92,4 +92,52 @@ int ks_foreach(const ks_db_t *db, ks_each_fn *fn, void *ctx);
 uint64_t ks_scan(const ks_db_t *db, uint64_t cursor, size_t count,
                  ks_each_fn *fn, void *ctx);
 
+/* Expiry times: absolute unix milliseconds, kept in the key's entry (a key
+ * without one costs nothing more, a key with one 8 bytes, counted in
+ * ks_bytes() and ks_usage()). The keyspace only stores them: deciding that
+ * a key is past its time (and deleting it) is the caller's, but for
+ * ks_expire_step(). ks_rename carries the source's time to the new name;
+ * ks_add stores a key without one; ks_del and ks_flush drop it with the
+ * key. */
+
+/* The filter under key, or NULL; *when is its expiry time, -1 when it has
+ * none (or is absent). One lookup. */
+cf_filter_t *ks_find(const ks_db_t *db, const void *key, size_t len,
+                     int64_t *when);
+/* The expiry time of f, a filter stored in a keyspace (from ks_get(),
+ * ks_find() or a walk), or -1 when it has none. */
+int64_t ks_when(const cf_filter_t *f);
+/* Sets key's expiry time: 0, -ENOENT when absent, or -ENOMEM (nothing
+ * changed). Giving a key its first timeout moves its filter (as ks_add
+ * may). */
+int ks_set_expire(ks_db_t *db, const void *key, size_t len, int64_t when);
+/* Removes key's timeout: 1 when it had one, 0 when it had none or is
+ * absent, -ENOMEM (nothing changed). May move the filter. */
+int ks_clear_expire(ks_db_t *db, const void *key, size_t len);
+/* Number of keys with a timeout. */
+size_t ks_expires(const ks_db_t *db);
+
+/* Active expiry: one step of an incremental walk over the keys with a
+ * timeout (the cursor is the database's own, kept between calls and
+ * restarted by ks_flush). Visits whole buckets until max_buckets were
+ * visited, max_sample keys with a timeout were seen, the walk completed a
+ * pass, or no key has a timeout left. Deletes every key seen whose time is
+ * <= now, calling fn(ctx, key, len) for each once it is out of the table
+ * but before its memory is freed (fn must not change the table). */
+typedef void ks_expired_fn(void *ctx, const void *key, size_t len);
+typedef struct ks_expire_stats {
+    size_t buckets;   /* visited */
+    size_t sampled;   /* keys with a timeout seen */
+    size_t expired;   /* of them deleted */
+    uint64_t ttl_sum; /* remaining ms of the sampled keys not deleted */
+    bool wrapped;     /* the walk completed a pass of the table */
+} ks_expire_stats_t;
+void ks_expire_step(ks_db_t *db, int64_t now, size_t max_buckets,
+                    size_t max_sample, ks_expired_fn *fn, void *ctx,
+                    ks_expire_stats_t *st);
+/* The running average of the time to live (ms) of the keys that
+ * ks_expire_step() sampled (INFO keyspace's avg_ttl); 0 when no key has a
+ * timeout. */
+uint64_t ks_avg_ttl(const ks_db_t *db);
+
 #endif /* KEYSPACE_H */

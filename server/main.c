@@ -17,6 +17,7 @@
 #include "cmd_admin.h"
 #include "cmd_client.h"
 #include "cmd_conn.h"
+#include "cmd_expire.h"
 #include "cmd_keys.h"
 #include "config_load.h"
 #include "conn.h"
@@ -151,11 +152,17 @@ static bool one_shot(int argc, char **argv, int *code)
 static int wire(server_t *s)
 {
     const cmd_def_t *cf = cfhost_table(); /* NULL when out of memory */
-    const cmd_def_t *tables[] = {cmd_conn_table,    cmd_client_table,
-                                 monitor_table,     cmd_keys_table,
-                                 multi_table,       cmd_admin_table,
-                                 cmd_persist_table, latency_table,
-                                 slowlog_table,     cf};
+    const cmd_def_t *tables[] = {cmd_conn_table,
+                                 cmd_client_table,
+                                 monitor_table,
+                                 cmd_keys_table,
+                                 cmd_expire_table,
+                                 multi_table,
+                                 cmd_admin_table,
+                                 cmd_persist_table,
+                                 latency_table,
+                                 slowlog_table,
+                                 cf};
     const char *dup = NULL;
     int rc = cf == NULL
                  ? -ENOMEM

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "expire.h"
 #include "keyspace.h"
 #include "latency.h"
 #include "log.h"
@@ -96,7 +97,7 @@ static int walk_key(void *ctx, const void *key, size_t len,
                     const cf_filter_t *f)
 {
     walk_t *w = ctx;
-    return w->each(w->ctx, w->db, key, len, f);
+    return w->each(w->ctx, w->db, key, len, f, ks_when(f));
 }
 
 static int keyspace_iter(void *src, snap_each_fn *each, void *ctx)
@@ -119,13 +120,22 @@ static int keyspace_iter(void *src, snap_each_fn *each, void *ctx)
 typedef struct load_ctx {
     server_t *s;
     uint64_t keys;
+    uint64_t expired; /* past their time: not loaded */
+    int64_t now;
     char why[PERSIST_ERR_MAX];
 } load_ctx_t;
 
 static int load_key(void *ctx, int db, const void *key, size_t len,
-                    cf_filter_t *f)
+                    cf_filter_t *f, int64_t when)
 {
     load_ctx_t *l = ctx;
+    if (when >= 0 && when <= l->now) {
+        /* as Redis: a key that expired while the server was down is not
+         * loaded at all */
+        cf_free(f);
+        l->expired++;
+        return 0;
+    }
     if (db < 0 || db >= l->s->ndbs) {
         snprintf(l->why, sizeof(l->why),
                  "the snapshot holds database %d but only %d are configured "
@@ -141,6 +151,10 @@ static int load_key(void *ctx, int db, const void *key, size_t len,
                  rc == -EEXIST ? "a key appears twice in one database"
                                : "out of memory");
         return rc;
+    }
+    if (when >= 0 && ks_set_expire(l->s->dbs[db], key, len, when) < 0) {
+        snprintf(l->why, sizeof(l->why), "out of memory");
+        return -ENOMEM;
     }
     l->keys++;
     return 0;
@@ -164,7 +178,7 @@ int persist_load(server_t *s)
                    "interrupted save",
                    stale, stale == 1 ? "" : "s");
 
-    load_ctx_t l = {.s = s};
+    load_ctx_t l = {.s = s, .now = expire_now_ms()};
     char err[PERSIST_ERR_MAX] = "";
     cf_limits_t lim = {.max_bytes = load_cap(s)};
     uint64_t t0 = uv_hrtime();
@@ -193,6 +207,10 @@ int persist_load(server_t *s)
     log_notice("DB loaded from disk: %.3f seconds, %" PRIu64 " keys, %" PRIu64
                " bytes",
                secs, l.keys, size);
+    if (l.expired > 0)
+        log_notice("Done loading the snapshot: %" PRIu64
+                   " expired keys skipped",
+                   l.expired);
     return 0;
 }
 

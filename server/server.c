@@ -174,6 +174,8 @@ void server_stats_reset(server_t *s)
     s->keyspace_hits = s->keyspace_misses = 0;
     s->net_input_bytes = s->net_output_bytes = 0;
     s->cobl_disconnections = 0;
+    s->expired_keys = s->expired_time_cap_reached = s->expire_cycle_us = 0;
+    s->expired_stale_perc = 0;
     s->peak_memory = server_used_memory(s);
     /* The sample restarts with the counter, so the next rate is measured
      * from here instead of from a count larger than the new total. */

@@ -55,6 +55,13 @@ struct server {
     uint64_t keyspace_hits, keyspace_misses;
     uint64_t net_input_bytes, net_output_bytes;
     uint64_t cobl_disconnections; /* closed for their output limits */
+    /* expire.c's: its counters (INFO stats), the database its next cycle
+     * starts with, and the timer of its slices (initialised and closed by
+     * the daemon with the cron) */
+    uint64_t expired_keys, expired_time_cap_reached, expire_cycle_us;
+    double expired_stale_perc;
+    int expire_db;
+    uv_timer_t expire_timer;
     /* uv_hrtime() at the end of the last command dispatched, reset at each
      * read batch: one clock reading per command times them all. */
     uint64_t cmd_clock;

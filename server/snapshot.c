@@ -2,10 +2,10 @@
  * snapshot.c - the snapshot file format, its atomic writer and its
  * validating loader.
  *
- * File format, version 1. Every integer is little-endian.
+ * File format, version 2. Every integer is little-endian.
  *
  *   head     8 bytes  magic "CUCKOOD\0"
- *            u32      format version (1)
+ *            u32      format version (2; 1 still loads)
  *            u32      flags (0; any other value is refused)
  *   records  any number of, each starting with a u8 type:
  *            0x01 DB   u32 db number (< 10000, strictly ascending; a DB
@@ -13,8 +13,15 @@
  *            0x02 KEY  u32 name length, name bytes (binary),
  *                      u32 filter header length, header (cf_header_write),
  *                      u64 filter data length, data (cf_data_view)
+ *            0x03 EXPIRE  u64 the absolute expiry time (unix milliseconds,
+ *                      below 2^63) of the key of the KEY record that must
+ *                      follow; a key without one has none (version 2 on)
  *            0xFF END  u64 number of KEY records in the file
  *   trailer  u64      XXH3-64 (seed 0) of every byte before the trailer
+ *
+ * Version 1 is version 2 without EXPIRE records; as Redis's RDB stores
+ * an expiry as an opcode before its key, a file of keys without timeouts
+ * differs from version 1 by its version number only.
  *
  * Only databases that hold keys have a DB record, so an empty keyspace is
  * head + END + trailer (33 bytes). Keys carry no count up front because the
@@ -68,6 +75,7 @@
 
 #define SNAP_OP_DB 0x01
 #define SNAP_OP_KEY 0x02
+#define SNAP_OP_EXPIRE 0x03
 #define SNAP_OP_END 0xFF
 
 #define SNAP_BUF_SIZE (1u << 20)
@@ -200,10 +208,10 @@ static int w_filter(snap_writer_t *w, const cf_filter_t *f)
 }
 
 static int w_each(void *ctx, int db, const void *key, size_t len,
-                  const cf_filter_t *f)
+                  const cf_filter_t *f, int64_t when)
 {
     snap_writer_t *w = ctx;
-    uint8_t rec[5];
+    uint8_t rec[9];
 
     if (w->err != 0)
         return w->err;
@@ -216,6 +224,11 @@ static int w_each(void *ctx, int db, const void *key, size_t len,
         le_store32(rec + 1, (uint32_t)db);
         w_put(w, rec, 5);
         w->db = db;
+    }
+    if (when >= 0) {
+        rec[0] = SNAP_OP_EXPIRE;
+        le_store64(rec + 1, (uint64_t)when);
+        w_put(w, rec, 9);
     }
     rec[0] = SNAP_OP_KEY;
     le_store32(rec + 1, (uint32_t)len);
@@ -360,6 +373,7 @@ typedef struct snap_reader {
     const char *name;
     char *err;
     size_t errlen;
+    uint32_t version;
 } snap_reader_t;
 
 static size_t r_left(const snap_reader_t *r)
@@ -460,6 +474,7 @@ static int walk(snap_reader_t *r, bool load, const cf_limits_t *lim,
                 snap_key_fn *on_key, void *ctx)
 {
     int64_t db = -1;
+    int64_t when = -1; /* of the next KEY record */
     bool db_empty = false;
     uint64_t nkeys = 0;
     int rc = 0;
@@ -471,7 +486,17 @@ static int walk(snap_reader_t *r, bool load, const cf_limits_t *lim,
         if ((p = r_take(r, 1, "record type", &rc)) == NULL)
             return rc;
         op = *p;
-        if (op == SNAP_OP_DB) {
+        if (when >= 0 && op != SNAP_OP_KEY)
+            return r_corrupt(r, "expiry time not followed by its key");
+        if (op == SNAP_OP_EXPIRE && r->version >= 2) {
+            if (db < 0)
+                return r_corrupt(r, "expiry time outside a database section");
+            if ((p = r_take(r, 8, "expiry time", &rc)) == NULL)
+                return rc;
+            if (le_load64(p) > INT64_MAX)
+                return r_corrupt(r, "expiry time out of range");
+            when = (int64_t)le_load64(p);
+        } else if (op == SNAP_OP_DB) {
             uint32_t n;
             if ((p = r_take(r, 4, "database number", &rc)) == NULL)
                 return rc;
@@ -509,13 +534,15 @@ static int walk(snap_reader_t *r, bool load, const cf_limits_t *lim,
                 return rc;
             db_empty = false;
             nkeys++;
+            int64_t key_when = when;
+            when = -1;
             if (load) {
                 cf_filter_t *f;
                 rc = load_filter(r, (int)db, key, klen, hdr, hlen, data, dlen,
                                  lim, &f);
                 if (rc < 0)
                     return rc;
-                rc = on_key(ctx, (int)db, key, klen, f);
+                rc = on_key(ctx, (int)db, key, klen, f, key_when);
                 if (rc != 0) {
                     set_err(r->err, r->errlen,
                             "%s: loading stopped in db %d: %s", r->name,
@@ -564,11 +591,11 @@ int snap_parse(const void *buf, size_t len, const char *name, bool verify,
     }
     version = le_load32(b + 8);
     flags = le_load32(b + 12);
-    if (version != SNAP_VERSION) {
+    if (version < SNAP_VERSION_MIN || version > SNAP_VERSION) {
         set_err(err, errlen,
                 "%s: unsupported snapshot format version %u (this build "
-                "reads version %u)",
-                name, version, SNAP_VERSION);
+                "reads versions %u to %u)",
+                name, version, SNAP_VERSION_MIN, SNAP_VERSION);
         return -EINVAL;
     }
     if (verify &&
@@ -582,6 +609,7 @@ int snap_parse(const void *buf, size_t len, const char *name, bool verify,
                 flags);
         return -EINVAL;
     }
+    r.version = version;
     r.end = b + len - SNAP_TRAILER_LEN;
     r.p = b + SNAP_HEAD_LEN;
     rc = walk(&r, false, lim, on_key, ctx);

@@ -4,8 +4,10 @@
  * fsync of the directory) and verified by an XXH3-64 checksum trailer before
  * anything it holds is handed over.
  *
- * Format (little-endian, version 1): see snapshot.c. Each filter is stored
- * with the core's own encoding (cf_header_write + data).
+ * Format (little-endian, version 2; version 1 files still load): see
+ * snapshot.c. Each filter is stored with the core's own encoding
+ * (cf_header_write + data), and with its key's absolute expiry time when
+ * it has one.
  *
  * Contract: no libuv; safe to call in a forked child (no locks, no loop).
  * Returns 0 or a negative errno, with a human-readable reason in err.
@@ -19,10 +21,11 @@
 #include "cf.h"
 
 /* The writer asks the caller for its keys: for every database that has keys
- * (db ascending), iter calls each(ctx, db, key, len, filter) for each key,
- * and returns the first non-zero value each returned, else 0. */
+ * (db ascending), iter calls each(ctx, db, key, len, filter, when) for each
+ * key, and returns the first non-zero value each returned, else 0. when is
+ * the key's expiry time (unix milliseconds, >= 0) or -1 for none. */
 typedef int snap_each_fn(void *ctx, int db, const void *key, size_t len,
-                         const cf_filter_t *f);
+                         const cf_filter_t *f, int64_t when);
 typedef int snap_iter_fn(void *src, snap_each_fn *each, void *ctx);
 
 /* Writes the snapshot to path atomically. On failure the file at path is
@@ -30,14 +33,15 @@ typedef int snap_iter_fn(void *src, snap_each_fn *each, void *ctx);
 int snap_save(const char *path, snap_iter_fn *iter, void *src, char *err,
               size_t errlen);
 
-/* Loads path: on_key(ctx, db, key, len, f) receives each filter (and owns it
- * from then on, whatever it returns); a non-zero return stops the load with
- * that value. The checksum of the whole file is verified before the first
- * on_key call. -ENOENT when the file does not exist (an empty start); -EINVAL
- * for a corrupt file (err names the file and the problem); -ENOMEM when a
- * filter is larger than lim allows. */
+/* Loads path: on_key(ctx, db, key, len, f, when) receives each filter (and
+ * owns it from then on, whatever it returns) with its key's expiry time as
+ * stored (-1 for none; whether it is past is the caller's to decide); a
+ * non-zero return stops the load with that value. The checksum of the whole
+ * file is verified before the first on_key call. -ENOENT when the file does not
+ * exist (an empty start); -EINVAL for a corrupt file (err names the file and
+ * the problem); -ENOMEM when a filter is larger than lim allows. */
 typedef int snap_key_fn(void *ctx, int db, const void *key, size_t len,
-                        cf_filter_t *f);
+                        cf_filter_t *f, int64_t when);
 int snap_load(const char *path, const cf_limits_t *lim, snap_key_fn *on_key,
               void *ctx, char *err, size_t errlen);
 

@@ -12,7 +12,8 @@
 #include "snapshot.h"
 
 #define SNAP_MAGIC "CUCKOOD" /* 8 bytes with its NUL */
-#define SNAP_VERSION 1u
+#define SNAP_VERSION 2u      /* what snap_save() writes */
+#define SNAP_VERSION_MIN 1u  /* the oldest snap_load() reads */
 #define SNAP_MAX_DB 10000u
 
 /* Bytes of the file head (magic, version, flags) and of the trailer. */

@@ -302,6 +302,135 @@ static void test_usage(void **state)
     assert_int_equal(ks_usage(db, "", 0), 0);
 }
 
+/* A timeout costs its key exactly 8 bytes, in ks_bytes and ks_usage, and
+ * clearing it (or deleting the key) gives them back; a rename carries it;
+ * the filter itself is untouched by the move. */
+static void test_expire_accounting(void **state)
+{
+    ks_db_t *db = *state;
+    uint64_t empty = ks_bytes(db);
+    cf_filter_t *f = add_new(db, "k", 1, 100);
+    assert_int_equal(cf_add(f, "item", 4), 0);
+    uint64_t one = ks_bytes(db), use = ks_usage(db, "k", 1);
+    int64_t when;
+    assert_ptr_equal(ks_find(db, "k", 1, &when), f);
+    assert_int_equal(when, -1);
+    assert_int_equal(ks_when(f), -1);
+    assert_int_equal(ks_expires(db), 0);
+
+    assert_int_equal(ks_set_expire(db, "nope", 4, 5), -ENOENT);
+    assert_int_equal(ks_set_expire(db, "k", 1, 1795616370123), 0);
+    assert_int_equal(ks_bytes(db), one + 8);
+    assert_int_equal(ks_usage(db, "k", 1), use + 8);
+    assert_int_equal(ks_expires(db), 1);
+    f = ks_find(db, "k", 1, &when);
+    assert_int_equal(when, 1795616370123);
+    assert_int_equal(ks_when(f), 1795616370123);
+    assert_true(cf_exists(f, "item", 4));
+    /* a second time replaces the first in place */
+    assert_int_equal(ks_set_expire(db, "k", 1, 7), 0);
+    assert_ptr_equal(ks_get(db, "k", 1), f);
+    assert_int_equal(ks_when(f), 7);
+    assert_int_equal(ks_bytes(db), one + 8);
+
+    /* a rename carries the time; the longer name costs what it costs */
+    assert_int_equal(ks_rename(db, "k", 1, "other", 5), 0);
+    assert_null(ks_get(db, "k", 1));
+    f = ks_get(db, "other", 5);
+    assert_int_equal(ks_when(f), 7);
+    assert_int_equal(ks_expires(db), 1);
+    assert_true(cf_exists(f, "item", 4));
+    assert_int_equal(ks_rename(db, "other", 5, "k", 1), 0);
+    assert_int_equal(ks_bytes(db), one + 8);
+    /* onto a key with a timeout: that one goes with its time */
+    add_new(db, "dst", 3, 100);
+    assert_int_equal(ks_set_expire(db, "dst", 3, 9), 0);
+    assert_int_equal(ks_expires(db), 2);
+    assert_int_equal(ks_rename(db, "k", 1, "dst", 3), 0);
+    assert_int_equal(ks_expires(db), 1);
+    assert_int_equal(ks_when(ks_get(db, "dst", 3)), 7);
+    assert_int_equal(ks_rename(db, "dst", 3, "k", 1), 0);
+    assert_int_equal(ks_bytes(db), one + 8);
+
+    assert_int_equal(ks_clear_expire(db, "k", 1), 1);
+    assert_int_equal(ks_clear_expire(db, "k", 1), 0);
+    assert_int_equal(ks_clear_expire(db, "nope", 4), 0);
+    assert_int_equal(ks_bytes(db), one);
+    assert_int_equal(ks_usage(db, "k", 1), use);
+    assert_int_equal(ks_expires(db), 0);
+    assert_int_equal(ks_when(ks_get(db, "k", 1)), -1);
+
+    assert_int_equal(ks_set_expire(db, "k", 1, 7), 0);
+    assert_int_equal(ks_del(db, "k", 1), 1);
+    assert_int_equal(ks_expires(db), 0);
+    assert_int_equal(ks_bytes(db), empty);
+
+    add_new(db, "a", 1, 8);
+    assert_int_equal(ks_set_expire(db, "a", 1, 7), 0);
+    ks_flush(db);
+    assert_int_equal(ks_expires(db), 0);
+    assert_int_equal(ks_bytes(db), empty);
+}
+
+static void count_expired(void *ctx, const void *key, size_t len)
+{
+    (void)key;
+    (void)len;
+    (*(size_t *)ctx)++;
+}
+
+/* Active expiry deletes exactly the keys past their time, in bounded
+ * steps, and every byte comes back. */
+static void test_expire_step(void **state)
+{
+    ks_db_t *db = *state;
+    enum { N = 3000 };
+    uint64_t empty = ks_bytes(db);
+    char k[32];
+    for (int i = 0; i < N; i++) {
+        int n = snprintf(k, sizeof(k), "plain:%d", i);
+        add_new(db, k, (size_t)n, 8);
+    }
+    for (int i = 0; i < N; i++) {
+        int n = snprintf(k, sizeof(k), "temp:%d", i);
+        add_new(db, k, (size_t)n, 8);
+        /* a third still has time to live */
+        assert_int_equal(
+            ks_set_expire(db, k, (size_t)n, i % 3 == 0 ? 2000 : 1000), 0);
+    }
+    ks_expire_stats_t st;
+    size_t expired = 0, steps = 0;
+    do {
+        ks_expire_step(db, 1000, 400, 20, count_expired, &expired, &st);
+        assert_true(st.buckets <= 400);
+        assert_true(st.sampled < 20 + 64); /* whole buckets */
+        steps++;
+    } while (expired < 2 * N / 3 && steps < 100000);
+    assert_int_equal(expired, 2 * N / 3);
+    assert_int_equal(ks_size(db), N + N / 3);
+    assert_int_equal(ks_expires(db), N / 3);
+    assert_true(ks_avg_ttl(db) > 0 && ks_avg_ttl(db) <= 1000);
+    /* another pass finds nothing more */
+    for (int i = 0; i < 1000; i++)
+        ks_expire_step(db, 1000, 400, 20, count_expired, &expired, &st);
+    assert_int_equal(expired, 2 * N / 3);
+    for (int i = 0; i < N; i++) {
+        int n = snprintf(k, sizeof(k), "temp:%d", i);
+        assert_true((ks_get(db, k, (size_t)n) != NULL) == (i % 3 == 0));
+    }
+    /* the rest expires later; the table is back to the plain keys */
+    while (ks_expires(db) > 0)
+        ks_expire_step(db, 2000, 400, 20, count_expired, &expired, &st);
+    assert_int_equal(expired, N);
+    assert_int_equal(ks_size(db), N);
+    assert_int_equal(ks_avg_ttl(db), 0);
+    for (int i = 0; i < N; i++) {
+        int n = snprintf(k, sizeof(k), "plain:%d", i);
+        assert_int_equal(ks_del(db, k, (size_t)n), 1);
+    }
+    assert_int_equal(ks_bytes(db), empty);
+}
+
 static void test_flush(void **state)
 {
     ks_db_t *db = *state;
@@ -761,6 +890,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_accounting_returns_to_empty, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_key_too_long, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_expire_accounting, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_expire_step, setup, teardown),
         cmocka_unit_test_setup_teardown(test_large_filter_entry, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_resize_failure_changes_nothing,

@@ -80,7 +80,7 @@ static int src_iter(void *p, snap_each_fn *each, void *ctx)
     for (int i = 0; i < s->n; i++) {
         char key[16];
         snprintf(key, sizeof(key), "k%d", s->dbs[i]);
-        int rc = each(ctx, s->dbs[i], key, strlen(key), s->f[i]);
+        int rc = each(ctx, s->dbs[i], key, strlen(key), s->f[i], -1);
         if (rc != 0)
             return rc;
     }

@@ -34,6 +34,7 @@ typedef struct entry {
     char key[64];
     size_t len;
     cf_filter_t *f;
+    int64_t when; /* expiry time, -1 for none */
 } entry_t;
 
 typedef struct keyset {
@@ -51,7 +52,8 @@ static int ks_iter(void *src, snap_each_fn *each, void *ctx)
         int rc;
         if ((int)i == ks->stop_at)
             return ks->stop_rc;
-        rc = each(ctx, ks->e[i].db, ks->e[i].key, ks->e[i].len, ks->e[i].f);
+        rc = each(ctx, ks->e[i].db, ks->e[i].key, ks->e[i].len, ks->e[i].f,
+                  ks->e[i].when);
         if (rc != 0)
             return rc;
     }
@@ -66,7 +68,7 @@ static void ks_clear(keyset_t *ks)
 }
 
 static int collect(void *ctx, int db, const void *key, size_t len,
-                   cf_filter_t *f)
+                   cf_filter_t *f, int64_t when)
 {
     keyset_t *ks = ctx;
     entry_t *e;
@@ -84,6 +86,7 @@ static int collect(void *ctx, int db, const void *key, size_t len,
     memcpy(e->key, key, len);
     e->len = len;
     e->f = f;
+    e->when = when;
     return 0;
 }
 
@@ -96,6 +99,7 @@ static void add_entry(keyset_t *ks, int db, const void *key, size_t len,
     memcpy(ks->e[ks->n].key, key, len);
     ks->e[ks->n].len = len;
     ks->e[ks->n].f = f;
+    ks->e[ks->n].when = -1;
     ks->n++;
 }
 
@@ -602,6 +606,158 @@ static int img_load(fixture_t *fx, img_t *m, char *err, size_t errlen)
     return rc;
 }
 
+/* Version 2 stores an expiry time as a record before its key: the times
+ * come back exactly (0 and the largest included), keys without one get
+ * -1, and the file says version 2. */
+static void test_round_trip_expiry(void **state)
+{
+    fixture_t *fx = *state;
+    char err[256] = "";
+    const int64_t whens[] = {-1, 0, 1795616370123, INT64_MAX, -1};
+    for (int i = 0; i < 5; i++) {
+        char key[8];
+        int n = snprintf(key, sizeof(key), "k%d", i);
+        add_entry(&fx->src, i < 3 ? 0 : 4, key, (size_t)n,
+                  make_filter(10, 4, 8, 1, 9, 5, "t"));
+        fx->src.e[i].when = whens[i];
+    }
+    assert_int_equal(snap_save(fx->path, ks_iter, &fx->src, err, sizeof(err)),
+                     0);
+    size_t len;
+    uint8_t *b = read_all(fx->path, &len);
+    assert_int_equal(b[8], SNAP_VERSION);
+    assert_int_equal(SNAP_VERSION, 2);
+    free(b);
+    assert_int_equal(
+        snap_load(fx->path, NULL, collect, &fx->got, err, sizeof(err)), 0);
+    assert_int_equal(fx->got.n, 5);
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(fx->got.e[i].when, whens[i]);
+        assert_same_filter(fx->src.e[i].f, fx->got.e[i].f);
+    }
+}
+
+/* A version 1 file (written before expiry times existed) still loads, its
+ * keys without a timeout; in version 1 the EXPIRE record type is
+ * unknown. */
+static void img_db(img_t *m, uint32_t db)
+{
+    img_u8(m, 0x01);
+    img_u32(m, db);
+}
+
+static void img_expire(img_t *m, uint64_t when)
+{
+    img_u8(m, 0x03);
+    img_u64(m, when);
+}
+
+/* The image m is refused as corrupt, with what in the message. */
+static void expect_bad(fixture_t *fx, img_t *m, const char *what)
+{
+    char err[256];
+    assert_int_equal(img_load(fx, m, err, sizeof(err)), -EINVAL);
+    assert_non_null(strstr(err, what));
+}
+
+static void test_version1_loads(void **state)
+{
+    fixture_t *fx = *state;
+    cf_filter_t *f = make_filter(8, 2, 8, 0, 5, 4, "t");
+    char err[256];
+    img_t m;
+
+    img_head(&m, 1, 0);
+    img_db(&m, 2);
+    img_key(&m, f, "old", 0, 0);
+    img_key(&m, f, "older", 0, 0);
+    img_end(&m, 2);
+    write_all_file(fx->path, m.b, m.n);
+    assert_int_equal(
+        snap_load(fx->path, NULL, collect, &fx->got, err, sizeof(err)), 0);
+    assert_int_equal(fx->got.n, 2);
+    assert_int_equal(fx->got.e[0].db, 2);
+    assert_int_equal(fx->got.e[0].when, -1);
+    assert_int_equal(fx->got.e[1].when, -1);
+    assert_same_filter(f, fx->got.e[1].f);
+    ks_clear(&fx->got);
+
+    img_head(&m, 1, 0);
+    img_db(&m, 0);
+    img_expire(&m, 5);
+    img_key(&m, f, "k", 0, 0);
+    img_end(&m, 1);
+    expect_bad(fx, &m, "unknown record type");
+
+    /* the same records as version 2 load, with the time */
+    img_head(&m, 2, 0);
+    img_db(&m, 0);
+    img_expire(&m, 5);
+    img_key(&m, f, "k", 0, 0);
+    img_end(&m, 1);
+    write_all_file(fx->path, m.b, m.n);
+    assert_int_equal(
+        snap_load(fx->path, NULL, collect, &fx->got, err, sizeof(err)), 0);
+    assert_int_equal(fx->got.n, 1);
+    assert_int_equal(fx->got.e[0].when, 5);
+    cf_free(f);
+}
+
+/* An EXPIRE record must be followed by the KEY it belongs to. */
+static void test_expiry_defects(void **state)
+{
+    fixture_t *fx = *state;
+    cf_filter_t *f = make_filter(8, 2, 8, 0, 5, 4, "t");
+    img_t m;
+
+    img_head(&m, 2, 0); /* before any database */
+    img_expire(&m, 5);
+    img_db(&m, 0);
+    img_key(&m, f, "k", 0, 0);
+    img_end(&m, 1);
+    expect_bad(fx, &m, "outside a database");
+
+    img_head(&m, 2, 0); /* twice */
+    img_db(&m, 0);
+    img_expire(&m, 5);
+    img_expire(&m, 6);
+    img_key(&m, f, "k", 0, 0);
+    img_end(&m, 1);
+    expect_bad(fx, &m, "not followed by its key");
+
+    img_head(&m, 2, 0); /* before the end */
+    img_db(&m, 0);
+    img_key(&m, f, "k", 0, 0);
+    img_expire(&m, 5);
+    img_end(&m, 1);
+    expect_bad(fx, &m, "not followed by its key");
+
+    img_head(&m, 2, 0); /* before a database record */
+    img_db(&m, 0);
+    img_key(&m, f, "k", 0, 0);
+    img_expire(&m, 5);
+    img_db(&m, 1);
+    img_key(&m, f, "k", 0, 0);
+    img_end(&m, 2);
+    expect_bad(fx, &m, "not followed by its key");
+
+    img_head(&m, 2, 0); /* a negative time */
+    img_db(&m, 0);
+    img_expire(&m, (uint64_t)INT64_MAX + 1);
+    img_key(&m, f, "k", 0, 0);
+    img_end(&m, 1);
+    expect_bad(fx, &m, "expiry time out of range");
+
+    img_head(&m, 2, 0); /* cut inside the time */
+    img_db(&m, 0);
+    img_u8(&m, 0x03);
+    img_u32(&m, 5);
+    m.n += 8;
+    fix_trailer(m.b, m.n);
+    expect_bad(fx, &m, "runs past");
+    cf_free(f);
+}
+
 static void test_structure_defects(void **state)
 {
     fixture_t *fx = *state;
@@ -769,9 +925,9 @@ static void test_structure_defects(void **state)
     img_end(&m, 0);
     EXPECT_BAD("flags");
 
-    img_head(&m, 2, 0); /* a later version */
+    img_head(&m, 3, 0); /* a later version */
     img_end(&m, 0);
-    EXPECT_BAD("version 2");
+    EXPECT_BAD("version 3");
 
     img_head(&m, 1, 0); /* bad magic */
     m.b[0] = 'X';
@@ -1143,6 +1299,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_random_flips, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flips_fixed_checksum, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_round_trip_expiry, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_version1_loads, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_expiry_defects, setup, teardown),
         cmocka_unit_test_setup_teardown(test_structure_defects, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_limits, setup, teardown),

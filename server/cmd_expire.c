@@ -1,0 +1,331 @@
+/*
+ * cmd_expire.c - the timeout commands (cmd_expire_table), with Redis 7's
+ * replies and errors: options are checked before the time, the time is
+ * checked for overflow before the key is looked up, and a time already
+ * past deletes the key.
+ */
+#include "cmd_expire.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+
+#include "cmd.h"
+#include "errtext.h"
+#include "expire.h"
+#include "reply.h"
+#include "server_int.h"
+
+enum { EX_NX = 1, EX_XX = 2, EX_GT = 4, EX_LT = 8 };
+
+/* The unit and the base of a command's time argument, and whether its
+ * TTL-like reply is in milliseconds or absolute. */
+typedef struct expire_kind {
+    bool ms;       /* the argument or the reply is in milliseconds */
+    bool absolute; /* a unix time, not one relative to now */
+} expire_kind_t;
+
+static void reply_bad_time(client_t *c)
+{
+    char msg[80];
+    snprintf(msg, sizeof(msg), "ERR invalid expire time in '%s' command",
+             c->cmd->name);
+    resp_add_error(&c->out, msg);
+}
+
+/* Parses NX|XX|GT|LT into *flags; replies and returns false on an error. */
+static bool parse_flags(client_t *c, int argc, const arg_t *argv, int *flags)
+{
+    *flags = 0;
+    for (int i = 3; i < argc; i++) {
+        if (arg_is(&argv[i], "nx")) {
+            *flags |= EX_NX;
+        } else if (arg_is(&argv[i], "xx")) {
+            *flags |= EX_XX;
+        } else if (arg_is(&argv[i], "gt")) {
+            *flags |= EX_GT;
+        } else if (arg_is(&argv[i], "lt")) {
+            *flags |= EX_LT;
+        } else {
+            char msg[96];
+            int n = argv[i].len > 64 ? 64 : (int)argv[i].len;
+            snprintf(msg, sizeof(msg), "ERR Unsupported option %.*s", n,
+                     argv[i].ptr);
+            resp_add_error(&c->out, msg);
+            return false;
+        }
+    }
+    if ((*flags & EX_NX) && (*flags & (EX_XX | EX_GT | EX_LT))) {
+        resp_add_error(&c->out, "ERR NX and XX, GT or LT options at the same "
+                                "time are not compatible");
+        return false;
+    }
+    if ((*flags & EX_GT) && (*flags & EX_LT)) {
+        resp_add_error(&c->out,
+                       "ERR GT and LT options at the same time are not "
+                       "compatible");
+        return false;
+    }
+    return true;
+}
+
+/* Whether the flags let a key whose current time is cur (-1: none) get
+ * the time when. */
+static bool flags_allow(int flags, int64_t cur, int64_t when)
+{
+    if ((flags & EX_NX) && cur != -1)
+        return false;
+    if ((flags & EX_XX) && cur == -1)
+        return false;
+    /* no timeout is an infinite one: never less than when */
+    if ((flags & EX_GT) && (cur == -1 || when <= cur))
+        return false;
+    if ((flags & EX_LT) && cur != -1 && when >= cur)
+        return false;
+    return true;
+}
+
+static void expire_generic(client_t *c, int argc, const arg_t *argv,
+                           expire_kind_t k)
+{
+    int flags;
+    long long when;
+    if (!parse_flags(c, argc, argv, &flags))
+        return;
+    if (!arg_ll(&argv[2], &when)) {
+        reply_not_integer(c);
+        return;
+    }
+    if (!k.ms) {
+        if (when > LLONG_MAX / 1000 || when < LLONG_MIN / 1000) {
+            reply_bad_time(c);
+            return;
+        }
+        when *= 1000;
+    }
+    int64_t now = expire_now_ms();
+    if (!k.absolute) {
+        if (when > LLONG_MAX - now) {
+            reply_bad_time(c);
+            return;
+        }
+        when += now;
+    }
+    const arg_t *key = &argv[1];
+    int64_t cur;
+    if (expire_lookup(c->srv, c->dbnum, key->ptr, key->len, &cur) == NULL) {
+        resp_add_int(&c->out, 0);
+        return;
+    }
+    if (!flags_allow(flags, cur, when)) {
+        resp_add_int(&c->out, 0);
+        return;
+    }
+    if (when <= now) {
+        /* a time in the past deletes the key, as DEL would */
+        ks_del(c->db, key->ptr, key->len);
+    } else if (expire_set(c->srv, c->dbnum, key->ptr, key->len, when) < 0) {
+        resp_add_error(&c->out, ERRTEXT_NOMEM);
+        return;
+    }
+    if (when <= now)
+        server_key_changed(c->srv, c->dbnum, key->ptr, key->len);
+    server_dirty(c->srv, 1);
+    resp_add_int(&c->out, 1);
+}
+
+static void expire_proc(client_t *c, int argc, const arg_t *argv)
+{
+    expire_generic(c, argc, argv, (expire_kind_t){false, false});
+}
+
+static void pexpire_proc(client_t *c, int argc, const arg_t *argv)
+{
+    expire_generic(c, argc, argv, (expire_kind_t){true, false});
+}
+
+static void expireat_proc(client_t *c, int argc, const arg_t *argv)
+{
+    expire_generic(c, argc, argv, (expire_kind_t){false, true});
+}
+
+static void pexpireat_proc(client_t *c, int argc, const arg_t *argv)
+{
+    expire_generic(c, argc, argv, (expire_kind_t){true, true});
+}
+
+static void ttl_generic(client_t *c, const arg_t *key, expire_kind_t k)
+{
+    int64_t when = expire_get(c->srv, c->dbnum, key->ptr, key->len);
+    if (when < 0) {
+        resp_add_int(&c->out, when);
+        return;
+    }
+    int64_t t = k.absolute ? when : when - expire_now_ms();
+    if (t < 0)
+        t = 0;
+    /* (t + 500) / 1000 without its overflow near INT64_MAX, where
+     * redis-server answers the rounded value too (t >= 0 here). */
+    int64_t sec = t / 1000 + (t % 1000 + 500) / 1000;
+    resp_add_int(&c->out, k.ms ? t : sec);
+}
+
+static void ttl_proc(client_t *c, int argc, const arg_t *argv)
+{
+    (void)argc;
+    ttl_generic(c, &argv[1], (expire_kind_t){false, false});
+}
+
+static void pttl_proc(client_t *c, int argc, const arg_t *argv)
+{
+    (void)argc;
+    ttl_generic(c, &argv[1], (expire_kind_t){true, false});
+}
+
+static void expiretime_proc(client_t *c, int argc, const arg_t *argv)
+{
+    (void)argc;
+    ttl_generic(c, &argv[1], (expire_kind_t){false, true});
+}
+
+static void pexpiretime_proc(client_t *c, int argc, const arg_t *argv)
+{
+    (void)argc;
+    ttl_generic(c, &argv[1], (expire_kind_t){true, true});
+}
+
+static void persist_proc(client_t *c, int argc, const arg_t *argv)
+{
+    (void)argc;
+    if (expire_lookup(c->srv, c->dbnum, argv[1].ptr, argv[1].len, NULL) ==
+        NULL) {
+        resp_add_int(&c->out, 0);
+        return;
+    }
+    int rc = expire_clear(c->srv, c->dbnum, argv[1].ptr, argv[1].len);
+    if (rc < 0) {
+        resp_add_error(&c->out, ERRTEXT_NOMEM);
+        return;
+    }
+    if (rc > 0)
+        server_dirty(c->srv, 1);
+    resp_add_int(&c->out, rc);
+}
+
+/* ---- the table --------------------------------------------------------- */
+
+static const cmd_arg_t cond_tokens[] = {{"nx", "pure-token", "NX", 0, NULL},
+                                        {"xx", "pure-token", "XX", 0, NULL},
+                                        {"gt", "pure-token", "GT", 0, NULL},
+                                        {"lt", "pure-token", "LT", 0, NULL},
+                                        CMD_ARG_END};
+static const cmd_arg_t expire_args[] = {
+    {"key", "key", NULL, 0, NULL},
+    {"seconds", "integer", NULL, 0, NULL},
+    {"condition", "oneof", NULL, CMD_ARG_OPTIONAL, cond_tokens},
+    CMD_ARG_END};
+static const cmd_arg_t pexpire_args[] = {
+    {"key", "key", NULL, 0, NULL},
+    {"milliseconds", "integer", NULL, 0, NULL},
+    {"condition", "oneof", NULL, CMD_ARG_OPTIONAL, cond_tokens},
+    CMD_ARG_END};
+static const cmd_arg_t expireat_args[] = {
+    {"key", "key", NULL, 0, NULL},
+    {"unix-time-seconds", "unix-time", NULL, 0, NULL},
+    {"condition", "oneof", NULL, CMD_ARG_OPTIONAL, cond_tokens},
+    CMD_ARG_END};
+static const cmd_arg_t pexpireat_args[] = {
+    {"key", "key", NULL, 0, NULL},
+    {"unix-time-milliseconds", "unix-time", NULL, 0, NULL},
+    {"condition", "oneof", NULL, CMD_ARG_OPTIONAL, cond_tokens},
+    CMD_ARG_END};
+static const cmd_arg_t key_arg[] = {{"key", "key", NULL, 0, NULL}, CMD_ARG_END};
+
+#define KEY1 .first_key = 1, .last_key = 1, .key_step = 1, .group = "generic"
+
+const cmd_def_t cmd_expire_table[] = {
+    {.name = "expire",
+     .arity = -3,
+     .flags = CMD_WRITE | CMD_FAST,
+     .proc = expire_proc,
+     KEY1,
+     .summary = "Sets the expiration time of a key in seconds.",
+     .since = "1.0.0",
+     .complexity = "O(1)",
+     .args = expire_args},
+    {.name = "pexpire",
+     .arity = -3,
+     .flags = CMD_WRITE | CMD_FAST,
+     .proc = pexpire_proc,
+     KEY1,
+     .summary = "Sets the expiration time of a key in milliseconds.",
+     .since = "2.6.0",
+     .complexity = "O(1)",
+     .args = pexpire_args},
+    {.name = "expireat",
+     .arity = -3,
+     .flags = CMD_WRITE | CMD_FAST,
+     .proc = expireat_proc,
+     KEY1,
+     .summary = "Sets the expiration time of a key to a Unix timestamp.",
+     .since = "1.2.0",
+     .complexity = "O(1)",
+     .args = expireat_args},
+    {.name = "pexpireat",
+     .arity = -3,
+     .flags = CMD_WRITE | CMD_FAST,
+     .proc = pexpireat_proc,
+     KEY1,
+     .summary =
+         "Sets the expiration time of a key to a Unix milliseconds timestamp.",
+     .since = "2.6.0",
+     .complexity = "O(1)",
+     .args = pexpireat_args},
+    {.name = "ttl",
+     .arity = 2,
+     .flags = CMD_READONLY | CMD_FAST,
+     .proc = ttl_proc,
+     KEY1,
+     .summary = "Returns the expiration time in seconds of a key.",
+     .since = "1.0.0",
+     .complexity = "O(1)",
+     .args = key_arg},
+    {.name = "pttl",
+     .arity = 2,
+     .flags = CMD_READONLY | CMD_FAST,
+     .proc = pttl_proc,
+     KEY1,
+     .summary = "Returns the expiration time in milliseconds of a key.",
+     .since = "2.6.0",
+     .complexity = "O(1)",
+     .args = key_arg},
+    {.name = "expiretime",
+     .arity = 2,
+     .flags = CMD_READONLY | CMD_FAST,
+     .proc = expiretime_proc,
+     KEY1,
+     .summary = "Returns the expiration time of a key as a Unix timestamp.",
+     .since = "7.0.0",
+     .complexity = "O(1)",
+     .args = key_arg},
+    {.name = "pexpiretime",
+     .arity = 2,
+     .flags = CMD_READONLY | CMD_FAST,
+     .proc = pexpiretime_proc,
+     KEY1,
+     .summary = "Returns the expiration time of a key as a Unix milliseconds "
+                "timestamp.",
+     .since = "7.0.0",
+     .complexity = "O(1)",
+     .args = key_arg},
+    {.name = "persist",
+     .arity = 2,
+     .flags = CMD_WRITE | CMD_FAST,
+     .proc = persist_proc,
+     KEY1,
+     .summary = "Removes the expiration time of a key.",
+     .since = "2.2.0",
+     .complexity = "O(1)",
+     .args = key_arg},
+    CMD_DEF_END,
+};

@@ -1,0 +1,170 @@
+/*
+ * expire.c - see expire.h. The times live in the keys' entries
+ * (keyspace.h); this module decides when a key is past its time and what
+ * an expiry tells the rest of the server.
+ *
+ * Active expiry follows Redis's adaptive cycle: take a sample of keys with
+ * a timeout from one database, delete those past their time, and sample
+ * the same database again while more than a tenth of the sample had
+ * expired; then the next database. The cron gives a cycle a short time
+ * budget; a cycle that ran out of time with expired keys still coming
+ * continues in slices of the same budget every EXPIRE_SLICE_EVERY_MS,
+ * with the loop serving clients between them, until a sample finds few.
+ */
+#include "expire.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <time.h>
+
+#include "server_int.h"
+
+#define EXPIRE_SAMPLE 20      /* keys with a timeout per sample */
+#define EXPIRE_BUCKETS 400    /* buckets one sample may visit */
+#define EXPIRE_STALE_PERC 10  /* sample again above this share expired */
+#define EXPIRE_BUDGET_US 1000 /* one cycle or slice */
+#define EXPIRE_SLICE_EVERY_MS 2
+
+int64_t expire_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+typedef struct expired_ctx {
+    server_t *s;
+    int dbnum;
+} expired_ctx_t;
+
+static void on_expired(void *ctx, const void *key, size_t len)
+{
+    expired_ctx_t *e = ctx;
+    e->s->expired_keys++;
+    server_key_changed(e->s, e->dbnum, key, len);
+}
+
+cf_filter_t *expire_lookup(server_t *s, int dbnum, const void *key, size_t len,
+                           int64_t *when)
+{
+    ks_db_t *db = s->dbs[dbnum];
+    int64_t w;
+    cf_filter_t *f = ks_find(db, key, len, &w);
+    if (f != NULL && w >= 0 && w <= expire_now_ms()) {
+        ks_del(db, key, len);
+        on_expired(&(expired_ctx_t){s, dbnum}, key, len);
+        f = NULL;
+        w = -1;
+    }
+    if (when != NULL)
+        *when = w;
+    return f;
+}
+
+bool expire_exists(server_t *s, int dbnum, const void *key, size_t len)
+{
+    return expire_lookup(s, dbnum, key, len, NULL) != NULL;
+}
+
+int64_t expire_get(server_t *s, int dbnum, const void *key, size_t len)
+{
+    int64_t when;
+    if (expire_lookup(s, dbnum, key, len, &when) == NULL)
+        return -2;
+    return when;
+}
+
+int expire_set(server_t *s, int dbnum, const void *key, size_t len,
+               int64_t when)
+{
+    if (when < 0)
+        when = 0;
+    int rc = ks_set_expire(s->dbs[dbnum], key, len, when);
+    if (rc == 0)
+        server_key_changed(s, dbnum, key, len);
+    return rc;
+}
+
+int expire_clear(server_t *s, int dbnum, const void *key, size_t len)
+{
+    int rc = ks_clear_expire(s->dbs[dbnum], key, len);
+    if (rc > 0)
+        server_key_changed(s, dbnum, key, len);
+    return rc;
+}
+
+/* One cycle within EXPIRE_BUDGET_US: true when it ran out of time with
+ * expired keys still being found (more work is waiting). */
+static bool cycle(server_t *s)
+{
+    uint64_t t0 = uv_hrtime(), deadline = t0 + EXPIRE_BUDGET_US * 1000ull;
+    size_t sampled = 0, expired = 0;
+    bool capped = false;
+    int64_t now = expire_now_ms();
+    for (int n = 0; n < s->ndbs && !capped; n++) {
+        int dbnum = s->expire_db;
+        ks_db_t *db = s->dbs[dbnum];
+        expired_ctx_t e = {s, dbnum};
+        for (;;) {
+            ks_expire_stats_t st;
+            ks_expire_step(db, now, EXPIRE_BUCKETS, EXPIRE_SAMPLE, on_expired,
+                           &e, &st);
+            sampled += st.sampled;
+            expired += st.expired;
+            if (st.sampled == 0 ||
+                st.expired * 100 <= st.sampled * EXPIRE_STALE_PERC)
+                break;
+            if (uv_hrtime() >= deadline) {
+                capped = true;
+                break;
+            }
+        }
+        if (!capped)
+            s->expire_db = (dbnum + 1) % s->ndbs;
+    }
+    if (capped)
+        s->expired_time_cap_reached++;
+    s->expire_cycle_us += (uv_hrtime() - t0) / 1000;
+    if (sampled > 0) {
+        double perc = (double)expired * 100.0 / (double)sampled;
+        s->expired_stale_perc = perc * 0.05 + s->expired_stale_perc * 0.95;
+    }
+    return capped;
+}
+
+static void expire_on_slice(uv_timer_t *t)
+{
+    server_t *s = t->data;
+    if (!cycle(s))
+        uv_timer_stop(t);
+}
+
+void expire_cron(server_t *s)
+{
+    if (uv_is_active((uv_handle_t *)&s->expire_timer))
+        return; /* the slices are at work */
+    /* the timer is the daemon's, open once it listens */
+    if (cycle(s) && s->handles_open && !s->shutting_down) {
+        s->expire_timer.data = s;
+        uv_timer_start(&s->expire_timer, expire_on_slice, EXPIRE_SLICE_EVERY_MS,
+                       EXPIRE_SLICE_EVERY_MS);
+    }
+}
+
+void expire_info_stats(const server_t *s, sbuf_t *b)
+{
+    sb_printf(b,
+              "expired_keys:%" PRIu64 "\r\n"
+              "expired_stale_perc:%.2f\r\n"
+              "expired_time_cap_reached_count:%" PRIu64 "\r\n"
+              "expire_cycle_cpu_milliseconds:%" PRIu64 "\r\n",
+              s->expired_keys, s->expired_stale_perc,
+              s->expired_time_cap_reached, s->expire_cycle_us / 1000);
+}
+
+void expire_info_db(const server_t *s, int dbnum, sbuf_t *b)
+{
+    const ks_db_t *db = s->dbs[dbnum];
+    sb_printf(b, "expires=%zu,avg_ttl=%" PRIu64, ks_expires(db),
+              ks_avg_ttl(db));
+}

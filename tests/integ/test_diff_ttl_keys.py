@@ -1,0 +1,74 @@
+"""Differential tests of timeouts across the key commands: COPY, MOVE,
+RENAMENX and RESTORE carry or set a key's absolute expiry time, and a key
+past its time is absent for each of them, on cuckood as on redis-server
+with the module; RESP2 and RESP3."""
+
+import time
+
+import pytest
+
+from support.diff import DiffPair
+from support.proc import use_module, use_redis_server
+
+pytestmark = pytest.mark.skipif(
+    use_redis_server() or use_module(),
+    reason="compares cuckood itself with redis-server")
+
+AT = 4102444800  # 2100-01-01, an absolute time both sides store exactly
+
+
+@pytest.fixture(scope="module")
+def pair():
+    p = DiffPair()
+    yield p
+    p.close()
+
+
+@pytest.mark.parametrize("proto", (2, 3))
+def test_copy_move_renamenx_carry_the_time(pair, proto):
+    pair.script([("FLUSHALL",), ("CF.ADD", "t", "a"),
+                 ("EXPIREAT", "t", AT)], proto=proto)
+    out = pair.script([
+        ("COPY", "t", "c"), ("EXPIRETIME", "c"),
+        ("COPY", "t", "d", "DB", "1"), ("SELECT", "1"), ("EXPIRETIME", "d"),
+        ("SELECT", "0"),
+        ("RENAMENX", "c", "r"), ("EXPIRETIME", "r"),
+        ("MOVE", "r", "2"), ("SELECT", "2"), ("EXPIRETIME", "r"),
+        ("SELECT", "0"),
+        ("CF.ADD", "plain", "x"), ("COPY", "plain", "t", "REPLACE"),
+        ("EXPIRETIME", "t"),
+    ], exact=True, proto=proto)
+    assert out[1] == AT and out[4] == AT and out[7] == AT and out[10] == AT
+    assert out[14] == -1  # REPLACE takes the source's (no) timeout
+
+
+@pytest.mark.parametrize("proto", (2, 3))
+def test_restore_sets_the_time(pair, proto):
+    pair.script([("FLUSHALL",), ("CF.ADD", "s", "a")], proto=proto)
+    ours, theirs = pair.both("DUMP", "s", proto=proto)
+    for side, payload in ((0, ours), (1, theirs)):
+        conn = pair._conn(proto)[side]
+        assert conn.command("RESTORE", "abs", AT * 1000, payload,
+                            "ABSTTL") == "OK"
+        assert conn.command("EXPIRETIME", "abs") == AT
+        assert conn.command("RESTORE", "rel", 100000, payload) == "OK"
+        assert 0 < conn.command("PTTL", "rel") <= 100000
+        past = (int(time.time()) - 10) * 1000
+        assert conn.command("RESTORE", "gone", past, payload,
+                            "ABSTTL") == "OK"
+        assert conn.command("EXISTS", "gone") == 0
+        assert conn.command("RESTORE", "none", 0, payload) == "OK"
+        assert conn.command("TTL", "none") == -1
+
+
+@pytest.mark.parametrize("proto", (2, 3))
+def test_expired_keys_are_absent_for_the_key_commands(pair, proto):
+    pair.script([("FLUSHALL",)], proto=proto)
+    for k in ("e1", "e2", "e3", "e4", "e5"):
+        pair.script([("CF.ADD", k, "a"), ("PEXPIRE", k, 30)], proto=proto)
+    time.sleep(0.1)
+    pair.script([
+        ("COPY", "e1", "x"), ("MOVE", "e2", "1"), ("RENAMENX", "e3", "y"),
+        ("DUMP", "e4"), ("OBJECT", "ENCODING", "e5"), ("TOUCH", "e1", "e5"),
+        ("RANDOMKEY",), ("EXISTS", "x", "y"),
+    ], proto=proto)
