@@ -51,8 +51,12 @@ cf_filter_t *expire_lookup(server_t *s, int dbnum, const void *key, size_t len,
     int64_t w;
     cf_filter_t *f = ks_find(db, key, len, &w);
     if (f != NULL && w >= 0 && w <= expire_now_ms()) {
-        ks_del(db, key, len);
-        on_expired(&(expired_ctx_t){s, dbnum}, key, len);
+        /* Past its time it is absent either way; during a pause it stays
+         * stored until the pause ends. */
+        if (!server_writes_paused(s)) {
+            ks_del(db, key, len);
+            on_expired(&(expired_ctx_t){s, dbnum}, key, len);
+        }
         f = NULL;
         w = -1;
     }
@@ -143,6 +147,8 @@ void expire_cron(server_t *s)
 {
     if (uv_is_active((uv_handle_t *)&s->expire_timer))
         return; /* the slices are at work */
+    if (server_writes_paused(s))
+        return; /* as Redis 7: no active expiry during CLIENT PAUSE */
     /* the timer is the daemon's, open once it listens */
     if (cycle(s) && s->handles_open && !s->shutting_down) {
         s->expire_timer.data = s;

@@ -16,6 +16,7 @@
 
 #include "argv.h"
 #include "errtext.h"
+#include "expire.h"
 #include "reply.h"
 
 /* Queued commands prefetched at a time by EXEC, as the read path looks
@@ -420,6 +421,10 @@ static void exec_proc(client_t *c, int argc, const arg_t *argv)
         resp_add_error(&c->out, "ERR EXEC without MULTI");
         return;
     }
+    /* A watched key that has passed its time since WATCH dooms EXEC, as in
+     * Redis 7: the lookup reclaims it, and the reclaim touches the watch. */
+    for (mwatch_t *w = mc->watches; w != NULL && !mc->dirty_cas; w = w->cnext)
+        expire_lookup(c->srv, w->key->dbnum, w->key->bytes, w->key->len, NULL);
     if (mc->dirty_exec || mc->dirty_cas) {
         if (mc->dirty_exec)
             resp_add_error(&c->out, EXECABORT_TEXT);
@@ -471,13 +476,17 @@ static void watch_proc(client_t *c, int argc, const arg_t *argv)
         outside_multi(c, "ERR WATCH inside MULTI is not allowed");
     if (mc == NULL)
         return;
-    /* No point in watching more once a watched key has changed. */
-    if (!mc->dirty_cas)
-        for (int i = 1; i < argc; i++)
-            if (watch_key(c, mc, &argv[i]) < 0) {
-                resp_add_error(&c->out, ERRTEXT_NOMEM);
-                return;
-            }
+    /* No point in watching more once a watched key has changed. A key
+     * already past its time is reclaimed before it is watched: as Redis's
+     * WATCH, a key that had expired when watched does not doom EXEC by
+     * expiring. */
+    for (int i = 1; i < argc && !mc->dirty_cas; i++) {
+        expire_lookup(c->srv, c->dbnum, argv[i].ptr, argv[i].len, NULL);
+        if (watch_key(c, mc, &argv[i]) < 0) {
+            resp_add_error(&c->out, ERRTEXT_NOMEM);
+            return;
+        }
+    }
     reply_ok(c);
 }
 

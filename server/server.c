@@ -130,6 +130,11 @@ void server_dbs_swapping(server_t *s, int a, int b)
         s->on_dbs_swapping(s, a, b);
 }
 
+bool server_writes_paused(const server_t *s)
+{
+    return s->pause_kind != 0 && server_now_ms(s) < s->pause_end_ms;
+}
+
 void server_keyspace_hit(server_t *s, bool hit)
 {
     if (hit)

@@ -100,6 +100,11 @@ void server_key_changed(server_t *s, int dbnum, const void *key, size_t len);
 void server_db_changing(server_t *s, int dbnum);
 void server_dbs_swapping(server_t *s, int a, int b);
 
+/* Whether CLIENT PAUSE (WRITE or ALL) is in force: as Redis 7, nothing is
+ * deleted by expiry meanwhile, so that a paused server's data stays as it
+ * is (a replica or a failover may be taking it over). */
+bool server_writes_paused(const server_t *s);
+
 /* CF lookups count as keyspace hits (key exists) or misses. */
 void server_keyspace_hit(server_t *s, bool hit);
 /* Write denial (MISCONF): persistence sets a message after a failed

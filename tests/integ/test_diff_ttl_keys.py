@@ -72,3 +72,31 @@ def test_expired_keys_are_absent_for_the_key_commands(pair, proto):
         ("DUMP", "e4"), ("OBJECT", "ENCODING", "e5"), ("TOUCH", "e1", "e5"),
         ("RANDOMKEY",), ("EXISTS", "x", "y"),
     ], proto=proto)
+
+
+@pytest.mark.parametrize("proto", (2, 3))
+def test_watched_key_expiring_dooms_exec(pair, proto):
+    """A watched key that passes its time before EXEC aborts it, whether or
+    not anyone touched the key; one already expired when watched does
+    not."""
+    pair.script([("FLUSHALL",), ("CF.ADD", "w", "a"), ("PEXPIRE", "w", 80),
+                 ("WATCH", "w")], proto=proto)
+    time.sleep(0.2)
+    out = pair.script([("MULTI",), ("PING",), ("EXEC",)], proto=proto)
+    assert out[2] is None
+    pair.script([("CF.ADD", "v", "a"), ("PEXPIRE", "v", 20)], proto=proto)
+    time.sleep(0.1)
+    out = pair.script([("WATCH", "v"), ("MULTI",), ("PING",), ("EXEC",)],
+                      proto=proto)
+    assert out[3] == ["PONG"]
+
+
+def test_no_expiry_during_client_pause(pair):
+    """As Redis 7: during CLIENT PAUSE a key past its time is absent to
+    readers but stays stored (DBSIZE counts it) until the pause ends."""
+    pair.script([("FLUSHALL",), ("CF.ADD", "p", "a"), ("PEXPIRE", "p", 30),
+                 ("CLIENT", "PAUSE", 2000, "WRITE")])
+    time.sleep(0.4)  # past the time, several expiry cycles
+    out = pair.script([("EXISTS", "p"), ("DBSIZE",), ("CLIENT", "UNPAUSE"),
+                       ("EXISTS", "p"), ("DBSIZE",)])
+    assert out[:2] == [0, 1] and out[3:] == [0, 0]
