@@ -6,20 +6,13 @@ import re
 
 import pytest
 
-from support.diff import DiffPair, same_reply
-from support.proc import use_module, use_redis_server
+from support.diff import only_cuckood, pair_fixture, same_reply
 from support.resp import RespError, encode_command
 
-pytestmark = pytest.mark.skipif(
-    use_redis_server() or use_module(),
-    reason="compares cuckood itself with redis-server")
+pytestmark = only_cuckood
 
 
-@pytest.fixture
-def pair():
-    p = DiffPair()
-    yield p
-    p.close()
+pair = pair_fixture()
 
 
 def _field(info, name):

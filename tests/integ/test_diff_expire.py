@@ -11,22 +11,16 @@ import time
 
 import pytest
 
-from support.diff import DiffPair
-from support.proc import use_module, use_redis_server, wait_until
+from support.diff import only_cuckood, pair_fixture
+from support.proc import wait_until
 
-pytestmark = pytest.mark.skipif(
-    use_redis_server() or use_module(),
-    reason="compares cuckood itself with redis-server")
+pytestmark = only_cuckood
 
 BIG = 9223372036854775807  # LLONG_MAX
 SMALL = -9223372036854775808  # LLONG_MIN
 
 
-@pytest.fixture
-def pair():
-    p = DiffPair()
-    yield p
-    p.close()
+pair = pair_fixture()
 
 
 def same_in(pair, proto):

@@ -4,19 +4,12 @@ in RESP2 and RESP3."""
 
 import pytest
 
-from support.diff import DiffPair
-from support.proc import use_module, use_redis_server
+from support.diff import only_cuckood, pair_fixture
 
-pytestmark = pytest.mark.skipif(
-    use_redis_server() or use_module(),
-    reason="compares cuckood itself with redis-server")
+pytestmark = only_cuckood
 
 
-@pytest.fixture
-def pair():
-    p = DiffPair()
-    yield p
-    p.close()
+pair = pair_fixture()
 
 
 def test_del_exists_type_rename(pair):

@@ -7,13 +7,10 @@ compared."""
 
 import pytest
 
-from support.diff import DiffPair
-from support.proc import use_module, use_redis_server
+from support.diff import DiffPair, only_cuckood
 from support.resp import RespError
 
-pytestmark = pytest.mark.skipif(
-    use_redis_server() or use_module(),
-    reason="compares cuckood itself with redis-server")
+pytestmark = only_cuckood
 
 WRONG_PAYLOAD = "ERR DUMP payload version or checksum are wrong"
 

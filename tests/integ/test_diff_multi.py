@@ -7,22 +7,16 @@ import os
 
 import pytest
 
-from support.diff import DiffPair, same_reply
-from support.proc import use_module, use_redis_server, wait_until
+from support.diff import DiffPair, only_cuckood, pair_fixture, same_reply
+from support.proc import wait_until
 from support.resp import Closed, RespError, info_field
 
-pytestmark = pytest.mark.skipif(
-    use_redis_server() or use_module(),
-    reason="compares cuckood itself with redis-server")
+pytestmark = only_cuckood
 
 PROTOS = (2, 3)
 
 
-@pytest.fixture(scope="module")
-def pair():
-    p = DiffPair()
-    yield p
-    p.close()
+pair = pair_fixture("module")
 
 
 def run(pair, proto, cmds, exact=True):

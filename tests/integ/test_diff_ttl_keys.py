@@ -7,21 +7,14 @@ import time
 
 import pytest
 
-from support.diff import DiffPair
-from support.proc import use_module, use_redis_server
+from support.diff import only_cuckood, pair_fixture
 
-pytestmark = pytest.mark.skipif(
-    use_redis_server() or use_module(),
-    reason="compares cuckood itself with redis-server")
+pytestmark = only_cuckood
 
 AT = 4102444800  # 2100-01-01, an absolute time both sides store exactly
 
 
-@pytest.fixture(scope="module")
-def pair():
-    p = DiffPair()
-    yield p
-    p.close()
+pair = pair_fixture("module")
 
 
 @pytest.mark.parametrize("proto", (2, 3))

@@ -15,7 +15,10 @@ which compares the whole text. A test that needs another client opens it
 with pair.conns(proto) and drives both the same way.
 """
 
-from support.proc import Daemon, RedisServer, cleanup_all
+import pytest
+
+from support.proc import (Daemon, RedisServer, cleanup_all, use_module,
+                          use_redis_server)
 from support.resp import RawConn, RespError
 
 
@@ -98,3 +101,22 @@ class DiffPair:
                 c.close()
         self._conns = {}
         cleanup_all([self.ours, self.theirs])
+
+
+# The mark of every differential test file: it compares cuckood itself with
+# redis-server, so it has nothing to do when the suites run against
+# redis-server or the module instead of cuckood.
+only_cuckood = pytest.mark.skipif(
+    use_redis_server() or use_module(),
+    reason="compares cuckood itself with redis-server")
+
+
+def pair_fixture(scope="function"):
+    """A pytest fixture giving a started DiffPair, stopped after its
+    scope: `pair = pair_fixture("module")` in a test file."""
+    @pytest.fixture(scope=scope)
+    def pair():
+        p = DiffPair()
+        yield p
+        p.close()
+    return pair
