@@ -579,10 +579,14 @@ static void randomkey_proc(client_t *c, int argc, const arg_t *argv)
     const void *key;
     size_t len;
     /* A key past its time is deleted when drawn and another is drawn, as
-     * Redis's dbRandomKey() does: each miss removes a key, so this ends. */
-    while (ks_random(c->db, server_seed(c->srv), &key, &len)) {
+     * Redis's dbRandomKey() does: each miss removes a key, so this ends.
+     * During CLIENT PAUSE nothing is deleted, so after 100 misses the last
+     * key drawn is the answer, as Redis 7.2 answers then. */
+    for (int misses = 0; ks_random(c->db, server_seed(c->srv), &key, &len);
+         misses++) {
         arg_t k = {key, len};
-        if (live(c->srv, c->dbnum, &k) != NULL) {
+        if (live(c->srv, c->dbnum, &k) != NULL ||
+            (misses >= 100 && server_writes_paused(c->srv))) {
             resp_add_bulk(&c->out, key, len);
             return;
         }

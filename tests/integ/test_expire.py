@@ -249,3 +249,20 @@ def test_ttl_survives_save_kill9_restart(workdir):
     s.kill()
     s.start()
     assert s.client().execute_command("PEXPIRETIME", "long") == at
+
+
+def test_randomkey_during_pause_with_only_expired_keys(server):
+    """During CLIENT PAUSE expired keys stay stored: RANDOMKEY must still
+    answer (the last key drawn after 100 misses, as Redis 7.2), not loop
+    over keys it may not delete."""
+    c = server.client()
+    fill(c, "gone", 50, pexpire=20)
+    assert c.execute_command("CLIENT", "PAUSE", 5000, "WRITE") in (b"OK",
+                                                                    True)
+    time.sleep(0.1)
+    key = c.execute_command("RANDOMKEY")
+    assert key is not None and key.startswith(b"gone")
+    assert c.execute_command("EXISTS", key) == 0  # past its time
+    assert c.execute_command("DBSIZE") == 50      # but still stored
+    c.execute_command("CLIENT", "UNPAUSE")
+    assert c.execute_command("RANDOMKEY") is None  # reclaimed when drawn
