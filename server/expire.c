@@ -139,7 +139,9 @@ static bool cycle(server_t *s)
 static void expire_on_slice(uv_timer_t *t)
 {
     server_t *s = t->data;
-    if (!cycle(s))
+    /* A pause that began while slices ran stops them too; the cron starts
+     * them again once it ends. */
+    if (server_writes_paused(s) || !cycle(s))
         uv_timer_stop(t);
 }
 

@@ -266,3 +266,25 @@ def test_randomkey_during_pause_with_only_expired_keys(server):
     assert c.execute_command("DBSIZE") == 50      # but still stored
     c.execute_command("CLIENT", "UNPAUSE")
     assert c.execute_command("RANDOMKEY") is None  # reclaimed when drawn
+
+
+def test_pause_stops_active_expiry_already_running(server):
+    """A CLIENT PAUSE that begins while active expiry is working through
+    many keys stops it: nothing more is reclaimed until the pause ends."""
+    c = server.client()
+    fill(c, "m", 200000)
+    at = int(time.time() * 1000) + 5000  # after the timeouts are all set
+    p = c.pipeline(transaction=False)
+    for i in range(200000):
+        p.execute_command("PEXPIREAT", "m%d" % i, at)
+    assert all(r in (1, True) for r in p.execute())
+    wait_until(lambda: int(info(c, "stats")["expired_keys"]) > 0, 20,
+               step=0.01, what="active expiry to start")
+    c.execute_command("CLIENT", "PAUSE", 5000, "WRITE")
+    left = c.execute_command("DBSIZE")
+    time.sleep(0.3)
+    assert c.execute_command("DBSIZE") == left
+    c.execute_command("CLIENT", "UNPAUSE")
+    wait_until(lambda: c.execute_command("DBSIZE") == 0, 30,
+               what="expiry to resume after the pause")
+    assert left > 0, "expiry ended before the pause: nothing was tested"
