@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -49,14 +48,6 @@ static int carry_ttl(server_t *s, int sdb, const arg_t *src, int ddb,
     if (when < 0)
         return 0;
     return expire_set(s, ddb, dst->ptr, dst->len, when);
-}
-
-/* Wall-clock milliseconds, the clock RESTORE's timeouts are in. */
-static long long now_ms(void)
-{
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
-    return (long long)tv.tv_sec * 1000 + tv.tv_usec / 1000;
 }
 
 /* A database index argument, as Redis's getIntFromObjectOrReply() and
@@ -542,10 +533,15 @@ static void restore_proc(client_t *c, int argc, const arg_t *argv)
         return;
     }
     bool deleted = replace && ks_del(c->db, argv[1].ptr, argv[1].len) > 0;
-    long long at = ttl == 0 ? 0 : absttl ? ttl : now_ms() + ttl;
+    /* A relative ttl past INT64_MAX from now wraps in Redis and so counts
+     * as a time already past; here it is that without the overflow. */
+    int64_t now = expire_now_ms(), at = ttl;
+    bool past = !absttl && ttl > INT64_MAX - now;
+    if (ttl != 0 && !absttl && !past)
+        at = now + ttl;
     /* A timeout already past: the key is not made, but one it replaced is
      * gone (Redis counts that as a change and a DEL). */
-    if (at != 0 && at <= now_ms()) {
+    if (past || (at != 0 && at <= now)) {
         cf_free(f);
         if (deleted) {
             server_key_changed(c->srv, c->dbnum, argv[1].ptr, argv[1].len);
