@@ -941,10 +941,6 @@ static void prefetch_item(const cfcmd_host_t *host, void *h, int argc,
 
 /* ---- the table ----------------------------------------------------------- */
 
-#define ARG_END                                                                \
-    {                                                                          \
-        NULL, NULL, NULL, 0, NULL                                              \
-    }
 #define OPT CMD_ARG_OPTIONAL
 #define MULTI CMD_ARG_MULTIPLE
 
@@ -955,19 +951,19 @@ static const cmd_arg_t args_reserve[] = {
     {"maxiterations", "integer", "MAXITERATIONS", OPT, NULL},
     {"expansion", "integer", "EXPANSION", OPT, NULL},
     {"rate", "double", "ERROR", OPT, NULL},
-    ARG_END,
+    CMD_ARG_END,
 };
 
 static const cmd_arg_t args_key_item[] = {
     {"key", "key", NULL, 0, NULL},
     {"item", "string", NULL, 0, NULL},
-    ARG_END,
+    CMD_ARG_END,
 };
 
 static const cmd_arg_t args_key_items[] = {
     {"key", "key", NULL, 0, NULL},
     {"item", "string", NULL, MULTI, NULL},
-    ARG_END,
+    CMD_ARG_END,
 };
 
 static const cmd_arg_t args_insert[] = {
@@ -976,25 +972,25 @@ static const cmd_arg_t args_insert[] = {
     {"rate", "double", "ERROR", OPT, NULL},
     {"nocreate", "pure-token", "NOCREATE", OPT, NULL},
     {"item", "string", "ITEMS", MULTI, NULL},
-    ARG_END,
+    CMD_ARG_END,
 };
 
 static const cmd_arg_t args_key[] = {
     {"key", "key", NULL, 0, NULL},
-    ARG_END,
+    CMD_ARG_END,
 };
 
 static const cmd_arg_t args_scandump[] = {
     {"key", "key", NULL, 0, NULL},
     {"iterator", "integer", NULL, 0, NULL},
-    ARG_END,
+    CMD_ARG_END,
 };
 
 static const cmd_arg_t args_loadchunk[] = {
     {"key", "key", NULL, 0, NULL},
     {"iterator", "integer", NULL, 0, NULL},
     {"data", "string", NULL, 0, NULL},
-    ARG_END,
+    CMD_ARG_END,
 };
 
 #define CF_W (CMD_WRITE | CMD_DENYOOM)

@@ -44,4 +44,9 @@ typedef struct cmd_arg {
     const struct cmd_arg *sub; /* for oneof/block: NULL-name terminated */
 } cmd_arg_t;
 
+/* The terminator of an argument-doc table. */
+/* clang-format off */
+#define CMD_ARG_END {NULL, NULL, NULL, 0, NULL}
+/* clang-format on */
+
 #endif /* CMDARG_H */

@@ -67,9 +67,9 @@ const cmd_def_t *cmd_lookup(const server_t *s, const char *name, size_t len);
 const cmd_def_t *cmd_find_sub(const cmd_def_t *parent, const char *name,
                               size_t len);
 
-/* The terminators of argument-doc and command tables. */
+/* The terminator of a command table (CMD_ARG_END, of an argument-doc
+ * table, is cmdarg.h's). */
 /* clang-format off */
-#define CMD_ARG_END {NULL, NULL, NULL, 0, NULL}
 #define CMD_DEF_END {.name = NULL}
 /* clang-format on */
 

@@ -124,12 +124,11 @@ static void expire_generic(client_t *c, int argc, const arg_t *argv,
     if (when <= now) {
         /* a time in the past deletes the key, as DEL would */
         ks_del(c->db, key->ptr, key->len);
+        server_key_changed(c->srv, c->dbnum, key->ptr, key->len);
     } else if (expire_set(c->srv, c->dbnum, key->ptr, key->len, when) < 0) {
         resp_add_error(&c->out, ERRTEXT_NOMEM);
         return;
     }
-    if (when <= now)
-        server_key_changed(c->srv, c->dbnum, key->ptr, key->len);
     server_dirty(c->srv, 1);
     resp_add_int(&c->out, 1);
 }

@@ -515,10 +515,10 @@ bool multi_runs_now(const cmd_def_t *d)
 /* ---- the table --------------------------------------------------------- */
 
 static const cmd_arg_t watch_args[] = {
-    {"key", "key", NULL, CMD_ARG_MULTIPLE, NULL}, {NULL, NULL, NULL, 0, NULL}};
+    {"key", "key", NULL, CMD_ARG_MULTIPLE, NULL}, CMD_ARG_END};
 
-/* Redis's flags that this vocabulary has (noscript, allow_busy and
- * skip_slowlog have no meaning here). */
+/* Redis's flags that this vocabulary has (allow_busy has no meaning here;
+ * EXEC's skip_slowlog is main.c's on_call). */
 const cmd_def_t multi_table[] = {
     {.name = "multi",
      .arity = 1,
