@@ -4,7 +4,8 @@
  * DOCS reports.
  *
  * Contract: pure functions over the caller's bytes; no allocation, no I/O,
- * nothing from the hosts (server/, module/) or libuv.
+ * nothing from the hosts (server/, module/) or libuv. Implemented in
+ * cmdarg.c.
  */
 #ifndef CMDARG_H
 #define CMDARG_H
@@ -28,6 +29,75 @@ enum {
     CMD_STALE = 1 << 7,
     CMD_NOSCRIPT = 1 << 8, /* refused inside a script */
 };
+
+/* ACL categories, Redis 7's (ACL CAT lists them in this order), and
+ * @cuckoo, which holds every CF command as current Redis files RedisBloom's.
+ * A command's categories are those its table entry names plus those its
+ * flags imply (cmd_acl_cats() in the daemon, as Redis's implicit ones). */
+enum {
+    ACL_CAT_KEYSPACE = 1 << 0,
+    ACL_CAT_READ = 1 << 1,
+    ACL_CAT_WRITE = 1 << 2,
+    ACL_CAT_SET = 1 << 3,
+    ACL_CAT_SORTEDSET = 1 << 4,
+    ACL_CAT_LIST = 1 << 5,
+    ACL_CAT_HASH = 1 << 6,
+    ACL_CAT_STRING = 1 << 7,
+    ACL_CAT_BITMAP = 1 << 8,
+    ACL_CAT_HYPERLOGLOG = 1 << 9,
+    ACL_CAT_GEO = 1 << 10,
+    ACL_CAT_STREAM = 1 << 11,
+    ACL_CAT_PUBSUB = 1 << 12,
+    ACL_CAT_ADMIN = 1 << 13,
+    ACL_CAT_FAST = 1 << 14,
+    ACL_CAT_SLOW = 1 << 15,
+    ACL_CAT_BLOCKING = 1 << 16,
+    ACL_CAT_DANGEROUS = 1 << 17,
+    ACL_CAT_CONNECTION = 1 << 18,
+    ACL_CAT_TRANSACTION = 1 << 19,
+    ACL_CAT_SCRIPTING = 1 << 20,
+    ACL_CAT_CUCKOO = 1 << 21,
+};
+#define ACL_NCATS 22
+/* The names, without '@', indexed by bit number: "keyspace" ... "cuckoo". */
+extern const char *const acl_cat_names[ACL_NCATS];
+
+/* Key specs, as Redis 7's (COMMAND INFO reports them; ACL key patterns
+ * check each key with its spec's access flags). */
+enum {
+    KS_RO = 1 << 0, /* read-only: the value is read, not changed */
+    KS_RW = 1 << 1, /* read-write */
+    KS_OW = 1 << 2, /* overwrite: written without being read */
+    KS_RM = 1 << 3, /* deleted */
+    KS_ACCESS = 1 << 4,
+    KS_UPDATE = 1 << 5,
+    KS_INSERT = 1 << 6,
+    KS_DELETE = 1 << 7,
+    KS_NOT_KEY = 1 << 8,
+    KS_INCOMPLETE = 1 << 9,
+    KS_VARIABLE_FLAGS = 1 << 10,
+};
+/* One key spec of Redis's "index" + "range" kind, the only one our
+ * commands need: keys from argv[begin] to argv[last] (last < 0 counts from
+ * the end: -1 the last argument) every step arguments. A table entry holds
+ * at most CMD_MAX_KEYSPECS; begin 0 ends the list. */
+typedef struct cmd_keyspec {
+    unsigned flags; /* KS_* */
+    int begin;      /* begin_search index, >= 1 */
+    int last;       /* find_keys range lastkey, relative to begin as in
+                       Redis: 0 the key at begin only, -1 up to the last
+                       argument */
+    int step;       /* keystep, >= 1 */
+    int limit;      /* range limit: 0 none, n: 1/n of the remaining args */
+} cmd_keyspec_t;
+#define CMD_MAX_KEYSPECS 2
+
+/* Calls fn(ctx, i, flags) for each argument index i of an argc-argument
+ * command that spec names a key, in order; stops at and returns fn's first
+ * non-zero value, else 0. Indexes past argc are never passed. */
+typedef int cmd_key_fn(void *ctx, int i, unsigned flags);
+int cmd_keyspec_each(const cmd_keyspec_t *spec, int argc, cmd_key_fn *fn,
+                     void *ctx);
 
 /* Argument documentation for COMMAND DOCS, as Redis 7 reports it. */
 enum {

@@ -368,3 +368,40 @@ const cmd_def_t *cmd_at(const server_t *s, size_t i)
 {
     return s->cmds->order[i]->def;
 }
+
+uint64_t cmd_acl_cats(const cmd_def_t *d)
+{
+    uint64_t c = d->acl;
+    if (d->flags & CMD_WRITE)
+        c |= ACL_CAT_WRITE;
+    if ((d->flags & CMD_READONLY) && !(c & ACL_CAT_SCRIPTING))
+        c |= ACL_CAT_READ;
+    if (d->flags & CMD_ADMIN)
+        c |= ACL_CAT_ADMIN | ACL_CAT_DANGEROUS;
+    if (d->flags & CMD_FAST)
+        c |= ACL_CAT_FAST;
+    if (!(c & ACL_CAT_FAST))
+        c |= ACL_CAT_SLOW;
+    return c;
+}
+
+int cmd_keys_each(const cmd_def_t *d, int argc, cmd_key_fn *fn, void *ctx)
+{
+    if (d->keyspecs[0].begin == 0) {
+        if (d->first_key <= 0)
+            return 0;
+        /* The legacy range in a spec's terms. */
+        cmd_keyspec_t legacy = {
+            .begin = d->first_key,
+            .last = d->last_key < 0 ? d->last_key : d->last_key - d->first_key,
+            .step = d->key_step,
+        };
+        return cmd_keyspec_each(&legacy, argc, fn, ctx);
+    }
+    for (int k = 0; k < CMD_MAX_KEYSPECS && d->keyspecs[k].begin != 0; k++) {
+        int rc = cmd_keyspec_each(&d->keyspecs[k], argc, fn, ctx);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}

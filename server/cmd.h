@@ -67,6 +67,17 @@ const cmd_def_t *cmd_lookup(const server_t *s, const char *name, size_t len);
 const cmd_def_t *cmd_find_sub(const cmd_def_t *parent, const char *name,
                               size_t len);
 
+/* d's ACL categories: those its entry names (d->acl) and those its flags
+ * imply, as Redis's: CMD_WRITE @write, CMD_READONLY @read, CMD_ADMIN @admin
+ * and @dangerous, CMD_FAST @fast, and @slow for what is not @fast. */
+uint64_t cmd_acl_cats(const cmd_def_t *d);
+
+/* Calls fn(ctx, i, flags) for each key argument i of an argc-argument call
+ * of d, spec after spec (cmdarg.h's cmd_keyspec_each()), stopping at and
+ * returning fn's first non-zero value, else 0. An entry without key specs
+ * uses its legacy range (first_key, last_key, key_step) with flags 0. */
+int cmd_keys_each(const cmd_def_t *d, int argc, cmd_key_fn *fn, void *ctx);
+
 /* The terminator of a command table (CMD_ARG_END, of an argument-doc
  * table, is cmdarg.h's). */
 /* clang-format off */

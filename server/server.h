@@ -63,7 +63,14 @@ typedef struct cmd_def {
     void (*prefetch)(client_t *c, const struct cmd_def *d, int argc,
                      const arg_t *argv);
     const void *data; /* the family's own description, for its procs */
-    int first_key, last_key, key_step; /* COMMAND INFO key spec */
+    int first_key, last_key, key_step; /* COMMAND INFO legacy key range */
+    /* ACL categories (ACL_CAT_*) beyond those the flags imply: see
+     * cmd_acl_cats(). */
+    uint64_t acl;
+    /* Key specs with access flags, begin 0 ending the list; an entry that
+     * has none but a first_key stands for one spec over the legacy range
+     * without flags (cmd_keys_each()). */
+    cmd_keyspec_t keyspecs[CMD_MAX_KEYSPECS];
     const char *group; /* "connection" "generic" "server" "cf" ... */
     const char *summary;
     const char *since;

@@ -97,6 +97,12 @@ struct server {
     /* Called by RESET to end c's transaction (MULTI and WATCH state); set
      * by main() to the transactions module's function, may be NULL. */
     void (*on_client_reset)(client_t *c);
+    /* The append-only file's feed: called once for each command to log,
+     * in the order the changes were made, with its final form (what
+     * replays into the same data) and the database it ran in; MULTI and
+     * EXEC come through it around a transaction's commands. Set by main()
+     * while the AOF is on, else NULL (propagate.h feeds it). */
+    void (*on_propagate)(server_t *s, int dbnum, int argc, const arg_t *argv);
     uint64_t nmonitors; /* clients with c->monitor set */
     /* CLIENT PAUSE: while server_now_ms() < pause_end_ms, commands of the
      * kind paused wait (SERVER_PAUSE_WRITE: those that may write;
