@@ -29,6 +29,7 @@
 #include "multi.h"
 #include "persist.h"
 #include "probe.h"
+#include "propagate.h"
 #include "server_int.h"
 #include "slowlog.h"
 
@@ -310,6 +311,7 @@ static int teardown(app_t *a, int code)
         code = s->exit_code; /* SHUTDOWN's, or 1 after a failed final save */
     cmd_index_free(s);
     multi_free(s);
+    propagate_free(s);
     slowlog_free(s);
     persist_free(s);
     server_free(s);
