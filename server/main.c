@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "aofload.h"
 #include "cfhost.h"
 #include "cmd.h"
 #include "cmd_admin.h"
@@ -29,6 +30,7 @@
 #include "multi.h"
 #include "persist.h"
 #include "probe.h"
+#include "propagate.h"
 #include "server_int.h"
 #include "slowlog.h"
 
@@ -40,6 +42,7 @@ static void usage(FILE *fp)
             "--ping\n"
             "       cuckood --ping [host:port | tls://host:port | "
             "/path/to/socket]\n"
+            "       cuckood --check-aof [--fix] /path/to/file.aof\n"
             "       cuckood --version\n"
             "       cuckood --help\n"
             "\n"
@@ -135,6 +138,21 @@ static bool one_shot(int argc, char **argv, int *code)
     if (argc >= 2 &&
         (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
         usage(stdout);
+        return true;
+    }
+    if (argc >= 2 && strcmp(argv[1], "--check-aof") == 0) {
+        /* As redis-check-aof: [--fix] FILE; FILE --fix is taken too. */
+        bool fix = argc == 4 && (strcmp(argv[2], "--fix") == 0 ||
+                                 strcmp(argv[3], "--fix") == 0);
+        if (argc != 3 && !fix) {
+            fprintf(stderr,
+                    "Usage: cuckood --check-aof [--fix] /path/to/file.aof\n");
+            *code = 1;
+            return true;
+        }
+        *code = aofload_check_main(
+            argc == 3 || strcmp(argv[2], "--fix") != 0 ? argv[2] : argv[3],
+            fix);
         return true;
     }
     for (int i = 1; i < argc; i++)
@@ -310,6 +328,7 @@ static int teardown(app_t *a, int code)
         code = s->exit_code; /* SHUTDOWN's, or 1 after a failed final save */
     cmd_index_free(s);
     multi_free(s);
+    propagate_free(s);
     slowlog_free(s);
     persist_free(s);
     server_free(s);
