@@ -297,39 +297,40 @@ static const char *spec_keys(cmd_keyspec_t spec, int argc)
 
 static void test_keyspec_each(void **state)
 {
-    /* One key, a range to the end, every other argument. */
-    assert_string_equal(spec_keys((cmd_keyspec_t)CMD_KS(KS_RO, 1, 0, 1), 3),
-                        "1");
-    assert_string_equal(spec_keys((cmd_keyspec_t)CMD_KS(KS_RM, 1, -1, 1), 5),
-                        "1 2 3 4");
-    assert_string_equal(spec_keys((cmd_keyspec_t)CMD_KS(KS_OW, 1, -1, 2), 6),
-                        "1 3 5");
-    /* A negative last counts from the end: -2 leaves the last argument. */
-    assert_string_equal(spec_keys((cmd_keyspec_t)CMD_KS(KS_RW, 1, -2, 1), 5),
-                        "1 2 3");
-    assert_string_equal(spec_keys((cmd_keyspec_t)CMD_KS(KS_RW, 2, -2, 1), 3),
-                        "");
-    /* A limit takes 1/limit of the arguments after begin (Redis's
-     * ZUNIONSTORE-like ranges); limit 1 is no limit. */
-    cmd_keyspec_t half = {
-        .flags = KS_RO, .begin = 1, .last = -1, .step = 1, .limit = 2};
-    assert_string_equal(spec_keys(half, 7), "1 2 3");
-    half.limit = 3;
-    assert_string_equal(spec_keys(half, 7), "1 2");
-    half.limit = 1;
-    assert_string_equal(spec_keys(half, 7), "1 2 3 4 5 6");
-    /* Too few arguments: nothing past argc, nothing before begin. */
-    assert_string_equal(spec_keys((cmd_keyspec_t)CMD_KS(KS_RO, 2, 0, 1), 2),
-                        "");
-    assert_string_equal(spec_keys((cmd_keyspec_t)CMD_KS(KS_RO, 1, 1, 1), 2),
-                        "1");
-    assert_string_equal(spec_keys((cmd_keyspec_t)CMD_KS(KS_RO, 1, 0, 1), 1),
-                        "");
-    /* A step of 0 counts as 1; begin 0 is no spec. */
-    assert_string_equal(spec_keys((cmd_keyspec_t)CMD_KS(KS_RO, 1, -1, 0), 4),
-                        "1 2 3");
-    assert_string_equal(spec_keys((cmd_keyspec_t)CMD_KS(KS_RO, 0, -1, 1), 4),
-                        "");
+    static const struct {
+        cmd_keyspec_t spec;
+        int argc;
+        const char *keys;
+    } cases[] = {
+        /* One key, a range to the end, every other argument. */
+        {CMD_KS(KS_RO, 1, 0, 1), 3, "1"},
+        {CMD_KS(KS_RM, 1, -1, 1), 5, "1 2 3 4"},
+        {CMD_KS(KS_OW, 1, -1, 2), 6, "1 3 5"},
+        /* A negative last counts from the end: -2 leaves the last one. */
+        {CMD_KS(KS_RW, 1, -2, 1), 5, "1 2 3"},
+        {CMD_KS(KS_RW, 2, -2, 1), 3, ""},
+        /* A limit takes 1/limit of the arguments after begin (Redis's
+         * ranges whose keys fill a share of the call); 1 is no limit. */
+        {{.flags = KS_RO, .begin = 1, .last = -1, .step = 1, .limit = 2},
+         7,
+         "1 2 3"},
+        {{.flags = KS_RO, .begin = 1, .last = -1, .step = 1, .limit = 3},
+         7,
+         "1 2"},
+        {{.flags = KS_RO, .begin = 1, .last = -1, .step = 1, .limit = 1},
+         7,
+         "1 2 3 4 5 6"},
+        /* Too few arguments: nothing past argc, nothing before begin. */
+        {CMD_KS(KS_RO, 2, 0, 1), 2, ""},
+        {CMD_KS(KS_RO, 1, 1, 1), 2, "1"},
+        {CMD_KS(KS_RO, 1, 0, 1), 1, ""},
+        /* A step of 0 counts as 1; begin 0 is no spec. */
+        {CMD_KS(KS_RO, 1, -1, 0), 4, "1 2 3"},
+        {CMD_KS(KS_RO, 0, -1, 1), 4, ""},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        assert_string_equal(spec_keys(cases[i].spec, cases[i].argc),
+                            cases[i].keys);
     /* The walk stops at the callback's first non-zero return. */
     cmd_keyspec_t all = CMD_KS(KS_RO, 1, -1, 1);
     keys_seen_t k = {.stop_at = 2};
