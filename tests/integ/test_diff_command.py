@@ -286,3 +286,11 @@ def test_cf_categories_and_key_specs(pair, proto):
                          "a", "b") == [[b"k", ["RO", "access"]]]
     finally:
         c.close()
+
+
+@pytest.mark.parametrize("proto", PROTOS)
+def test_no_multi_commands_refused_in_a_transaction(pair, proto):
+    """The no_multi flag COMMAND INFO shows is enforced: SAVE and SHUTDOWN
+    are refused when queued, and EXEC then aborts."""
+    pair.script([("MULTI",), ("SAVE",), ("SHUTDOWN", "NOSAVE"), ("PING",),
+                 ("EXEC",), ("PING",)], exact=True, proto=proto)
