@@ -187,7 +187,8 @@ def test_list_filterby_aclcat(pair, proto):
     cats = _categories(pair)
     assert "keyspace" in cats and "connection" in cats
     nonempty = 0
-    for cat in cats + ["KEYSPACE", "Read", "nosuchcategory", "@read"]:
+    for cat in cats + ["KEYSPACE", "Read", "nosuchcategory", "@read", "all",
+                       ""]:
         ours, theirs = pair.both("COMMAND", "LIST", "FILTERBY", "ACLCAT",
                                  cat, proto=proto)
         o = sorted(set(map(_str, ours)) & names)
