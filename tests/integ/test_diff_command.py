@@ -295,3 +295,10 @@ def test_no_multi_commands_refused_in_a_transaction(pair, proto):
     are refused when queued, and EXEC then aborts."""
     pair.script([("MULTI",), ("SAVE",), ("SHUTDOWN", "NOSAVE"), ("PING",),
                  ("EXEC",), ("PING",)], exact=True, proto=proto)
+
+
+def test_getkeys_docs(pair):
+    pair.same("COMMAND", "DOCS", "command|getkeys", "command|getkeysandflags",
+              exact=True)
+    pair.same("COMMAND", "INFO", "command|getkeys", "command|getkeysandflags",
+              exact=True)
