@@ -565,14 +565,15 @@ static uint64_t key_flags(unsigned ks)
 }
 
 /* Whether the commands are filed in ACL categories (the server has
- * SetCommandACLCategories), and whether @cuckoo is among them. */
+ * SetCommandACLCategories), and whether @cuckoo is among them (it has
+ * AddACLCategory too, or another module made the category). */
 static bool acl_cats_on, acl_cuckoo_on;
 
 /* Makes @cuckoo where the server can file module commands in categories;
- * on a server that cannot (Redis 7.0), says once what that means. */
+ * says once at load what a server that cannot means. */
 static void acl_setup(RedisModuleCtx *ctx)
 {
-    if (rm_SetCommandACLCategories == NULL || rm_AddACLCategory == NULL) {
+    if (rm_SetCommandACLCategories == NULL) {
         rm_Log(ctx, "notice",
                "cuckoo: this server cannot file module commands in ACL "
                "categories (RedisModule_SetCommandACLCategories, Redis 7.2+ "
@@ -583,6 +584,14 @@ static void acl_setup(RedisModuleCtx *ctx)
         return;
     }
     acl_cats_on = true;
+    if (rm_AddACLCategory == NULL) {
+        rm_Log(ctx, "notice",
+               "cuckoo: this server cannot add ACL categories "
+               "(RedisModule_AddACLCategory, Redis 7.4+ and Valkey 8): the CF "
+               "commands are filed in @read, @write, @fast or @slow, and "
+               "there is no @cuckoo.");
+        return;
+    }
     /* EBUSY: another module (RedisBloom) made it; the commands join it. */
     acl_cuckoo_on = rm_AddACLCategory(ctx, "cuckoo") == RM_OK || errno == EBUSY;
     if (!acl_cuckoo_on)

@@ -248,8 +248,8 @@ typedef struct rm_command_info {
 
 /* Functions of newer servers, which older ones lack: rm_init() leaves
  * their pointers NULL when the server has none, and the caller degrades.
- * AddACLCategory and SetCommandACLCategories came with Redis 7.2 (and are
- * in Valkey 8). */
+ * SetCommandACLCategories came with Redis 7.2, AddACLCategory with 7.4;
+ * Valkey 8 has both. */
 #define RM_API_OPTIONAL(X)                                                     \
     X(int, AddACLCategory, (RedisModuleCtx * ctx, const char *name))           \
     X(int, SetCommandACLCategories,                                            \

@@ -1,9 +1,11 @@
 """The module's commands under Redis's ACLs: the key specs it declares
 (SetCommandInfo, Redis 7.0+) make key patterns with read/write
 permissions (%R~, %W~) apply to CF keys; the ACL categories it files them
-in (SetCommandACLCategories, Redis 7.2+) make +@read and +@cuckoo apply,
-and on a server without that function (the installed 7.0) the module says
-so once in the log and the commands belong to no category."""
+in (SetCommandACLCategories, Redis 7.2+) make +@read apply, and +@cuckoo
+where it can add that category (AddACLCategory, Redis 7.4+); on a server
+without them (the installed 7.0) the module says so once in the log and
+the commands belong to no category. Passes on Redis 7.0 and on 7.2
+(redis-server 7.2.6 first on PATH)."""
 
 import pytest
 import redis
@@ -17,8 +19,9 @@ WRITES = [("CF.ADD", "f", "b"), ("CF.ADDNX", "f", "c"),
           ("CF.DEL", "f", "a"), ("CF.RESERVE", "g", "100"),
           ("CF.LOADCHUNK", "f", "1", "x")]
 
+# The key refusal's words: Redis 7.0's, then 7.2's.
 DENIED_KEY = ("NOPERM this user has no permissions to access one of the "
-              "keys used as arguments")
+              "keys used as arguments", "NOPERM No permissions to access a key")
 
 
 def user(r, name, *rules):
@@ -111,7 +114,7 @@ def test_read_key_pattern_reads_not_writes(servers):
     for cmd in READS:
         assert refused(ro, cmd) is None, cmd
     for cmd in WRITES:
-        assert refused(ro, cmd) == DENIED_KEY, cmd
+        assert refused(ro, cmd) in DENIED_KEY, cmd
     # The filter is unchanged by the refused writes.
     assert r.execute_command("CF.EXISTS", "f", "b") == 0
     assert r.execute_command("CF.EXISTS", "f", "a") == 1
@@ -122,7 +125,7 @@ def test_write_key_pattern_writes_not_reads(servers):
     r.execute_command("CF.ADD", "f", "a")
     wo = user(r, "wo", "%W~*", "+@all")
     for cmd in READS:
-        assert refused(wo, cmd) == DENIED_KEY, cmd
+        assert refused(wo, cmd) in DENIED_KEY, cmd
     for cmd in [("CF.ADD", "f", "b"), ("CF.DEL", "f", "b"),
                 ("CF.INSERT", "f", "ITEMS", "z")]:
         assert refused(wo, cmd) is None, cmd
@@ -137,11 +140,11 @@ def test_patterns_by_key_name(servers):
     r.execute_command("CF.ADD", "load:1", "a")
     app = user(r, "app", "%R~seen:*", "+@all")
     assert app.execute_command("CF.EXISTS", "seen:1", "a") == 1
-    assert refused(app, ("CF.EXISTS", "load:1", "a")) == DENIED_KEY
-    assert refused(app, ("CF.ADD", "seen:1", "b")) == DENIED_KEY
+    assert refused(app, ("CF.EXISTS", "load:1", "a")) in DENIED_KEY
+    assert refused(app, ("CF.ADD", "seen:1", "b")) in DENIED_KEY
     loader = user(r, "loader", "%RW~load:*", "+@all")
     assert loader.execute_command("CF.ADD", "load:1", "b") == 1
-    assert refused(loader, ("CF.ADD", "seen:1", "b")) == DENIED_KEY
+    assert refused(loader, ("CF.ADD", "seen:1", "b")) in DENIED_KEY
 
 
 def test_categories_or_the_clean_degrade(servers):
@@ -150,14 +153,23 @@ def test_categories_or_the_clean_degrade(servers):
     info = info_of(s, "cf.exists", "cf.add", "cf.reserve")
     log = s.log_text()
     if version(r) >= (7, 2):
-        assert info["cf.exists"][0] == ["@read", "@fast", "@cuckoo"]
-        assert info["cf.add"][0] == ["@write", "@fast", "@cuckoo"]
-        assert info["cf.reserve"][0] == ["@write", "@slow", "@cuckoo"]
+        # SetCommandACLCategories: filed as the daemon files them; @cuckoo
+        # from 7.4 (AddACLCategory), said once at load before that.
+        cuckoo = ["@cuckoo"] if version(r) >= (7, 4) else []
+        assert log.count("cannot add ACL categories") == (0 if cuckoo else 1)
+        assert "cannot file module commands" not in log
+        assert info["cf.exists"][0] == ["@read", "@fast"] + cuckoo
+        assert info["cf.add"][0] == ["@write", "@fast"] + cuckoo
+        assert info["cf.reserve"][0] == ["@write", "@slow"] + cuckoo
         reader = user(r, "reader", "~*", "+@read")
         r.execute_command("CF.ADD", "f", "a")
         assert reader.execute_command("CF.EXISTS", "f", "a") == 1
-        assert refused(reader, ("CF.ADD", "f", "b")).startswith(
-            "NOPERM this user has no permissions to run")
+        assert refused(reader, ("CF.ADD", "f", "b")).startswith("NOPERM")
+        assert refused(reader, ("CF.ADD", "f", "b")) not in DENIED_KEY
+        if cuckoo:
+            every = user(r, "cuckoo", "~*", "+@cuckoo")
+            assert every.execute_command("CF.ADD", "f", "b") == 1
+            assert refused(every, ("GET", "f")).startswith("NOPERM")
         return
     # Redis 7.0: no categories for module commands, said once at load.
     for name in ("cf.exists", "cf.add", "cf.reserve"):
