@@ -4,8 +4,11 @@
  * at the final size from the start.
  *
  *   bench_growth grow  [N [C [TARGET]]]   reserve C, add N distinct items
- *   bench_growth fuzz  [OPS [C [SEED]]]   random adds and deletes against
- *                                         an exact multiset
+ *   bench_growth fuzz  [OPS [C [SEED [grow-first]]]]  random adds and
+ *                                         deletes against an exact multiset
+ *                                         (grow-first: adds only for the
+ *                                         first half, so that entries run
+ *                                         out of bits before deletes come)
  *   bench_growth block [N [C [B]]]        both candidates in an aligned
  *                                         block of B buckets: the load it
  *                                         reaches before it must grow
@@ -212,7 +215,7 @@ static int grow(uint64_t n, uint64_t c, double target)
  * against an exact multiset: every delete of an item in must find an entry,
  * and every item in must be found. Deletes of items never added are not
  * made: they may take another item's entry in any cuckoo filter. */
-static int fuzz(uint64_t ops, uint64_t c, uint64_t seed)
+static int fuzz(uint64_t ops, uint64_t c, uint64_t seed, bool grow_first)
 {
     gp_t g;
     uint64_t *live = malloc(ops * sizeof(*live)), nlive = 0, next = 0;
@@ -224,10 +227,18 @@ static int fuzz(uint64_t ops, uint64_t c, uint64_t seed)
     for (uint64_t op = 0; op < ops; op++) {
         x = gp_mix(x + op);
         unsigned r = (unsigned)(x % 100);
+        if (grow_first && op < ops / 2 && r < 97)
+            r = 5; /* new items only: old entries live on to run out of bits */
         if (r < 60 || nlive == 0) {
             uint64_t k = (r < 3 && nlive) ? live[(x >> 8) % nlive] : next++;
-            if (gp_add(&g, &k, 8) != 0)
+            int rc = gp_add(&g, &k, 8);
+            if (rc != 0) {
+                fprintf(stderr,
+                        "fuzz: add failed (%d) at op %" PRIu64 ", %" PRIu64
+                        " buckets, level %u, voids %" PRIu64 "\n",
+                        rc, op, g.nb, g.level, g.voids);
                 return 1;
+            }
             live[nlive++] = k;
         } else if (r < 97) {
             uint64_t i = (x >> 8) % nlive, k = live[i];
@@ -382,7 +393,8 @@ int main(int argc, char **argv)
                     argc > 4 ? atof(argv[4]) : 0.94);
     if (strcmp(mode, "fuzz") == 0)
         return fuzz(a ? a : 10000000, b ? b : 1000,
-                    argc > 4 ? strtoull(argv[4], NULL, 10) : 1);
+                    argc > 4 ? strtoull(argv[4], NULL, 10) : 1,
+                    argc > 5 && strcmp(argv[5], "grow-first") == 0);
     if (strcmp(mode, "block") == 0)
         return block(a ? a : 10000000, b ? b : 100000,
                      argc > 4 ? (unsigned)atoi(argv[4]) : 8);

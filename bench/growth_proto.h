@@ -44,6 +44,7 @@
 #define GP_LMAX (GP_VAR_BITS - 1)
 #define GP_VAR_MASK ((1u << GP_VAR_BITS) - 1)
 #define GP_MAX_KICKS 500
+#define GP_MAX_FORCED 64 /* rounds of 16 forced splits per insert */
 #define GP_PRIME 0x9E3779B97F4A7C15ull
 
 typedef struct gp {
@@ -63,6 +64,12 @@ typedef struct gp {
     uint64_t truncs; /* bits dropped moving an entry to a lower level */
     uint64_t forced; /* splits done because an insert found no room */
     uint64_t kicks;  /* entries moved on by inserts */
+    /* The victim stash: an entry left homeless by an insert that found no
+     * room even after GP_MAX_FORCED rounds of splits (more than 2b copies
+     * of one item), in the struct: lookups need no read for it. */
+    uint64_t vb;
+    uint32_t vv;         /* 0: empty */
+    uint64_t stash_lost; /* a void victim whose copy found no room */
     /* Per tag: the base table's alternate offset H(t) and the stream mask
      * G(t) of side 1, so that no lookup mixes them again. */
     uint64_t h0[1u << GP_TAG_BITS];
@@ -215,6 +222,25 @@ static int gp_split(gp_t *f)
             lo[k] = (uint16_t)nv;
         }
     }
+    if (f->vv != 0 && f->vb == f->split) {
+        uint32_t var = f->vv & GP_VAR_MASK;
+        if (var == 1) {
+            uint64_t b = f->split + n;
+            uint32_t v = f->vv;
+            hi = f->slot + b * GP_B;
+            int k = 0;
+            while (k < GP_B && hi[k] != 0)
+                k++;
+            if (k < GP_B)
+                hi[k] = (uint16_t)v, f->entries++;
+            else
+                f->stash_lost++;
+        } else {
+            if (var & 1)
+                f->vb += n;
+            f->vv = (f->vv & ~GP_VAR_MASK) | var >> 1;
+        }
+    }
     f->nb++;
     if (++f->split == n) {
         f->level++;
@@ -288,7 +314,16 @@ static int gp_place(gp_t *f, uint64_t *b, uint32_t *v)
  * its next stream bit (both halves when it has none). */
 static int gp_insert_entry(gp_t *f, uint64_t b, uint32_t v)
 {
-    while (gp_place(f, &b, &v) != 0) {
+    /* Bounded: more than 2b copies of one item never fit, however far the
+     * table grows (the chain refuses them too). */
+    for (int round = 0; gp_place(f, &b, &v) != 0; round++) {
+        if (round == GP_MAX_FORCED) {
+            if (f->vv != 0)
+                return -ENOSPC; /* cannot happen: the stash is tried first */
+            f->vb = b;
+            f->vv = v;
+            return -ENOSPC;
+        }
         for (int i = 0; i < 16; i++) {
             uint64_t n = f->n0 << f->level;
             bool mine = f->split == b;
@@ -319,8 +354,25 @@ static inline unsigned gp_free_slots(const uint16_t *s)
     return (s[0] == 0) + (s[1] == 0) + (s[2] == 0) + (s[3] == 0);
 }
 
+static bool gp_victim_is(const gp_t *f, const uint16_t *s, uint32_t t,
+                         uint64_t q)
+{
+    if (f->vv == 0 || f->slot + f->vb * GP_B != s)
+        return false;
+    uint32_t var = f->vv & GP_VAR_MASK;
+    return (f->vv >> GP_VAR_BITS) == t &&
+           ((var ^ (uint32_t)q) & (uint32_t)gp_mask(gp_len(var))) == 0;
+}
+
 static int gp_add(gp_t *f, const void *key, size_t len)
 {
+    if (f->vv != 0) { /* the stash first: an insert then has room for it */
+        uint64_t b = f->vb;
+        uint32_t v = f->vv;
+        f->vv = 0;
+        if (gp_insert_entry(f, b, v) != 0)
+            return -ENOSPC; /* it is back in the stash */
+    }
     while ((double)(f->entries + 1) > f->target * (double)(f->nb * GP_B) &&
            f->nb < f->max_nb)
         gp_split(f);
@@ -338,8 +390,8 @@ static int gp_add(gp_t *f, const void *key, size_t len)
                               : gp_insert_entry(f, b0, v0);
     else
         rc = e0 >= e1 ? gp_insert_entry(f, b0, v0) : gp_insert_entry(f, b1, v1);
-    if (rc == 0)
-        f->entries++;
+    if (rc == 0 || f->vv != 0)
+        f->entries++; /* placed, or its last homeless entry is stashed */
     return rc;
 }
 
@@ -398,7 +450,9 @@ static inline bool gp_contains(const gp_t *f, const void *key, size_t len,
     gp_probe_t p = gp_probe(f, &it);
     if (reads != NULL)
         *reads += 2;
-    return gp_has(p.s[0], p.tag, p.q[0]) || gp_has(p.s[1], p.tag, p.q[1]);
+    return gp_has(p.s[0], p.tag, p.q[0]) || gp_has(p.s[1], p.tag, p.q[1]) ||
+           gp_victim_is(f, p.s[0], p.tag, p.q[0]) ||
+           gp_victim_is(f, p.s[1], p.tag, p.q[1]);
 }
 
 /* Batched lookups: hashes and prefetches GP_WINDOW items ahead. */
@@ -423,7 +477,10 @@ static void gp_contains_many(const gp_t *f, size_t n, const uint64_t *keys,
             __builtin_prefetch(r->s[0]);
             __builtin_prefetch(r->s[1]);
         }
-        out[i] = gp_has(p.s[0], p.tag, p.q[0]) || gp_has(p.s[1], p.tag, p.q[1]);
+        out[i] = gp_has(p.s[0], p.tag, p.q[0]) ||
+                 gp_has(p.s[1], p.tag, p.q[1]) ||
+                 gp_victim_is(f, p.s[0], p.tag, p.q[0]) ||
+                 gp_victim_is(f, p.s[1], p.tag, p.q[1]);
     }
 }
 
@@ -450,6 +507,16 @@ static int gp_del(gp_t *f, const void *key, size_t len)
             }
         }
     }
+    for (int side = 0; side < 2; side++)
+        if (gp_victim_is(f, p.s[side], p.tag, p.q[side])) {
+            int known =
+                (int)(gp_level_of(f, f->vb) + gp_len(f->vv & GP_VAR_MASK));
+            if (known > best_known) {
+                f->vv = 0;
+                f->entries--;
+                return 1;
+            }
+        }
     if (best == NULL)
         return 0;
     *best = 0;
