@@ -222,6 +222,7 @@ static int fuzz(uint64_t ops, uint64_t c, uint64_t seed, bool grow_first)
     gp_t g;
     uint64_t *live = malloc(ops * sizeof(*live)), nlive = 0, next = 0;
     uint64_t x = seed | 1, fn = 0, delmiss = 0, checks = 0, maxlive = 0;
+    uint64_t refused = 0;
     if (live == NULL || gp_init(&g, gp_nb_for(c, 0.94), gp_nb_for(ops, 0.5) * 2,
                                 0.94, seed) != 0)
         return 2;
@@ -234,6 +235,10 @@ static int fuzz(uint64_t ops, uint64_t c, uint64_t seed, bool grow_first)
         if (r < 60 || nlive == 0) {
             uint64_t k = (r < 3 && nlive) ? live[(x >> 8) % nlive] : next++;
             int rc = gp_add(&g, &k, 8);
+            if (rc == -ENOSPC && g.nb < g.max_nb) {
+                refused++; /* "full" while the stash is held: not added */
+                continue;
+            }
             if (rc != 0) {
                 fprintf(stderr,
                         "fuzz: add failed (%d) at op %" PRIu64 ", %" PRIu64
@@ -264,9 +269,9 @@ static int fuzz(uint64_t ops, uint64_t c, uint64_t seed, bool grow_first)
            "), doublings %u, voids %" PRIu64 ", forced splits %" PRIu64
            ", %" PRIu64 " lookups of items in checked: %" PRIu64
            " false negatives, %" PRIu64 " deletes of items in found "
-           "nothing\n",
+           "nothing, %" PRIu64 " adds refused as full\n",
            ops, c, nlive, maxlive, g.level - start_level, g.voids, g.forced,
-           checks, fn, delmiss);
+           checks, fn, delmiss, refused);
     free(live);
     gp_destroy(&g);
     return fn != 0 || delmiss != 0;

@@ -314,18 +314,18 @@ static int gp_place(gp_t *f, uint64_t *b, uint32_t *v)
 
 /* Places entry v of bucket b, splitting buckets ahead of the load target
  * while no room is found: a homeless entry whose bucket is split follows
- * its next stream bit (both halves when it has none). */
+ * its next stream bit (both halves when it has none). 0 when placed, 1
+ * when the last homeless entry went to the (empty) stash, -ENOSPC when
+ * the table is at its largest. */
 static int gp_insert_entry(gp_t *f, uint64_t b, uint32_t v)
 {
     /* Bounded: more than 2b copies of one item never fit, however far the
      * table grows (the chain refuses them too). */
     for (int round = 0; gp_place(f, &b, &v) != 0; round++) {
-        if (round == GP_MAX_FORCED) {
-            if (f->vv != 0)
-                return -ENOSPC; /* cannot happen: the stash is tried first */
-            f->vb = b;
+        if (round >= GP_MAX_FORCED && f->vv == 0) {
+            f->vb = b; /* gp_add() empties the stash before any insert */
             f->vv = v;
-            return -ENOSPC;
+            return 1;
         }
         for (int i = 0; i < 16; i++) {
             uint64_t n = f->n0 << f->level;
@@ -340,7 +340,7 @@ static int gp_insert_entry(gp_t *f, uint64_t b, uint32_t v)
                 f->entries++;
                 f->voids++;
                 int rc = gp_insert_entry(f, b + n, v);
-                if (rc != 0)
+                if (rc < 0)
                     return rc;
             } else {
                 if (var & 1)
@@ -374,7 +374,7 @@ static int gp_add(gp_t *f, const void *key, size_t len)
         uint32_t v = f->vv;
         f->vv = 0;
         if (gp_insert_entry(f, b, v) != 0)
-            return -ENOSPC; /* it is back in the stash */
+            return -ENOSPC; /* it is back in the stash: refused, as full */
     }
     while ((double)(f->entries + 1) > f->target * (double)(f->nb * GP_B) &&
            f->nb < f->max_nb)
@@ -393,9 +393,10 @@ static int gp_add(gp_t *f, const void *key, size_t len)
                               : gp_insert_entry(f, b0, v0);
     else
         rc = e0 >= e1 ? gp_insert_entry(f, b0, v0) : gp_insert_entry(f, b1, v1);
-    if (rc == 0 || f->vv != 0)
-        f->entries++; /* placed, or its last homeless entry is stashed */
-    return rc;
+    if (rc < 0)
+        return rc;
+    f->entries++; /* placed, or its last homeless entry is stashed */
+    return 0;
 }
 
 /* The two buckets of an item and the stream bits each compares. */
