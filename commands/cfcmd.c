@@ -781,7 +781,9 @@ static void cmd_info(const cfcmd_host_t *host, void *h, int argc,
     cf_stats(f, &st);
     double err = cf_error_bound(st.bucket_size, st.fp_bits) *
                  (double)(st.nfilters > 0 ? st.nfilters : 1);
-    host->reply_map(h, 12);
+    /* an imported filter answers RedisBloom's fields, and only those */
+    bool rb = st.form == CF_FORM_REDISBLOOM;
+    host->reply_map(h, rb ? 8 : 12);
     info_field(&c, "Size", st.size_bytes);
     info_field(&c, "Number of buckets", st.nbuckets);
     info_field(&c, "Number of filters", st.nfilters);
@@ -790,6 +792,8 @@ static void cmd_info(const cfcmd_host_t *host, void *h, int argc,
     info_field(&c, "Bucket size", st.bucket_size);
     info_field(&c, "Expansion rate", st.expansion);
     info_field(&c, "Max iterations", st.max_kicks);
+    if (rb)
+        return;
     info_field(&c, "Fingerprint bits", st.fp_bits);
     info_field(&c, "Capacity", st.capacity);
     host->reply_bulk(h, "Error rate", strlen("Error rate"));
@@ -825,10 +829,21 @@ static void cmd_scandump(const cfcmd_host_t *host, void *h, int argc,
         return;
     }
     host->reply_array(h, 2);
+    cf_stats_t st;
+    cf_stats(f, &st);
+    bool rb = st.form == CF_FORM_REDISBLOOM;
+    if (rb && st.items == 0) { /* RedisBloom's end, even at iterator 0 */
+        host->reply_int(h, 0);
+        host->reply_null(h);
+        return;
+    }
     if (it == 0) {
         unsigned char hdr[CF_HEADER_MAX];
-        size_t len = cf_header_len(f);
-        cf_header_write(f, hdr);
+        size_t len = rb ? CF_RB_HEADER_LEN : cf_header_len(f);
+        if (rb)
+            cf_rb_header(f, hdr);
+        else
+            cf_header_write(f, hdr);
         host->reply_int(h, 1);
         host->reply_bulk(h, hdr, len);
         return;
@@ -836,7 +851,7 @@ static void cmd_scandump(const cfcmd_host_t *host, void *h, int argc,
 
     const void *p = NULL;
     uint64_t off = (uint64_t)it - 1;
-    size_t n = cf_data_view(f, off, CF_DUMP_CHUNK, &p);
+    size_t n = cf_data_view(f, off, rb ? CF_RB_CHUNK_MAX : CF_DUMP_CHUNK, &p);
     if (n == 0) {
         host->reply_int(h, 0);
         host->reply_null(h);
@@ -868,14 +883,19 @@ static void load_header(const call_t *c, const arg_t *key, const arg_t *data)
         reply_error(c, oom);
         return;
     }
-    rc = cf_load_header(data->ptr, data->len, &lim, &f, &used);
+    /* RedisBloom's header chunk is shorter than any of ours */
+    bool rb = data->len == CF_RB_HEADER_LEN;
+    used = data->len;
+    rc = rb ? cf_load_rb_header(data->ptr, data->len, &lim, &f)
+            : cf_load_header(data->ptr, data->len, &lim, &f, &used);
     if (rc == -ENOMEM) {
         reply_error(
             c, maxmemory ? oom : "ERR Invalid header: the filter is too large");
         return;
     }
     if (rc != 0) {
-        reply_error(c, "ERR Invalid header");
+        reply_error(c,
+                    rb ? "ERR Couldn't create filter!" : "ERR Invalid header");
         return;
     }
     if (used != data->len) {
@@ -920,12 +940,40 @@ static void cmd_loadchunk(const cfcmd_host_t *host, void *h, int argc,
         reply_error(&c, "ERR not found");
         return;
     }
+    if (cf_is_redisbloom(f)) {
+        if (cf_load_rb_chunk(f, it, argv[3].ptr, argv[3].len) != 0) {
+            reply_error(&c, "ERR Couldn't load chunk!");
+            return;
+        }
+        host->changed(h, &argv[1], f, 1);
+        host->reply_simple(h, "OK");
+        return;
+    }
     uint64_t end = (uint64_t)it - 1, len = argv[3].len;
     if (len == 0 || len > end ||
         cf_load_data(f, end - len, argv[3].ptr, argv[3].len) != 0) {
         reply_error(&c, "ERR Invalid position");
         return;
     }
+    host->changed(h, &argv[1], f, 1);
+    host->reply_simple(h, "OK");
+}
+
+/* CF.COMPACT key: RedisBloom's compaction of an imported filter's chain;
+ * the core's own filters have nothing to compact. */
+static void cmd_compact(const cfcmd_host_t *host, void *h, int argc,
+                        const arg_t *argv)
+{
+    const call_t c = {host, h};
+    cf_filter_t *f;
+    (void)argc;
+    if (find_write(&c, &argv[1], &f) != 0)
+        return;
+    if (f == NULL) {
+        reply_error(&c, "ERR Cuckoo filter was not found");
+        return;
+    }
+    cf_compact(f);
     host->changed(h, &argv[1], f, 1);
     host->reply_simple(h, "OK");
 }
@@ -1109,5 +1157,13 @@ const cfcmd_def_t cfcmd_table[] = {
      .summary = "Restores a filter previously saved using SCANDUMP",
      .complexity = "O(n), where n is the capacity",
      .args = args_loadchunk},
+    {.name = "cf.compact",
+     .since = "2.0.0",
+     .arity = 2,
+     .flags = CMD_WRITE,
+     .proc = cmd_compact,
+     .summary = "Moves the items of newer sub-filters into older ones",
+     .complexity = "O(n), where n is the number of slots",
+     .args = args_key},
     {.name = NULL},
 };
