@@ -468,8 +468,14 @@ static bool pow2(uint64_t x)
 }
 
 /* Checks h without allocating: 0, -EINVAL (damaged or inconsistent) or
- * -ENOMEM (sizes overflow, or more than lim allows). *bytes: the data. */
-static int hdr_check(const rb_hdr_t *h, const cf_limits_t *lim, uint64_t *bytes)
+ * -ENOMEM (sizes overflow, or more than lim allows). *bytes: the data.
+ * An import (strict) must also have counts that can be true; the
+ * project's own encoding loads whatever counts the filter had, since
+ * RedisBloom's counters drift from the slots (a delete of a colliding
+ * fingerprint, data loaded over a header), and a saved filter must always
+ * load back. */
+static int hdr_check(const rb_hdr_t *h, const cf_limits_t *lim, bool strict,
+                     uint64_t *bytes)
 {
     if (h->bs < 1 || h->bs > RB_MAX_BUCKET || h->max_iter == 0 ||
         !pow2(h->nb) || h->nb > RB_MAX_NB || h->nf < 1 ||
@@ -488,7 +494,7 @@ static int hdr_check(const rb_hdr_t *h, const cf_limits_t *lim, uint64_t *bytes)
         if (total > CF_ABS_MAX_BYTES)
             return -ENOMEM;
     }
-    if (h->items > total)
+    if (strict && h->items > total)
         return -EINVAL;
     uint64_t need = total + h->nf * sizeof(rb_sub_t) + sizeof(struct cf_rb);
     if (lim != NULL && lim->max_bytes && need > lim->max_bytes)
@@ -497,10 +503,11 @@ static int hdr_check(const rb_hdr_t *h, const cf_limits_t *lim, uint64_t *bytes)
     return 0;
 }
 
-static int rb_new(const rb_hdr_t *h, const cf_limits_t *lim, cf_filter_t **out)
+static int rb_new(const rb_hdr_t *h, const cf_limits_t *lim, bool strict,
+                  cf_filter_t **out)
 {
     uint64_t bytes;
-    int rc = hdr_check(h, lim, &bytes);
+    int rc = hdr_check(h, lim, strict, &bytes);
     *out = NULL;
     if (rc < 0)
         return rc;
@@ -549,7 +556,7 @@ int cf_load_rb_header(const void *buf, size_t len, const cf_limits_t *lim,
     if (len != CF_RB_HEADER_LEN)
         return -EINVAL;
     hdr_read(buf, &h);
-    return rb_new(&h, lim, out);
+    return rb_new(&h, lim, true, out);
 }
 
 int cf_load_rb_chunk(cf_filter_t *f, long long pos, const void *p, size_t len)
@@ -602,7 +609,7 @@ int cf_rb_load_wrap(const void *buf, size_t len, const cf_limits_t *lim,
         le_load64(p + CF_RB_WRAP_LEN - 8) != XXH3_64bits(p, CF_RB_WRAP_LEN - 8))
         return -EINVAL;
     hdr_read(p + 8, &h);
-    int rc = rb_new(&h, lim, out);
+    int rc = rb_new(&h, lim, false, out);
     if (rc == 0)
         *used = CF_RB_WRAP_LEN;
     return rc;
