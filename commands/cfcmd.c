@@ -46,6 +46,10 @@
 /* ERRTEXT_OOM's refusal without maxmemory: the machine's memory is the
  * limit. */
 #define CF_ERR_RAM "ERR capacity is too large for this machine's memory"
+/* RedisBloom's refusal of a data chunk that does not fit its filter. */
+#define CF_ERR_CHUNK "ERR Couldn't load chunk!"
+/* RedisBloom's refusal of a capacity no filter can have. */
+#define CF_ERR_NOMEM "ERR Insufficient memory to create filter"
 
 /* Items handed to the core at once by CF.MEXISTS and CF.INSERT (the core
  * keeps its own prefetch window within a call; each call starts it anew,
@@ -312,6 +316,39 @@ static bool parse_bounded(const call_t *c, const char *name, const arg_t *a,
     return true;
 }
 
+/* RedisBloom's default bucket size: a capacity is refused below twice
+ * it when no BUCKETSIZE is given. */
+#define RB_DEFAULT_BUCKET 2
+
+/* A capacity argument as RedisBloom reads it: "ERR Bad capacity" when it
+ * is not an integer, its "Capacity must be at least (BucketSize * 2)"
+ * below twice RedisBloom's default bucket (zero and negatives included).
+ * false after the error reply. */
+static bool parse_capacity(const call_t *c, const arg_t *a, uint64_t *out)
+{
+    long long v;
+    if (!arg_ll(a, &v)) {
+        reply_error(c, "ERR Bad capacity");
+        return false;
+    }
+    if (v < 2 * RB_DEFAULT_BUCKET) {
+        reply_error(c, "ERR Capacity must be at least (BucketSize * 2)");
+        return false;
+    }
+    *out = (uint64_t)v;
+    return true;
+}
+
+/* A capacity RedisBloom accepts with its default bucket must be accepted:
+ * without a BUCKETSIZE, a filter too small for two of the default buckets
+ * takes RedisBloom's bucket of 2 (CF.INFO says so). */
+static void tiny_bucket(cf_params_t *p)
+{
+    if (p->capacity < 2 * (uint64_t)p->bucket_size &&
+        p->capacity >= 2 * RB_DEFAULT_BUCKET)
+        p->bucket_size = RB_DEFAULT_BUCKET;
+}
+
 static void reply_bad_rate(const call_t *c)
 {
     reply_error(c, "ERR ERROR: rate must be a number between 0 and 1 that "
@@ -378,7 +415,7 @@ static cf_filter_t *create_filter(const call_t *c, const arg_t *key,
         return NULL;
     }
     if (cf_params_check(p) != 0 || (bytes = cf_params_table_bytes(p)) == 0) {
-        reply_error(c, "ERR Bad capacity");
+        reply_error(c, CF_ERR_NOMEM);
         return NULL;
     }
     /* The table alone first, then cf_create() checks the whole filter
@@ -392,7 +429,7 @@ static cf_filter_t *create_filter(const call_t *c, const arg_t *key,
     p->seed = c->host->seed(c->h);
     rc = cf_create(p, &f);
     if (rc != 0) {
-        reply_error(c, rc == -ENOMEM ? oom : "ERR Bad capacity");
+        reply_error(c, rc == -ENOMEM ? oom : CF_ERR_NOMEM);
         return NULL;
     }
     if (c->host->create(c->h, key, &f) != 0) {
@@ -453,17 +490,17 @@ static void cmd_reserve(const cfcmd_host_t *host, void *h, int argc,
         reply_arity(&c, "cf.reserve");
         return;
     }
+    bool bucket_given = false;
     params_default(&c, &p, &rate);
-    if (!arg_u64(&argv[2], &p.capacity) || p.capacity == 0) {
-        reply_error(&c, "ERR Bad capacity");
+    if (!parse_capacity(&c, &argv[2], &p.capacity))
         return;
-    }
     for (int i = 3; i + 1 < argc; i += 2) {
         const arg_t *opt = &argv[i], *val = &argv[i + 1];
         if (arg_is(opt, "bucketsize")) {
             if (!parse_bounded(&c, "BUCKETSIZE", val, 1, CF_MAX_BUCKET_SIZE,
                                &p.bucket_size))
                 return;
+            bucket_given = true;
         } else if (arg_is(opt, "maxiterations")) {
             if (!parse_bounded(&c, "MAXITERATIONS", val, 1, CF_MAX_KICKS,
                                &p.max_kicks))
@@ -483,6 +520,8 @@ static void cmd_reserve(const cfcmd_host_t *host, void *h, int argc,
             return;
         }
     }
+    if (!bucket_given)
+        tiny_bucket(&p);
     if (!apply_rate(&p, rate, user_rate)) {
         reply_bad_rate(&c);
         return;
@@ -612,10 +651,9 @@ static void insert_common(const call_t *c, int argc, const arg_t *argv, bool nx,
         } else if (arg_is(opt, "nocreate")) {
             nocreate = true;
         } else if (arg_is(opt, "capacity") && i + 1 < argc) {
-            if (!arg_u64(&argv[++i], &p.capacity) || p.capacity == 0) {
-                reply_error(c, "ERR Bad capacity");
+            /* checked even when the key exists, as RedisBloom does */
+            if (!parse_capacity(c, &argv[++i], &p.capacity))
                 return;
-            }
         } else if (arg_is(opt, "error") && i + 1 < argc) {
             if (!parse_rate(&argv[++i], &rate)) {
                 reply_bad_rate(c);
@@ -631,6 +669,7 @@ static void insert_common(const call_t *c, int argc, const arg_t *argv, bool nx,
         reply_arity(c, name);
         return;
     }
+    tiny_bucket(&p);
     if (!apply_rate(&p, rate, user_rate)) {
         reply_bad_rate(c);
         return;
@@ -889,8 +928,9 @@ static void load_header(const call_t *c, const arg_t *key, const arg_t *data)
     rc = rb ? cf_load_rb_header(data->ptr, data->len, &lim, &f)
             : cf_load_header(data->ptr, data->len, &lim, &f, &used);
     if (rc == -ENOMEM) {
-        reply_error(
-            c, maxmemory ? oom : "ERR Invalid header: the filter is too large");
+        reply_error(c, maxmemory ? oom
+                       : rb      ? "ERR Couldn't create filter!"
+                            : "ERR Invalid header: the filter is too large");
         return;
     }
     if (rc != 0) {
@@ -926,7 +966,10 @@ static void cmd_loadchunk(const cfcmd_host_t *host, void *h, int argc,
     cf_filter_t *f;
     long long it;
 
-    if (!parse_iterator(&argv[2], &it) || it < 1) {
+    /* As RedisBloom: a non-number or 0 is an invalid position; anything
+     * else that does not place the chunk inside the filter is refused
+     * as a chunk that cannot load. */
+    if (!arg_ll(&argv[2], &it) || it == 0) {
         reply_error(&c, "ERR Invalid position");
         return;
     }
@@ -942,7 +985,7 @@ static void cmd_loadchunk(const cfcmd_host_t *host, void *h, int argc,
     }
     if (cf_is_redisbloom(f)) {
         if (cf_load_rb_chunk(f, it, argv[3].ptr, argv[3].len) != 0) {
-            reply_error(&c, "ERR Couldn't load chunk!");
+            reply_error(&c, CF_ERR_CHUNK);
             return;
         }
         host->changed(h, &argv[1], f, 1);
@@ -950,9 +993,9 @@ static void cmd_loadchunk(const cfcmd_host_t *host, void *h, int argc,
         return;
     }
     uint64_t end = (uint64_t)it - 1, len = argv[3].len;
-    if (len == 0 || len > end ||
+    if (it < 0 || len == 0 || len > end ||
         cf_load_data(f, end - len, argv[3].ptr, argv[3].len) != 0) {
-        reply_error(&c, "ERR Invalid position");
+        reply_error(&c, CF_ERR_CHUNK);
         return;
     }
     host->changed(h, &argv[1], f, 1);
@@ -1158,7 +1201,7 @@ const cfcmd_def_t cfcmd_table[] = {
      .complexity = "O(n), where n is the capacity",
      .args = args_loadchunk},
     {.name = "cf.compact",
-     .since = "2.0.0",
+     .since = "2.2.0",
      .arity = 2,
      .flags = CMD_WRITE,
      .proc = cmd_compact,
