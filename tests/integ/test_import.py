@@ -215,3 +215,45 @@ def test_mutated_chunks_never_crash(raw, server):
                           for i in range(50)] + [("CF.ADD", key, "z"),
                                                   ("CF.DEL", key, "z")])
     assert raw.command("PING") == "PONG"
+
+
+# ---- scripts/migrate from a server holding RedisBloom's filters ------------
+
+def test_migrate_imported_filters(daemon):
+    """scripts/migrate --from a server holding filters of RedisBloom's form
+    (cuckood serving the imported fixtures: the same chunks, TYPE and
+    CF.INFO as RedisBloom itself) into another cuckood: every filter of
+    every database copied and verified, an empty one included (RedisBloom's
+    CF.SCANDUMP gives no chunk for it), and every recorded answer kept."""
+    import os
+    import subprocess
+    import sys
+    from support.proc import ROOT
+    src, dst = daemon(), daemon()
+    c = src.raw(timeout=60)
+    names = ["default_1000", "bucket1_exp1", "autocreated_dups"]
+    for n in names:
+        rbfix.load_into(c, "rb:" + n, rbfix.load(n))
+    c.command("SELECT", "3")
+    rbfix.load_into(c, "three", rbfix.load("bucket4_grown"))
+    empty = struct.pack("<QQQQHHH", 0, 64, 0, 1, 2, 20, 1)
+    assert c.command("CF.LOADCHUNK", "empty", 1, empty) == "OK"
+    out = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "scripts", "migrate"), "--from",
+         "127.0.0.1:%d" % src.port, "--to", "127.0.0.1:%d" % dst.port],
+        capture_output=True, timeout=300, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "db 0: 3 keys, 3 copied and verified" in out.stdout
+    assert "db 3: 2 keys, 2 copied and verified" in out.stdout
+    t = dst.raw(timeout=60)
+    for key, n in [("rb:" + n, n) for n in names] + \
+            [("db3:three", "bucket4_grown")]:
+        fx = rbfix.load(n)
+        items, ex, cnt = rbfix.expected(fx)
+        assert rbfix.answers(t, key, items) == (ex, cnt), key
+        assert info_of(t, key) == fx["cf_info"]
+        assert rbfix.scandump(t, key) == rbfix.chunks(fx)
+    assert t.command("CF.SCANDUMP", "db3:empty", 0) == [0, None]
+    assert info_of(t, "db3:empty")["Number of buckets"] == 64
+    t.close()
+    c.close()

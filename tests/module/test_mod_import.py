@@ -62,3 +62,39 @@ def test_recorded_writes_replay(servers):
     assert got == rec["replies"]
     assert rbfix.scandump(raw, rec["key"]) == rbfix.chunks(rec)
     raw.close()
+
+
+def test_migrate_skips_other_types(servers):
+    """scripts/migrate from a Redis holding an imported filter beside keys
+    of other types (as a Redis with RedisBloom holds Bloom filters and
+    strings): the filter is copied into cuckood and verified, the others
+    are listed and skipped."""
+    import os
+    import subprocess
+    import sys
+    from support.proc import ROOT, Daemon
+    s = servers()
+    raw = s.raw(timeout=60)
+    fx = rbfix.load("bucket1_exp1")
+    rbfix.load_into(raw, "f", fx)
+    raw.command("SET", "s", "x")
+    raw.command("RPUSH", "l", "a")
+    d = Daemon().start()
+    try:
+        out = subprocess.run(
+            [sys.executable, os.path.join(ROOT, "scripts", "migrate"),
+             "--from", "127.0.0.1:%d" % s.port,
+             "--to", "127.0.0.1:%d" % d.port],
+            capture_output=True, timeout=300, text=True)
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert "key b's': skipped (type string)" in out.stdout
+        assert "key b'l': skipped (type list)" in out.stdout
+        assert "db 0: 3 keys, 1 copied and verified, 2 of other types " \
+            "skipped" in out.stdout
+        t = d.raw(timeout=60)
+        check(t, "f", fx)
+        assert t.command("EXISTS", "s") == 0
+        t.close()
+    finally:
+        d.cleanup()
+    raw.close()
