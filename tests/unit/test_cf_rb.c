@@ -177,11 +177,12 @@ static void test_own_encoding_round_trip(void **state)
         cf_data_view(g, off, 512, &q);
         assert_memory_equal(p, q, 512);
     }
+    cf_free(g);
     /* a damaged checksum is refused */
     hdr[20] ^= 1;
     assert_int_equal(cf_load_header(hdr, hlen, NULL, &g, &used) < 0, 1);
+    assert_null(g);
     cf_free(f);
-    cf_free(g);
 }
 
 /* Growth, delete and the memory a host counts by generation. */
