@@ -688,6 +688,13 @@ static void insert_common(const call_t *c, int argc, const arg_t *argv, bool nx,
         created = true;
     }
 
+    /* RedisBloom refuses the whole command once its chain is at its cap */
+    cf_stats_t st;
+    cf_stats(f, &st);
+    if (st.form == CF_FORM_REDISBLOOM && st.nfilters >= st.max_filters) {
+        reply_error(c, "ERR Maximum expansions reached");
+        return;
+    }
     size_t n = (size_t)(argc - first);
     const void *keys[CF_WINDOW];
     size_t lens[CF_WINDOW];

@@ -86,6 +86,22 @@ def test_writes_replay_as_redisbloom(raw, source):
         [[it, d] for it, d in rbfix.chunks(rec)]
 
 
+def test_chain_at_its_cap_refuses_writes(raw):
+    """RedisBloom refuses every insert, the whole command, once its chain
+    has 32 sub-filters (answers observed on RedisBloom 2.6.28)."""
+    h = struct.pack("<QQQQHHH", 0, 1, 0, 32, 1, 20, 1)
+    assert raw.command("CF.LOADCHUNK", "imp:cap", 1, h) == "OK"
+    for cmd in (("CF.ADD", "imp:cap", "a"), ("CF.ADDNX", "imp:cap", "a"),
+                ("CF.INSERT", "imp:cap", "ITEMS", "a", "b"),
+                ("CF.INSERTNX", "imp:cap", "ITEMS", "a")):
+        assert is_err(raw.command(*cmd), "Maximum expansions reached"), cmd
+    assert raw.command("CF.EXISTS", "imp:cap", "a") == 0
+    h = struct.pack("<QQQQHHH", 0, 1, 0, 31, 1, 20, 1)
+    assert raw.command("CF.LOADCHUNK", "imp:cap31", 1, h) == "OK"
+    assert raw.command("CF.INSERT", "imp:cap31", "ITEMS",
+                       *["x%d" % i for i in range(10)]) == [1] * 10
+
+
 def test_compact_missing_key(raw):
     assert is_err(raw.command("CF.COMPACT", "imp:nokey"),
                   "Cuckoo filter was not found")
