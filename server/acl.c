@@ -1023,7 +1023,8 @@ static bool allows(client_t *c, unsigned id, const cmd_def_t *d, int argc,
     return false;
 }
 
-bool acl_authenticate(client_t *c, const arg_t *user, const arg_t *pass)
+bool acl_authenticate(client_t *c, const arg_t *user, const arg_t *pass,
+                      const arg_t *cmd)
 {
     server_t *s = c->srv;
     acl_user_t *u =
@@ -1046,10 +1047,9 @@ bool acl_authenticate(client_t *c, const arg_t *user, const arg_t *pass)
     }
     const char *name = user != NULL ? user->ptr : "default";
     size_t nlen = user != NULL ? user->len : 7;
-    const char *cmd = c->cmd != NULL ? c->cmd->name : "auth";
     acl_log_add(c, ACL_DENIED_AUTH,
-                c->mstate != NULL ? CMD_ACL_MULTI : CMD_ACL_TOP, cmd,
-                strlen(cmd), name, nlen);
+                c->mstate != NULL ? CMD_ACL_MULTI : CMD_ACL_TOP, cmd->ptr,
+                cmd->len, name, nlen);
     s->acl->denied[0]++;
     return false;
 }

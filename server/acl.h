@@ -55,8 +55,10 @@ bool acl_default_nopass(const server_t *s);
 
 /* AUTH/HELLO: checks user (NULL: default) and pass; on success c is
  * authenticated as that user and true is returned, otherwise the attempt
- * is logged (ACL LOG, acl_access_denied_auth) and false returned. */
-bool acl_authenticate(client_t *c, const arg_t *user, const arg_t *pass);
+ * is logged (ACL LOG, acl_access_denied_auth, with cmd, the command's name
+ * as sent) and false returned. */
+bool acl_authenticate(client_t *c, const arg_t *user, const arg_t *pass,
+                      const arg_t *cmd);
 
 /* ACL_OK or the reason u may not run d (ACL id id) with argv[0..argc); for
  * a key denial *pos is the argument index of the key. */

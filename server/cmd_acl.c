@@ -25,6 +25,21 @@ static int quoted(const arg_t *a)
     return (int)(a->len > QUOTE_MAX ? QUOTE_MAX : a->len);
 }
 
+/* Redis's addReplySubcommandSyntaxError(), for the subcommands whose
+ * arity the ACL command checks itself. */
+static void reply_sub_syntax(client_t *c, const arg_t *argv)
+{
+    char parent[CMD_NAME_MAX + 1];
+    size_t n = argv[0].len < CMD_NAME_MAX ? argv[0].len : CMD_NAME_MAX;
+    for (size_t i = 0; i < n; i++)
+        parent[i] = (char)toupper((unsigned char)argv[0].ptr[i]);
+    parent[n] = '\0';
+    resp_add_errorf(&c->out,
+                    "ERR unknown subcommand or wrong number of arguments for "
+                    "'%.*s'. Try %s HELP.",
+                    quoted(&argv[1]), argv[1].ptr, parent);
+}
+
 static void setuser_proc(client_t *c, int argc, const arg_t *argv)
 {
     const arg_t *name = &argv[2];
@@ -121,7 +136,7 @@ static void cat_proc(client_t *c, int argc, const arg_t *argv)
 {
     server_t *s = c->srv;
     if (argc > 3) {
-        reply_wrong_arity(c, "acl|cat");
+        reply_sub_syntax(c, argv);
         return;
     }
     if (argc == 2) {
@@ -158,7 +173,7 @@ static void genpass_proc(client_t *c, int argc, const arg_t *argv)
     enum { MAX_BITS = 4096 };
     long long bits = 256;
     if (argc > 3) {
-        reply_wrong_arity(c, "acl|genpass");
+        reply_sub_syntax(c, argv);
         return;
     }
     if (argc == 3 && !arg_ll(&argv[2], &bits)) {
@@ -195,7 +210,7 @@ static void log_proc(client_t *c, int argc, const arg_t *argv)
 {
     long long count = 10;
     if (argc > 3) {
-        reply_wrong_arity(c, "acl|log");
+        reply_sub_syntax(c, argv);
         return;
     }
     if (argc == 3) {
@@ -338,7 +353,7 @@ static void help_proc(client_t *c, int argc, const arg_t *argv)
         "WHOAMI",
         "    Return the current connection username.",
         "HELP",
-        "    Print this help.",
+        "    Prints this help.",
     };
     reply_help(c, lines, sizeof(lines) / sizeof(lines[0]));
 }

@@ -90,7 +90,7 @@ static void auth_proc(client_t *c, int argc, const arg_t *argv)
         return;
     }
     const arg_t *user = argc == 3 ? &argv[1] : NULL;
-    if (!acl_authenticate(c, user, &argv[argc - 1])) {
+    if (!acl_authenticate(c, user, &argv[argc - 1], &argv[0])) {
         reply_wrongpass(c);
         return;
     }
@@ -154,7 +154,7 @@ static void hello_proc(client_t *c, int argc, const arg_t *argv)
         }
     }
     if (user != NULL) {
-        if (!acl_authenticate(c, user, pass)) {
+        if (!acl_authenticate(c, user, pass, &argv[0])) {
             reply_wrongpass(c);
             return;
         }
