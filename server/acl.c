@@ -313,6 +313,10 @@ static int allow_with_bar(const server_t *s, acl_sel_t *sel, const char *op,
         change_perm(s, sel, (unsigned)id, true);
         return 0;
     }
+    /* A first argument is kept as one word of the description: one that
+     * could not be read back is refused. */
+    if (has_spaces(bar, (size_t)(op + len - bar)))
+        return EINVAL;
     return add_firstarg(s, sel, (unsigned)base, bar, (size_t)(op + len - bar));
 }
 

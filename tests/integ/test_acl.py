@@ -301,3 +301,54 @@ def test_no_password_anywhere(daemon):
                         ("log", log)):
         assert SECRET not in text, where
     assert "sec" in acllog and "auth" in acllog.lower()
+
+
+def test_redis_py_username(daemon):
+    import redis
+    d = daemon()
+    admin = d.client()
+    assert admin.acl_setuser("app", enabled=True, passwords=["+app-pw"],
+                             keys=["seen:*"], commands=["+@read"])
+    assert admin.acl_setuser("loader", enabled=True, passwords=["+load-pw"],
+                             keys=["*"], commands=["+@all"])
+    loader = d.client(username="loader", password="load-pw")
+    app = d.client(username="app", password="app-pw")
+    assert loader.acl_whoami() == "loader"
+    assert loader.cf().add("seen:py", "x") == 1
+    assert app.cf().exists("seen:py", "x") == 1
+    with pytest.raises(redis.exceptions.NoPermissionError):
+        app.cf().add("seen:py", "y")
+    with pytest.raises(redis.exceptions.NoPermissionError):
+        app.flushall()
+    bad = d.client(username="app", password="nope")
+    with pytest.raises(redis.exceptions.ResponseError, match="WRONGPASS"):
+        bad.ping()
+    user = admin.acl_getuser("app")
+    assert user["enabled"] and user["keys"] == ["~seen:*"]
+    assert "app" in admin.acl_users()
+
+
+def test_redis_cli_user_pass(daemon):
+    import shutil
+    import subprocess
+    cli = shutil.which("redis-cli")
+    assert cli is not None, "redis-cli not installed (redis-tools)"
+    d = daemon()
+    admin = RawConn(d.port)
+    assert admin.command("ACL", "SETUSER", "app", "on", ">app-pw", "~seen:*",
+                         "+@read") == "OK"
+    assert admin.command("CF.ADD", "seen:cli", "x") == 1
+
+    def run(*args):
+        p = subprocess.run([cli, "-h", "127.0.0.1", "-p", str(d.port),
+                            "--no-auth-warning"] + list(args),
+                           capture_output=True, text=True, timeout=60)
+        return (p.stdout + p.stderr).strip()
+
+    assert run("--user", "app", "--pass", "app-pw", "CF.EXISTS", "seen:cli",
+               "x") == "1"
+    assert run("--user", "app", "--pass", "app-pw", "CF.ADD", "seen:cli",
+               "y").startswith("NOPERM")
+    # redis-cli reports the failed AUTH and goes on as the default user.
+    out = run("--user", "app", "--pass", "bad", "ACL", "WHOAMI")
+    assert "WRONGPASS" in out and "default" in out.splitlines()
