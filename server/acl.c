@@ -25,12 +25,6 @@
 
 /* ---- small helpers ----------------------------------------------------- */
 
-static bool word_is(const char *s, size_t len, const char *lower)
-{
-    size_t n = strlen(lower);
-    return len == n && strncasecmp(s, lower, n) == 0;
-}
-
 static bool has_spaces(const char *s, size_t len)
 {
     for (size_t i = 0; i < len; i++)
@@ -66,15 +60,6 @@ static bool valid_hash(const char *s, size_t len)
         if (!((s[i] >= 'a' && s[i] <= 'f') || (s[i] >= '0' && s[i] <= '9')))
             return false;
     return true;
-}
-
-/* In time that does not depend on where the hashes differ. */
-static bool hash_eq(const char *a, const char *b)
-{
-    unsigned diff = 0;
-    for (int i = 0; i < 64; i++)
-        diff |= (unsigned)(a[i] ^ b[i]);
-    return diff == 0;
 }
 
 /* ---- selectors --------------------------------------------------------- */
@@ -168,11 +153,6 @@ nomem:
     return -ENOMEM;
 }
 
-static bool bit_get(const acl_sel_t *sel, unsigned id)
-{
-    return (sel->bits[id / 64] >> (id % 64)) & 1;
-}
-
 static void bit_set(acl_sel_t *sel, unsigned id, bool on)
 {
     if (on) {
@@ -211,7 +191,7 @@ static void change_perm(const server_t *s, acl_sel_t *sel, unsigned id,
 uint64_t acl_cat_flag(const char *name, size_t len)
 {
     for (int i = 0; i < ACL_NCATS; i++)
-        if (word_is(name, len, acl_cat_names[i]))
+        if (acl_word_is(name, len, acl_cat_names[i]))
             return 1ull << i;
     return 0;
 }
@@ -243,6 +223,15 @@ int acl_lookup_id(const server_t *s, const char *name, size_t len)
     return sd != NULL ? cmd_id_of(s, sd) : -1;
 }
 
+static unsigned char pattern_kind(const char *p, size_t len)
+{
+    size_t special = strcspn(p, "*?[\\");
+    if (special >= len)
+        return ACL_PAT_EXACT;
+    return special == len - 1 && p[special] == '*' ? ACL_PAT_PREFIX
+                                                   : ACL_PAT_GLOB;
+}
+
 static int add_pattern(acl_pat_t **pats, size_t *n, const char *p, size_t len,
                        unsigned flags)
 {
@@ -260,7 +249,8 @@ static int add_pattern(acl_pat_t **pats, size_t *n, const char *p, size_t len,
         return ENOMEM;
     memcpy(copy, p, len);
     copy[len] = '\0';
-    grown[(*n)++] = (acl_pat_t){.s = copy, .len = len, .flags = flags};
+    grown[(*n)++] = (acl_pat_t){
+        .s = copy, .len = len, .flags = flags, .kind = pattern_kind(copy, len)};
     return 0;
 }
 
@@ -323,19 +313,22 @@ static int allow_with_bar(const server_t *s, acl_sel_t *sel, const char *op,
 int acl_sel_op(const server_t *s, acl_sel_t *sel, const char *op, size_t len)
 {
     size_t nwords = (cmd_id_count(s) + 63) / 64;
-    if (word_is(op, len, "allkeys") || word_is(op, len, "~*") ||
-        word_is(op, len, "resetkeys")) {
-        sel->allkeys = !word_is(op, len, "resetkeys");
+    if (acl_word_is(op, len, "allkeys") || acl_word_is(op, len, "~*") ||
+        acl_word_is(op, len, "resetkeys")) {
+        sel->allkeys = !acl_word_is(op, len, "resetkeys");
         pats_reset(&sel->pats, &sel->npats);
-    } else if (word_is(op, len, "allchannels") || word_is(op, len, "&*") ||
-               word_is(op, len, "resetchannels")) {
-        sel->allchannels = !word_is(op, len, "resetchannels");
+    } else if (acl_word_is(op, len, "allchannels") ||
+               acl_word_is(op, len, "&*") ||
+               acl_word_is(op, len, "resetchannels")) {
+        sel->allchannels = !acl_word_is(op, len, "resetchannels");
         pats_reset(&sel->chans, &sel->nchans);
-    } else if (word_is(op, len, "allcommands") || word_is(op, len, "+@all")) {
+    } else if (acl_word_is(op, len, "allcommands") ||
+               acl_word_is(op, len, "+@all")) {
         memset(sel->bits, 0xff, nwords * sizeof(uint64_t));
         sel->allcmds = sel->future = true;
         firsts_clear(sel);
-    } else if (word_is(op, len, "nocommands") || word_is(op, len, "-@all")) {
+    } else if (acl_word_is(op, len, "nocommands") ||
+               acl_word_is(op, len, "-@all")) {
         memset(sel->bits, 0, nwords * sizeof(uint64_t));
         sel->allcmds = sel->future = false;
         firsts_clear(sel);
@@ -533,18 +526,18 @@ int acl_user_op(const server_t *s, acl_user_t *u, const char *op, size_t len)
     char hex[65];
     if (len == 0)
         return 0;
-    if (word_is(op, len, "on")) {
+    if (acl_word_is(op, len, "on")) {
         u->flags = (u->flags | ACL_U_ON) & ~ACL_U_OFF;
-    } else if (word_is(op, len, "off")) {
+    } else if (acl_word_is(op, len, "off")) {
         u->flags = (u->flags | ACL_U_OFF) & ~ACL_U_ON;
-    } else if (word_is(op, len, "skip-sanitize-payload")) {
+    } else if (acl_word_is(op, len, "skip-sanitize-payload")) {
         u->flags = (u->flags | ACL_U_SKIP_SANITIZE) & ~ACL_U_SANITIZE;
-    } else if (word_is(op, len, "sanitize-payload")) {
+    } else if (acl_word_is(op, len, "sanitize-payload")) {
         u->flags = (u->flags | ACL_U_SANITIZE) & ~ACL_U_SKIP_SANITIZE;
-    } else if (word_is(op, len, "nopass")) {
+    } else if (acl_word_is(op, len, "nopass")) {
         u->flags |= ACL_U_NOPASS;
         u->npass = 0;
-    } else if (word_is(op, len, "resetpass")) {
+    } else if (acl_word_is(op, len, "resetpass")) {
         u->flags &= ~ACL_U_NOPASS;
         u->npass = 0;
     } else if (op[0] == '>' || op[0] == '#') {
@@ -572,11 +565,11 @@ int acl_user_op(const server_t *s, acl_user_t *u, const char *op, size_t len)
         return del_hash(u, hex);
     } else if (op[0] == '(' && op[len - 1] == ')') {
         return add_selector(s, u, op, len);
-    } else if (word_is(op, len, "clearselectors")) {
+    } else if (acl_word_is(op, len, "clearselectors")) {
         for (size_t i = 1; i < u->nsels; i++)
             acl_sel_free(&u->sels[i]);
         u->nsels = 1;
-    } else if (word_is(op, len, "reset")) {
+    } else if (acl_word_is(op, len, "reset")) {
         u->flags &= ~(ACL_U_NOPASS | ACL_U_ON | ACL_U_SKIP_SANITIZE);
         u->flags |= ACL_U_OFF | ACL_U_SANITIZE;
         u->npass = 0;
@@ -873,229 +866,4 @@ void acl_set_default_password(server_t *s, const char *pass)
         d->flags |= ACL_U_NOPASS;
     }
     acl_sync_auth(s);
-}
-
-/* ---- the check --------------------------------------------------------- */
-
-typedef struct key_ctx {
-    const acl_sel_t *sel;
-    const arg_t *argv;
-    int pos;
-} key_ctx_t;
-
-/* What a key spec's flags ask of a pattern, as Redis's
- * ACLSelectorCheckKey(); a spec without access flags (a legacy range) asks
- * for both. */
-static unsigned key_needs(unsigned f)
-{
-    if (!(f & (KS_RO | KS_RW | KS_OW | KS_RM)))
-        return ACL_PERM_R | ACL_PERM_W;
-    unsigned need = 0;
-    if (f & KS_ACCESS)
-        need |= ACL_PERM_R;
-    if (f & (KS_INSERT | KS_DELETE | KS_UPDATE))
-        need |= ACL_PERM_W;
-    return need;
-}
-
-static int key_check(void *ctx, int i, unsigned flags)
-{
-    key_ctx_t *x = ctx;
-    unsigned need = key_needs(flags);
-    const arg_t *k = &x->argv[i];
-    for (size_t p = 0; p < x->sel->npats; p++) {
-        const acl_pat_t *pat = &x->sel->pats[p];
-        if ((pat->flags & need) == need &&
-            glob_match(pat->s, pat->len, k->ptr, k->len, false))
-            return 0;
-    }
-    x->pos = i;
-    return ACL_DENIED_KEY;
-}
-
-static bool first_arg_allows(const acl_sel_t *sel, unsigned id,
-                             const cmd_def_t *parent, int argc,
-                             const arg_t *argv)
-{
-    int idx = parent != NULL ? 2 : 1;
-    if (argc <= idx)
-        return false;
-    for (size_t i = 0; i < sel->nfirsts; i++)
-        if (sel->firsts[i].id == id &&
-            word_is(argv[idx].ptr, argv[idx].len, sel->firsts[i].arg) &&
-            strlen(sel->firsts[i].arg) == argv[idx].len)
-            return true;
-    return false;
-}
-
-static int sel_check(const server_t *s, const acl_sel_t *sel, unsigned id,
-                     const cmd_def_t *d, int argc, const arg_t *argv, int *pos)
-{
-    if (!sel->allcmds && !(d->flags & CMD_NOAUTH) && !bit_get(sel, id)) {
-        const cmd_def_t *parent = NULL;
-        (void)cmd_by_id(s, id, &parent);
-        if (!first_arg_allows(sel, id, parent, argc, argv))
-            return ACL_DENIED_CMD;
-    }
-    if (sel->allkeys)
-        return ACL_OK;
-    key_ctx_t x = {.sel = sel, .argv = argv, .pos = 0};
-    int rc = cmd_keys_each(d, argc, key_check, &x);
-    if (rc != 0)
-        *pos = x.pos;
-    return rc;
-}
-
-int acl_check(const server_t *s, const acl_user_t *u, unsigned id,
-              const cmd_def_t *d, int argc, const arg_t *argv, int *pos)
-{
-    /* As Redis: of the selectors' refusals the strongest reason, and of
-     * equal ones the last key. */
-    int relevant = ACL_DENIED_CMD, last = 0;
-    for (size_t i = 0; i < u->nsels; i++) {
-        int p = 0;
-        int rc = sel_check(s, &u->sels[i], id, d, argc, argv, &p);
-        if (rc == ACL_OK)
-            return ACL_OK;
-        if (rc > relevant || (rc == relevant && p > last)) {
-            relevant = rc;
-            last = p;
-        }
-    }
-    *pos = last;
-    return relevant;
-}
-
-/* ---- the dispatcher's hook, authentication, set-up --------------------- */
-
-static const acl_user_t *client_user(const client_t *c)
-{
-    return c->user != NULL ? c->user : c->srv->acl->dflt;
-}
-
-/* The full name of d, "parent|sub" for a subcommand. */
-static size_t full_name(const server_t *s, unsigned id, const cmd_def_t *d,
-                        char *buf, size_t len)
-{
-    const cmd_def_t *parent = NULL;
-    (void)cmd_by_id(s, id, &parent);
-    int n = parent != NULL ? snprintf(buf, len, "%s|%s", parent->name, d->name)
-                           : snprintf(buf, len, "%s", d->name);
-    return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
-}
-
-static bool allows(client_t *c, unsigned id, const cmd_def_t *d, int argc,
-                   const arg_t *argv, int ctx)
-{
-    const acl_user_t *u = client_user(c);
-    const acl_sel_t *root = &u->sels[0];
-    /* The common case costs one test: a user that may run everything. */
-    if (u->nsels == 1 && root->allcmds && root->allkeys)
-        return true;
-    server_t *s = c->srv;
-    int pos = 0;
-    int rc = acl_check(s, u, id, d, argc, argv, &pos);
-    if (rc == ACL_OK)
-        return true;
-    char name[2 * CMD_NAME_MAX + 2];
-    size_t nlen = full_name(s, id, d, name, sizeof(name));
-    if (rc == ACL_DENIED_KEY)
-        acl_log_add(c, rc, ctx, argv[pos].ptr, argv[pos].len, u->name,
-                    u->namelen);
-    else
-        acl_log_add(c, rc, ctx, name, nlen, u->name, u->namelen);
-    s->acl->denied[rc == ACL_DENIED_CMD ? 1 : rc == ACL_DENIED_KEY ? 2 : 3]++;
-    if (ctx == CMD_ACL_EXEC) {
-        resp_add_errorf(&c->out,
-                        "NOPERM ACLs rules changed between the moment the "
-                        "transaction was accumulated and the EXEC call. This "
-                        "command is no longer allowed for the following "
-                        "reason: %s",
-                        rc == ACL_DENIED_CMD
-                            ? "no permission to execute the command or "
-                              "subcommand"
-                            : "no permission to touch the specified keys");
-    } else if (rc == ACL_DENIED_CMD) {
-        resp_add_errorf(&c->out,
-                        "NOPERM this user has no permissions to run the '%s' "
-                        "command",
-                        name);
-    } else {
-        resp_add_error(&c->out, "NOPERM this user has no permissions to "
-                                "access one of the keys used as arguments");
-    }
-    return false;
-}
-
-bool acl_authenticate(client_t *c, const arg_t *user, const arg_t *pass,
-                      const arg_t *cmd)
-{
-    server_t *s = c->srv;
-    acl_user_t *u =
-        user != NULL ? acl_find(s, user->ptr, user->len) : s->acl->dflt;
-    bool ok = false;
-    if (u != NULL && !(u->flags & ACL_U_OFF)) {
-        if (u->flags & ACL_U_NOPASS) {
-            ok = true;
-        } else {
-            char hex[65];
-            acl_hash_password(pass->ptr, pass->len, hex);
-            for (size_t i = 0; i < u->npass; i++)
-                ok |= hash_eq(hex, u->pass[i]);
-        }
-    }
-    if (ok) {
-        c->user = u == s->acl->dflt ? NULL : u;
-        c->user_name = u == s->acl->dflt ? NULL : u->name;
-        return true;
-    }
-    const char *name = user != NULL ? user->ptr : "default";
-    size_t nlen = user != NULL ? user->len : 7;
-    acl_log_add(c, ACL_DENIED_AUTH,
-                c->mstate != NULL ? CMD_ACL_MULTI : CMD_ACL_TOP, cmd->ptr,
-                cmd->len, name, nlen);
-    s->acl->denied[0]++;
-    return false;
-}
-
-bool acl_default_nopass(const server_t *s)
-{
-    return (s->acl->dflt->flags & ACL_U_NOPASS) != 0;
-}
-
-void acl_denied_counts(const server_t *s, uint64_t out[4])
-{
-    for (int i = 0; i < 4; i++)
-        out[i] = s->acl != NULL ? s->acl->denied[i] : 0;
-}
-
-int acl_init(server_t *s)
-{
-    if ((s->acl = calloc(1, sizeof(*s->acl))) == NULL)
-        return -ENOMEM;
-    acl_user_t *d = acl_user_new(s->acl, "default", 7);
-    if (d == NULL || acl_user_blank(s, d) < 0) {
-        acl_free(s);
-        return -ENOMEM;
-    }
-    s->acl->dflt = d;
-    acl_sel_op(s, &d->sels[0], "+@all", 5);
-    acl_sel_op(s, &d->sels[0], "~*", 2);
-    acl_sel_op(s, &d->sels[0], "&*", 2);
-    d->flags = ACL_U_ON;
-    acl_set_default_password(s, s->cfg->requirepass);
-    s->acl_allows = allows;
-    return 0;
-}
-
-void acl_free(server_t *s)
-{
-    if (s->acl == NULL)
-        return;
-    for (size_t i = 0; i < s->acl->nusers; i++)
-        acl_user_destroy(s->acl->users[i]);
-    free(s->acl->users);
-    free(s->acl);
-    s->acl = NULL;
-    s->acl_allows = NULL;
 }

@@ -15,11 +15,6 @@
 #include "cmd.h"
 #include "util.h"
 
-static bool bit(const acl_sel_t *sel, unsigned id)
-{
-    return (sel->bits[id / 64] >> (id % 64)) & 1;
-}
-
 static void set_bit(acl_sel_t *sel, unsigned id, bool on)
 {
     if (on)
@@ -53,7 +48,7 @@ static void count_cat(const server_t *s, const acl_sel_t *sel, uint64_t cat,
     *on = *off = 0;
     for (unsigned id = 0; id < n; id++)
         if (cmd_acl_cats(cmd_by_id(s, id, NULL)) & cat) {
-            if (bit(sel, id))
+            if (acl_bit(sel, id))
                 (*on)++;
             else
                 (*off)++;
@@ -107,8 +102,8 @@ static void command_rules(const server_t *s, const acl_sel_t *sel, sbuf_t *b)
         applied[best] = true;
     }
     for (unsigned id = 0; id < n; id++) {
-        bool ub = bit(sel, id);
-        if (ub != bit(&fake, id)) {
+        bool ub = acl_bit(sel, id);
+        if (ub != acl_bit(&fake, id)) {
             sb_printf(b, " %s", ub ? "+" : "-");
             cat_name(s, b, id);
             change(s, &fake, id, ub);

@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+#include <strings.h>
 
 #include "acl.h"
 
@@ -25,10 +27,16 @@
 #define ACL_U_SKIP_SANITIZE 8u
 #define ACL_U_SANITIZE 16u
 
+/* How a key pattern matches, decided once when it is added, so that the
+ * common patterns cost a compare: "seen:*" is the prefix "seen:", "k1" is
+ * the key itself, and the rest go through the glob matcher. */
+enum { ACL_PAT_GLOB, ACL_PAT_PREFIX, ACL_PAT_EXACT };
+
 typedef struct acl_pat {
     char *s; /* NUL-terminated copy */
     size_t len;
-    unsigned flags; /* ACL_PERM_*; 0 for a channel */
+    unsigned flags;     /* ACL_PERM_*; 0 for a channel */
+    unsigned char kind; /* ACL_PAT_* */
 } acl_pat_t;
 
 /* "+cmd|arg": a first argument allowed for a command otherwise denied. */
@@ -69,6 +77,29 @@ typedef struct acl {
     const client_t *running;
     uint64_t denied[4]; /* auth, cmd, key, channel */
 } acl_t;
+
+/* Whether the len bytes at s are the word lower, in any case. */
+static inline bool acl_word_is(const char *s, size_t len, const char *lower)
+{
+    size_t n = strlen(lower);
+    return len == n && strncasecmp(s, lower, n) == 0;
+}
+
+/* Whether sel's bitmap allows the command of id id. */
+static inline bool acl_bit(const acl_sel_t *sel, unsigned id)
+{
+    return (sel->bits[id / 64] >> (id % 64)) & 1;
+}
+
+/* Two SHA-256 hex hashes compared in time that does not depend on where
+ * they differ. */
+static inline bool acl_hash_eq(const char *a, const char *b)
+{
+    unsigned diff = 0;
+    for (int i = 0; i < 64; i++)
+        diff |= (unsigned)(a[i] ^ b[i]);
+    return diff == 0;
+}
 
 /* One rule on a selector or on a user: 0 or an errno value naming the
  * error (acl_op_error()). */
