@@ -16,6 +16,7 @@
 #include "cmdclock.h"
 #include "errtext.h"
 #include "multi.h"
+#include "propagate.h"
 #include "reply.h"
 #include "util.h"
 
@@ -241,7 +242,9 @@ static const cmd_def_t *admit(client_t *c, cmd_entry_t *e, int argc,
     /* As Redis's processCommand(): the user's permissions right after
      * authentication, so that a refused command is logged as a denial
      * whatever else would have refused it. */
-    if (s->acl_allows != NULL &&
+    /* The replaying client of a file of commands has no user, as Redis's
+     * AOF client: it may run everything. */
+    if (s->acl_allows != NULL && !s->loading &&
         !s->acl_allows(c, entry_id(e, c->sub), d, argc, argv,
                        c->mstate != NULL && multi_active(c) ? CMD_ACL_MULTI
                                                             : CMD_ACL_TOP))
@@ -265,7 +268,18 @@ static void call(client_t *c, cmd_entry_t *e, const cmd_def_t *d,
 {
     server_t *s = c->srv;
     size_t out_before = c->out.len;
-    d->proc(c, cmd->argc, cmd->argv);
+    if (!propagate_on(s)) {
+        d->proc(c, cmd->argc, cmd->argv);
+    } else {
+        /* As Redis's call(): a write is logged when it changed data (the
+         * dirty counter moved: a save resets it, hence the inequality). */
+        prop_frame_t fr;
+        uint64_t dirty = s->dirty;
+        propagate_call_begin(c, cmd->argc, cmd->argv, &fr);
+        d->proc(c, cmd->argc, cmd->argv);
+        propagate_call_end(c, (d->flags & CMD_WRITE) && s->dirty != dirty,
+                           multi_is_exec(e->def), &fr);
+    }
     uint64_t now = cmdclock_now();
     uint64_t took = now - s->cmd_clock;
     e->nsec += took;
@@ -318,13 +332,14 @@ bool cmd_dispatch(client_t *c, const resp_cmd_t *cmd)
     /* As Redis: queuing may take any amount of memory, so over maxmemory
      * a transaction takes nothing more (it can still end). */
     if (((flags & CMD_DENYOOM) || queue) && s->cfg->maxmemory > 0 &&
-        server_used_memory(s) > s->cfg->maxmemory) {
+        !s->loading && server_used_memory(s) > s->cfg->maxmemory) {
         resp_add_error(&c->out, ERRTEXT_OOM);
         refused(c, e, reply_at);
         return true;
     }
     const char *denied;
-    if ((flags & CMD_WRITE) && (denied = server_writes_denied(s))) {
+    if ((flags & CMD_WRITE) && (denied = server_writes_denied(s)) &&
+        !s->loading) {
         resp_add_error(&c->out, denied);
         refused(c, e, reply_at);
         return true;
@@ -332,7 +347,7 @@ bool cmd_dispatch(client_t *c, const resp_cmd_t *cmd)
     /* Last of the checks, as in Redis: a command that would be refused is
      * refused at once, even during a pause; a command queued in a
      * transaction waits as the same command would outside it. */
-    if (paused_for(s, flags))
+    if (paused_for(s, flags) && !s->loading)
         return false;
     if (queue) {
         multi_queue(c, e, d->flags, cmd->argc, cmd->argv);
@@ -354,7 +369,7 @@ void cmd_run_queued(client_t *c, const void *cmd, const argv_t *a)
     /* As Redis's EXEC: permissions changed since the command was queued
      * refuse it now, the rest of the transaction runs. */
     server_t *s = c->srv;
-    if (s->acl_allows != NULL &&
+    if (s->acl_allows != NULL && !s->loading &&
         !s->acl_allows(c, entry_id(e, c->sub), d, a->argc, a->v, CMD_ACL_EXEC))
         return;
     resp_cmd_t rc = {.argc = a->argc, .argv = (arg_t *)a->v};

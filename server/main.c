@@ -15,6 +15,7 @@
 #include "acl.h"
 #include "acl_file.h"
 #include "acl_log.h"
+#include "aofload.h"
 #include "cfhost.h"
 #include "cmd.h"
 #include "cmd_acl.h"
@@ -33,6 +34,7 @@
 #include "multi.h"
 #include "persist.h"
 #include "probe.h"
+#include "propagate.h"
 #include "server_int.h"
 #include "slowlog.h"
 
@@ -44,6 +46,7 @@ static void usage(FILE *fp)
             "--ping\n"
             "       cuckood --ping [host:port | tls://host:port | "
             "/path/to/socket]\n"
+            "       cuckood --check-aof [--fix] /path/to/file.aof\n"
             "       cuckood --version\n"
             "       cuckood --help\n"
             "\n"
@@ -139,6 +142,21 @@ static bool one_shot(int argc, char **argv, int *code)
     if (argc >= 2 &&
         (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
         usage(stdout);
+        return true;
+    }
+    if (argc >= 2 && strcmp(argv[1], "--check-aof") == 0) {
+        /* As redis-check-aof: [--fix] FILE; FILE --fix is taken too. */
+        bool fix = argc == 4 && (strcmp(argv[2], "--fix") == 0 ||
+                                 strcmp(argv[3], "--fix") == 0);
+        if (argc != 3 && !fix) {
+            fprintf(stderr,
+                    "Usage: cuckood --check-aof [--fix] /path/to/file.aof\n");
+            *code = 1;
+            return true;
+        }
+        *code = aofload_check_main(
+            argc == 3 || strcmp(argv[2], "--fix") != 0 ? argv[2] : argv[3],
+            fix);
         return true;
     }
     for (int i = 1; i < argc; i++)
@@ -315,6 +333,7 @@ static int teardown(app_t *a, int code)
     acl_log_free(s);
     cmd_index_free(s);
     multi_free(s);
+    propagate_free(s);
     slowlog_free(s);
     persist_free(s);
     server_free(s);

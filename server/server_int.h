@@ -120,6 +120,12 @@ struct server {
     /* Whether a new connection must authenticate: the default user has
      * passwords or is off (acl.c keeps it; without it requirepass). */
     bool auth_required;
+    struct propagate *prop; /* propagate.c's; propagate_free() */
+    /* A file of commands is being replayed (aofload.h): as Redis while
+     * loading, nothing expires, a time already past is kept as given, and
+     * the replaying client is never refused for maxmemory, write denial or
+     * a pause. */
+    bool loading;
     uint64_t nmonitors; /* clients with c->monitor set */
     /* CLIENT PAUSE: while server_now_ms() < pause_end_ms, commands of the
      * kind paused wait (SERVER_PAUSE_WRITE: those that may write;
