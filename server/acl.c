@@ -64,6 +64,12 @@ static bool valid_hash(const char *s, size_t len)
 
 /* ---- selectors --------------------------------------------------------- */
 
+/* acl-pubsub-default: whether new selectors start with allchannels. */
+static bool pubsub_all(const server_t *s)
+{
+    return s->cfg->acl_pubsub_default == CFG_ACL_PUBSUB_ALL;
+}
+
 static int sel_init(acl_sel_t *sel, size_t nwords)
 {
     memset(sel, 0, sizeof(*sel));
@@ -422,6 +428,7 @@ int acl_user_blank(const server_t *s, acl_user_t *u)
         u->sels = NULL;
         return -ENOMEM;
     }
+    u->sels[0].allchannels = pubsub_all(s);
     return 0;
 }
 
@@ -503,6 +510,7 @@ static int add_selector(const server_t *s, acl_user_t *u, const char *op,
         acl_sel_free(&sel);
         return ENOMEM;
     }
+    sel.allchannels = pubsub_all(s);
     split_ctx_t x = {.s = s, .sel = &sel};
     /* Unbalanced quotes give no words: an empty selector, as Redis. */
     (void)resp_splitargs(op + 1, len - 2, out, sel_word, &x);
@@ -578,6 +586,8 @@ int acl_user_op(const server_t *s, acl_user_t *u, const char *op, size_t len)
         u->nsels = 1;
         acl_sel_op(s, &u->sels[0], "resetkeys", 9);
         acl_sel_op(s, &u->sels[0], "resetchannels", 13);
+        if (pubsub_all(s))
+            acl_sel_op(s, &u->sels[0], "allchannels", 11);
         acl_sel_op(s, &u->sels[0], "-@all", 5);
     } else {
         return acl_sel_op(s, &u->sels[0], op, len);

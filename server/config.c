@@ -31,6 +31,9 @@ static const char *const loglevel_names[] = {"debug", "verbose", "notice",
                                              "warning", NULL};
 /* Indexed by CFG_TLS_AUTH_*. */
 static const char *const tls_auth_names[] = {"no", "yes", "optional", NULL};
+/* Indexed by CFG_ACL_PUBSUB_*. */
+static const char *const pubsub_names[] = {"allchannels", "resetchannels",
+                                           NULL};
 
 /* Redis's defaults for the classes we accept but do not keep. */
 static const char cobl_others[] =
@@ -101,6 +104,7 @@ static const cfg_def_t defs[] = {
     NUM("slowlog-log-slower-than", T_I64, F_MUT, slowlog_log_slower_than, 0, 0),
     NUM("slowlog-max-len", T_U64, F_MUT, slowlog_max_len, 0, INT64_MAX),
     NUM("acllog-max-len", T_U64, F_MUT, acllog_max_len, 0, LONG_MAX),
+    ENUM("acl-pubsub-default", F_MUT, acl_pubsub_default, pubsub_names),
     NUM("latency-monitor-threshold", T_U64, F_MUT, latency_monitor_threshold, 0,
         INT64_MAX),
     ENUM("loglevel", F_MUT, loglevel, loglevel_names),
@@ -584,6 +588,7 @@ int cfg_init(cfg_t *c)
     c->slowlog_log_slower_than = 10000;
     c->slowlog_max_len = 128;
     c->acllog_max_len = 128;
+    c->acl_pubsub_default = CFG_ACL_PUBSUB_RESET;
     c->loglevel = CFG_LOG_NOTICE;
     c->logfile = strdup("");
     c->tls_auth_clients = CFG_TLS_AUTH_YES;

@@ -28,6 +28,9 @@ typedef struct cfg_save_point {
     int64_t changes;
 } cfg_save_point_t;
 
+#define CFG_ACL_PUBSUB_ALL 0
+#define CFG_ACL_PUBSUB_RESET 1
+
 /* A "user name rule..." line: its words after "user". */
 typedef struct cfg_user {
     char **argv; /* argc words, NULL-terminated */
@@ -87,9 +90,10 @@ typedef struct cfg {
     bool stop_writes_on_bgsave_error;    /* yes */
 
     /* monitoring */
-    int64_t slowlog_log_slower_than;    /* 10000 us; negative: off, 0: all */
-    uint64_t slowlog_max_len;           /* 128 entries */
-    uint64_t acllog_max_len;            /* 128 entries (ACL LOG) */
+    int64_t slowlog_log_slower_than; /* 10000 us; negative: off, 0: all */
+    uint64_t slowlog_max_len;        /* 128 entries */
+    uint64_t acllog_max_len;         /* 128 entries (ACL LOG) */
+    int acl_pubsub_default; /* CFG_ACL_PUBSUB_RESET: new users' channels */
     uint64_t latency_monitor_threshold; /* 0 ms = off */
 
     /* process */

@@ -411,3 +411,30 @@ def test_acl_log_entries(fresh):
                 assert da[k] == db[k], (k, da[k], db[k])
     fresh.same("ACL", "LOG", "RESET", exact=True)
     fresh.same("ACL", "LOG", exact=True)
+
+
+CONFIGS = [
+    ("CONFIG", "GET", "aclfile"), ("CONFIG", "GET", "acllog-max-len"),
+    ("CONFIG", "SET", "acllog-max-len", "5"),
+    ("CONFIG", "GET", "acl-pubsub-default"),
+    ("CONFIG", "SET", "acl-pubsub-default", "allchannels"),
+    ("ACL", "SETUSER", "pubsub-user"), ("ACL", "GETUSER", "pubsub-user"),
+    ("CONFIG", "SET", "acl-pubsub-default", "nosuch"),
+    ("CONFIG", "SET", "acl-pubsub-default", "resetchannels"),
+    ("CONFIG", "SET", "acllog-max-len", "-1"),
+    ("CONFIG", "SET", "acllog-max-len", "x"),
+    ("CONFIG", "SET", "aclfile", "/tmp/x.acl"),
+    ("CONFIG", "SET", "acllog-max-len", "128"),
+]
+
+
+@pytest.mark.parametrize("cmd", CONFIGS, ids=lambda c: " ".join(c[1:]))
+def test_acl_config_directives(fresh, cmd):
+    fresh.same(*cmd, exact=True)
+
+
+def test_acl_config_glob(fresh):
+    # Redis lists a pattern's matches in its hash table's order.
+    ours, theirs = fresh.both("CONFIG", "GET", "acl*")
+    pairs = lambda r: dict(zip(r[::2], r[1::2]))
+    assert pairs(ours) == pairs(theirs)

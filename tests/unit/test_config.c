@@ -896,7 +896,7 @@ static void test_get(void **state)
 
     assert_non_null(g);
     cfg_get(c, "*", collect, g);
-    assert_int_equal(g->n, 50); /* with aclfile, acllog-max-len */
+    assert_int_equal(g->n, 51); /* aclfile acllog-max-len acl-pubsub-default */
     g->n = 0;
     cfg_get(c, "tls-*", collect, g);
     assert_int_equal(g->n, 15);
