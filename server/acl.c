@@ -548,8 +548,9 @@ int acl_user_op(const server_t *s, acl_user_t *u, const char *op, size_t len)
     } else if (acl_word_is(op, len, "resetpass")) {
         u->flags &= ~ACL_U_NOPASS;
         u->npass = 0;
-    } else if (op[0] == '>' || op[0] == '#') {
-        if (op[0] == '>') {
+    } else if (op[0] == '>' || op[0] == '#' || op[0] == '<' || op[0] == '!') {
+        /* >pass and <pass name a password, #hash and !hash its hash. */
+        if (op[0] == '>' || op[0] == '<') {
             acl_hash_password(op + 1, len - 1, hex);
         } else {
             if (!valid_hash(op + 1, len - 1))
@@ -557,20 +558,12 @@ int acl_user_op(const server_t *s, acl_user_t *u, const char *op, size_t len)
             memcpy(hex, op + 1, 64);
             hex[64] = '\0';
         }
+        if (op[0] == '<' || op[0] == '!')
+            return del_hash(u, hex);
         int rc = add_hash(u, hex);
         if (rc != 0)
             return rc;
         u->flags &= ~ACL_U_NOPASS;
-    } else if (op[0] == '<' || op[0] == '!') {
-        if (op[0] == '<') {
-            acl_hash_password(op + 1, len - 1, hex);
-        } else {
-            if (!valid_hash(op + 1, len - 1))
-                return EBADMSG;
-            memcpy(hex, op + 1, 64);
-            hex[64] = '\0';
-        }
-        return del_hash(u, hex);
     } else if (op[0] == '(' && op[len - 1] == ')') {
         return add_selector(s, u, op, len);
     } else if (acl_word_is(op, len, "clearselectors")) {
