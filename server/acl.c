@@ -106,6 +106,7 @@ void acl_sel_free(acl_sel_t *sel)
     pats_free(sel->pats, sel->npats);
     pats_free(sel->chans, sel->nchans);
     firsts_clear(sel);
+    free(sel->idx);
     memset(sel, 0, sizeof(*sel));
 }
 
@@ -140,7 +141,8 @@ int acl_sel_copy(acl_sel_t *dst, const acl_sel_t *src, size_t nwords)
     dst->npats = src->npats;
     dst->nchans = src->nchans;
     if (pats_copy(&dst->pats, src->pats, src->npats) < 0 ||
-        pats_copy(&dst->chans, src->chans, src->nchans) < 0)
+        pats_copy(&dst->chans, src->chans, src->nchans) < 0 ||
+        !acl_sel_index(dst))
         goto nomem;
     if (src->nfirsts > 0) {
         dst->firsts = calloc(src->nfirsts, sizeof(dst->firsts[0]));
@@ -316,7 +318,57 @@ static int allow_with_bar(const server_t *s, acl_sel_t *sel, const char *op,
     return add_firstarg(s, sel, (unsigned)base, bar, (size_t)(op + len - bar));
 }
 
+static int sel_rule(const server_t *s, acl_sel_t *sel, const char *op,
+                    size_t len);
+
+/* Whether pattern p needs a given first byte: an exact key, or a prefix
+ * of at least one byte. */
+static bool anchored(const acl_pat_t *p)
+{
+    return p->kind != ACL_PAT_GLOB && p->len > (p->kind == ACL_PAT_PREFIX);
+}
+
+bool acl_sel_index(acl_sel_t *sel)
+{
+    free(sel->idx);
+    sel->idx = NULL;
+    sel->nany = 0;
+    memset(sel->bstart, 0, sizeof(sel->bstart));
+    if (sel->npats == 0)
+        return true;
+    if ((sel->idx = malloc(sel->npats * sizeof(sel->idx[0]))) == NULL)
+        return false;
+    uint32_t count[256] = {0};
+    for (size_t i = 0; i < sel->npats; i++) {
+        if (anchored(&sel->pats[i]))
+            count[(unsigned char)sel->pats[i].s[0]]++;
+        else
+            sel->idx[sel->nany++] = (uint32_t)i;
+    }
+    for (int b = 0; b < 256; b++)
+        sel->bstart[b + 1] = sel->bstart[b] + count[b];
+    uint32_t fill[256];
+    memcpy(fill, sel->bstart, sizeof(fill));
+    for (size_t i = 0; i < sel->npats; i++)
+        if (anchored(&sel->pats[i]))
+            sel->idx[sel->nany + fill[(unsigned char)sel->pats[i].s[0]]++] =
+                (uint32_t)i;
+    return true;
+}
+
 int acl_sel_op(const server_t *s, acl_sel_t *sel, const char *op, size_t len)
+{
+    int rc = sel_rule(s, sel, op, len);
+    if (rc == 0 &&
+        (op[0] == '~' || op[0] == '%' || acl_word_is(op, len, "allkeys") ||
+         acl_word_is(op, len, "resetkeys")) &&
+        !acl_sel_index(sel))
+        return ENOMEM;
+    return rc;
+}
+
+static int sel_rule(const server_t *s, acl_sel_t *sel, const char *op,
+                    size_t len)
 {
     size_t nwords = (cmd_id_count(s) + 63) / 64;
     if (acl_word_is(op, len, "allkeys") || acl_word_is(op, len, "~*") ||

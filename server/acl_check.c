@@ -56,10 +56,26 @@ static inline bool key_allowed(const acl_sel_t *sel, const arg_t *k,
                                unsigned flags)
 {
     unsigned need = key_needs(flags);
-    for (size_t p = 0; p < sel->npats; p++) {
-        const acl_pat_t *pat = &sel->pats[p];
-        if ((pat->flags & need) == need && pattern_match(pat, k))
-            return true;
+    if (sel->idx == NULL) { /* no index: every pattern */
+        for (size_t p = 0; p < sel->npats; p++) {
+            const acl_pat_t *pat = &sel->pats[p];
+            if ((pat->flags & need) == need && pattern_match(pat, k))
+                return true;
+        }
+        return false;
+    }
+    uint32_t from = 0, to = sel->nany;
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint32_t j = from; j < to; j++) {
+            const acl_pat_t *pat = &sel->pats[sel->idx[j]];
+            if ((pat->flags & need) == need && pattern_match(pat, k))
+                return true;
+        }
+        if (k->len == 0)
+            break;
+        unsigned char b = (unsigned char)k->ptr[0];
+        from = sel->nany + sel->bstart[b];
+        to = sel->nany + sel->bstart[b + 1];
     }
     return false;
 }

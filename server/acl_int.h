@@ -54,6 +54,15 @@ typedef struct acl_sel {
     size_t npats, nchans;
     acl_first_t *firsts;
     size_t nfirsts;
+    /* The key patterns indexed by the first byte they require, so that a
+     * key is tried against those that can match only: idx holds the
+     * indexes into pats of the nany patterns that may match any first
+     * byte (globs, "*"), then those of the others grouped by first byte,
+     * byte b's from bstart[b] to bstart[b + 1] (counted after nany).
+     * acl_sel_index() rebuilds it whenever pats changes. */
+    uint32_t *idx;
+    uint32_t nany;
+    uint32_t bstart[257];
 } acl_sel_t;
 
 typedef char acl_hash_t[65]; /* SHA-256 hex, NUL-terminated */
@@ -106,6 +115,10 @@ static inline bool acl_hash_eq(const char *a, const char *b)
 int acl_sel_op(const server_t *s, acl_sel_t *sel, const char *op, size_t len);
 int acl_user_op(const server_t *s, acl_user_t *u, const char *op, size_t len);
 const char *acl_op_error(int err);
+
+/* Rebuilds sel's pattern index (idx, nany, bstart); false when out of
+ * memory (then the index is empty and every pattern is tried). */
+bool acl_sel_index(acl_sel_t *sel);
 
 /* Selector and user state: copies, blank, release. */
 int acl_sel_copy(acl_sel_t *dst, const acl_sel_t *src, size_t nwords);

@@ -352,3 +352,23 @@ def test_redis_cli_user_pass(daemon):
     # redis-cli reports the failed AUTH and goes on as the default user.
     out = run("--user", "app", "--pass", "bad", "ACL", "WHOAMI")
     assert "WRONGPASS" in out and "default" in out.splitlines()
+
+
+@pytest.mark.parametrize("key,allowed", [
+    ("apple", True), ("ab1", True), ("b", True), ("bb", False),
+    ("zzx", True), ("zzy", False), ("", False), ("c", False), ("abc", True),
+    ("exact", True), ("exactly", False), ("q[1]", True), ("q1", False),
+])
+def test_key_patterns_of_every_kind(daemon, key, allowed):
+    # Prefix, exact and glob patterns, several on one first byte, with the
+    # one that matches anywhere in the list.
+    d = daemon()
+    admin = _conn(d)
+    assert admin.command("ACL", "SETUSER", "k", "on", ">pw", "+@all",
+                         "~a*", "~ab?", "~b", "~*x", "~exact", "~aa*",
+                         "~q\\[1]") == "OK"
+    c = _conn(d, "k", "pw")
+    r = c.command("CF.EXISTS", key, "item")
+    assert (r == 0) is allowed, r
+    assert (admin.command("ACL", "DRYRUN", "k", "CF.EXISTS", key, "i") ==
+            "OK") is allowed
