@@ -239,11 +239,15 @@ static const cmd_def_t *admit(client_t *c, cmd_entry_t *e, int argc,
         resp_add_error(&c->out, ERRTEXT_NOAUTH);
         return NULL;
     }
-    /* As Redis's processCommand(): the user's permissions right after
-     * authentication, so that a refused command is logged as a denial
-     * whatever else would have refused it. */
-    /* The replaying client of a file of commands has no user, as Redis's
-     * AOF client: it may run everything. */
+    /* As Redis: SAVE or SHUTDOWN cannot wait in a transaction's queue. */
+    if ((d->flags & CMD_NO_MULTI) && c->mstate != NULL && multi_active(c)) {
+        resp_add_error(&c->out, "ERR Command not allowed inside a transaction");
+        return NULL;
+    }
+    /* As Redis's processCommand(): the user's permissions next, so that a
+     * refused command is logged as a denial whatever later check would
+     * have refused it. The replaying client of a file of commands has no
+     * user, as Redis's AOF client: it may run everything. */
     if (s->acl_allows != NULL && !s->loading &&
         !s->acl_allows(c, entry_id(e, c->sub), d, argc, argv,
                        c->mstate != NULL && multi_active(c) ? CMD_ACL_MULTI
