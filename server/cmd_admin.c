@@ -17,6 +17,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "aof.h"
 #include "cmd.h"
 #include "cmd_command.h"
 #include "conn.h"
@@ -142,7 +143,7 @@ static void info_memory(server_t *s, sbuf_t *b)
 static void info_persistence(server_t *s, sbuf_t *b)
 {
     persist_info(s, b);
-    sb_printf(b, "aof_enabled:0\r\n");
+    aof_info(s, b);
 }
 
 static void info_stats(server_t *s, sbuf_t *b)

@@ -268,6 +268,8 @@ static void conn_flush(conn_t *c)
 {
     if (c->closing)
         return;
+    if (c->cl.srv->on_before_reply != NULL) /* appendfsync always */
+        c->cl.srv->on_before_reply(c->cl.srv);
     if (resp_out_failed(&c->cl.out)) {
         log_warning("Closing client %s: out of memory for its replies",
                     c->addr);

@@ -246,6 +246,9 @@ int daemon_config_commit(server_t *s, const char *const *names, int n,
                          char *err, size_t errlen)
 {
     const char *tls_name = NULL;
+    for (int i = 0; i < n && s->on_config_set != NULL; i++)
+        if (s->on_config_set(s, names[i], err, errlen) < 0)
+            return -EINVAL;
     for (int i = 0; i < n && tls_name == NULL; i++)
         if (strncasecmp(names[i], "tls-", 4) == 0)
             tls_name = names[i];

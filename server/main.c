@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "aof.h"
 #include "cfhost.h"
 #include "cmd.h"
 #include "cmd_admin.h"
@@ -152,17 +153,10 @@ static bool one_shot(int argc, char **argv, int *code)
 static int wire(server_t *s)
 {
     const cmd_def_t *cf = cfhost_table(); /* NULL when out of memory */
-    const cmd_def_t *tables[] = {cmd_conn_table,
-                                 cmd_client_table,
-                                 monitor_table,
-                                 cmd_keys_table,
-                                 cmd_expire_table,
-                                 multi_table,
-                                 cmd_admin_table,
-                                 cmd_persist_table,
-                                 latency_table,
-                                 slowlog_table,
-                                 cf};
+    const cmd_def_t *tables[] = {
+        cmd_conn_table,   cmd_client_table, monitor_table,   cmd_keys_table,
+        cmd_expire_table, multi_table,      cmd_admin_table, cmd_persist_table,
+        cmd_aof_table,    latency_table,    slowlog_table,   cf};
     const char *dup = NULL;
     int rc = cf == NULL
                  ? -ENOMEM
@@ -178,6 +172,7 @@ static int wire(server_t *s)
     }
     s->on_flushall = persist_on_flushall;
     s->on_call = on_call;
+    s->on_config_set = aof_config_set;
     /* Transactions: EXEC runs its queue through the dispatcher, and the
      * key-change signals invalidate WATCH. */
     if (multi_init(s, cmd_run_queued, cmd_prefetch_queued) < 0) {
@@ -237,8 +232,11 @@ static int init(app_t *a, int argc, char **argv)
         log_warning("Cannot create the event loop");
         return -1;
     }
+    /* The AOF's increments replay through aofload.h's aofload_file once
+     * that module is linked in; until then a start with a non-empty
+     * increment is refused (aof_load says so). */
     if (server_init(&a->srv, a->loop, &a->cfg) < 0 ||
-        persist_init(&a->srv) < 0) {
+        persist_init(&a->srv) < 0 || aof_init(&a->srv, NULL) < 0) {
         log_warning("Out of memory initialising the server");
         return -1;
     }
@@ -256,7 +254,18 @@ static int load(app_t *a)
         log_warning("No config file specified, using the default config. "
                     "In order to specify a config file use cuckood "
                     "/path/to/cuckood.conf");
+    /* As Redis 7: with appendonly yes the AOF is the truth and the
+     * snapshot is not read. */
+    if (a->cfg.appendonly)
+        return aof_load(&a->srv) < 0 ? -1 : 0;
     return persist_load(&a->srv) < 0 ? -1 : 0;
+}
+
+/* The final save (snapshot), then the AOF's last write and fsync. */
+static void on_shutdown(server_t *s)
+{
+    persist_on_shutdown(s);
+    aof_on_shutdown(s);
 }
 
 /* The listeners, the save points, then the files that say the server is
@@ -264,6 +273,8 @@ static int load(app_t *a)
 static int listen_all(app_t *a)
 {
     char err[512] = "";
+    if (aof_start(&a->srv) < 0)
+        return -1;
     if (daemon_listen(&a->srv, err, sizeof(err)) < 0) {
         log_warning("%s", err);
         return -1;
@@ -271,7 +282,7 @@ static int listen_all(app_t *a)
     if (persist_start(&a->srv) < 0)
         return -1;
     /* Armed only now: a start that failed has nothing new to save. */
-    a->srv.on_shutdown = persist_on_shutdown;
+    a->srv.on_shutdown = on_shutdown;
     a->running = true;
     const cfg_t *cfg = &a->cfg;
     if (cfg->pidfile != NULL && cfg->pidfile[0] != '\0')
@@ -311,6 +322,7 @@ static int teardown(app_t *a, int code)
     cmd_index_free(s);
     multi_free(s);
     slowlog_free(s);
+    aof_free(s);
     persist_free(s);
     server_free(s);
     if (a->running) {

@@ -16,6 +16,7 @@ typedef struct conn conn_t;
 typedef struct cmd_index cmd_index_t;
 typedef struct tls tls_t;
 struct persist;
+struct aof;
 
 #define SERVER_READ_SLAB (64 * 1024)
 #define SERVER_PAUSE_WRITE 1
@@ -73,6 +74,7 @@ struct server {
      * have their own free functions, which the composition root's teardown
      * calls before server_free(). */
     struct persist *persist; /* persist_init() makes it, persist_free() */
+    struct aof *aof;         /* aof_init() makes it, aof_free() */
     struct latency *latency; /* latency.c's, allocated on first use; plain
                                 memory that server_free() frees */
     struct slowlog *slowlog; /* slowlog.c's; slowlog_free() */
@@ -82,6 +84,18 @@ struct server {
      * main(), may be NULL. */
     void (*on_call)(client_t *c, const resp_cmd_t *cmd, uint64_t ns);
     const char *deny_writes_msg; /* server_deny_writes() */
+    /* The append-only file's write denial (-MISCONF while it cannot be
+     * written), apart from the snapshot's: server_deny_writes_aof(). */
+    const char *deny_writes_aof;
+    /* Called by a connection before it sends replies (appendfsync always:
+     * what those replies acknowledge is on disk first); set by main()
+     * while the AOF is on, else NULL. */
+    void (*on_before_reply)(server_t *s);
+    /* Called by CONFIG SET once the directives it names are stored (the
+     * AOF switched on or off): 0, or -EINVAL with the error reply in err,
+     * and the old values are put back. Set by main(), may be NULL. */
+    int (*on_config_set)(server_t *s, const char *name, char *err,
+                         size_t errlen);
     /* Called once by daemon_shutdown() after the listeners are closed and
      * before the clients are (the final save); set by main(). */
     void (*on_shutdown)(server_t *s);
