@@ -348,7 +348,7 @@ static void bgrewriteaof_proc(client_t *c, int argc, const arg_t *argv)
 const cmd_def_t cmd_aof_table[] = {
     {.name = "bgrewriteaof",
      .arity = 1,
-     .flags = CMD_ADMIN | CMD_NOSCRIPT,
+     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_NO_ASYNC_LOADING,
      .proc = bgrewriteaof_proc,
      .group = "server",
      .summary = "Asynchronously rewrites the append-only file to disk.",
