@@ -1,0 +1,271 @@
+"""The append-only file against the real cuckood: the files of Redis 7's
+multi-part layout after each step (start, BGREWRITEAOF, switching on at run
+time), a rewrite child stopped, killed, or killed with its parent (kill -9
+of the process group), BGSAVE and BGREWRITEAOF scheduling each other,
+start-up refusals that name the file and change nothing, and the snapshot
+being ignored once the AOF is on, as in Redis 7.
+
+A rewrite child is held with SIGSTOP where a test needs it running: no
+test depends on how long a rewrite takes.
+
+Run: python3 -m pytest tests/integ/test_aof.py (CUCKOOD_BIN names the
+binary)."""
+
+import os
+import re
+import shutil
+import signal
+import tempfile
+
+import pytest
+
+from support.proc import Daemon, use_redis_server, wait_until
+
+pytestmark = pytest.mark.skipif(use_redis_server(),
+                                reason="cuckood's own files")
+
+ADIR = "appendonlydir"
+MANIFEST = "appendonly.aof.manifest"
+
+
+class Server(Daemon):
+    def client(self, db=0):
+        c = super().client(db=db)
+        for name in ("BGSAVE", "BGREWRITEAOF", "SAVE"):
+            c.set_response_callback(name, lambda r, **kw: r)
+        return c
+
+    def info(self):
+        return self.client().info("persistence")
+
+    def manifest(self):
+        with open(os.path.join(self.dir, ADIR, MANIFEST)) as f:
+            return f.read().splitlines()
+
+    def files(self):
+        return sorted(os.listdir(os.path.join(self.dir, ADIR)))
+
+    def child_pid(self, nth=1):
+        """The pid of the nth rewrite child the log names."""
+        pids = wait_until(lambda: re.findall(
+            r"Background append only file rewriting started by pid (\d+)",
+            self.log_text())[nth - 1:], what="a rewrite child")
+        return int(pids[0])
+
+
+@pytest.fixture
+def workdir():
+    d = tempfile.mkdtemp(prefix="cuckood-aof-")
+    servers = []
+
+    def make(*extra):
+        s = Server("--save", "", *extra, dir=d)
+        servers.append(s)
+        return s
+
+    yield d, make
+    for s in servers:
+        s.kill()
+        s.cleanup()
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def rewrite_idle(s):
+    i = s.info()
+    return not i["aof_rewrite_in_progress"] and not i["aof_rewrite_scheduled"]
+
+
+def test_start_creates_base_incr_manifest(workdir):
+    d, make = workdir
+    s = make("--appendonly", "yes").start()
+    assert s.manifest() == ["file appendonly.aof.1.base.rdb seq 1 type b",
+                            "file appendonly.aof.1.incr.aof seq 1 type i"]
+    assert s.files() == ["appendonly.aof.1.base.rdb",
+                         "appendonly.aof.1.incr.aof", MANIFEST]
+    info = s.info()
+    assert info["aof_enabled"] == 1
+    assert info["aof_last_write_status"] == "ok"
+    assert "Creating AOF base file appendonly.aof.1.base.rdb on server " \
+        "start" in s.log_text()
+    # a second start opens what is there
+    s.stop()
+    s.start()
+    assert s.manifest() == ["file appendonly.aof.1.base.rdb seq 1 type b",
+                            "file appendonly.aof.1.incr.aof seq 1 type i"]
+    assert "Opening AOF incr file appendonly.aof.1.incr.aof on server " \
+        "start" in s.log_text()
+
+
+def test_bgrewriteaof_replaces_base_and_deletes_history(workdir):
+    d, make = workdir
+    s = make("--appendonly", "yes").start()
+    c = s.client()
+    c.execute_command("CF.ADD", "f", "a")
+    assert c.execute_command("BGREWRITEAOF") == \
+        b"Background append only file rewriting started"
+    wait_until(lambda: rewrite_idle(s) and s.info()["aof_rewrites"] == 1)
+    assert s.manifest() == ["file appendonly.aof.2.base.rdb seq 2 type b",
+                            "file appendonly.aof.2.incr.aof seq 2 type i"]
+    assert s.files() == ["appendonly.aof.2.base.rdb",
+                         "appendonly.aof.2.incr.aof", MANIFEST]
+    assert s.info()["aof_last_bgrewrite_status"] == "ok"
+    # the base is the data: a restart has the filter back
+    s.kill()
+    s.start()
+    assert s.client().execute_command("CF.EXISTS", "f", "a") == 1
+
+
+def test_killed_child_changes_nothing_listed(workdir):
+    d, make = workdir
+    s = make("--appendonly", "yes").start()
+    c = s.client()
+    c.execute_command("CF.ADD", "f", "a")
+    c.execute_command("BGREWRITEAOF")
+    child = s.child_pid()
+    os.kill(child, signal.SIGSTOP)
+    # the new increment is listed at the fork, the old base stays
+    assert s.manifest() == ["file appendonly.aof.1.base.rdb seq 1 type b",
+                            "file appendonly.aof.1.incr.aof seq 1 type i",
+                            "file appendonly.aof.2.incr.aof seq 2 type i"]
+    assert s.info()["aof_rewrite_in_progress"] == 1
+    with pytest.raises(Exception, match="^Background append only file "
+                       "rewriting already in progress$"):
+        c.execute_command("BGREWRITEAOF")
+    os.kill(child, signal.SIGKILL)
+    os.kill(child, signal.SIGCONT)
+    wait_until(lambda: rewrite_idle(s))
+    assert s.info()["aof_last_bgrewrite_status"] == "err"
+    assert s.manifest() == ["file appendonly.aof.1.base.rdb seq 1 type b",
+                            "file appendonly.aof.1.incr.aof seq 1 type i",
+                            "file appendonly.aof.2.incr.aof seq 2 type i"]
+    assert "Background AOF rewrite terminated by signal 9" in s.log_text()
+    # the next one succeeds and retires both increments
+    c.execute_command("BGREWRITEAOF")
+    wait_until(lambda: rewrite_idle(s) and s.info()["aof_rewrites"] == 1)
+    assert s.manifest() == ["file appendonly.aof.2.base.rdb seq 2 type b",
+                            "file appendonly.aof.3.incr.aof seq 3 type i"]
+    assert s.info()["aof_last_bgrewrite_status"] == "ok"
+
+
+def test_kill9_of_the_group_during_rewrite_leaves_loadable_set(workdir):
+    d, make = workdir
+    s = make("--appendonly", "yes").start()
+    c = s.client()
+    c.execute_command("CF.ADD", "f", "a")
+    c.execute_command("BGREWRITEAOF")
+    wait_until(lambda: rewrite_idle(s))
+    c.execute_command("BGREWRITEAOF")
+    child = s.child_pid(2)
+    os.kill(child, signal.SIGSTOP)
+    listed = s.manifest()
+    os.kill(child, signal.SIGKILL)
+    s.kill()
+    assert s.manifest() == listed
+    s.start()
+    assert s.client().execute_command("CF.EXISTS", "f", "a") == 1
+
+
+def test_bgsave_and_rewrite_schedule_each_other(workdir):
+    d, make = workdir
+    s = make("--appendonly", "yes").start()
+    c = s.client()
+    c.execute_command("CF.ADD", "f", "a")
+    c.execute_command("BGREWRITEAOF")
+    child = s.child_pid()
+    os.kill(child, signal.SIGSTOP)
+    err = None
+    try:
+        c.execute_command("BGSAVE")
+    except Exception as e:  # redis-py raises error replies
+        err = str(e)
+    assert err == ("Another child process is active (AOF?): can't BGSAVE "
+                   "right now. Use BGSAVE SCHEDULE in order to schedule a "
+                   "BGSAVE whenever possible."), err
+    assert c.execute_command("BGSAVE", "SCHEDULE") == \
+        b"Background saving scheduled"
+    os.kill(child, signal.SIGCONT)
+    wait_until(lambda: s.info()["rdb_saves"] == 1, what="the scheduled save")
+    wait_until(lambda: rewrite_idle(s))
+    # and the other way round: a rewrite waits for a save
+    c.execute_command("BGSAVE")
+    saver = int(wait_until(lambda: re.findall(
+        r"Background saving started by pid (\d+)", s.log_text())[1:])[0])
+    os.kill(saver, signal.SIGSTOP)
+    assert c.execute_command("BGREWRITEAOF") == \
+        b"Background append only file rewriting scheduled"
+    assert s.info()["aof_rewrite_scheduled"] == 1
+    os.kill(saver, signal.SIGCONT)
+    wait_until(lambda: rewrite_idle(s) and s.info()["aof_rewrites"] == 2,
+               what="the scheduled rewrite")
+
+
+def test_switch_on_at_run_time_then_kill9(workdir):
+    d, make = workdir
+    s = make().start()
+    c = s.client()
+    c.execute_command("CF.ADD", "f", "a")
+    assert c.config_set("appendonly", "yes")
+    wait_until(lambda: s.info()["aof_enabled"] == 1 and rewrite_idle(s))
+    assert s.manifest() == ["file appendonly.aof.1.base.rdb seq 1 type b",
+                            "file appendonly.aof.1.incr.aof seq 1 type i"]
+    s.kill()
+    s.args += ["--appendonly", "yes"]
+    s.start()
+    assert s.client().execute_command("CF.EXISTS", "f", "a") == 1
+
+
+def test_snapshot_ignored_when_aof_on(workdir):
+    """As Redis 7: with appendonly yes and no AOF yet, the start is empty
+    (the snapshot is not read) and a base of that is written."""
+    d, make = workdir
+    s = make().start()
+    c = s.client()
+    c.execute_command("CF.ADD", "f", "a")
+    assert c.execute_command("SAVE") == b"OK"
+    s.stop()
+    s.args += ["--appendonly", "yes"]
+    s.start()
+    assert s.client().execute_command("EXISTS", "f") == 0
+    assert os.path.exists(os.path.join(d, "dump.cuckoo"))
+
+
+@pytest.mark.parametrize("damage,why", [
+    ("file appendonly.aof.1.base.rdb seq 1 type b\nfile x seq 1 type q\n",
+     "Unknown AOF file type"),
+    ("file appendonly.aof.1.base.rdb seq 1 type b\n"
+     "file appendonly.aof.1.base.rdb seq 1 type b\n",
+     "Found duplicate base file information"),
+    ("", "Found an empty AOF manifest"),
+])
+def test_damaged_manifest_refuses_start(workdir, damage, why):
+    d, make = workdir
+    s = make("--appendonly", "yes").start()
+    s.stop()
+    path = os.path.join(d, ADIR, MANIFEST)
+    with open(path, "w") as f:
+        f.write(damage)
+    before = {n: open(os.path.join(d, ADIR, n), "rb").read()
+              for n in os.listdir(os.path.join(d, ADIR))}
+    assert s.fail_to_start() == 1
+    log = s.log_text()
+    assert why in log and os.path.join(ADIR, MANIFEST) in log, log[-2000:]
+    after = {n: open(os.path.join(d, ADIR, n), "rb").read()
+             for n in os.listdir(os.path.join(d, ADIR))}
+    assert after == before
+
+
+def test_damaged_base_refuses_start(workdir):
+    d, make = workdir
+    s = make("--appendonly", "yes").start()
+    s.client().execute_command("CF.ADD", "f", "a")
+    s.client().execute_command("BGREWRITEAOF")
+    wait_until(lambda: rewrite_idle(s) and s.info()["aof_rewrites"] == 1)
+    s.stop()
+    base = os.path.join(d, ADIR, "appendonly.aof.2.base.rdb")
+    data = bytearray(open(base, "rb").read())
+    data[len(data) // 2] ^= 0xFF
+    with open(base, "wb") as f:
+        f.write(data)
+    assert s.fail_to_start() == 1
+    assert "appendonly.aof.2.base.rdb" in s.log_text()
+    assert open(base, "rb").read() == bytes(data)
