@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "aof.h"
+#include "aof_check.h"
 #include "cfhost.h"
 #include "cmd.h"
 #include "cmd_admin.h"
@@ -136,6 +137,20 @@ static bool one_shot(int argc, char **argv, int *code)
     if (argc >= 2 &&
         (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
         usage(stdout);
+        return true;
+    }
+    if (argc >= 3 && strcmp(argv[1], "--check-aof") == 0) {
+        bool fix = argc == 4 && strcmp(argv[2], "--fix") == 0;
+        const char *path = argv[argc - 1];
+        if ((argc != 3 && !fix) || !aof_check_is_manifest(path)) {
+            fprintf(stderr, "Usage: cuckood --check-aof [--fix] "
+                            "<file.manifest>\n");
+            *code = 1;
+            return true;
+        }
+        /* The increments are checked by aofload.h's aofload_check once
+         * that module is linked in. */
+        *code = aof_check_manifest(path, fix, NULL);
         return true;
     }
     for (int i = 1; i < argc; i++)
