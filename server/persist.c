@@ -300,6 +300,11 @@ static void child_main(server_t *s, const char *path, pid_t parent, int errfd,
     if (getppid() != parent)
         _exit(2);
     errfd = close_fds_in_child(errfd);
+    /* Test-only: the integration tests hold a child where it starts
+     * (stopped until they send SIGCONT), to act while one runs without
+     * racing its end. */
+    if (getenv("CUCKOOD_TEST_HOLD_CHILD") != NULL)
+        raise(SIGSTOP);
     char err[PERSIST_ERR_MAX] = "";
     int rc = snap_save(path, persist_keyspace_iter, s, err, sizeof(err));
     if (rc < 0) {

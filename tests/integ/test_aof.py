@@ -5,8 +5,10 @@ of the process group), BGSAVE and BGREWRITEAOF scheduling each other,
 start-up refusals that name the file and change nothing, and the snapshot
 being ignored once the AOF is on, as in Redis 7.
 
-A rewrite child is held with SIGSTOP where a test needs it running: no
-test depends on how long a rewrite takes.
+Where a test needs a child running, the server runs with
+CUCKOOD_TEST_HOLD_CHILD set: each child stops itself (SIGSTOP) as it
+starts, until the test sends SIGCONT, so no test depends on how long a
+rewrite takes.
 
 Run: python3 -m pytest tests/integ/test_aof.py (CUCKOOD_BIN names the
 binary)."""
@@ -45,12 +47,20 @@ class Server(Daemon):
     def files(self):
         return sorted(os.listdir(os.path.join(self.dir, ADIR)))
 
-    def child_pid(self, nth=1):
-        """The pid of the nth rewrite child the log names."""
+    def child_pid(self, nth=1, what="append only file rewriting"):
+        """The pid of the nth child of what the log names, once it has
+        stopped itself (hold=True)."""
         pids = wait_until(lambda: re.findall(
-            r"Background append only file rewriting started by pid (\d+)",
-            self.log_text())[nth - 1:], what="a rewrite child")
-        return int(pids[0])
+            r"Background %s started by pid (\d+)" % what,
+            self.log_text())[nth - 1:], what="a child")
+        pid = int(pids[0])
+        wait_until(lambda: stopped(pid), what="the child to stop itself")
+        return pid
+
+
+def stopped(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        return f.read().rsplit(")", 1)[1].split()[0] == "T"
 
 
 @pytest.fixture
@@ -58,8 +68,9 @@ def workdir():
     d = tempfile.mkdtemp(prefix="cuckood-aof-")
     servers = []
 
-    def make(*extra):
-        s = Server("--save", "", *extra, dir=d)
+    def make(*extra, hold=False):
+        env = dict(os.environ, CUCKOOD_TEST_HOLD_CHILD="1") if hold else None
+        s = Server("--save", "", *extra, dir=d, env=env)
         servers.append(s)
         return s
 
@@ -73,6 +84,16 @@ def workdir():
 def rewrite_idle(s):
     i = s.info()
     return not i["aof_rewrite_in_progress"] and not i["aof_rewrite_scheduled"]
+
+
+def held_rewrite(make):
+    """A server with the AOF on, a filter, and a rewrite whose child is
+    stopped (SIGSTOP): (server, client, child pid)."""
+    s = make("--appendonly", "yes", hold=True).start()
+    c = s.client()
+    c.execute_command("CF.ADD", "f", "a")
+    c.execute_command("BGREWRITEAOF")
+    return s, c, s.child_pid()
 
 
 def test_start_creates_base_incr_manifest(workdir):
@@ -117,12 +138,7 @@ def test_bgrewriteaof_replaces_base_and_deletes_history(workdir):
 
 def test_killed_child_changes_nothing_listed(workdir):
     d, make = workdir
-    s = make("--appendonly", "yes").start()
-    c = s.client()
-    c.execute_command("CF.ADD", "f", "a")
-    c.execute_command("BGREWRITEAOF")
-    child = s.child_pid()
-    os.kill(child, signal.SIGSTOP)
+    s, c, child = held_rewrite(make)
     # the new increment is listed at the fork, the old base stays
     assert s.manifest() == ["file appendonly.aof.1.base.rdb seq 1 type b",
                             "file appendonly.aof.1.incr.aof seq 1 type i",
@@ -141,6 +157,7 @@ def test_killed_child_changes_nothing_listed(workdir):
     assert "Background AOF rewrite terminated by signal 9" in s.log_text()
     # the next one succeeds and retires both increments
     c.execute_command("BGREWRITEAOF")
+    os.kill(s.child_pid(2), signal.SIGCONT)
     wait_until(lambda: rewrite_idle(s) and s.info()["aof_rewrites"] == 1)
     assert s.manifest() == ["file appendonly.aof.2.base.rdb seq 2 type b",
                             "file appendonly.aof.3.incr.aof seq 3 type i"]
@@ -149,15 +166,15 @@ def test_killed_child_changes_nothing_listed(workdir):
 
 def test_kill9_of_the_group_during_rewrite_leaves_loadable_set(workdir):
     d, make = workdir
-    s = make("--appendonly", "yes").start()
-    c = s.client()
-    c.execute_command("CF.ADD", "f", "a")
-    c.execute_command("BGREWRITEAOF")
+    s, c, child = held_rewrite(make)
+    os.kill(child, signal.SIGCONT)
     wait_until(lambda: rewrite_idle(s))
     c.execute_command("BGREWRITEAOF")
     child = s.child_pid(2)
-    os.kill(child, signal.SIGSTOP)
     listed = s.manifest()
+    assert listed == ["file appendonly.aof.2.base.rdb seq 2 type b",
+                      "file appendonly.aof.2.incr.aof seq 2 type i",
+                      "file appendonly.aof.3.incr.aof seq 3 type i"]
     os.kill(child, signal.SIGKILL)
     s.kill()
     assert s.manifest() == listed
@@ -167,12 +184,7 @@ def test_kill9_of_the_group_during_rewrite_leaves_loadable_set(workdir):
 
 def test_bgsave_and_rewrite_schedule_each_other(workdir):
     d, make = workdir
-    s = make("--appendonly", "yes").start()
-    c = s.client()
-    c.execute_command("CF.ADD", "f", "a")
-    c.execute_command("BGREWRITEAOF")
-    child = s.child_pid()
-    os.kill(child, signal.SIGSTOP)
+    s, c, child = held_rewrite(make)
     err = None
     try:
         c.execute_command("BGSAVE")
@@ -184,17 +196,17 @@ def test_bgsave_and_rewrite_schedule_each_other(workdir):
     assert c.execute_command("BGSAVE", "SCHEDULE") == \
         b"Background saving scheduled"
     os.kill(child, signal.SIGCONT)
+    os.kill(s.child_pid(1, "saving"), signal.SIGCONT)
     wait_until(lambda: s.info()["rdb_saves"] == 1, what="the scheduled save")
     wait_until(lambda: rewrite_idle(s))
     # and the other way round: a rewrite waits for a save
     c.execute_command("BGSAVE")
-    saver = int(wait_until(lambda: re.findall(
-        r"Background saving started by pid (\d+)", s.log_text())[1:])[0])
-    os.kill(saver, signal.SIGSTOP)
+    saver = s.child_pid(2, "saving")
     assert c.execute_command("BGREWRITEAOF") == \
         b"Background append only file rewriting scheduled"
     assert s.info()["aof_rewrite_scheduled"] == 1
     os.kill(saver, signal.SIGCONT)
+    os.kill(s.child_pid(2), signal.SIGCONT)
     wait_until(lambda: rewrite_idle(s) and s.info()["aof_rewrites"] == 2,
                what="the scheduled rewrite")
 
