@@ -21,6 +21,7 @@
 #include "cmd.h"
 #include "cmd_command.h"
 #include "conn.h"
+#include "conn_info.h"
 #include "daemon.h"
 #include "errtext.h"
 #include "expire.h"

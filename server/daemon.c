@@ -14,6 +14,7 @@
 
 #include "cmdclock.h"
 #include "conn.h"
+#include "conn_info.h"
 #include "expire.h"
 #include "heap.h"
 #include "latency.h"

@@ -23,6 +23,7 @@
 #include "cmd_keys.h"
 #include "config_load.h"
 #include "conn.h"
+#include "conn_info.h"
 #include "daemon.h"
 #include "heap.h"
 #include "latency.h"
