@@ -5,8 +5,9 @@
  * with everysec an fsync is queued to a thread of our own (Redis's bio) at
  * most once a second, and while one is still running a write waits, for
  * up to 2 s, then goes ahead (aof_delayed_fsync counts it). With always
- * the buffer is written and fdatasync'ed before any reply leaves
- * (on_before_reply), and a write or fsync error exits, as Redis does: an
+ * the replies of a loop iteration are held (hold_replies) until one write
+ * and fdatasync before the loop sleeps covers them all, a group commit
+ * across clients, and a write or fsync error exits, as Redis does: an
  * acknowledged write must never be missing. With everysec and no, a
  * failed write is retried from the cron and from each later flush; until
  * one succeeds write commands are refused with -MISCONF.
@@ -409,11 +410,15 @@ void aof_flush(server_t *s, bool force)
     }
 }
 
-void aof_before_reply(server_t *s)
+bool aof_hold_replies(server_t *s, bool urgent)
 {
     struct aof *a = s->aof;
-    if (a != NULL && a->len > 0 && s->cfg->appendfsync == CFG_FSYNC_ALWAYS)
-        aof_flush(s, true);
+    if (a == NULL || a->len == 0 || s->cfg->appendfsync != CFG_FSYNC_ALWAYS)
+        return false;
+    if (!urgent)
+        return true;
+    aof_flush(s, true);
+    return false;
 }
 
 /* ---- loading ----------------------------------------------------------- */
@@ -583,7 +588,9 @@ void aof_stop(server_t *s)
     a->write_err = false;
     server_deny_writes_aof(s, NULL);
     s->on_propagate = NULL;
-    s->on_before_reply = NULL;
+    s->hold_replies = NULL;
+    if (s->release_replies != NULL)
+        s->release_replies(s);
 }
 
 int aof_open_files(server_t *s)
@@ -621,7 +628,7 @@ int aof_open_files(server_t *s)
     a->state = AOF_ON;
     a->last_fsync_ms = uv_now(s->loop);
     s->on_propagate = aof_feed;
-    s->on_before_reply = aof_before_reply;
+    s->hold_replies = aof_hold_replies;
     log_notice("%s AOF incr file %s on server start",
                fresh ? "Creating" : "Opening", aofman_last_incr(&m));
     return 0;

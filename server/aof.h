@@ -60,9 +60,11 @@ void aof_feed(server_t *s, int dbnum, int argc, const arg_t *argv);
  * even while a background fsync is slow. */
 void aof_flush(server_t *s, bool force);
 
-/* The server's on_before_reply hook: with appendfsync always, the buffer
- * is written and fsynced before replies go out. */
-void aof_before_reply(server_t *s);
+/* The server's hold_replies hook: with appendfsync always and commands
+ * not yet on disk, true (the replies wait for the write and fsync before
+ * the loop sleeps); with urgent the write and fsync happen now and it
+ * answers false. */
+bool aof_hold_replies(server_t *s, bool urgent);
 
 /* The CONFIG SET hook (server_t.on_config_set): appendonly yes starts a
  * rewrite that writes a base of the current data, the feed being kept in a

@@ -172,9 +172,14 @@ void aof_rewrite_cron(server_t *s)
 
 /* ---- the loop's handles ------------------------------------------------ */
 
+/* Before the loop sleeps: the commands of this iteration are written
+ * (and with always fsynced), then the replies held for them go. */
 static void on_prepare(uv_prepare_t *h)
 {
-    aof_flush(h->data, false);
+    server_t *s = h->data;
+    aof_flush(s, false);
+    if (s->nheld > 0 && s->release_replies != NULL)
+        s->release_replies(s);
 }
 
 static void on_cron(uv_timer_t *t)
@@ -248,7 +253,7 @@ static int start_on(server_t *s, char *err, size_t errlen)
         goto refuse;
     a->state = AOF_WAIT_REWRITE;
     s->on_propagate = aof_feed;
-    s->on_before_reply = aof_before_reply;
+    s->hold_replies = aof_hold_replies;
     a->last_fsync_ms = uv_now(s->loop);
     int rc = aof_rewrite_start(s);
     if (rc == -EBUSY) {

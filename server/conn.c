@@ -262,8 +262,13 @@ static void conn_flush(conn_t *c)
 {
     if (c->closing)
         return;
-    if (c->cl.srv->on_before_reply != NULL) /* appendfsync always */
-        c->cl.srv->on_before_reply(c->cl.srv);
+    server_t *s = c->cl.srv;
+    if (s->hold_replies != NULL && !c->await_log &&
+        s->hold_replies(s, c->cl.out.len >= CONN_PAUSE_BYTES)) {
+        c->await_log = true;
+        s->nheld++;
+        return;
+    }
     if (resp_out_failed(&c->cl.out)) {
         log_warning("Closing client %s: out of memory for its replies",
                     c->addr);
@@ -818,6 +823,20 @@ void conn_kill(client_t *victim, const client_t *by)
         victim->close_after_reply = true; /* once this reply is written */
     else
         conn_close(conn_of(victim));
+}
+
+void conn_release_held(server_t *s)
+{
+    conn_t *next;
+    for (conn_t *c = s->clients; c != NULL && s->nheld > 0; c = next) {
+        next = c->next;
+        if (!c->await_log)
+            continue;
+        c->await_log = false;
+        s->nheld--;
+        conn_flush(c);
+    }
+    s->nheld = 0; /* those that closed meanwhile */
 }
 
 void conn_push(client_t *cl)

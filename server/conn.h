@@ -50,6 +50,9 @@ void conn_unpause(server_t *s);
 
 /* Applies the current limits (CONFIG SET) to c's parser. */
 void conn_apply_limits(conn_t *c);
+/* Sends the replies held for the AOF (server_t.release_replies). */
+void conn_release_held(server_t *s);
+
 /* Periodic checks: idle timeout, output buffer soft limit. */
 void conn_cron(server_t *s);
 

@@ -45,6 +45,7 @@ struct conn {
     struct argv *postponed;
     uint64_t postponed_seq;
     int writes_pending;
+    bool await_log; /* replies held for the AOF's fsync (group commit) */
 };
 
 /* The connection that embeds client cl (first member of conn_t). */

@@ -189,6 +189,7 @@ static int wire(server_t *s)
     s->on_flushall = persist_on_flushall;
     s->on_call = on_call;
     s->on_config_set = aof_config_set;
+    s->release_replies = conn_release_held;
     /* Transactions: EXEC runs its queue through the dispatcher, and the
      * key-change signals invalidate WATCH. */
     if (multi_init(s, cmd_run_queued, cmd_prefetch_queued) < 0) {

@@ -87,10 +87,17 @@ struct server {
     /* The append-only file's write denial (-MISCONF while it cannot be
      * written), apart from the snapshot's: server_deny_writes_aof(). */
     const char *deny_writes_aof;
-    /* Called by a connection before it sends replies (appendfsync always:
-     * what those replies acknowledge is on disk first); set by main()
-     * while the AOF is on, else NULL. */
-    void (*on_before_reply)(server_t *s);
+    /* Group commit (appendfsync always): a connection about to send
+     * replies asks hold_replies first; true means they wait until the
+     * AOF has written and fsynced what they acknowledge, once for all the
+     * connections of the loop iteration, and the AOF then calls
+     * release_replies, which sends every held reply. With urgent (a
+     * connection's replies pile up) the AOF syncs at once and answers
+     * false. hold_replies is set by the AOF while it is on (else NULL);
+     * release_replies by main(). */
+    bool (*hold_replies)(server_t *s, bool urgent);
+    void (*release_replies)(server_t *s);
+    uint64_t nheld; /* connections whose replies wait */
     /* Called by CONFIG SET once the directives it names are stored (the
      * AOF switched on or off): 0, or -EINVAL with the error reply in err,
      * and the old values are put back. Set by main(), may be NULL. */

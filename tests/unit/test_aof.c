@@ -127,16 +127,22 @@ static void test_feed_is_resp_with_selects(void **state)
     free(b.p);
 }
 
-static void test_always_writes_before_replies(void **state)
+static void test_always_holds_replies_until_synced(void **state)
 {
     fixture_t *fx = *state;
     fx->f.cfg.appendfsync = CFG_FSYNC_ALWAYS;
     start(fx);
     server_t *s = &fx->f.s;
+    assert_non_null(s->hold_replies);
+    assert_false(s->hold_replies(s, false)); /* nothing to log: no wait */
     feed(s, 0, 3, (const char *[]){"CF.ADD", "f", "a"});
-    assert_non_null(s->on_before_reply);
-    s->on_before_reply(s); /* what a connection calls before it replies */
+    /* what a connection asks before it replies: wait for the sync */
+    assert_true(s->hold_replies(s, false));
     struct stat st;
+    assert_int_equal(stat("appendonlydir/appendonly.aof.1.incr.aof", &st), 0);
+    assert_int_equal(st.st_size, 0);
+    /* urgent: written and synced now, no wait */
+    assert_false(s->hold_replies(s, true));
     assert_int_equal(stat("appendonlydir/appendonly.aof.1.incr.aof", &st), 0);
     assert_true(st.st_size > 0);
     assert_int_equal(s->aof->len, 0);
@@ -216,7 +222,7 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_feed_is_resp_with_selects, setup,
                                         teardown),
-        cmocka_unit_test_setup_teardown(test_always_writes_before_replies,
+        cmocka_unit_test_setup_teardown(test_always_holds_replies_until_synced,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_write_error_denies_writes_until_it_clears, setup, teardown),
