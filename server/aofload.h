@@ -39,4 +39,10 @@ int aofload_file(server_t *s, const char *path, bool last, bool load_truncated,
  * loadable prefix; with fix, truncates it to that prefix. */
 int aofload_check(const char *path, bool fix, aofload_report_t *r);
 
+/* cuckood --check-aof FILE [--fix] for one file of commands (an increment
+ * or a single Redis-style AOF), as redis-check-aof words it on standard
+ * output: the analysis, then valid, not valid, or truncated with --fix.
+ * Returns the process's exit code: 0 when valid or fixed, 1 otherwise. */
+int aofload_check_main(const char *path, bool fix);
+
 #endif /* AOFLOAD_H */

@@ -9,6 +9,7 @@
 
 #include "cfcmd.h"
 #include "expire.h"
+#include "propagate.h"
 #include "server_int.h"
 
 static int h_find(void *h, const arg_t *key, bool read, cf_filter_t **out)
@@ -20,9 +21,31 @@ static int h_find(void *h, const arg_t *key, bool read, cf_filter_t **out)
     return 0; /* every key of the daemon is a filter */
 }
 
+/* A new filter's hash seed is random: the log carries it as the header
+ * of the new, empty filter, CF.LOADCHUNK key 1 <header> (as the module
+ * replicates it), before the command that filled it; a CF.RESERVE is
+ * logged as that alone. CF.LOADCHUNK itself is its own record. */
+static void log_created(client_t *c, const arg_t *key, const cf_filter_t *f)
+{
+    const char *name = c->cmd->name;
+    if (strcmp(name, "cf.loadchunk") == 0)
+        return;
+    unsigned char hdr[CF_HEADER_MAX];
+    size_t len = cf_header_len(f);
+    cf_header_write(f, hdr);
+    const arg_t argv[4] = {
+        {"CF.LOADCHUNK", 12}, *key, {"1", 1}, {(const char *)hdr, len}};
+    if (strcmp(name, "cf.reserve") == 0)
+        propagate_replace(c->srv, 4, argv);
+    else
+        propagate_also(c->srv, c->dbnum, 4, argv);
+}
+
 static int h_create(void *h, const arg_t *key, cf_filter_t **f)
 {
     client_t *c = h;
+    if (propagate_on(c->srv))
+        log_created(c, key, *f);
     return ks_add(c->db, key->ptr, key->len, f);
 }
 
@@ -39,6 +62,12 @@ static void h_changed(void *h, const arg_t *key, cf_filter_t *f,
 static uint64_t h_headroom(void *h, bool *maxmemory)
 {
     client_t *c = h;
+    /* A replay is bound by the machine only, as Redis's AOF client. */
+    if (c->srv->loading) {
+        uint64_t phys = c->srv->phys_memory, used = server_used_memory(c->srv);
+        *maxmemory = false;
+        return phys == UINT64_MAX ? phys : phys > used ? phys - used : 0;
+    }
     *maxmemory = server_cfg(c->srv)->maxmemory != 0;
     return server_memory_headroom(c->srv);
 }

@@ -16,6 +16,7 @@
 #include "cmdclock.h"
 #include "errtext.h"
 #include "multi.h"
+#include "propagate.h"
 #include "reply.h"
 #include "util.h"
 
@@ -223,7 +224,18 @@ static void call(client_t *c, cmd_entry_t *e, const cmd_def_t *d,
 {
     server_t *s = c->srv;
     size_t out_before = c->out.len;
-    d->proc(c, cmd->argc, cmd->argv);
+    if (!propagate_on(s)) {
+        d->proc(c, cmd->argc, cmd->argv);
+    } else {
+        /* As Redis's call(): a write is logged when it changed data (the
+         * dirty counter moved: a save resets it, hence the inequality). */
+        prop_frame_t fr;
+        uint64_t dirty = s->dirty;
+        propagate_call_begin(c, cmd->argc, cmd->argv, &fr);
+        d->proc(c, cmd->argc, cmd->argv);
+        propagate_call_end(c, (d->flags & CMD_WRITE) && s->dirty != dirty,
+                           multi_is_exec(e->def), &fr);
+    }
     uint64_t now = cmdclock_now();
     uint64_t took = now - s->cmd_clock;
     e->nsec += took;
@@ -276,13 +288,14 @@ bool cmd_dispatch(client_t *c, const resp_cmd_t *cmd)
     /* As Redis: queuing may take any amount of memory, so over maxmemory
      * a transaction takes nothing more (it can still end). */
     if (((flags & CMD_DENYOOM) || queue) && s->cfg->maxmemory > 0 &&
-        server_used_memory(s) > s->cfg->maxmemory) {
+        !s->loading && server_used_memory(s) > s->cfg->maxmemory) {
         resp_add_error(&c->out, ERRTEXT_OOM);
         refused(c, e, reply_at);
         return true;
     }
     const char *denied;
-    if ((flags & CMD_WRITE) && (denied = server_writes_denied(s))) {
+    if ((flags & CMD_WRITE) && (denied = server_writes_denied(s)) &&
+        !s->loading) {
         resp_add_error(&c->out, denied);
         refused(c, e, reply_at);
         return true;
@@ -290,7 +303,7 @@ bool cmd_dispatch(client_t *c, const resp_cmd_t *cmd)
     /* Last of the checks, as in Redis: a command that would be refused is
      * refused at once, even during a pause; a command queued in a
      * transaction waits as the same command would outside it. */
-    if (paused_for(s, flags))
+    if (paused_for(s, flags) && !s->loading)
         return false;
     if (queue) {
         multi_queue(c, e, d->flags, cmd->argc, cmd->argv);

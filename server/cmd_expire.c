@@ -13,6 +13,7 @@
 #include "cmd.h"
 #include "errtext.h"
 #include "expire.h"
+#include "propagate.h"
 #include "reply.h"
 #include "server_int.h"
 
@@ -121,13 +122,21 @@ static void expire_generic(client_t *c, int argc, const arg_t *argv,
         resp_add_int(&c->out, 0);
         return;
     }
-    if (when <= now) {
-        /* a time in the past deletes the key, as DEL would */
+    if (when <= now && !c->srv->loading) {
+        /* a time in the past deletes the key, as DEL would (and is logged
+         * as one); a replay keeps it, as Redis does while loading */
         ks_del(c->db, key->ptr, key->len);
         server_key_changed(c->srv, c->dbnum, key->ptr, key->len);
+        propagate_replace(c->srv, 2, (const arg_t[]){{"DEL", 3}, *key});
     } else if (expire_set(c->srv, c->dbnum, key->ptr, key->len, when) < 0) {
         resp_add_error(&c->out, ERRTEXT_NOMEM);
         return;
+    } else if (propagate_on(c->srv)) {
+        /* logged as an absolute time, options kept, as Redis does */
+        char buf[24];
+        int n = snprintf(buf, sizeof(buf), "%lld", (long long)when);
+        propagate_rewrite_arg(c->srv, 0, &(arg_t){"PEXPIREAT", 9});
+        propagate_rewrite_arg(c->srv, 2, &(arg_t){buf, (size_t)n});
     }
     server_dirty(c->srv, 1);
     resp_add_int(&c->out, 1);

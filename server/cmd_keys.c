@@ -17,12 +17,14 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "cmd_object.h"
 #include "conn.h"
 #include "dump.h"
 #include "errtext.h"
 #include "expire.h"
 #include "glob.h"
 #include "log.h"
+#include "propagate.h"
 #include "reply.h"
 #include "server_int.h"
 
@@ -291,6 +293,7 @@ static void flushdb_proc(client_t *c, int argc, const arg_t *argv)
     server_db_changing(c->srv, c->dbnum);
     server_dirty(c->srv, ks_size(c->db));
     ks_flush(c->db);
+    propagate_force(c->srv); /* logged even when empty, as Redis 7.0 */
     reply_ok(c);
 }
 
@@ -458,6 +461,18 @@ static void dump_proc(client_t *c, int argc, const arg_t *argv)
     free(p);
 }
 
+/* A RESTORE with a relative ttl is logged with the absolute time it gave
+ * and ABSTTL, as Redis logs it. */
+static void log_absttl(client_t *c, int argc, int64_t at)
+{
+    if (!propagate_on(c->srv))
+        return;
+    char buf[24];
+    int n = snprintf(buf, sizeof(buf), "%lld", (long long)at);
+    propagate_rewrite_arg(c->srv, 2, &(arg_t){buf, (size_t)n});
+    propagate_rewrite_arg(c->srv, argc, &(arg_t){"ABSTTL", 6});
+}
+
 /* RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds]
  * [FREQ frequency], checked in Redis's order. IDLETIME and FREQ are
  * checked and dropped: no access time or frequency is kept per key. */
@@ -541,11 +556,12 @@ static void restore_proc(client_t *c, int argc, const arg_t *argv)
         at = now + ttl;
     /* A timeout already past: the key is not made, but one it replaced is
      * gone (Redis counts that as a change and a DEL). */
-    if (past || (at != 0 && at <= now)) {
+    if ((past || (at != 0 && at <= now)) && !c->srv->loading) {
         cf_free(f);
         if (deleted) {
             server_key_changed(c->srv, c->dbnum, argv[1].ptr, argv[1].len);
             server_dirty(c->srv, 1);
+            propagate_replace(c->srv, 2, (const arg_t[]){{"DEL", 3}, argv[1]});
         }
         reply_ok(c);
         return;
@@ -565,6 +581,8 @@ static void restore_proc(client_t *c, int argc, const arg_t *argv)
         resp_add_error(&c->out, ERRTEXT_NOMEM);
         return;
     }
+    if (at != 0 && !absttl)
+        log_absttl(c, argc, at);
     server_key_changed(c->srv, c->dbnum, argv[1].ptr, argv[1].len);
     server_dirty(c->srv, 1);
     reply_ok(c);
@@ -588,77 +606,6 @@ static void randomkey_proc(client_t *c, int argc, const arg_t *argv)
         }
     }
     resp_add_null(&c->out);
-}
-
-/* OBJECT's subcommands. A filter is one allocation that nothing shares, so
- * its encoding is what redis-server answers for a module's value, "raw",
- * and its reference count 1. No access time or counter is kept: the idle
- * time is 0, and the frequency, as in Redis under a policy other than
- * LFU (the only policy here is noeviction), is refused. */
-static void object_encoding_proc(client_t *c, int argc, const arg_t *argv)
-{
-    if (live(c->srv, c->dbnum, &argv[2]) == NULL)
-        resp_add_null(&c->out);
-    else
-        resp_add_cstr(&c->out, "raw");
-}
-
-static void object_int_proc(client_t *c, const arg_t *key, int64_t v)
-{
-    if (live(c->srv, c->dbnum, key) == NULL)
-        resp_add_null(&c->out);
-    else
-        resp_add_int(&c->out, v);
-}
-
-static void object_refcount_proc(client_t *c, int argc, const arg_t *argv)
-{
-    object_int_proc(c, &argv[2], 1);
-}
-
-static void object_idletime_proc(client_t *c, int argc, const arg_t *argv)
-{
-    object_int_proc(c, &argv[2], 0);
-}
-
-static void object_freq_proc(client_t *c, int argc, const arg_t *argv)
-{
-    if (live(c->srv, c->dbnum, &argv[2]) == NULL) {
-        resp_add_null(&c->out);
-        return;
-    }
-    resp_add_error(&c->out,
-                   "ERR An LFU maxmemory policy is not selected, access "
-                   "frequency not tracked. Please note that when switching "
-                   "between policies at runtime LRU and LFU data will take "
-                   "some time to adjust.");
-}
-
-static void object_help_proc(client_t *c, int argc, const arg_t *argv)
-{
-    static const char *const lines[] = {
-        "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "ENCODING <key>",
-        "    Return the kind of internal representation used in order to "
-        "store the value",
-        "    associated with a <key>.",
-        "FREQ <key>",
-        "    Return the access frequency index of the <key>. The returned "
-        "integer is",
-        "    proportional to the logarithm of the recent access frequency of "
-        "the key.",
-        "IDLETIME <key>",
-        "    Return the idle time of the <key>, that is the approximated "
-        "number of",
-        "    seconds elapsed since the last access to the key.",
-        "REFCOUNT <key>",
-        "    Return the number of references of the value associated with "
-        "the specified",
-        "    <key>.",
-        "HELP",
-        "    Prints this help.",
-    };
-    reply_help(c, lines, sizeof(lines) / sizeof(lines[0]));
 }
 
 /* WAIT numreplicas timeout: there are no replicas, so none acknowledges,
@@ -737,22 +684,22 @@ static const cmd_arg_t wait_args[] = {{"numreplicas", "integer", NULL, 0, NULL},
         .summary = sum, .since = since_, .complexity = "O(1)", .args = key_arg \
     }
 static const cmd_def_t object_subs[] = {
-    OBJECT_SUB("encoding", object_encoding_proc,
+    OBJECT_SUB("encoding", cmd_object_encoding,
                "Returns the internal encoding of a Redis object.", "2.2.3"),
-    OBJECT_SUB("freq", object_freq_proc,
+    OBJECT_SUB("freq", cmd_object_freq,
                "Returns the logarithmic access frequency counter of a Redis "
                "object.",
                "4.0.0"),
-    OBJECT_SUB("idletime", object_idletime_proc,
+    OBJECT_SUB("idletime", cmd_object_idletime,
                "Returns the time since the last access to a Redis object.",
                "2.2.3"),
-    OBJECT_SUB("refcount", object_refcount_proc,
+    OBJECT_SUB("refcount", cmd_object_refcount,
                "Returns the reference count of a value of a key.", "2.2.3"),
     {.name = "help",
      .arity = 2,
      .flags = CMD_LOADING | CMD_STALE,
      .acl = ACL_CAT_KEYSPACE,
-     .proc = object_help_proc,
+     .proc = cmd_object_help,
      .group = "generic",
      .summary = "Returns helpful text about the different subcommands.",
      .since = "6.2.0",

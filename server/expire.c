@@ -17,6 +17,7 @@
 #include <inttypes.h>
 #include <time.h>
 
+#include "propagate.h"
 #include "server_int.h"
 
 #define EXPIRE_SAMPLE 20      /* keys with a timeout per sample */
@@ -42,6 +43,8 @@ static void on_expired(void *ctx, const void *key, size_t len)
     expired_ctx_t *e = ctx;
     e->s->expired_keys++;
     server_key_changed(e->s, e->dbnum, key, len);
+    /* The log and a replay must lose the key at the same point. */
+    propagate_deletion(e->s, e->dbnum, key, len);
 }
 
 cf_filter_t *expire_lookup(server_t *s, int dbnum, const void *key, size_t len,
@@ -50,7 +53,10 @@ cf_filter_t *expire_lookup(server_t *s, int dbnum, const void *key, size_t len,
     ks_db_t *db = s->dbs[dbnum];
     int64_t w;
     cf_filter_t *f = ks_find(db, key, len, &w);
-    if (f != NULL && w >= 0 && w <= expire_now_ms()) {
+    /* Nothing expires during a replay: the file deletes what expired in
+     * its own time, and a key a later command of the file touches must
+     * still be there. */
+    if (f != NULL && w >= 0 && !s->loading && w <= expire_now_ms()) {
         /* Past its time it is absent either way; during a pause it stays
          * stored until the pause ends. */
         if (!server_writes_paused(s)) {

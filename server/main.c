@@ -14,6 +14,7 @@
 
 #include "aof.h"
 #include "aof_check.h"
+#include "aofload.h"
 #include "cfhost.h"
 #include "cmd.h"
 #include "cmd_admin.h"
@@ -32,6 +33,7 @@
 #include "multi.h"
 #include "persist.h"
 #include "probe.h"
+#include "propagate.h"
 #include "server_int.h"
 #include "slowlog.h"
 
@@ -43,6 +45,7 @@ static void usage(FILE *fp)
             "--ping\n"
             "       cuckood --ping [host:port | tls://host:port | "
             "/path/to/socket]\n"
+            "       cuckood --check-aof [--fix] /path/to/file.aof\n"
             "       cuckood --version\n"
             "       cuckood --help\n"
             "\n"
@@ -140,18 +143,22 @@ static bool one_shot(int argc, char **argv, int *code)
         usage(stdout);
         return true;
     }
-    if (argc >= 3 && strcmp(argv[1], "--check-aof") == 0) {
-        bool fix = argc == 4 && strcmp(argv[2], "--fix") == 0;
-        const char *path = argv[argc - 1];
-        if ((argc != 3 && !fix) || !aof_check_is_manifest(path)) {
+    if (argc >= 2 && strcmp(argv[1], "--check-aof") == 0) {
+        /* As redis-check-aof: [--fix] FILE; FILE --fix is taken too. A
+         * manifest is checked with every file it names. */
+        bool fix = argc == 4 && (strcmp(argv[2], "--fix") == 0 ||
+                                 strcmp(argv[3], "--fix") == 0);
+        if (argc != 3 && !fix) {
             fprintf(stderr, "Usage: cuckood --check-aof [--fix] "
-                            "<file.manifest>\n");
+                            "/path/to/file.aof|file.manifest\n");
             *code = 1;
             return true;
         }
-        /* The increments are checked by aofload.h's aofload_check once
-         * that module is linked in. */
-        *code = aof_check_manifest(path, fix, NULL);
+        const char *path =
+            argc == 3 || strcmp(argv[2], "--fix") != 0 ? argv[2] : argv[3];
+        *code = aof_check_is_manifest(path)
+                    ? aof_check_manifest(path, fix, aofload_check)
+                    : aofload_check_main(path, fix);
         return true;
     }
     for (int i = 1; i < argc; i++)
@@ -249,11 +256,9 @@ static int init(app_t *a, int argc, char **argv)
         log_warning("Cannot create the event loop");
         return -1;
     }
-    /* The AOF's increments replay through aofload.h's aofload_file once
-     * that module is linked in; until then a start with a non-empty
-     * increment is refused (aof_load says so). */
+    /* The AOF's increments replay through aofload.h's aofload_file. */
     if (server_init(&a->srv, a->loop, &a->cfg) < 0 ||
-        persist_init(&a->srv) < 0 || aof_init(&a->srv, NULL) < 0) {
+        persist_init(&a->srv) < 0 || aof_init(&a->srv, aofload_file) < 0) {
         log_warning("Out of memory initialising the server");
         return -1;
     }
@@ -338,6 +343,7 @@ static int teardown(app_t *a, int code)
         code = s->exit_code; /* SHUTDOWN's, or 1 after a failed final save */
     cmd_index_free(s);
     multi_free(s);
+    propagate_free(s);
     slowlog_free(s);
     aof_free(s);
     persist_free(s);

@@ -124,6 +124,12 @@ struct server {
      * EXEC come through it around a transaction's commands. Set by main()
      * while the AOF is on, else NULL (propagate.h feeds it). */
     void (*on_propagate)(server_t *s, int dbnum, int argc, const arg_t *argv);
+    struct propagate *prop; /* propagate.c's; propagate_free() */
+    /* A file of commands is being replayed (aofload.h): as Redis while
+     * loading, nothing expires, a time already past is kept as given, and
+     * the replaying client is never refused for maxmemory, write denial or
+     * a pause. */
+    bool loading;
     uint64_t nmonitors; /* clients with c->monitor set */
     /* CLIENT PAUSE: while server_now_ms() < pause_end_ms, commands of the
      * kind paused wait (SERVER_PAUSE_WRITE: those that may write;
