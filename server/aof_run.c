@@ -34,6 +34,13 @@ static int switch_incr(server_t *s)
 {
     struct aof *a = s->aof;
     aofman_t m;
+    if (a->fd >= 0) {
+        aof_flush(s, true); /* the old increment ends whole */
+        /* What could not be written belongs before the fork, not in the
+         * new increment after the new base. */
+        if (a->len > 0)
+            return -EIO;
+    }
     if (aofman_dup(&a->man, &m) < 0 ||
         aofman_new_incr(&m, s->cfg->appendfilename) < 0) {
         aofman_free(&m);
@@ -50,10 +57,8 @@ static int switch_incr(server_t *s)
         aofman_free(&m);
         return rc;
     }
-    if (a->fd >= 0) {
-        aof_flush(s, true); /* the old increment ends whole */
+    if (a->fd >= 0)
         aof_queue_fsync(a, a->fd, true);
-    }
     aofman_free(&a->man);
     a->man = m;
     a->fd = fd;

@@ -640,7 +640,10 @@ void persist_on_shutdown(server_t *s)
 
 void persist_on_flushall(server_t *s)
 {
-    bgsave_kill(s);
+    /* As Redis's killRDBChild(): an AOF rewrite goes on (the FLUSHALL is
+     * in the increment after its base). */
+    if (s->persist->child_kind == PERSIST_CHILD_SNAPSHOT)
+        bgsave_kill(s);
     if (s->cfg->nsave > 0) {
         char err[PERSIST_ERR_MAX] = "";
         (void)save_now(s, err, sizeof(err)); /* logged there */
@@ -675,7 +678,9 @@ static void save_proc(client_t *c, int argc, const arg_t *argv)
     (void)argv;
     server_t *s = c->srv;
     char err[PERSIST_ERR_MAX] = "";
-    if (s->persist->child != 0) {
+    /* As Redis: only a background save stops SAVE, not an AOF rewrite. */
+    if (s->persist->child != 0 &&
+        s->persist->child_kind == PERSIST_CHILD_SNAPSHOT) {
         resp_add_error(&c->out, "ERR Background save already in progress");
         return;
     }

@@ -321,3 +321,18 @@ def test_check_aof_on_a_manifest(workdir):
     assert rc == 1 and "Unknown AOF file type" in out, out
     rc, out = check_aof(os.path.join(d, ADIR, "nosuch.manifest"))
     assert rc == 1 and "Cannot open file" in out, out
+
+
+def test_save_and_flushall_leave_a_rewrite_running(workdir):
+    """As Redis: SAVE runs in the foreground during an AOF rewrite, and
+    FLUSHALL kills only a snapshot child."""
+    d, make = workdir
+    s, c, child = held_rewrite(make)
+    assert c.execute_command("SAVE") == b"OK"
+    c.execute_command("FLUSHALL")
+    assert s.info()["aof_rewrite_in_progress"] == 1
+    os.kill(child, signal.SIGCONT)
+    wait_until(lambda: rewrite_idle(s) and s.info()["aof_rewrites"] == 1)
+    s.kill()
+    s.start()
+    assert s.client().execute_command("EXISTS", "f") == 0
