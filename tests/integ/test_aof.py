@@ -336,3 +336,28 @@ def test_save_and_flushall_leave_a_rewrite_running(workdir):
     s.kill()
     s.start()
     assert s.client().execute_command("EXISTS", "f") == 0
+
+
+def test_check_aof_manifest_torn_last_increment(workdir):
+    d, make = workdir
+    s = make("--appendonly", "yes", "--aof-load-truncated", "no").start()
+    s.client().execute_command("CF.ADD", "f", "a")
+    s.stop()
+    man = os.path.join(d, ADIR, MANIFEST)
+    incr = os.path.join(d, ADIR, "appendonly.aof.1.incr.aof")
+    whole = open(incr, "rb").read()
+    assert whole  # the CF.ADD is logged
+    with open(incr, "ab") as f:
+        f.write(b"*3\r\n$6\r\nCF.ADD\r\n$1\r\nf\r\n$1")  # torn
+    # refused at start without aof-load-truncated, the file untouched
+    assert s.fail_to_start() == 1
+    assert "appendonly.aof.1.incr.aof" in s.log_text()
+    assert open(incr, "rb").read().startswith(whole)
+    rc, out = check_aof(man)
+    assert rc == 1 and "is not valid. Use the --fix option" in out, out
+    rc, out = check_aof("--fix", man)
+    assert rc == 0, out
+    assert "All AOF files and manifest are valid" in out
+    assert open(incr, "rb").read() == whole
+    s.start()
+    assert s.client().execute_command("CF.EXISTS", "f", "a") == 1
