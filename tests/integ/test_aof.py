@@ -266,13 +266,20 @@ def test_damaged_manifest_refuses_start(workdir, damage, why):
     assert after == before
 
 
-def test_damaged_base_refuses_start(workdir):
-    d, make = workdir
+def rewritten_and_stopped(make):
+    """A server with the AOF on, a filter, one finished rewrite (base 2),
+    stopped."""
     s = make("--appendonly", "yes").start()
     s.client().execute_command("CF.ADD", "f", "a")
     s.client().execute_command("BGREWRITEAOF")
     wait_until(lambda: rewrite_idle(s) and s.info()["aof_rewrites"] == 1)
     s.stop()
+    return s
+
+
+def test_damaged_base_refuses_start(workdir):
+    d, make = workdir
+    s = rewritten_and_stopped(make)
     base = os.path.join(d, ADIR, "appendonly.aof.2.base.rdb")
     data = bytearray(open(base, "rb").read())
     data[len(data) // 2] ^= 0xFF
@@ -290,11 +297,7 @@ def check_aof(*args):
 
 def test_check_aof_on_a_manifest(workdir):
     d, make = workdir
-    s = make("--appendonly", "yes").start()
-    s.client().execute_command("CF.ADD", "f", "a")
-    s.client().execute_command("BGREWRITEAOF")
-    wait_until(lambda: rewrite_idle(s) and s.info()["aof_rewrites"] == 1)
-    s.stop()
+    s = rewritten_and_stopped(make)
     man = os.path.join(d, ADIR, MANIFEST)
     rc, out = check_aof(man)
     assert rc == 0, out
