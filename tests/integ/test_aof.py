@@ -364,3 +364,24 @@ def test_check_aof_manifest_torn_last_increment(workdir):
     assert open(incr, "rb").read() == whole
     s.start()
     assert s.client().execute_command("CF.EXISTS", "f", "a") == 1
+
+
+def test_automatic_rewrite_on_growth(workdir):
+    d, make = workdir
+    s = make("--appendonly", "yes", "--auto-aof-rewrite-percentage", "100",
+             "--auto-aof-rewrite-min-size", "64kb").start()
+    c = s.client()
+    assert s.info()["aof_rewrites"] == 0
+    c.execute_command("CF.RESERVE", "f", 100000)
+    for i in range(40):
+        c.execute_command("CF.INSERT", "f", "ITEMS",
+                          *["item-%d-%d" % (i, k) for k in range(200)])
+    wait_until(lambda: s.info()["aof_rewrites"] >= 1,
+               what="an automatic rewrite")
+    assert "Starting automatic rewriting of AOF on" in s.log_text()
+    wait_until(lambda: rewrite_idle(s))
+    s.kill()
+    s.start()
+    assert s.client().execute_command("CF.EXISTS", "f", "item-39-199") == 1
+    info = dict(zip(*[iter(s.client().execute_command("CF.INFO", "f"))] * 2))
+    assert info[b"Number of items inserted"] == 40 * 200
