@@ -109,6 +109,14 @@ int aof_write_manifest(server_t *s, const aofman_t *m)
         rc = -ENOMEM;
         goto out;
     }
+    /* A line the loader would refuse must not be written: the files
+     * could not be found again. */
+    for (const char *p = text, *nl; (nl = strchr(p, '\n')) != NULL; p = nl + 1)
+        if (nl - p > AOFMAN_MAX_LINE - 1) {
+            step = "a name too long for a manifest line (appendfilename)";
+            rc = -ENAMETOOLONG;
+            goto out;
+        }
     if (!manifest_path(s, tmp, true) || !manifest_path(s, path, false)) {
         rc = -ENAMETOOLONG;
         goto out;
@@ -141,7 +149,7 @@ out:
     if (fd >= 0)
         close(fd);
     if (rc < 0) {
-        if (!renamed && strcmp(step, "format") != 0)
+        if (!renamed && rc != -ENOMEM && rc != -ENAMETOOLONG)
             unlink(tmp);
         log_warning("Can't persist the AOF manifest %s (%s): %s",
                     s->cfg->appendfilename, step, strerror(-rc));
