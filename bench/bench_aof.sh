@@ -7,12 +7,13 @@
 #  2. appendfsync always, 50 clients, -P 1: cuckood CF.ADD against
 #     redis-server SADD with always (>= 1.0x; group commit);
 #  3. PING latency (p50/p99, redis-benchmark --csv) while BGREWRITEAOF
-#     rewrites a dataset of SIZE_MB megabytes (target p99 < 2 ms).
+#     rewrites a dataset of SIZE_MB megabytes (target p99 < 2 ms);
+#  4. replay at start-up of REPLAY logged CF.ADDs (target >= 1M/s).
 # Requests per second (median of RUNS) and the server's CPU time per
 # request from /proc/PID/stat (user + system, around each run) beside it.
 #
 # Environment: RUNS=3, N32=2000000, N1=100000, SIZE_MB=1024,
-# BUILD_DIR=build.
+# REPLAY=1000000, BUILD_DIR=build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
@@ -132,3 +133,27 @@ while redis-cli -p "$port_crw" info persistence | grep -q 'aof_rewrite_in_progre
     sleep 0.2
 done
 echo "rewrite: $(redis-cli -p "$port_crw" info persistence | grep -E 'aof_last_rewrite_time_sec|aof_last_bgrewrite_status' | tr -d '\r' | tr '\n' ' ')"
+
+# 4. replay at start-up: REPLAY CF.ADDs logged (one filter), then a restart;
+# the loader's own timing line gives the rate.
+REPLAY=${REPLAY:-1000000}
+kill "$pid_crw"
+start crp cuckood --appendonly yes --appendfsync no
+redis-cli -p "$port_crp" CF.RESERVE f $((2 * REPLAY)) >/dev/null
+python3 - "$REPLAY" >"$tmp/adds.resp" <<'PY'
+import sys
+out = sys.stdout.buffer
+for i in range(int(sys.argv[1])):
+    it = b"item:%d" % i
+    out.write(b"*3\r\n$6\r\nCF.ADD\r\n$1\r\nf\r\n$%d\r\n%s\r\n" % (len(it), it))
+PY
+redis-cli -p "$port_crp" --pipe <"$tmp/adds.resp" >/dev/null
+redis-cli -p "$port_crp" SHUTDOWN NOSAVE >/dev/null 2>&1 || true
+while kill -0 "$pid_crp" 2>/dev/null; do sleep 0.1; done
+"$CUCKOOD" --port "$port_crp" --bind 127.0.0.1 --save "" --dir "$tmp/crp" \
+    --appendonly yes >>"$tmp/crp/log" 2>&1 &
+pids+=("$!")
+wait_ping "$port_crp"
+secs=$(grep -o 'DB loaded from incr file [^:]*: [0-9.]* seconds' "$tmp/crp/log" |
+    tail -1 | grep -o '[0-9.]* seconds' | cut -d' ' -f1)
+echo "replay: $REPLAY CF.ADD in $secs s: $(echo "$REPLAY / $secs" | bc) per second (target >= 1000000)"
