@@ -528,15 +528,21 @@ static int load_files(server_t *s, const aofman_t *m)
     return 0;
 }
 
+int aof_load_manifest(server_t *s)
+{
+    bool found;
+    aofman_free(&s->aof->man);
+    return read_manifest(s, &s->aof->man, &found);
+}
+
 int aof_load(server_t *s)
 {
     struct aof *a = s->aof;
-    bool found;
     uint64_t t0 = uv_hrtime();
-    int rc = read_manifest(s, &a->man, &found);
+    int rc = aof_load_manifest(s);
     if (rc < 0)
         return rc;
-    if (!found || (a->man.base == NULL && a->man.nincr == 0))
+    if (a->man.base == NULL && a->man.nincr == 0)
         return 0; /* an empty start, the snapshot ignored, as Redis 7 */
     if ((rc = load_files(s, &a->man)) < 0) {
         for (int i = 0; i < s->ndbs; i++)

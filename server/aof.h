@@ -45,6 +45,12 @@ void aof_free(server_t *s);
  * file has changed. */
 int aof_load(server_t *s);
 
+/* Start-up with appendonly no, as Redis 7 does: reads the manifest when
+ * there is one, so that switching the AOF on later continues its
+ * numbering and retires its files. A damaged manifest stops start-up as
+ * in aof_load(). */
+int aof_load_manifest(server_t *s);
+
 /* Once loaded: with appendonly yes creates the directory, a base of the
  * current data when the manifest has neither base nor increment, opens
  * the last increment (or a new one), writes the manifest, and feeds

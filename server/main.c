@@ -280,6 +280,8 @@ static int load(app_t *a)
      * snapshot is not read. */
     if (a->cfg.appendonly)
         return aof_load(&a->srv) < 0 ? -1 : 0;
+    if (aof_load_manifest(&a->srv) < 0)
+        return -1;
     return persist_load(&a->srv) < 0 ? -1 : 0;
 }
 

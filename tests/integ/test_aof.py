@@ -385,3 +385,34 @@ def test_automatic_rewrite_on_growth(workdir):
     assert s.client().execute_command("CF.EXISTS", "f", "item-39-199") == 1
     info = dict(zip(*[iter(s.client().execute_command("CF.INFO", "f"))] * 2))
     assert info[b"Number of items inserted"] == 40 * 200
+
+
+def test_switch_on_continues_the_files_of_an_earlier_run(workdir):
+    """As Redis 7: with appendonly no the manifest is still read, so
+    switching on later names the next base and retires the old files."""
+    d, make = workdir
+    s = make("--appendonly", "yes").start()
+    s.client().execute_command("CF.ADD", "f", "a")
+    s.stop()
+    s.args = ["--save", "", "--appendonly", "no"]
+    s.start()
+    c = s.client()
+    c.execute_command("CF.ADD", "g", "b")
+    assert c.config_set("appendonly", "yes")
+    wait_until(lambda: s.info()["aof_enabled"] == 1 and rewrite_idle(s))
+    assert s.manifest() == ["file appendonly.aof.2.base.rdb seq 2 type b",
+                            "file appendonly.aof.2.incr.aof seq 2 type i"]
+    assert s.files() == ["appendonly.aof.2.base.rdb",
+                         "appendonly.aof.2.incr.aof", MANIFEST]
+
+
+def test_damaged_manifest_stops_start_even_when_off(workdir):
+    """Redis 7 reads the manifest at every start."""
+    d, make = workdir
+    s = make("--appendonly", "yes").start()
+    s.stop()
+    with open(os.path.join(d, ADIR, MANIFEST), "w") as f:
+        f.write("file x seq 1 type q\n")
+    s.args = ["--save", "", "--appendonly", "no"]
+    assert s.fail_to_start() == 1
+    assert "Unknown AOF file type" in s.log_text()
