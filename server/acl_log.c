@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conn.h"
+#include "conn_info.h"
 #include "resp_out.h"
 
 /* Redis's ACL_LOG_GROUPING_MAX_TIME_DELTA: a denial like one of the last

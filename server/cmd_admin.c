@@ -18,9 +18,11 @@
 #include <unistd.h>
 
 #include "acl.h"
+#include "aof.h"
 #include "cmd.h"
 #include "cmd_command.h"
 #include "conn.h"
+#include "conn_info.h"
 #include "daemon.h"
 #include "errtext.h"
 #include "expire.h"
@@ -143,7 +145,7 @@ static void info_memory(server_t *s, sbuf_t *b)
 static void info_persistence(server_t *s, sbuf_t *b)
 {
     persist_info(s, b);
-    sb_printf(b, "aof_enabled:0\r\n");
+    aof_info(s, b);
 }
 
 static void info_stats(server_t *s, sbuf_t *b)

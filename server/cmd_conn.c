@@ -20,6 +20,7 @@
 #include "cmd.h"
 #include "cmd_client.h"
 #include "conn.h"
+#include "conn_info.h"
 #include "errtext.h"
 #include "glob.h"
 #include "log.h"

@@ -34,6 +34,8 @@ static const char *const tls_auth_names[] = {"no", "yes", "optional", NULL};
 /* Indexed by CFG_ACL_PUBSUB_*. */
 static const char *const pubsub_names[] = {"allchannels", "resetchannels",
                                            NULL};
+/* Indexed by CFG_FSYNC_*. */
+static const char *const fsync_names[] = {"everysec", "always", "no", NULL};
 
 /* Redis's defaults for the classes we accept but do not keep. */
 static const char cobl_others[] =
@@ -101,6 +103,19 @@ static const cfg_def_t defs[] = {
     NUM("save", T_SAVE, F_MUT, save, 0, 0),
     NUM("stop-writes-on-bgsave-error", T_BOOL, F_MUT,
         stop_writes_on_bgsave_error, 0, 0),
+    NUM("appendonly", T_BOOL, F_MUT, appendonly, 0, 0),
+    NUM("appenddirname", T_STR, F_NONEMPTY | F_NOPATH, appenddirname, 0, 0),
+    NUM("appendfilename", T_STR, F_NONEMPTY | F_NOPATH, appendfilename, 0, 0),
+    ENUM("appendfsync", F_MUT, appendfsync, fsync_names),
+    NUM("no-appendfsync-on-rewrite", T_BOOL, F_MUT, no_appendfsync_on_rewrite,
+        0, 0),
+    NUM("auto-aof-rewrite-percentage", T_INT, F_MUT,
+        auto_aof_rewrite_percentage, 0, INT_MAX),
+    NUM("auto-aof-rewrite-min-size", T_MEM, F_MUT, auto_aof_rewrite_min_size, 0,
+        INT64_MAX),
+    NUM("aof-load-truncated", T_BOOL, F_MUT, aof_load_truncated, 0, 0),
+    NUM("aof-timestamp-enabled", T_BOOL, F_MUT, aof_timestamp_enabled, 0, 0),
+    NUM("aof-use-rdb-preamble", T_BOOL, F_MUT, aof_use_rdb_preamble, 0, 0),
     NUM("slowlog-log-slower-than", T_I64, F_MUT, slowlog_log_slower_than, 0, 0),
     NUM("slowlog-max-len", T_U64, F_MUT, slowlog_max_len, 0, INT64_MAX),
     NUM("acllog-max-len", T_U64, F_MUT, acllog_max_len, 0, LONG_MAX),
@@ -453,7 +468,11 @@ static const char *set_string(cfg_t *c, const cfg_def_t *d, const char *s)
     if (s[0] == '\0' && (d->flags & F_NONEMPTY))
         return "argument can't be empty";
     if ((d->flags & F_NOPATH) && strchr(s, '/') != NULL)
-        return "dbfilename can't be a path, just a filename";
+        return strcmp(d->name, "appenddirname") == 0
+                   ? "appenddirname can't be a path, just a dirname"
+               : strcmp(d->name, "appendfilename") == 0
+                   ? "appendfilename can't be a path, just a filename"
+                   : "dbfilename can't be a path, just a filename";
     if (s[0] != '\0' || !(d->flags & F_NULLABLE)) {
         copy = strdup(s);
         if (copy == NULL)
@@ -526,7 +545,13 @@ static int apply_words(cfg_t *c, const cfg_def_t *d, char **argv, int argc,
         if (d->type == T_STR) {
             reason = set_string(c, d, argv[0]);
         } else if (d->type == T_BOOL) {
-            if (strcasecmp(argv[0], "yes") == 0)
+            if (strcasecmp(argv[0], "yes") == 0 &&
+                strcmp(d->name, "aof-timestamp-enabled") == 0)
+                /* The increments carry no "#TS:" annotations: refused
+                 * rather than accepted and ignored. */
+                reason = "timestamp annotations in the append-only file are "
+                         "not supported";
+            else if (strcasecmp(argv[0], "yes") == 0)
                 *FIELD(c, d, bool) = true;
             else if (strcasecmp(argv[0], "no") == 0)
                 *FIELD(c, d, bool) = false;
@@ -585,6 +610,13 @@ int cfg_init(cfg_t *c)
     memcpy(c->save, save_defaults, sizeof(save_defaults));
     c->nsave = 3;
     c->stop_writes_on_bgsave_error = true;
+    c->appenddirname = strdup("appendonlydir");
+    c->appendfilename = strdup("appendonly.aof");
+    c->appendfsync = CFG_FSYNC_EVERYSEC;
+    c->auto_aof_rewrite_percentage = 100;
+    c->auto_aof_rewrite_min_size = 64ull << 20;
+    c->aof_load_truncated = true;
+    c->aof_use_rdb_preamble = true;
     c->slowlog_log_slower_than = 10000;
     c->slowlog_max_len = 128;
     c->acllog_max_len = 128;
@@ -599,7 +631,8 @@ int cfg_init(cfg_t *c)
     c->tls_handshake_timeout = 10000;
     cfcmd_defaults_init(&c->cf); /* the module's defaults too */
     if (c->bind[0] == NULL || c->dir == NULL || c->dbfilename == NULL ||
-        c->logfile == NULL || c->tls_protocols == NULL) {
+        c->logfile == NULL || c->tls_protocols == NULL ||
+        c->appenddirname == NULL || c->appendfilename == NULL) {
         cfg_free(c);
         return -ENOMEM;
     }
@@ -622,6 +655,8 @@ void cfg_free(cfg_t *c)
     free(c->users);
     free(c->dir);
     free(c->dbfilename);
+    free(c->appenddirname);
+    free(c->appendfilename);
     free(c->logfile);
     free(c->pidfile);
     free(c->tls_cert_file);

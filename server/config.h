@@ -22,6 +22,8 @@
 
 enum { CFG_LOG_DEBUG, CFG_LOG_VERBOSE, CFG_LOG_NOTICE, CFG_LOG_WARNING };
 enum { CFG_TLS_AUTH_NO, CFG_TLS_AUTH_YES, CFG_TLS_AUTH_OPTIONAL };
+/* appendfsync, in the order Redis lists them in its error text */
+enum { CFG_FSYNC_EVERYSEC, CFG_FSYNC_ALWAYS, CFG_FSYNC_NO };
 
 typedef struct cfg_save_point {
     int64_t seconds;
@@ -88,6 +90,18 @@ typedef struct cfg {
     cfg_save_point_t save[CFG_MAX_SAVE]; /* 3600 1 300 100 60 10000 */
     int nsave;                           /* 0 = snapshots only on demand */
     bool stop_writes_on_bgsave_error;    /* yes */
+
+    /* the append-only file (aof.h) */
+    bool appendonly;                 /* no */
+    char *appenddirname;             /* "appendonlydir", under dir */
+    char *appendfilename;            /* "appendonly.aof", the files' prefix */
+    int appendfsync;                 /* CFG_FSYNC_EVERYSEC */
+    bool no_appendfsync_on_rewrite;  /* no */
+    int auto_aof_rewrite_percentage; /* 100; 0 = no automatic rewrite */
+    uint64_t auto_aof_rewrite_min_size; /* 64mb */
+    bool aof_load_truncated;            /* yes */
+    bool aof_timestamp_enabled;         /* no: "yes" is refused (unsupported) */
+    bool aof_use_rdb_preamble;          /* yes; the base is always a snapshot */
 
     /* monitoring */
     int64_t slowlog_log_slower_than; /* 10000 us; negative: off, 0: all */

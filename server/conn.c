@@ -27,20 +27,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 
 #include "argv.h"
 #include "cmd.h"
 #include "cmdclock.h"
+#include "conn_info.h"
 #include "log.h"
 #include "multi.h"
 #include "tls.h"
 
 /* Pending output above which a client's input is no longer read. */
 #define CONN_PAUSE_BYTES (4u * 1024 * 1024)
-/* Descriptors kept for the server itself beyond maxclients (listeners,
- * files, the client being turned away). */
-#define CONN_RESERVED_FDS 32
 /* Pending output allowed to a client that has not authenticated. */
 #define CONN_UNAUTH_OUT_MAX (64u * 1024)
 /* Replies up to this size are written straight from the client buffer;
@@ -59,9 +56,6 @@ typedef struct conn_write {
     char *buf;
     size_t len;
 } conn_write_t;
-
-/* Reply bytes the kernel has not taken yet (the output buffer). */
-static size_t conn_out_queued(const conn_t *c);
 
 static const char maxclients_msg[] = "-ERR max number of clients reached\r\n";
 static const char denied_msg[] =
@@ -268,6 +262,13 @@ static void conn_flush(conn_t *c)
 {
     if (c->closing)
         return;
+    server_t *s = c->cl.srv;
+    if (s->hold_replies != NULL && !c->await_log &&
+        s->hold_replies(s, c->cl.out.len >= CONN_PAUSE_BYTES)) {
+        c->await_log = true;
+        s->nheld++;
+        return;
+    }
     if (resp_out_failed(&c->cl.out)) {
         log_warning("Closing client %s: out of memory for its replies",
                     c->addr);
@@ -755,17 +756,6 @@ static void conn_accept_kind(server_t *s, uv_stream_t *listener, bool is_unix,
     log_debug("Accepted %s", c->addr);
 }
 
-static size_t conn_out_queued(const conn_t *c)
-{
-    return uv_stream_get_write_queue_size(&c->h.stream);
-}
-
-/* The connection that embeds client cl (first member of conn_t). */
-static conn_t *conn_of(const client_t *cl)
-{
-    return (conn_t *)((char *)cl - offsetof(conn_t, cl));
-}
-
 client_t *conn_next_client(const server_t *s, const client_t *prev)
 {
     conn_t *c = prev == NULL ? s->clients : conn_of(prev)->next;
@@ -780,70 +770,6 @@ const char *conn_addr(const client_t *cl)
 void conn_client_limits(client_t *cl)
 {
     conn_apply_limits(conn_of(cl));
-}
-
-size_t conn_describe(const client_t *cl, char *buf, size_t len)
-{
-    const conn_t *c = conn_of(cl);
-    uint64_t now = server_now_ms(c->cl.srv);
-    size_t qbuf = resp_parser_pending(c->parser);
-    size_t omem = conn_out_queued(c);
-    char cmd[80];
-    if (cl->cmd == NULL)
-        snprintf(cmd, sizeof(cmd), "NULL");
-    else if (cl->sub != NULL)
-        snprintf(cmd, sizeof(cmd), "%s|%s", cl->cmd->name, cl->sub->name);
-    else
-        snprintf(cmd, sizeof(cmd), "%s", cl->cmd->name);
-    /* Redis's letters, in its order. */
-    char flags[16], *f = flags;
-    if (cl->monitor)
-        *f++ = 'O';
-    if (multi_count(cl) >= 0)
-        *f++ = 'x';
-    if (c->postponed != NULL)
-        *f++ = 'b';
-    if (cl->close_after_reply)
-        *f++ = 'c';
-    if (c->is_unix)
-        *f++ = 'U';
-    if (cl->no_evict)
-        *f++ = 'e';
-    if (cl->no_touch)
-        *f++ = 'T';
-    if (f == flags)
-        *f++ = 'N';
-    *f = '\0';
-    int n = snprintf(
-        buf, len,
-        "id=%" PRIu64 " addr=%s laddr=%s fd=%d name=%s age=%" PRIu64
-        " idle=%" PRIu64 " flags=%s db=%d sub=0 psub=0 ssub=0 multi=%ld "
-        "qbuf=%zu qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 "
-        "oll=0 omem=%zu tot-mem=%zu events=r cmd=%s "
-        "user=%s redir=-1 resp=%d lib-name=%s lib-ver=%s\n",
-        c->cl.id, c->addr, c->laddr, c->fd,
-        c->cl.name != NULL ? c->cl.name : "", (now - c->created_ms) / 1000,
-        (now - c->last_ms) / 1000, flags, c->cl.dbnum, multi_count(cl), qbuf,
-        SERVER_READ_SLAB, omem, omem + qbuf, cmd,
-        cl->user_name != NULL ? cl->user_name : "default", c->cl.resp,
-        cl->lib_name != NULL ? cl->lib_name : "",
-        cl->lib_ver != NULL ? cl->lib_ver : "");
-    if (n < 0)
-        return 0;
-    if ((size_t)n < len)
-        return (size_t)n;
-    /* Cut (a very long name): the line still ends the way readers expect. */
-    buf[len - 2] = '\n';
-    return len - 1;
-}
-
-uint64_t conn_clients_memory(const server_t *s)
-{
-    uint64_t sum = 0;
-    for (const conn_t *c = s->clients; c != NULL; c = c->next)
-        sum +=
-            resp_parser_pending(c->parser) + c->cl.out.len + conn_out_queued(c);
-    return sum;
 }
 
 void conn_cron(server_t *s)
@@ -879,33 +805,6 @@ void conn_cron(server_t *s)
     }
 }
 
-void conn_fit_maxclients(cfg_t *cfg)
-{
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-        return;
-    rlim_t want = (rlim_t)cfg->maxclients + CONN_RESERVED_FDS;
-    if (rl.rlim_cur >= want)
-        return;
-    rlim_t target = want;
-    if (rl.rlim_max != RLIM_INFINITY && target > rl.rlim_max)
-        target = rl.rlim_max;
-    struct rlimit nrl = {target, rl.rlim_max};
-    if (setrlimit(RLIMIT_NOFILE, &nrl) == 0)
-        rl.rlim_cur = target;
-    if (rl.rlim_cur >= want)
-        return;
-    uint64_t fit = rl.rlim_cur > CONN_RESERVED_FDS + 1
-                       ? (uint64_t)(rl.rlim_cur - CONN_RESERVED_FDS)
-                       : 1;
-    log_warning("You requested maxclients of %llu requiring at least %llu "
-                "max file descriptors; the limit is %llu, so maxclients is "
-                "now %llu.",
-                (unsigned long long)cfg->maxclients, (unsigned long long)want,
-                (unsigned long long)rl.rlim_cur, (unsigned long long)fit);
-    cfg->maxclients = fit;
-}
-
 const char *conn_laddr(const client_t *cl)
 {
     return conn_of(cl)->laddr;
@@ -922,6 +821,20 @@ void conn_kill(client_t *victim, const client_t *by)
         victim->close_after_reply = true; /* once this reply is written */
     else
         conn_close(conn_of(victim));
+}
+
+void conn_release_held(server_t *s)
+{
+    conn_t *next;
+    for (conn_t *c = s->clients; c != NULL && s->nheld > 0; c = next) {
+        next = c->next;
+        if (!c->await_log)
+            continue;
+        c->await_log = false;
+        s->nheld--;
+        conn_flush(c);
+    }
+    s->nheld = 0; /* those that closed meanwhile */
 }
 
 void conn_push(client_t *cl)

@@ -16,6 +16,7 @@
 #include "acl_log.h"
 #include "cmdclock.h"
 #include "conn.h"
+#include "conn_info.h"
 #include "expire.h"
 #include "heap.h"
 #include "latency.h"
@@ -248,6 +249,9 @@ int daemon_config_commit(server_t *s, const char *const *names, int n,
                          char *err, size_t errlen)
 {
     const char *tls_name = NULL;
+    for (int i = 0; i < n && s->on_config_set != NULL; i++)
+        if (s->on_config_set(s, names[i], err, errlen) < 0)
+            return -EINVAL;
     for (int i = 0; i < n && tls_name == NULL; i++)
         if (strncasecmp(names[i], "tls-", 4) == 0)
             tls_name = names[i];

@@ -15,6 +15,8 @@
 #include "acl.h"
 #include "acl_file.h"
 #include "acl_log.h"
+#include "aof.h"
+#include "aof_check.h"
 #include "aofload.h"
 #include "cfhost.h"
 #include "cmd.h"
@@ -26,6 +28,7 @@
 #include "cmd_keys.h"
 #include "config_load.h"
 #include "conn.h"
+#include "conn_info.h"
 #include "daemon.h"
 #include "heap.h"
 #include "latency.h"
@@ -145,18 +148,21 @@ static bool one_shot(int argc, char **argv, int *code)
         return true;
     }
     if (argc >= 2 && strcmp(argv[1], "--check-aof") == 0) {
-        /* As redis-check-aof: [--fix] FILE; FILE --fix is taken too. */
+        /* As redis-check-aof: [--fix] FILE; FILE --fix is taken too. A
+         * manifest is checked with every file it names. */
         bool fix = argc == 4 && (strcmp(argv[2], "--fix") == 0 ||
                                  strcmp(argv[3], "--fix") == 0);
         if (argc != 3 && !fix) {
-            fprintf(stderr,
-                    "Usage: cuckood --check-aof [--fix] /path/to/file.aof\n");
+            fprintf(stderr, "Usage: cuckood --check-aof [--fix] "
+                            "/path/to/file.aof|file.manifest\n");
             *code = 1;
             return true;
         }
-        *code = aofload_check_main(
-            argc == 3 || strcmp(argv[2], "--fix") != 0 ? argv[2] : argv[3],
-            fix);
+        const char *path =
+            argc == 3 || strcmp(argv[2], "--fix") != 0 ? argv[2] : argv[3];
+        *code = aof_check_is_manifest(path)
+                    ? aof_check_manifest(path, fix, aofload_check)
+                    : aofload_check_main(path, fix);
         return true;
     }
     for (int i = 1; i < argc; i++)
@@ -174,10 +180,19 @@ static bool one_shot(int argc, char **argv, int *code)
 static int wire(server_t *s)
 {
     const cmd_def_t *cf = cfhost_table(); /* NULL when out of memory */
-    const cmd_def_t *tables[] = {
-        cmd_conn_table,   cmd_client_table, monitor_table,   cmd_keys_table,
-        cmd_expire_table, multi_table,      cmd_admin_table, cmd_persist_table,
-        latency_table,    slowlog_table,    cmd_acl_table,   cf};
+    const cmd_def_t *tables[] = {cmd_conn_table,
+                                 cmd_client_table,
+                                 monitor_table,
+                                 cmd_keys_table,
+                                 cmd_expire_table,
+                                 multi_table,
+                                 cmd_admin_table,
+                                 cmd_persist_table,
+                                 cmd_aof_table,
+                                 latency_table,
+                                 slowlog_table,
+                                 cmd_acl_table,
+                                 cf};
     const char *dup = NULL;
     int rc = cf == NULL
                  ? -ENOMEM
@@ -193,6 +208,8 @@ static int wire(server_t *s)
     }
     s->on_flushall = persist_on_flushall;
     s->on_call = on_call;
+    s->on_config_set = aof_config_set;
+    s->release_replies = conn_release_held;
     /* Transactions: EXEC runs its queue through the dispatcher, and the
      * key-change signals invalidate WATCH. */
     if (multi_init(s, cmd_run_queued, cmd_prefetch_queued) < 0) {
@@ -258,8 +275,9 @@ static int init(app_t *a, int argc, char **argv)
         log_warning("Cannot create the event loop");
         return -1;
     }
+    /* The AOF's increments replay through aofload.h's aofload_file. */
     if (server_init(&a->srv, a->loop, &a->cfg) < 0 ||
-        persist_init(&a->srv) < 0) {
+        persist_init(&a->srv) < 0 || aof_init(&a->srv, aofload_file) < 0) {
         log_warning("Out of memory initialising the server");
         return -1;
     }
@@ -277,7 +295,20 @@ static int load(app_t *a)
         log_warning("No config file specified, using the default config. "
                     "In order to specify a config file use cuckood "
                     "/path/to/cuckood.conf");
+    /* As Redis 7: with appendonly yes the AOF is the truth and the
+     * snapshot is not read. */
+    if (a->cfg.appendonly)
+        return aof_load(&a->srv) < 0 ? -1 : 0;
+    if (aof_load_manifest(&a->srv) < 0)
+        return -1;
     return persist_load(&a->srv) < 0 ? -1 : 0;
+}
+
+/* The final save (snapshot), then the AOF's last write and fsync. */
+static void on_shutdown(server_t *s)
+{
+    persist_on_shutdown(s);
+    aof_on_shutdown(s);
 }
 
 /* The listeners, the save points, then the files that say the server is
@@ -285,6 +316,8 @@ static int load(app_t *a)
 static int listen_all(app_t *a)
 {
     char err[512] = "";
+    if (aof_start(&a->srv) < 0)
+        return -1;
     if (daemon_listen(&a->srv, err, sizeof(err)) < 0) {
         log_warning("%s", err);
         return -1;
@@ -292,7 +325,7 @@ static int listen_all(app_t *a)
     if (persist_start(&a->srv) < 0)
         return -1;
     /* Armed only now: a start that failed has nothing new to save. */
-    a->srv.on_shutdown = persist_on_shutdown;
+    a->srv.on_shutdown = on_shutdown;
     a->running = true;
     const cfg_t *cfg = &a->cfg;
     if (cfg->pidfile != NULL && cfg->pidfile[0] != '\0')
@@ -335,6 +368,7 @@ static int teardown(app_t *a, int code)
     multi_free(s);
     propagate_free(s);
     slowlog_free(s);
+    aof_free(s);
     persist_free(s);
     server_free(s);
     if (a->running) {

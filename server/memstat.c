@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "conn.h"
+#include "conn_info.h"
 #include "heap.h"
 #include "keyspace.h"
 #include "reply.h"

@@ -100,7 +100,7 @@ static int walk_key(void *ctx, const void *key, size_t len,
     return w->each(w->ctx, w->db, key, len, f, ks_when(f));
 }
 
-static int keyspace_iter(void *src, snap_each_fn *each, void *ctx)
+int persist_keyspace_iter(void *src, snap_each_fn *each, void *ctx)
 {
     const server_t *s = src;
     walk_t w = {each, ctx, 0};
@@ -177,17 +177,24 @@ int persist_load(server_t *s)
         log_notice("Removed %d temporary snapshot file%s left by an "
                    "interrupted save",
                    stale, stale == 1 ? "" : "s");
+    int rc = persist_load_path(s, path);
+    if (rc == -ENOENT) {
+        log_notice("No snapshot file '%s': starting with an empty dataset",
+                   path);
+        return 0;
+    }
+    return rc;
+}
 
+int persist_load_path(server_t *s, const char *path)
+{
     load_ctx_t l = {.s = s, .now = expire_now_ms()};
     char err[PERSIST_ERR_MAX] = "";
     cf_limits_t lim = {.max_bytes = load_cap(s)};
     uint64_t t0 = uv_hrtime();
     int rc = snap_load(path, &lim, load_key, &l, err, sizeof(err));
-    if (rc == -ENOENT && l.keys == 0) {
-        log_notice("No snapshot file '%s': starting with an empty dataset",
-                   path);
-        return 0;
-    }
+    if (rc == -ENOENT && l.keys == 0)
+        return rc;
     if (rc < 0) {
         for (int i = 0; i < s->ndbs; i++)
             ks_flush(s->dbs[i]);
@@ -221,7 +228,8 @@ static int save_now(server_t *s, char *err, size_t errlen)
 {
     persist_t *p = s->persist;
     uint64_t t0 = uv_hrtime();
-    int rc = snap_save(s->cfg->dbfilename, keyspace_iter, s, err, errlen);
+    int rc =
+        snap_save(s->cfg->dbfilename, persist_keyspace_iter, s, err, errlen);
     latency_add(s, "rdb-save", latency_ms_since(t0));
     if (rc < 0) {
         log_warning("Error saving DB on disk: %s", err);
@@ -283,7 +291,7 @@ static void reset_signals_in_child(void)
 
 /* Runs in the child with every signal blocked (bgsave_start); unblocks
  * them (old is the parent's mask) once the daemon's handlers are gone. */
-static void child_main(server_t *s, pid_t parent, int errfd,
+static void child_main(server_t *s, const char *path, pid_t parent, int errfd,
                        const sigset_t *old)
 {
     reset_signals_in_child();
@@ -292,8 +300,13 @@ static void child_main(server_t *s, pid_t parent, int errfd,
     if (getppid() != parent)
         _exit(2);
     errfd = close_fds_in_child(errfd);
+    /* Test-only: the integration tests hold a child where it starts
+     * (stopped until they send SIGCONT), to act while one runs without
+     * racing its end. */
+    if (getenv("CUCKOOD_TEST_HOLD_CHILD") != NULL)
+        raise(SIGSTOP);
     char err[PERSIST_ERR_MAX] = "";
-    int rc = snap_save(s->cfg->dbfilename, keyspace_iter, s, err, sizeof(err));
+    int rc = snap_save(path, persist_keyspace_iter, s, err, sizeof(err));
     if (rc < 0) {
         size_t n = strlen(err);
         if (n == 0)
@@ -305,10 +318,23 @@ static void child_main(server_t *s, pid_t parent, int errfd,
     _exit(0);
 }
 
-/* Starts a background save: 0, or a negative errno (logged). */
-static int bgsave_start(server_t *s)
+/* The child's failure as the caller records it. */
+static void child_failed(server_t *s, int kind)
+{
+    if (kind == PERSIST_CHILD_SNAPSHOT)
+        set_bgsave_err(s, s->persist, true);
+    else if (s->persist->on_aof_done != NULL)
+        s->persist->on_aof_done(s, false);
+}
+
+/* Starts a child writing a snapshot of the keyspace at path (kind says
+ * whose it is): 0, or a negative errno (logged). */
+static int child_start(server_t *s, int kind, const char *cpath)
 {
     persist_t *p = s->persist;
+    const char *what = kind == PERSIST_CHILD_SNAPSHOT
+                           ? "Can't save in background"
+                           : "Can't rewrite append only file in background";
     int fds[2] = {-1, -1};
     p->last_bgsave_try = time(NULL);
     if (pipe(fds) < 0 || fcntl(fds[0], F_SETFD, FD_CLOEXEC) < 0 ||
@@ -319,16 +345,16 @@ static int bgsave_start(server_t *s)
             close(fds[0]);
             close(fds[1]);
         }
-        log_warning("Can't save in background: pipe: %s", strerror(-rc));
-        set_bgsave_err(s, p, true);
+        log_warning("%s: pipe: %s", what, strerror(-rc));
+        child_failed(s, kind);
         return rc;
     }
-    char *path = strdup(s->cfg->dbfilename);
+    char *path = strdup(cpath);
     if (path == NULL) {
         close(fds[0]);
         close(fds[1]);
-        log_warning("Can't save in background: out of memory");
-        set_bgsave_err(s, p, true);
+        log_warning("%s: out of memory", what);
+        child_failed(s, kind);
         return -ENOMEM;
     }
     /* No handler may run in the child before it has reset them: signals
@@ -342,7 +368,7 @@ static int bgsave_start(server_t *s)
     pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
-        child_main(s, parent, fds[1], &old);
+        child_main(s, path, parent, fds[1], &old);
     }
     int fork_errno = errno;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -352,19 +378,42 @@ static int bgsave_start(server_t *s)
         int rc = -fork_errno;
         close(fds[0]);
         free(path);
-        log_warning("Can't save in background: fork: %s", strerror(-rc));
-        set_bgsave_err(s, p, true);
+        log_warning("%s: fork: %s", what, strerror(-rc));
+        child_failed(s, kind);
         return rc;
     }
     p->child = pid;
+    p->child_kind = kind;
     p->child_path = path;
     p->child_errfd = fds[0];
     p->dirty_at_fork = s->dirty;
     p->child_start = time(NULL);
     p->child_start_ms = uv_now(s->loop);
-    p->bgsave_scheduled = false;
-    log_notice("Background saving started by pid %d", (int)pid);
+    if (kind == PERSIST_CHILD_SNAPSHOT) {
+        p->bgsave_scheduled = false;
+        log_notice("Background saving started by pid %d", (int)pid);
+    } else {
+        log_notice("Background append only file rewriting started by pid %d",
+                   (int)pid);
+    }
     return 0;
+}
+
+static int bgsave_start(server_t *s)
+{
+    return child_start(s, PERSIST_CHILD_SNAPSHOT, s->cfg->dbfilename);
+}
+
+int persist_fork_aof(server_t *s, const char *path)
+{
+    if (s->persist->child != 0)
+        return -EBUSY;
+    return child_start(s, PERSIST_CHILD_AOF, path);
+}
+
+int persist_child_kind(const server_t *s)
+{
+    return s->persist->child != 0 ? s->persist->child_kind : 0;
 }
 
 /* Removes the temporary file a killed or failed child left beside path
@@ -384,12 +433,49 @@ static void child_forget(persist_t *p)
     free(p->child_path);
     p->child_path = NULL;
     p->child = 0;
+    p->child_kind = 0;
+}
+
+/* Logs why the child failed (its exit status st, the reason it wrote to
+ * its pipe) with the two formats given, and removes the temporary file a
+ * killed child may leave. */
+static void child_failure(server_t *s, int st, const char *by_signal,
+                          const char *with_error)
+{
+    persist_t *p = s->persist;
+    char why[PERSIST_ERR_MAX] = "";
+    ssize_t n = read(p->child_errfd, why, sizeof(why) - 1);
+    why[n > 0 ? n : 0] = '\0';
+    if (WIFSIGNALED(st))
+        log_warning(by_signal, WTERMSIG(st));
+    else
+        log_warning(with_error, why[0] ? why : "unknown error");
+    remove_temp(s, p->child_path);
+}
+
+/* The rewrite child has exited with status st. */
+static void rewrite_done(server_t *s, int st)
+{
+    persist_t *p = s->persist;
+    bool ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    if (ok)
+        log_notice("Background AOF rewrite terminated with success");
+    else
+        child_failure(s, st, "Background AOF rewrite terminated by signal %d",
+                      "Background AOF rewrite terminated with error: %s");
+    child_forget(p);
+    if (p->on_aof_done != NULL)
+        p->on_aof_done(s, ok);
 }
 
 /* The child has exited with status st. */
 static void bgsave_done(server_t *s, int st)
 {
     persist_t *p = s->persist;
+    if (p->child_kind == PERSIST_CHILD_AOF) {
+        rewrite_done(s, st);
+        return;
+    }
     p->last_bgsave_sec =
         (int64_t)((uv_now(s->loop) - p->child_start_ms + 500) / 1000);
     p->bgsave_ran = true;
@@ -403,17 +489,8 @@ static void bgsave_done(server_t *s, int st)
         set_bgsave_err(s, p, false);
         p->saves++;
     } else {
-        char why[PERSIST_ERR_MAX] = "";
-        ssize_t n = read(p->child_errfd, why, sizeof(why) - 1);
-        why[n > 0 ? n : 0] = '\0';
-        if (WIFSIGNALED(st))
-            log_warning("Background saving terminated by signal %d",
-                        WTERMSIG(st));
-        else
-            log_warning("Background saving error: %s",
-                        why[0] ? why : "unknown error");
-        /* A killed child may leave its temporary file. */
-        remove_temp(s, p->child_path);
+        child_failure(s, st, "Background saving terminated by signal %d",
+                      "Background saving error: %s");
         set_bgsave_err(s, p, true);
     }
     child_forget(p);
@@ -430,9 +507,10 @@ static void reap(server_t *s)
         bgsave_done(s, st);
     } else if (r < 0 && errno == ECHILD) {
         /* Reaped elsewhere: the outcome is unknown, so count it failed. */
-        log_warning("Background saving child %d vanished", (int)p->child);
-        set_bgsave_err(s, p, true);
+        log_warning("Background child %d vanished", (int)p->child);
+        int kind = p->child_kind;
         child_forget(p);
+        child_failed(s, kind);
     }
 }
 
@@ -442,12 +520,23 @@ static void bgsave_kill(server_t *s)
     persist_t *p = s->persist;
     if (p->child == 0)
         return;
-    log_warning("There is a child saving a snapshot. Killing it!");
+    int kind = p->child_kind;
+    log_warning(kind == PERSIST_CHILD_SNAPSHOT
+                    ? "There is a child saving a snapshot. Killing it!"
+                    : "Killing running AOF rewrite child: %d",
+                (int)p->child);
     kill(p->child, SIGKILL);
     while (waitpid(p->child, NULL, 0) < 0 && errno == EINTR)
         ;
     remove_temp(s, p->child_path);
     child_forget(p);
+    if (kind == PERSIST_CHILD_AOF && p->on_aof_done != NULL)
+        p->on_aof_done(s, false);
+}
+
+void persist_kill_child(server_t *s)
+{
+    bgsave_kill(s);
 }
 
 static void on_cron(uv_timer_t *t)
@@ -551,7 +640,10 @@ void persist_on_shutdown(server_t *s)
 
 void persist_on_flushall(server_t *s)
 {
-    bgsave_kill(s);
+    /* As Redis's killRDBChild(): an AOF rewrite goes on (the FLUSHALL is
+     * in the increment after its base). */
+    if (s->persist->child_kind == PERSIST_CHILD_SNAPSHOT)
+        bgsave_kill(s);
     if (s->cfg->nsave > 0) {
         char err[PERSIST_ERR_MAX] = "";
         (void)save_now(s, err, sizeof(err)); /* logged there */
@@ -586,7 +678,9 @@ static void save_proc(client_t *c, int argc, const arg_t *argv)
     (void)argv;
     server_t *s = c->srv;
     char err[PERSIST_ERR_MAX] = "";
-    if (s->persist->child != 0) {
+    /* As Redis: only a background save stops SAVE, not an AOF rewrite. */
+    if (s->persist->child != 0 &&
+        s->persist->child_kind == PERSIST_CHILD_SNAPSHOT) {
         resp_add_error(&c->out, "ERR Background save already in progress");
         return;
     }
@@ -612,6 +706,14 @@ static void bgsave_proc(client_t *c, int argc, const arg_t *argv)
         schedule = true;
     } else if (argc > 2) {
         reply_syntax_error(c);
+        return;
+    }
+    if (s->persist->child != 0 && s->persist->child_kind == PERSIST_CHILD_AOF &&
+        !schedule) {
+        resp_add_error(&c->out,
+                       "ERR Another child process is active (AOF?): can't "
+                       "BGSAVE right now. Use BGSAVE SCHEDULE in order to "
+                       "schedule a BGSAVE whenever possible.");
         return;
     }
     if (s->persist->child != 0) {

@@ -20,12 +20,19 @@
 #include <uv.h>
 
 #include "server_int.h"
+#include "snapshot.h"
 #include "util.h"
 
 /* persist.c's state: persist_init() hangs it on the server (s->persist),
  * persist_free() releases it. Declared here for the unit tests. */
+enum { PERSIST_CHILD_SNAPSHOT = 1, PERSIST_CHILD_AOF = 2 };
+
 typedef struct persist {
-    pid_t child;      /* background save in progress, or 0 */
+    pid_t child;    /* background save in progress, or 0 */
+    int child_kind; /* PERSIST_CHILD_*: whose it is */
+    /* Called when an AOF rewrite child ends (ok: it exited 0, its file is
+     * whole) or could not start; set by the AOF module. */
+    void (*on_aof_done)(server_t *s, bool ok);
     char *child_path; /* the path the child writes */
     int child_errfd;  /* read end of the child's error pipe, or -1 */
     uint64_t dirty_at_fork;
@@ -84,6 +91,25 @@ void persist_on_shutdown(server_t *s);
  * points are configured, saves the now empty dataset in the foreground. A
  * failed save is logged; the command still succeeds, as in Redis. */
 void persist_on_flushall(server_t *s);
+
+/* Loads the snapshot file at path as persist_load() does, without the
+ * sweep of temporary files: -ENOENT (nothing logged) when it is missing. */
+int persist_load_path(server_t *s, const char *path);
+
+/* The keyspace as snap_save() walks it (src is the server_t). */
+int persist_keyspace_iter(void *src, snap_each_fn *each, void *ctx);
+
+/* Starts a forked child writing a snapshot of the keyspace at path (the
+ * AOF's new base), with the background save's machinery; p->on_aof_done
+ * reports its end. 0, -EBUSY while any child runs, or a negative errno
+ * (logged). */
+int persist_fork_aof(server_t *s, const char *path);
+
+/* PERSIST_CHILD_* of the running child, 0 when none. */
+int persist_child_kind(const server_t *s);
+
+/* Kills the running child, if any, and waits for it. */
+void persist_kill_child(server_t *s);
 
 /* Appends the fields of INFO persistence to b. */
 void persist_info(const server_t *s, sbuf_t *b);

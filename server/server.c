@@ -151,8 +151,15 @@ void server_deny_writes(server_t *s, const char *msg)
     s->deny_writes_msg = msg;
 }
 
+void server_deny_writes_aof(server_t *s, const char *msg)
+{
+    s->deny_writes_aof = msg;
+}
+
 const char *server_writes_denied(const server_t *s)
 {
+    if (s->deny_writes_aof != NULL)
+        return s->deny_writes_aof;
     /* As Redis: only with stop-writes-on-bgsave-error and save points. */
     if (s->deny_writes_msg == NULL || !s->cfg->stop_writes_on_bgsave_error ||
         s->cfg->nsave == 0)

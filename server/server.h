@@ -127,6 +127,9 @@ void server_keyspace_hit(server_t *s, bool hit);
  * refuses CMD_WRITE commands with it meanwhile. msg must outlive its use. */
 void server_deny_writes(server_t *s, const char *msg);
 const char *server_writes_denied(const server_t *s); /* or NULL */
+/* The append-only file's denial (msg, or NULL to lift it): it applies
+ * whatever stop-writes-on-bgsave-error says, as Redis's AOF write errors. */
+void server_deny_writes_aof(server_t *s, const char *msg);
 
 /* The replies commands share are reply.h's. */
 

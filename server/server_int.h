@@ -16,6 +16,7 @@ typedef struct conn conn_t;
 typedef struct cmd_index cmd_index_t;
 typedef struct tls tls_t;
 struct persist;
+struct aof;
 
 #define SERVER_READ_SLAB (64 * 1024)
 #define SERVER_PAUSE_WRITE 1
@@ -79,6 +80,7 @@ struct server {
      * have their own free functions, which the composition root's teardown
      * calls before server_free(). */
     struct persist *persist; /* persist_init() makes it, persist_free() */
+    struct aof *aof;         /* aof_init() makes it, aof_free() */
     struct latency *latency; /* latency.c's, allocated on first use; plain
                                 memory that server_free() frees */
     struct slowlog *slowlog; /* slowlog.c's; slowlog_free() */
@@ -90,6 +92,25 @@ struct server {
      * main(), may be NULL. */
     void (*on_call)(client_t *c, const resp_cmd_t *cmd, uint64_t ns);
     const char *deny_writes_msg; /* server_deny_writes() */
+    /* The append-only file's write denial (-MISCONF while it cannot be
+     * written), apart from the snapshot's: server_deny_writes_aof(). */
+    const char *deny_writes_aof;
+    /* Group commit (appendfsync always): a connection about to send
+     * replies asks hold_replies first; true means they wait until the
+     * AOF has written and fsynced what they acknowledge, once for all the
+     * connections of the loop iteration, and the AOF then calls
+     * release_replies, which sends every held reply. With urgent (a
+     * connection's replies pile up) the AOF syncs at once and answers
+     * false. hold_replies is set by the AOF while it is on (else NULL);
+     * release_replies by main(). */
+    bool (*hold_replies)(server_t *s, bool urgent);
+    void (*release_replies)(server_t *s);
+    uint64_t nheld; /* connections whose replies wait */
+    /* Called by CONFIG SET once the directives it names are stored (the
+     * AOF switched on or off): 0, or -EINVAL with the error reply in err,
+     * and the old values are put back. Set by main(), may be NULL. */
+    int (*on_config_set)(server_t *s, const char *name, char *err,
+                         size_t errlen);
     /* Called once by daemon_shutdown() after the listeners are closed and
      * before the clients are (the final save); set by main(). */
     void (*on_shutdown)(server_t *s);

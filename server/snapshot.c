@@ -258,7 +258,7 @@ static char *dir_of(const char *path)
     return d;
 }
 
-static int fsync_dir(const char *path)
+int snap_fsync_dir(const char *path)
 {
     char *dir = dir_of(path);
     int fd, rc = 0;
@@ -356,7 +356,7 @@ int snap_save(const char *path, snap_iter_fn *iter, void *src, char *err,
     free(tmp);
     /* The new file is in place; without this its name may not survive a
      * power loss, so the save is reported as failed. */
-    rc = fsync_dir(path);
+    rc = snap_fsync_dir(path);
     if (rc < 0)
         set_err(err, errlen, "Failed to fsync the directory of %s: %s", path,
                 strerror(-rc));

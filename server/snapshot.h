@@ -45,6 +45,11 @@ typedef int snap_key_fn(void *ctx, int db, const void *key, size_t len,
 int snap_load(const char *path, const cf_limits_t *lim, snap_key_fn *on_key,
               void *ctx, char *err, size_t errlen);
 
+/* fsyncs the directory that holds path (a rename into it is then
+ * durable); a file system that cannot sync a directory is no failure. 0 or
+ * a negative errno. */
+int snap_fsync_dir(const char *path);
+
 /* Removes temporary files a crashed save left beside path. Returns how many
  * were removed. A file another save may still be writing is kept: its
  * writer holds its lock (snap_save takes one), or the pid in its name is a

@@ -896,7 +896,7 @@ static void test_get(void **state)
 
     assert_non_null(g);
     cfg_get(c, "*", collect, g);
-    assert_int_equal(g->n, 51); /* aclfile acllog-max-len acl-pubsub-default */
+    assert_int_equal(g->n, 61); /* 48, the ACL's 3, the AOF's 10 */
     g->n = 0;
     cfg_get(c, "tls-*", collect, g);
     assert_int_equal(g->n, 15);
@@ -920,10 +920,11 @@ static void test_get(void **state)
     assert_string_equal(g->values[0], "6379");
     g->n = 0;
     cfg_get(c, "*-siz[a-e]", collect, g);
-    assert_int_equal(g->n, 3);
+    assert_int_equal(g->n, 4);
     assert_string_equal(g->names[0], "tls-session-cache-size");
-    assert_string_equal(g->names[1], "cf-bucket-size");
-    assert_string_equal(g->names[2], "cf-initial-size");
+    assert_string_equal(g->names[1], "auto-aof-rewrite-min-size");
+    assert_string_equal(g->names[2], "cf-bucket-size");
+    assert_string_equal(g->names[3], "cf-initial-size");
     g->n = 0;
     cfg_get(c, "d[^a]*", collect, g);
     assert_int_equal(g->n, 2); /* dir, dbfilename; not databases */
