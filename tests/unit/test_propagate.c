@@ -163,6 +163,24 @@ static void test_expire_absolute(void **state)
     aof_fx_free(fx);
 }
 
+/* Relative times and the timeouts COPY, RENAME and MOVE carry replay to the
+ * same absolute times, later: the clock has moved on before the replay. */
+static void test_times_replay_absolute(void **state)
+{
+    (void)state;
+    aof_fx_t *fx = aof_fx_new(true);
+    FX(fx, "CF.ADD", "a", "x");
+    FX(fx, "CF.ADD", "b", "x");
+    FX(fx, "EXPIRE", "a", "100");
+    FX(fx, "PEXPIRE", "b", "123456");
+    FX(fx, "COPY", "a", "c", "DB", "2");
+    FX(fx, "RENAME", "b", "d");
+    FX(fx, "MOVE", "d", "1");
+    usleep(5000); /* not a timing assertion: the clock must differ */
+    replay_and_compare(fx);
+    aof_fx_free(fx);
+}
+
 /* The payload of DUMP key, from fx (malloc'd). */
 static uint8_t *dump_of(aof_fx_t *fx, const char *key, size_t *len)
 {
@@ -470,6 +488,7 @@ int main(void)
         cmocka_unit_test(test_verbatim_reads_refusals),
         cmocka_unit_test(test_created_filter_logs_header),
         cmocka_unit_test(test_expire_absolute),
+        cmocka_unit_test(test_times_replay_absolute),
         cmocka_unit_test(test_restore_absttl),
         cmocka_unit_test(test_expiry_logs_del),
         cmocka_unit_test(test_transactions),
