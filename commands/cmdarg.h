@@ -28,6 +28,11 @@ enum {
     CMD_LOADING = 1 << 6,
     CMD_STALE = 1 << 7,
     CMD_NOSCRIPT = 1 << 8, /* refused inside a script */
+    /* Shown by COMMAND INFO as Redis 7.0 flags the same commands: */
+    CMD_SKIP_SLOWLOG = 1 << 9,      /* not logged itself (EXEC) */
+    CMD_NO_ASYNC_LOADING = 1 << 10, /* refused during an async load */
+    CMD_NO_MULTI = 1 << 11,         /* refused inside MULTI */
+    CMD_ALLOW_BUSY = 1 << 12,       /* allowed while a script is busy */
 };
 
 /* ACL categories, Redis 7's (ACL CAT lists them in this order), and
@@ -62,6 +67,17 @@ enum {
 /* The names, without '@', indexed by bit number: "keyspace" ... "cuckoo". */
 extern const char *const acl_cat_names[ACL_NCATS];
 
+/* The categories of a command whose entry names acl and whose flags are
+ * flags, as Redis's setImplicitACLCategories() completes them: CMD_WRITE
+ * adds @write, CMD_READONLY @read (unless @scripting), CMD_ADMIN @admin and
+ * @dangerous, CMD_FAST @fast, and what is not @fast is @slow. Both hosts
+ * file a command the same way through it. */
+uint64_t cmd_acl_implied(unsigned flags, uint64_t acl);
+
+/* The ACL_CAT_* bit of the category named by the len bytes at name (any
+ * case, without '@'), or 0 for none. */
+uint64_t cmd_acl_cat_find(const char *name, size_t len);
+
 /* Key specs, as Redis 7's (COMMAND INFO reports them; ACL key patterns
  * check each key with its spec's access flags). */
 enum {
@@ -91,6 +107,12 @@ typedef struct cmd_keyspec {
     int limit;      /* range limit: 0 none, n: 1/n of the remaining args */
 } cmd_keyspec_t;
 #define CMD_MAX_KEYSPECS 2
+
+/* A cmd_keyspec_t initializer: flags, begin, last, step (limit 0). */
+#define CMD_KS(fl, b, l, s)                                                    \
+    {                                                                          \
+        .flags = (fl), .begin = (b), .last = (l), .step = (s)                  \
+    }
 
 /* Calls fn(ctx, i, flags) for each argument index i of an argc-argument
  * command that spec names a key, in order; stops at and returns fn's first

@@ -116,7 +116,7 @@ void cf_exists_many(const cf_filter_t *f, size_t n, const void *const *keys,
             cf_hash_t hk = hash_key(f, keys[i], lens[i]);
             fp[r] = hk.fp;
             i1[r] = index1(t, hk.h);
-            i2[r] = alt_index(t, i1[r], hk.fp);
+            i2[r] = alt_index(f, t, i1[r], hk.fp);
             prefetch_bucket(f, t, i1[r]);
             prefetch_bucket(f, t, i2[r]);
         }
@@ -133,14 +133,14 @@ static void prefetch_alternates(const cf_filter_t *f, cf_hash_t hk)
     const cf_table_t *t = &tabs_get(f, &one)[f->nfilters - 1];
     uint64_t in[2];
     in[0] = index1(t, hk.h);
-    in[1] = alt_index(t, in[0], hk.fp);
+    in[1] = alt_index(f, t, in[0], hk.fp);
     if ((empty_lanes(f, t, in[0]) | empty_lanes(f, t, in[1])) != 0)
         return;
     for (uint32_t k = 0; k < 2; k++)
         for (uint32_t j = 0; j < SH(f)->b; j++)
             prefetch_bucket(
                 f, t,
-                alt_index(t, in[k], slot_get(f, t, in[k] * SH(f)->b + j)));
+                alt_index(f, t, in[k], slot_get(f, t, in[k] * SH(f)->b + j)));
 }
 
 void cf_add_many(cf_filter_t *f, size_t n, const void *const *keys,
@@ -179,7 +179,7 @@ void cf_add_many(cf_filter_t *f, size_t n, const void *const *keys,
             hk[r] = hash_key(f, keys[i], lens[i]);
             uint64_t i1 = index1(t, hk[r].h);
             prefetch_bucket(f, t, i1);
-            prefetch_bucket(f, t, alt_index(t, i1, hk[r].fp));
+            prefetch_bucket(f, t, alt_index(f, t, i1, hk[r].fp));
         }
     }
 }

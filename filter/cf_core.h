@@ -115,8 +115,14 @@ struct cf_filter {
     uint16_t expansion;  /* <= CF_MAX_EXPANSION */
     uint8_t max_filters; /* <= CF_MAX_FILTERS */
     uint8_t nfilters;
-    uint16_t shape : 15; /* index into cf_shapes[] */
-    uint16_t big : 1;    /* the tables' entries are in u.arr */
+    uint16_t shape : 14; /* index into cf_shapes[] */
+    /* Nested growth: each table has exactly expansion (a power of two)
+     * times the buckets of the one before, and its alternates are
+     * alt_nested()'s, so that a delete taking the newest match never takes
+     * another item's only copy (cf_ops.c). Filters made before it existed
+     * load without it and keep their own sizes. */
+    uint16_t nested : 1;
+    uint16_t big : 1; /* the tables' entries are in u.arr */
     union {
         /* small: nbuckets in the low SMALL_BITS bits, the victim (as
          * cf_table_t.victim: its bucket is below nbuckets) above them */
@@ -257,8 +263,32 @@ static inline uint64_t alt_of(uint64_t nb, uint64_t i, uint32_t fp)
     return hf >= i ? hf - i : hf + nb - i;
 }
 
-static inline uint64_t alt_index(const cf_table_t *t, uint64_t i, uint32_t fp)
+/* Mixes a fingerprint into the offset of a nested table's low bits. */
+#define CF_NEST_MUL 0xD6E8FEB86659FD93ull
+
+/* The alternate of bucket i in a table of a nested filter that has nb0 << s
+ * buckets (s >= 1), nb0 being the first table's: the high part is the
+ * first table's alternate of i >> s, the low s bits are flipped by bits of
+ * the fingerprint. Dropping the low bit of both buckets of a pair gives the
+ * pair of the same fingerprint in the table half the size, so a pair in a
+ * newer table always lies over one pair in every older table. */
+static inline uint64_t alt_nested(uint64_t nb0, unsigned s, uint64_t i,
+                                  uint32_t fp)
 {
+    uint64_t flip = ((uint64_t)fp * CF_NEST_MUL) >> (64 - s);
+    return (alt_of(nb0, i >> s, fp) << s) | ((i ^ flip) & ((1ull << s) - 1));
+}
+
+/* The alternate of bucket i for fingerprint fp in table t of f. */
+static inline uint64_t alt_index(const cf_filter_t *f, const cf_table_t *t,
+                                 uint64_t i, uint32_t fp)
+{
+    if (f->nested && f->big && t != f->u.arr) {
+        uint64_t nb0 = f->u.arr[0].nbuckets;
+        unsigned s =
+            (unsigned)(__builtin_clzll(nb0) - __builtin_clzll(t->nbuckets));
+        return alt_nested(nb0, s, i, fp);
+    }
     return alt_of(t->nbuckets, i, fp);
 }
 

@@ -2,10 +2,11 @@
  * cf_dump.c - serialisation: the header and the data of a filter, written
  * and loaded in pieces, validated on load.
  *
- * Serialised form, little-endian, version 2:
+ * Serialised form, little-endian, version 2 (3: the same with byte 15 set
+ * to 1, a nested filter; see cf_core.h):
  *   0  u32 magic "CKF1"      4  u16 version      6  u16 header length
  *   8  u32 bucket size      12  u8 fp bits      13  u8 nfilters
- *  14  u8 encoding (CF_ENC_*)                    15  u8 0
+ *  14  u8 encoding (CF_ENC_*)                    15  u8 flags (v3)
  *  16  u32 max kicks        20  u32 expansion   24  u32 max filters 28 u32 0
  *  32  u64 seed             40  u64 items       48  u64 deleted
  *  56  per table, 32 bytes: u64 nbuckets, u64 capacity, u64 victim bucket,
@@ -20,10 +21,11 @@
 #include "cf_mem.h"
 
 #define CF_MAGIC 0x31464B43u /* "CKF1" */
-#define CF_VERSION 2
-#define CF_HDR_FIXED 56 /* bytes before the table entries */
-#define CF_HDR_TABLE 32 /* bytes of one table entry */
-#define CF_HDR_SUM 8    /* the XXH3-64 after the entries */
+#define CF_VERSION 3         /* the newest read; 2 is written unless nested */
+#define CF_FLAG_NESTED 1     /* byte 15 of version 3 */
+#define CF_HDR_FIXED 56      /* bytes before the table entries */
+#define CF_HDR_TABLE 32      /* bytes of one table entry */
+#define CF_HDR_SUM 8         /* the XXH3-64 after the entries */
 
 _Static_assert(CF_HEADER_MAX ==
                    CF_HDR_FIXED + CF_MAX_FILTERS * CF_HDR_TABLE + CF_HDR_SUM,
@@ -40,12 +42,13 @@ void cf_header_write(const cf_filter_t *f, void *buf)
     size_t len = cf_header_len(f);
     memset(p, 0, len);
     le_store32(p, CF_MAGIC);
-    le_store16(p + 4, CF_VERSION);
+    le_store16(p + 4, f->nested ? 3 : 2);
     le_store16(p + 6, (uint16_t)len);
     le_store32(p + 8, SH(f)->b);
     p[12] = (uint8_t)SH(f)->fp_bits;
     p[13] = (uint8_t)f->nfilters;
     p[14] = (uint8_t)SH(f)->encoding;
+    p[15] = f->nested ? CF_FLAG_NESTED : 0;
     le_store32(p + 16, f->max_kicks);
     le_store32(p + 20, f->expansion);
     le_store32(p + 24, f->max_filters);
@@ -153,7 +156,14 @@ int cf_load_header(const void *buf, size_t len, const cf_limits_t *lim,
         .encoding = ver == 1 ? CF_ENC_PLAIN : p[14],
     };
     if (cf_params_check(&prm) < 0 || nf > prm.max_filters ||
-        (ver == 1 && p[14] != 0) || p[15] != 0 || le_load32(p + 28) != 0)
+        (ver == 1 && p[14] != 0) || le_load32(p + 28) != 0)
+        return -EINVAL;
+    /* Version 3 is the nested form and only that; its expansion is a power
+     * of two and every table exactly that many times the one before. */
+    bool nested = ver == 3;
+    if (p[15] != (nested ? CF_FLAG_NESTED : 0) ||
+        (nested &&
+         (prm.expansion < 2 || (prm.expansion & (prm.expansion - 1)) != 0)))
         return -EINVAL;
 
     /* Validate every table before allocating any. */
@@ -169,6 +179,10 @@ int cf_load_header(const void *buf, size_t len, const cf_limits_t *lim,
         uint8_t vused;
         if (!victim_fields(q, ver, &vfp, &vused) || nb == 0 || cap < 1 ||
             cap > CF_MAX_CAPACITY || vused > 1)
+            return -EINVAL;
+        if (nested && k > 0 &&
+            (nb % prm.expansion != 0 ||
+             nb / prm.expansion != le_load64(q - CF_HDR_TABLE)))
             return -EINVAL;
         uint64_t bytes = cf_table_bytes(nb, bbits);
         if (bytes == 0)
@@ -193,6 +207,7 @@ int cf_load_header(const void *buf, size_t len, const cf_limits_t *lim,
     cf_filter_t *f = cf_filter_new(&prm, le_load64(p + CF_HDR_FIXED));
     if (f == NULL)
         return -ENOMEM;
+    f->nested = nested;
     /* the whole shape was checked against the limit: no cap while the
      * tables are made */
     uint64_t room = UINT64_MAX;

@@ -196,6 +196,15 @@ int cf_create(const cf_params_t *p, cf_filter_t **out)
     cf_filter_t *f = cf_filter_new(p, nb);
     if (f == NULL)
         return -ENOMEM;
+    /* A filter that grows by more than one table's size grows nested, by
+     * the next power of two (as RedisBloom rounds its expansion). */
+    if (f->expansion >= 2) {
+        uint32_t e = 2;
+        while (e < f->expansion)
+            e *= 2;
+        f->expansion = (uint16_t)e;
+        f->nested = 1;
+    }
     *out = f;
     return 0;
 }

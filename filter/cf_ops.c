@@ -134,7 +134,7 @@ static bool bucket_put(const cf_filter_t *f, cf_table_t *t, uint64_t i,
 static bool table_has(const cf_filter_t *f, const cf_table_t *t, cf_hash_t hk)
 {
     uint64_t i1 = index1(t, hk.h);
-    uint64_t i2 = alt_index(t, i1, hk.fp);
+    uint64_t i2 = alt_index(f, t, i1, hk.fp);
     prefetch_bucket(f, t, i1);
     prefetch_bucket(f, t, i2);
     /* Both buckets, no short-circuit: whether the first holds the item is
@@ -163,7 +163,7 @@ void cf_prefetch(const cf_filter_t *f, const void *key, size_t len)
         const cf_table_t *t = &tabs[k];
         uint64_t i1 = index1(t, hk.h);
         prefetch_bucket(f, t, i1);
-        prefetch_bucket(f, t, alt_index(t, i1, hk.fp));
+        prefetch_bucket(f, t, alt_index(f, t, i1, hk.fp));
     }
 }
 
@@ -190,7 +190,7 @@ uint64_t cf_count(const cf_filter_t *f, const void *key, size_t len)
     for (uint32_t k = 0; k < f->nfilters; k++) {
         const cf_table_t *t = &tabs[k];
         uint64_t i1 = index1(t, hk.h);
-        uint64_t i2 = alt_index(t, i1, hk.fp);
+        uint64_t i2 = alt_index(f, t, i1, hk.fp);
         n += bucket_count(f, t, i1, hk.fp);
         if (i2 != i1)
             n += bucket_count(f, t, i2, hk.fp);
@@ -215,7 +215,7 @@ static bool lookahead_place(cf_filter_t *f, cf_table_t *t, const uint64_t *in,
     for (uint32_t k = 0; k < nb; k++)
         for (uint32_t j = 0; j < b; j++, n++) {
             fps[n] = slot_get(f, t, in[k] * b + j);
-            alt[n] = alt_index(t, in[k], fps[n]);
+            alt[n] = alt_index(f, t, in[k], fps[n]);
             prefetch_bucket(f, t, alt[n]);
         }
     for (uint32_t m = 0; m < n; m++) {
@@ -253,7 +253,7 @@ static bool table_insert(cf_filter_t *f, cf_table_t *t, uint64_t i1,
         uint32_t kicked = slot_get(f, t, s);
         slot_set(f, t, s, fp);
         fp = kicked;
-        i = alt_index(t, i, fp);
+        i = alt_index(f, t, i, fp);
         if (bucket_put(f, t, i, fp) ||
             (ahead && lookahead_place(f, t, &i, 1, fp)))
             return true;
@@ -283,16 +283,14 @@ static uint32_t bucket_free(const cf_filter_t *f, const cf_table_t *t,
  * Semi-sorted: a slot is empty exactly when its prefix and suffix are both
  * zero, so the empties are the zero lanes of the two OR'd. */
 static inline __attribute__((always_inline)) bool
-place_fast(const cf_filter_t *f, cf_table_t *t, cf_hash_t hk, bool ss,
-           uint32_t lane, uint32_t bits)
+place_fast(const cf_filter_t *f, cf_table_t *t, uint64_t i1, uint64_t i2,
+           uint32_t fp, bool ss, uint32_t lane, uint32_t bits)
 {
-    const uint64_t nb = t->nbuckets;
     uint64_t ones = 0;
     for (uint32_t j = 0; j < CF_SS_B; j++)
         ones |= 1ull << (j * lane);
     const uint64_t highs = ones << (lane - 1);
     const uint64_t low = ((ones << lane) - ones) & ~highs;
-    uint64_t i1 = mulhi(hk.h, nb), i2 = alt_of(nb, i1, hk.fp);
     uint8_t *p1 = t->data + ((i1 * bits) >> 3);
     uint8_t *p2 = t->data + ((i2 * bits) >> 3);
     uint64_t w1 = bits == 32 ? le_load32(p1) : le_load64(p1);
@@ -314,9 +312,9 @@ place_fast(const cf_filter_t *f, cf_table_t *t, cf_hash_t hk, bool ss,
     uint32_t j = (uint32_t)__builtin_ctzll(m) / lane;
     uint8_t *p = (uint8_t *)(((uintptr_t)p1 & sel) | ((uintptr_t)p2 & ~sel));
     if (ss) {
-        cf_ss_set(SH(f), p, j, hk.fp);
+        cf_ss_set(SH(f), p, j, fp);
     } else {
-        uint64_t w = ((w1 & sel) | (w2 & ~sel)) | (uint64_t)hk.fp << (lane * j);
+        uint64_t w = ((w1 & sel) | (w2 & ~sel)) | (uint64_t)fp << (lane * j);
         if (bits == 32)
             le_store32(p, (uint32_t)w);
         else
@@ -330,17 +328,19 @@ place_fast(const cf_filter_t *f, cf_table_t *t, cf_hash_t hk, bool ss,
  * relocations to far higher loads. */
 static bool place_table(cf_filter_t *f, cf_table_t *t, cf_hash_t hk)
 {
+    uint64_t i1 = index1(t, hk.h);
+    uint64_t i2 = alt_index(f, t, i1, hk.fp);
+    uint32_t fpv = hk.fp; /* CF_X's parameter is named fp */
     switch (SH(f)->b == CF_SS_B ? SH(f)->fp_bits : 0) {
 #define CF_X(enc, fp, lane, bits)                                              \
     case fp:                                                                   \
-        return place_fast(f, t, hk, (enc) == CF_ENC_SEMISORTED, lane, bits);
+        return place_fast(f, t, i1, i2, fpv, (enc) == CF_ENC_SEMISORTED, lane, \
+                          bits);
         CF_WIDTHS(CF_X)
 #undef CF_X
     default:
         break;
     }
-    uint64_t i1 = index1(t, hk.h);
-    uint64_t i2 = alt_index(t, i1, hk.fp);
     if (SH(f)->fast) {
         /* the chosen bucket's first empty lane, straight from the marks:
          * no second pass over the slots */
@@ -384,8 +384,12 @@ static int grow(cf_filter_t *f, const cf_table_t *tabs, uint64_t *room)
     if (last->capacity > CF_MAX_CAPACITY / f->expansion)
         return -ENOMEM;
     uint64_t cap = last->capacity * f->expansion;
-    uint64_t nb = cf_buckets_for(cap, SH(f)->b);
-    if (nb == 0)
+    /* a nested filter's tables are exact multiples (see cf_core.h) */
+    uint64_t nb = f->nested ? (last->nbuckets > UINT64_MAX / f->expansion
+                                   ? 0
+                                   : last->nbuckets * f->expansion)
+                            : cf_buckets_for(cap, SH(f)->b);
+    if (nb == 0 || cf_table_bytes(nb, SH(f)->bucket_bits) == 0)
         return -ENOMEM;
     return cf_table_alloc(f, tabs, nb, cap, room);
 }
@@ -398,7 +402,7 @@ static int insert_hashed(cf_filter_t *f, cf_hash_t hk, uint64_t *room)
         goto stored;
     cf_table_t *t = &tabs[f->nfilters - 1];
     uint64_t i1 = index1(t, hk.h);
-    if (table_insert(f, t, i1, alt_index(t, i1, hk.fp), hk.fp)) {
+    if (table_insert(f, t, i1, alt_index(f, t, i1, hk.fp), hk.fp)) {
         tabs_put(f, tabs); /* the victim may have changed */
         goto stored;
     }
@@ -408,7 +412,7 @@ static int insert_hashed(cf_filter_t *f, cf_hash_t hk, uint64_t *room)
     tabs = f->u.arr; /* a filter that grew is big */
     t = &tabs[f->nfilters - 1];
     i1 = index1(t, hk.h);
-    if (!table_insert(f, t, i1, alt_index(t, i1, hk.fp), hk.fp))
+    if (!table_insert(f, t, i1, alt_index(f, t, i1, hk.fp), hk.fp))
         return -ENOSPC; /* unreachable: a new table's victim is free */
 stored:
     items_set(f, items_of(f) + 1);
@@ -447,7 +451,7 @@ static void victim_retry(cf_filter_t *f, cf_table_t *t)
         return;
     uint64_t i = v_index(t);
     uint32_t fp = v_fp(t);
-    if (bucket_put(f, t, i, fp) || bucket_put(f, t, alt_index(t, i, fp), fp))
+    if (bucket_put(f, t, i, fp) || bucket_put(f, t, alt_index(f, t, i, fp), fp))
         t->victim = 0;
 }
 
@@ -458,7 +462,7 @@ int cf_del(cf_filter_t *f, const void *key, size_t len)
     for (uint32_t k = f->nfilters; k-- > 0;) {
         cf_table_t *t = &tabs[k];
         uint64_t i1 = index1(t, hk.h);
-        uint64_t i2 = alt_index(t, i1, hk.fp);
+        uint64_t i2 = alt_index(f, t, i1, hk.fp);
         uint64_t bi = i1;
         int j = bucket_find(f, t, i1, hk.fp);
         if (j < 0) {

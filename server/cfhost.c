@@ -179,12 +179,14 @@ const cmd_def_t *cfhost_table(void)
                 .first_key = 1,
                 .last_key = 1,
                 .key_step = 1,
+                .acl = d->acl,
                 .group = CFCMD_GROUP,
                 .summary = d->summary,
                 .since = d->since,
                 .complexity = d->complexity,
                 .args = d->args,
             };
+            memcpy(table[n - 1].keyspecs, d->keyspecs, sizeof(d->keyspecs));
         }
         table[n] = (cmd_def_t){.name = NULL};
         built = true;

@@ -384,18 +384,7 @@ const cmd_def_t *cmd_at(const server_t *s, size_t i)
 
 uint64_t cmd_acl_cats(const cmd_def_t *d)
 {
-    uint64_t c = d->acl;
-    if (d->flags & CMD_WRITE)
-        c |= ACL_CAT_WRITE;
-    if ((d->flags & CMD_READONLY) && !(c & ACL_CAT_SCRIPTING))
-        c |= ACL_CAT_READ;
-    if (d->flags & CMD_ADMIN)
-        c |= ACL_CAT_ADMIN | ACL_CAT_DANGEROUS;
-    if (d->flags & CMD_FAST)
-        c |= ACL_CAT_FAST;
-    if (!(c & ACL_CAT_FAST))
-        c |= ACL_CAT_SLOW;
-    return c;
+    return cmd_acl_implied(d->flags, d->acl);
 }
 
 int cmd_keys_each(const cmd_def_t *d, int argc, cmd_key_fn *fn, void *ctx)

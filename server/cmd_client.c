@@ -232,7 +232,9 @@ static void reset_proc(client_t *c, int argc, const arg_t *argv)
 const cmd_def_t cmd_client_table[] = {
     {.name = "reset",
      .arity = 1,
-     .flags = CMD_FAST | CMD_NOAUTH | CMD_LOADING | CMD_STALE,
+     .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_NOAUTH |
+              CMD_ALLOW_BUSY,
+     .acl = ACL_CAT_CONNECTION,
      .proc = reset_proc,
      .group = "connection",
      .summary = "Resets the connection.",

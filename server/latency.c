@@ -244,12 +244,10 @@ static const cmd_arg_t events_arg[] = {
     {"event", "string", NULL, CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE, NULL},
     CMD_ARG_END};
 
-#define LAT_FLAGS (CMD_ADMIN | CMD_LOADING | CMD_STALE)
-
 static const cmd_def_t latency_subs[] = {
     {.name = "doctor",
      .arity = 2,
-     .flags = LAT_FLAGS,
+     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
      .proc = doctor_proc,
      .group = "server",
      .summary = "Returns a human-readable latency analysis report.",
@@ -265,7 +263,7 @@ static const cmd_def_t latency_subs[] = {
      .complexity = "O(1)"},
     {.name = "history",
      .arity = 3,
-     .flags = LAT_FLAGS,
+     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
      .proc = history_proc,
      .group = "server",
      .summary = "Returns timestamp-latency samples for an event.",
@@ -274,7 +272,7 @@ static const cmd_def_t latency_subs[] = {
      .args = event_arg},
     {.name = "latest",
      .arity = 2,
-     .flags = LAT_FLAGS,
+     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
      .proc = latest_proc,
      .group = "server",
      .summary = "Returns the latest latency samples for all events.",
@@ -282,7 +280,7 @@ static const cmd_def_t latency_subs[] = {
      .complexity = "O(1)"},
     {.name = "reset",
      .arity = -2,
-     .flags = LAT_FLAGS,
+     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
      .proc = reset_proc,
      .group = "server",
      .summary = "Resets the latency data for one or more events.",

@@ -137,7 +137,7 @@ static void monitor_proc(client_t *c, int argc, const arg_t *argv)
 const cmd_def_t monitor_table[] = {
     {.name = "monitor",
      .arity = 1,
-     .flags = CMD_ADMIN | CMD_LOADING | CMD_STALE,
+     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
      .proc = monitor_proc,
      .group = "server",
      .summary = "Listens for all requests received by the server in real-time.",

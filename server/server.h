@@ -49,6 +49,10 @@ struct client {
 /* Command flags (CMD_*) and argument docs (cmd_arg_t) are cmdarg.h's, the
  * vocabulary every command host shares. */
 
+/* The legacy key range of an entry, for its designated initializer. */
+#define CMD_KEYRANGE(first, last, step)                                        \
+    .first_key = (first), .last_key = (last), .key_step = (step)
+
 typedef void cmd_proc_t(client_t *c, int argc, const arg_t *argv);
 
 typedef struct cmd_def {

@@ -208,12 +208,10 @@ static void help_proc(client_t *c, int argc, const arg_t *argv)
 static const cmd_arg_t count_arg[] = {
     {"count", "integer", NULL, CMD_ARG_OPTIONAL, NULL}, CMD_ARG_END};
 
-#define SL_FLAGS (CMD_ADMIN | CMD_LOADING | CMD_STALE)
-
 static const cmd_def_t slowlog_subs[] = {
     {.name = "get",
      .arity = -2,
-     .flags = SL_FLAGS,
+     .flags = CMD_ADMIN | CMD_LOADING | CMD_STALE,
      .proc = get_proc,
      .group = "server",
      .summary = "Returns the slow log's entries.",
@@ -230,7 +228,7 @@ static const cmd_def_t slowlog_subs[] = {
      .complexity = "O(1)"},
     {.name = "len",
      .arity = 2,
-     .flags = SL_FLAGS,
+     .flags = CMD_ADMIN | CMD_LOADING | CMD_STALE,
      .proc = len_proc,
      .group = "server",
      .summary = "Returns the number of entries in the slow log.",
@@ -238,7 +236,7 @@ static const cmd_def_t slowlog_subs[] = {
      .complexity = "O(1)"},
     {.name = "reset",
      .arity = 2,
-     .flags = SL_FLAGS,
+     .flags = CMD_ADMIN | CMD_LOADING | CMD_STALE,
      .proc = reset_proc,
      .group = "server",
      .summary = "Clears all entries from the slow log.",
