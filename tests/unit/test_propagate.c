@@ -330,11 +330,7 @@ static long long scandump(aof_fx_t *fx, const char *key, long long it,
     snprintf(its, sizeof(its), "%lld", it);
     arg_t argv[3] = {{"CF.SCANDUMP", 11}, {key, strlen(key)}, {its, 0}};
     argv[2].len = strlen(its);
-    resp_cmd_t cmd = {3, argv};
-    assert_true(cmd_dispatch(&fx->c, &cmd));
-    size_t n;
-    char *r = resp_out_take(&fx->c.out, &n);
-    assert_non_null(r);
+    const char *r = fx_runv(fx, 3, argv); /* NUL-terminated */
     long long next;
     int used = 0;
     assert_int_equal(sscanf(r, "*2\r\n:%lld\r\n%n", &next, &used), 1);
@@ -348,7 +344,6 @@ static long long scandump(aof_fx_t *fx, const char *key, long long it,
         assert_non_null(*data);
         memcpy(*data, end + 2, *len);
     }
-    free(r);
     return next;
 }
 
