@@ -538,16 +538,89 @@ static rm_command_arg_t *convert_args(const cmd_arg_t *args)
     return out;
 }
 
-/* What the command does to its key, for ACL and cluster clients. */
-static uint64_t key_flags(const cfcmd_def_t *d)
+/* A key spec's flags (cmdarg.h's KS_*) as the module API spells them. */
+static uint64_t key_flags(unsigned ks)
 {
-    if (!(d->flags & CMD_WRITE))
-        return RM_CMD_KEY_RO | RM_CMD_KEY_ACCESS;
-    if (strcmp(d->name, "cf.del") == 0)
-        return RM_CMD_KEY_RW | RM_CMD_KEY_DELETE;
-    if (strcmp(d->name, "cf.loadchunk") == 0)
-        return RM_CMD_KEY_RW | RM_CMD_KEY_UPDATE;
-    return RM_CMD_KEY_RW | RM_CMD_KEY_INSERT;
+    static const struct {
+        unsigned ks;
+        uint64_t rm;
+    } map[] = {
+        {KS_RO, RM_CMD_KEY_RO},
+        {KS_RW, RM_CMD_KEY_RW},
+        {KS_OW, RM_CMD_KEY_OW},
+        {KS_RM, RM_CMD_KEY_RM},
+        {KS_ACCESS, RM_CMD_KEY_ACCESS},
+        {KS_UPDATE, RM_CMD_KEY_UPDATE},
+        {KS_INSERT, RM_CMD_KEY_INSERT},
+        {KS_DELETE, RM_CMD_KEY_DELETE},
+        {KS_NOT_KEY, RM_CMD_KEY_NOT_KEY},
+        {KS_INCOMPLETE, RM_CMD_KEY_INCOMPLETE},
+        {KS_VARIABLE_FLAGS, RM_CMD_KEY_VARIABLE_FLAGS},
+    };
+    uint64_t out = 0;
+    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+        if (ks & map[i].ks)
+            out |= map[i].rm;
+    return out;
+}
+
+/* Whether the commands are filed in ACL categories (the server has
+ * SetCommandACLCategories), and whether @cuckoo is among them (it has
+ * AddACLCategory too, or another module made the category). */
+static bool acl_cats_on, acl_cuckoo_on;
+
+/* Makes @cuckoo where the server can file module commands in categories;
+ * says once at load what a server that cannot means. */
+static void acl_setup(RedisModuleCtx *ctx)
+{
+    if (rm_SetCommandACLCategories == NULL) {
+        rm_Log(ctx, "notice",
+               "cuckoo: this server cannot file module commands in ACL "
+               "categories (RedisModule_SetCommandACLCategories, Redis 7.2+ "
+               "and Valkey 8): the CF commands belong to none, so +@read, "
+               "+@write and +@cuckoo do not grant them; grant them by name "
+               "(+cf.exists) or with +@all. Key patterns (%%R~, %%W~) apply "
+               "to them through their key specs.");
+        return;
+    }
+    acl_cats_on = true;
+    if (rm_AddACLCategory == NULL) {
+        rm_Log(ctx, "notice",
+               "cuckoo: this server cannot add ACL categories "
+               "(RedisModule_AddACLCategory, Redis 7.4+ and Valkey 8): the CF "
+               "commands are filed in @read, @write, @fast or @slow, and "
+               "there is no @cuckoo.");
+        return;
+    }
+    /* EBUSY: another module (RedisBloom) made it; the commands join it. */
+    acl_cuckoo_on = rm_AddACLCategory(ctx, "cuckoo") == RM_OK || errno == EBUSY;
+    if (!acl_cuckoo_on)
+        rm_Log(ctx, "warning",
+               "cuckoo: cannot add the ACL category cuckoo (%s); the CF "
+               "commands keep their other categories",
+               strerror(errno));
+}
+
+/* Files d's command in the categories the daemon gives it: those its flags
+ * imply, as Redis does for its own commands (module commands get none
+ * implied), and @cuckoo. */
+static void set_categories(RedisModuleCtx *ctx, RedisModuleCommand *cmd,
+                           const cfcmd_def_t *d)
+{
+    if (!acl_cats_on)
+        return;
+    uint64_t cats = cmd_acl_implied(d->flags, d->acl);
+    if (!acl_cuckoo_on)
+        cats &= ~(uint64_t)ACL_CAT_CUCKOO;
+    char buf[256] = "";
+    size_t len = 0;
+    for (int i = 0; i < ACL_NCATS; i++)
+        if (cats & ((uint64_t)1 << i))
+            len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s",
+                                    len ? " " : "", acl_cat_names[i]);
+    if (rm_SetCommandACLCategories(cmd, buf) != RM_OK)
+        rm_Log(ctx, "warning", "cuckoo: cannot file %s in ACL categories %s",
+               d->name, buf);
 }
 
 static int register_command(RedisModuleCtx *ctx, const cfcmd_def_t *d,
@@ -576,20 +649,24 @@ static int register_command(RedisModuleCtx *ctx, const cfcmd_def_t *d,
     RedisModuleCommand *cmd = rm_GetCommand(ctx, d->name);
     if (cmd == NULL)
         return RM_ERR;
-    rm_key_spec_t *specs = calloc(2, sizeof(*specs));
+    set_categories(ctx, cmd, d);
+    rm_key_spec_t *specs = calloc(CMD_MAX_KEYSPECS + 1, sizeof(*specs));
     rm_command_arg_t *args = d->args ? convert_args(d->args) : NULL;
     if (specs == NULL || (d->args != NULL && args == NULL)) {
         free(specs);
         free_args(args);
         return RM_ERR;
     }
-    specs[0].flags = key_flags(d);
-    specs[0].begin_search_type = RM_KSPEC_BS_INDEX;
-    specs[0].bs.index.pos = 1;
-    specs[0].find_keys_type = RM_KSPEC_FK_RANGE;
-    specs[0].fk.range.lastkey = 0;
-    specs[0].fk.range.keystep = 1;
-    specs[0].fk.range.limit = 0;
+    for (int k = 0; k < CMD_MAX_KEYSPECS && d->keyspecs[k].begin != 0; k++) {
+        const cmd_keyspec_t *ks = &d->keyspecs[k];
+        specs[k].flags = key_flags(ks->flags);
+        specs[k].begin_search_type = RM_KSPEC_BS_INDEX;
+        specs[k].bs.index.pos = ks->begin;
+        specs[k].find_keys_type = RM_KSPEC_FK_RANGE;
+        specs[k].fk.range.lastkey = ks->last;
+        specs[k].fk.range.keystep = ks->step > 0 ? ks->step : 1;
+        specs[k].fk.range.limit = ks->limit;
+    }
     rm_command_info_t info = {
         .version = &version,
         .summary = d->summary,
@@ -673,6 +750,7 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         return RM_ERR;
     }
 
+    acl_setup(ctx);
     size_t n = 0;
     for (const cfcmd_def_t *d = cfcmd_table; d->name != NULL; d++, n++) {
         if (n >= MAX_CMDS)

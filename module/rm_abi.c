@@ -5,6 +5,7 @@
 
 #define RM_DEFINE(ret, name, params) ret(*rm_##name) params;
 RM_API(RM_DEFINE)
+RM_API_OPTIONAL(RM_DEFINE)
 #undef RM_DEFINE
 
 typedef int (*rm_getapi_fn)(const char *name, void *out);
@@ -21,6 +22,11 @@ int rm_init(RedisModuleCtx *ctx, const char *name, int version)
         return RM_ERR;
     RM_API(RM_RESOLVE)
 #undef RM_RESOLVE
+#define RM_RESOLVE_OPTIONAL(ret, fn, params)                                   \
+    if (getapi("RedisModule_" #fn, (void *)&rm_##fn) != RM_OK)                 \
+        rm_##fn = NULL;
+    RM_API_OPTIONAL(RM_RESOLVE_OPTIONAL)
+#undef RM_RESOLVE_OPTIONAL
     if (rm_IsModuleNameBusy(name))
         return RM_ERR;
     rm_SetModuleAttribs(ctx, name, version, RM_APIVER_1);

@@ -46,10 +46,15 @@
 /* Key-spec flags of SetCommandInfo(). */
 #define RM_CMD_KEY_RO (1ULL << 0)
 #define RM_CMD_KEY_RW (1ULL << 1)
+#define RM_CMD_KEY_OW (1ULL << 2)
+#define RM_CMD_KEY_RM (1ULL << 3)
 #define RM_CMD_KEY_ACCESS (1ULL << 4)
 #define RM_CMD_KEY_UPDATE (1ULL << 5)
 #define RM_CMD_KEY_INSERT (1ULL << 6)
 #define RM_CMD_KEY_DELETE (1ULL << 7)
+#define RM_CMD_KEY_NOT_KEY (1ULL << 8)
+#define RM_CMD_KEY_INCOMPLETE (1ULL << 9)
+#define RM_CMD_KEY_VARIABLE_FLAGS (1ULL << 10)
 
 /* Begin-search and find-keys kinds of a key spec (0 = absent). */
 #define RM_KSPEC_BS_INDEX 2
@@ -241,12 +246,23 @@ typedef struct rm_command_info {
       (RedisModuleServerInfoData * data, const char *field, int *out_err))     \
     X(long long, Milliseconds, (void))
 
+/* Functions of newer servers, which older ones lack: rm_init() leaves
+ * their pointers NULL when the server has none, and the caller degrades.
+ * SetCommandACLCategories came with Redis 7.2, AddACLCategory with 7.4;
+ * Valkey 8 has both. */
+#define RM_API_OPTIONAL(X)                                                     \
+    X(int, AddACLCategory, (RedisModuleCtx * ctx, const char *name))           \
+    X(int, SetCommandACLCategories,                                            \
+      (RedisModuleCommand * cmd, const char *aclflags))
+
 #define RM_DECLARE(ret, name, params) extern ret(*rm_##name) params;
 RM_API(RM_DECLARE)
+RM_API_OPTIONAL(RM_DECLARE)
 #undef RM_DECLARE
 
-/* Resolves every function of RM_API through ctx's GetApi and registers the
- * module as name/version. RM_OK, or RM_ERR when a function is missing (a
+/* Resolves every function of RM_API through ctx's GetApi, and those of
+ * RM_API_OPTIONAL the server has, and registers the module as
+ * name/version. RM_OK, or RM_ERR when a function of RM_API is missing (a
  * server older than 7.0) or the name is taken. */
 int rm_init(RedisModuleCtx *ctx, const char *name, int version);
 

@@ -205,6 +205,11 @@ static const cmd_def_t *admit(client_t *c, cmd_entry_t *e, int argc,
         resp_add_error(&c->out, ERRTEXT_NOAUTH);
         return NULL;
     }
+    /* As Redis: SAVE or SHUTDOWN cannot wait in a transaction's queue. */
+    if ((d->flags & CMD_NO_MULTI) && c->mstate != NULL && multi_active(c)) {
+        resp_add_error(&c->out, "ERR Command not allowed inside a transaction");
+        return NULL;
+    }
     return d;
 }
 

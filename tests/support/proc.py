@@ -65,8 +65,10 @@ RedisServer(*args, module=False, module_args=(), binary=None, **kw)
   module and its load arguments when module is true; ready only once it
   has loaded its data (PING answers); stop() is SHUTDOWN NOSAVE, its log
   is kept across restarts. ModuleServer(*args, **kw): module=True.
-module_cluster(n, *args, replicas=0)
-  n ModuleServers made one Redis Cluster, every node's state ok.
+module_cluster(n, *args, replicas=0, pick_port=cluster_port)
+  n ModuleServers made one Redis Cluster, every node's state ok; a node
+  that cannot listen on its port pair tries a new pair (start()'s
+  ATTEMPTS).
 Fleet(cls)
   The servers of one test: fleet(*args, start=True, **kw) makes one (and
   starts it); cleanup() cleans every one, then raises the first failure.
@@ -540,16 +542,21 @@ class ModuleServer(RedisServer):
         super().__init__(*args, module=True, **kw)
 
 
-def module_cluster(n, *args, replicas=0):
+def module_cluster(n, *args, replicas=0, pick_port=cluster_port):
     """n ModuleServers (ARGS each) made one Redis Cluster by redis-cli
     --cluster create with replicas replicas a master, returned once every
     node reports cluster_state:ok; cleanup_all() them when done (on a
-    failure here they are cleaned up already)."""
+    failure here they are cleaned up already). Each node's port comes from
+    pick_port() (a port whose bus port is free too), called again for a
+    node that could not listen on the one picked (another run took it, or
+    its bus port, meanwhile)."""
     if REDIS_CLI is None:
         _fail("redis-cli not installed (scripts/deps.sh test)")
     nodes = [ModuleServer("--cluster-enabled", "yes",
-                          "--cluster-config-file", "nodes.conf", *args,
-                          port=cluster_port()) for _ in range(n)]
+                          "--cluster-config-file", "nodes.conf", *args)
+             for _ in range(n)]
+    for node in nodes:
+        node.pick_port = pick_port
     try:
         for node in nodes:
             node.start()

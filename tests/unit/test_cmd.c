@@ -3,8 +3,9 @@
  * a server_t and command tables of the test's own. Arity, unknown
  * commands and subcommands, NOAUTH, OOM over maxmemory, MISCONF through
  * the server's write denial, the prefetch hook (only for an admitted
- * command), the last command a client ran, and the refusal of duplicate
- * and malformed tables.
+ * command), the last command a client ran, the refusal of duplicate
+ * and malformed tables, and the key positions of key specs and legacy
+ * ranges (cmd_keyspec_each(), cmd_keys_each()) and categories.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 
 #include <cmocka.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -257,6 +259,150 @@ static void test_tables_refused(void **state)
     assert_int_equal(cmd_index_build(&fx->f.s, one, 1, &dup), 0);
 }
 
+/* ---- key specs ----------------------------------------------------------- */
+
+/* Collects the key positions and flags a walk reports; stops (returns 1)
+ * at position stop_at. */
+typedef struct keys_seen {
+    int pos[16];
+    unsigned flags[16];
+    int n;
+    int stop_at;
+} keys_seen_t;
+
+static int see_key(void *ctx, int i, unsigned flags)
+{
+    keys_seen_t *k = ctx;
+    assert_true(k->n < 16);
+    k->pos[k->n] = i;
+    k->flags[k->n++] = flags;
+    return i == k->stop_at ? 1 : 0;
+}
+
+/* The positions spec finds in an argc-argument call, as a string "1 2 3". */
+static const char *spec_keys(cmd_keyspec_t spec, int argc)
+{
+    static char buf[64];
+    keys_seen_t k = {.stop_at = -1};
+    assert_int_equal(cmd_keyspec_each(&spec, argc, see_key, &k), 0);
+    size_t off = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < k.n; i++) {
+        assert_int_equal(k.flags[i], spec.flags);
+        off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%d",
+                                i ? " " : "", k.pos[i]);
+    }
+    return buf;
+}
+
+static void test_keyspec_each(void **state)
+{
+    static const struct {
+        cmd_keyspec_t spec;
+        int argc;
+        const char *keys;
+    } cases[] = {
+        /* One key, a range to the end, every other argument. */
+        {CMD_KS(KS_RO, 1, 0, 1), 3, "1"},
+        {CMD_KS(KS_RM, 1, -1, 1), 5, "1 2 3 4"},
+        {CMD_KS(KS_OW, 1, -1, 2), 6, "1 3 5"},
+        /* A negative last counts from the end: -2 leaves the last one. */
+        {CMD_KS(KS_RW, 1, -2, 1), 5, "1 2 3"},
+        {CMD_KS(KS_RW, 2, -2, 1), 3, ""},
+        /* A limit takes 1/limit of the arguments after begin (Redis's
+         * ranges whose keys fill a share of the call); 1 is no limit. */
+        {{.flags = KS_RO, .begin = 1, .last = -1, .step = 1, .limit = 2},
+         7,
+         "1 2 3"},
+        {{.flags = KS_RO, .begin = 1, .last = -1, .step = 1, .limit = 3},
+         7,
+         "1 2"},
+        {{.flags = KS_RO, .begin = 1, .last = -1, .step = 1, .limit = 1},
+         7,
+         "1 2 3 4 5 6"},
+        /* Too few arguments: nothing past argc, nothing before begin. */
+        {CMD_KS(KS_RO, 2, 0, 1), 2, ""},
+        {CMD_KS(KS_RO, 1, 1, 1), 2, "1"},
+        {CMD_KS(KS_RO, 1, 0, 1), 1, ""},
+        /* A step of 0 counts as 1; begin 0 is no spec. */
+        {CMD_KS(KS_RO, 1, -1, 0), 4, "1 2 3"},
+        {CMD_KS(KS_RO, 0, -1, 1), 4, ""},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        assert_string_equal(spec_keys(cases[i].spec, cases[i].argc),
+                            cases[i].keys);
+    /* The walk stops at the callback's first non-zero return. */
+    cmd_keyspec_t all = CMD_KS(KS_RO, 1, -1, 1);
+    keys_seen_t k = {.stop_at = 2};
+    assert_int_equal(cmd_keyspec_each(&all, 6, see_key, &k), 1);
+    assert_int_equal(k.n, 2);
+}
+
+static void test_keys_each(void **state)
+{
+    /* RENAME's two specs, in order with their flags. */
+    static const cmd_def_t rename = {
+        .name = "rename",
+        .arity = 3,
+        .keyspecs = {CMD_KS(KS_RW | KS_ACCESS | KS_DELETE, 1, 0, 1),
+                     CMD_KS(KS_OW | KS_UPDATE, 2, 0, 1)},
+    };
+    keys_seen_t k = {.stop_at = -1};
+    assert_int_equal(cmd_keys_each(&rename, 3, see_key, &k), 0);
+    assert_int_equal(k.n, 2);
+    assert_int_equal(k.pos[0], 1);
+    assert_int_equal(k.flags[0], KS_RW | KS_ACCESS | KS_DELETE);
+    assert_int_equal(k.pos[1], 2);
+    assert_int_equal(k.flags[1], KS_OW | KS_UPDATE);
+    /* A stop in the first spec does not reach the second. */
+    k = (keys_seen_t){.stop_at = 1};
+    assert_int_equal(cmd_keys_each(&rename, 3, see_key, &k), 1);
+    assert_int_equal(k.n, 1);
+
+    /* Without specs, the legacy range: an absolute last key, or one from
+     * the end, without flags. */
+    static const cmd_def_t legacy = {.name = "l", CMD_KEYRANGE(1, 3, 2)};
+    k = (keys_seen_t){.stop_at = -1};
+    cmd_keys_each(&legacy, 6, see_key, &k);
+    assert_int_equal(k.n, 2);
+    assert_int_equal(k.pos[0], 1);
+    assert_int_equal(k.pos[1], 3);
+    assert_int_equal(k.flags[0], 0);
+    static const cmd_def_t tail = {.name = "t", CMD_KEYRANGE(2, -1, 1)};
+    k = (keys_seen_t){.stop_at = -1};
+    cmd_keys_each(&tail, 5, see_key, &k);
+    assert_int_equal(k.n, 3);
+    assert_int_equal(k.pos[2], 4);
+    /* No keys at all. */
+    static const cmd_def_t none = {.name = "n", .arity = 1};
+    k = (keys_seen_t){.stop_at = -1};
+    assert_int_equal(cmd_keys_each(&none, 4, see_key, &k), 0);
+    assert_int_equal(k.n, 0);
+}
+
+static void test_acl_cats(void **state)
+{
+    static const cmd_def_t get = {
+        .name = "g", .flags = CMD_READONLY | CMD_FAST, .acl = ACL_CAT_KEYSPACE};
+    assert_int_equal(cmd_acl_cats(&get),
+                     ACL_CAT_KEYSPACE | ACL_CAT_READ | ACL_CAT_FAST);
+    static const cmd_def_t cfg = {.name = "c", .flags = CMD_ADMIN};
+    assert_int_equal(cmd_acl_cats(&cfg),
+                     ACL_CAT_ADMIN | ACL_CAT_DANGEROUS | ACL_CAT_SLOW);
+    /* An entry that names @fast is not also @slow (LASTSAVE's way). */
+    static const cmd_def_t fast = {.name = "f", .acl = ACL_CAT_FAST};
+    assert_int_equal(cmd_acl_cats(&fast), ACL_CAT_FAST);
+    /* A scripting command is not @read. */
+    assert_int_equal(cmd_acl_implied(CMD_READONLY, ACL_CAT_SCRIPTING),
+                     ACL_CAT_SCRIPTING | ACL_CAT_SLOW);
+    assert_int_equal(cmd_acl_implied(CMD_WRITE | CMD_DENYOOM, ACL_CAT_CUCKOO),
+                     ACL_CAT_CUCKOO | ACL_CAT_WRITE | ACL_CAT_SLOW);
+    assert_int_equal(cmd_acl_cat_find("READ", 4), ACL_CAT_READ);
+    assert_int_equal(cmd_acl_cat_find("cuckoo", 6), ACL_CAT_CUCKOO);
+    assert_int_equal(cmd_acl_cat_find("rea", 3), 0);
+    assert_int_equal(cmd_acl_cat_find("@read", 5), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -272,6 +418,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_prefetch_only_when_admitted, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_tables_refused, setup, teardown),
+        cmocka_unit_test(test_keyspec_each),
+        cmocka_unit_test(test_keys_each),
+        cmocka_unit_test(test_acl_cats),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
