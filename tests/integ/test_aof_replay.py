@@ -13,8 +13,8 @@ import random
 
 import pytest
 
-from support.proc import (Daemon, Exited, use_module, use_redis_server,
-                          wait_until)
+from support.aof import need_aof_writer
+from support.proc import Daemon, use_module, use_redis_server, wait_until
 
 pytestmark = pytest.mark.skipif(use_redis_server() or use_module(),
                                 reason="cuckood's own append-only file")
@@ -22,28 +22,7 @@ pytestmark = pytest.mark.skipif(use_redis_server() or use_module(),
 AOF = ("--appendonly", "yes", "--appendfsync", "always", "--save", "")
 
 
-def aof_writer_present(tmp_path_factory):
-    """Whether this build writes the append-only file (it starts with
-    appendonly yes): the writer and this branch's feed are merged
-    separately, and these tests need both."""
-    d = Daemon(*AOF, dir=str(tmp_path_factory.mktemp("probe")))
-    try:
-        d.start()
-        return True
-    except Exited as e:
-        if "Bad directive" in str(e):
-            return False
-        raise
-    finally:
-        d.cleanup()
-
-
-@pytest.fixture(autouse=True, scope="module")
-def need_aof_writer(tmp_path_factory):
-    if not aof_writer_present(tmp_path_factory):
-        pytest.skip("this build has no append-only file writer yet")
-
-
+need_aof_writer = need_aof_writer(*AOF)
 DBS = 4
 
 
