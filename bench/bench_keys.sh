@@ -54,20 +54,7 @@ redis-cli -p "$RP" --pipe <"$tmp/set.resp" >/dev/null
 echo "keys: cuckood $(redis-cli -p "$CP" dbsize), redis $(redis-cli -p "$RP" dbsize)"
 echo "load average: $(cat /proc/loadavg)"
 
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-# one run: prints "requests/s microseconds-of-server-CPU-per-request"
-run() {
-    local port=$1 pid=$2 p=$3 n=$4
-    shift 4
-    local c0 c1 rps
-    c0=$(cpu_ticks "$pid")
-    rps=$(redis-benchmark -p "$port" -r "$KEYS" -n "$n" -P "$p" -c 50 -q \
-        "$@" 2>&1 | tr '\r' '\n' | grep -o '[0-9.]* requests per second' |
-        tail -1 | cut -d' ' -f1)
-    c1=$(cpu_ticks "$pid")
-    echo "$rps $(echo "($c1 - $c0) * 1000000 / $(getconf CLK_TCK) / $n" | bc -l)"
-}
-median() { sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
+run() { bench_run "$1" "$2" "$3" "$4" "$KEYS" "${@:5}"; }
 
 for p in 32 1; do
     n=$([[ $p == 1 ]] && echo "$N1" || echo "$N32")

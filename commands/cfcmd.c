@@ -46,6 +46,10 @@
 /* ERRTEXT_OOM's refusal without maxmemory: the machine's memory is the
  * limit. */
 #define CF_ERR_RAM "ERR capacity is too large for this machine's memory"
+/* RedisBloom's refusal of a data chunk that does not fit its filter. */
+#define CF_ERR_CHUNK "ERR Couldn't load chunk!"
+/* RedisBloom's refusal of a capacity no filter can have. */
+#define CF_ERR_NOMEM "ERR Insufficient memory to create filter"
 
 /* Items handed to the core at once by CF.MEXISTS and CF.INSERT (the core
  * keeps its own prefetch window within a call; each call starts it anew,
@@ -157,6 +161,39 @@ static bool parse_bounded(const call_t *c, const char *name, const arg_t *a,
     return true;
 }
 
+/* RedisBloom's default bucket size: a capacity is refused below twice
+ * it when no BUCKETSIZE is given. */
+#define RB_DEFAULT_BUCKET 2
+
+/* A capacity argument as RedisBloom reads it: "ERR Bad capacity" when it
+ * is not an integer, its "Capacity must be at least (BucketSize * 2)"
+ * below twice RedisBloom's default bucket (zero and negatives included).
+ * false after the error reply. */
+static bool parse_capacity(const call_t *c, const arg_t *a, uint64_t *out)
+{
+    long long v;
+    if (!arg_ll(a, &v)) {
+        reply_error(c, "ERR Bad capacity");
+        return false;
+    }
+    if (v < 2 * RB_DEFAULT_BUCKET) {
+        reply_error(c, "ERR Capacity must be at least (BucketSize * 2)");
+        return false;
+    }
+    *out = (uint64_t)v;
+    return true;
+}
+
+/* A capacity RedisBloom accepts with its default bucket must be accepted:
+ * without a BUCKETSIZE, a filter too small for two of the default buckets
+ * takes RedisBloom's bucket of 2 (CF.INFO says so). */
+static void tiny_bucket(cf_params_t *p)
+{
+    if (p->capacity < 2 * (uint64_t)p->bucket_size &&
+        p->capacity >= 2 * RB_DEFAULT_BUCKET)
+        p->bucket_size = RB_DEFAULT_BUCKET;
+}
+
 static void reply_bad_rate(const call_t *c)
 {
     reply_error(c, "ERR ERROR: rate must be a number between 0 and 1 that "
@@ -223,7 +260,7 @@ static cf_filter_t *create_filter(const call_t *c, const arg_t *key,
         return NULL;
     }
     if (cf_params_check(p) != 0 || (bytes = cf_params_table_bytes(p)) == 0) {
-        reply_error(c, "ERR Bad capacity");
+        reply_error(c, CF_ERR_NOMEM);
         return NULL;
     }
     /* The table alone first, then cf_create() checks the whole filter
@@ -237,7 +274,7 @@ static cf_filter_t *create_filter(const call_t *c, const arg_t *key,
     p->seed = c->host->seed(c->h);
     rc = cf_create(p, &f);
     if (rc != 0) {
-        reply_error(c, rc == -ENOMEM ? oom : "ERR Bad capacity");
+        reply_error(c, rc == -ENOMEM ? oom : CF_ERR_NOMEM);
         return NULL;
     }
     if (c->host->create(c->h, key, &f) != 0) {
@@ -298,17 +335,17 @@ static void cmd_reserve(const cfcmd_host_t *host, void *h, int argc,
         reply_arity(&c, "cf.reserve");
         return;
     }
+    bool bucket_given = false;
     params_default(&c, &p, &rate);
-    if (!arg_u64(&argv[2], &p.capacity) || p.capacity == 0) {
-        reply_error(&c, "ERR Bad capacity");
+    if (!parse_capacity(&c, &argv[2], &p.capacity))
         return;
-    }
     for (int i = 3; i + 1 < argc; i += 2) {
         const arg_t *opt = &argv[i], *val = &argv[i + 1];
         if (arg_is(opt, "bucketsize")) {
             if (!parse_bounded(&c, "BUCKETSIZE", val, 1, CF_MAX_BUCKET_SIZE,
                                &p.bucket_size))
                 return;
+            bucket_given = true;
         } else if (arg_is(opt, "maxiterations")) {
             if (!parse_bounded(&c, "MAXITERATIONS", val, 1, CF_MAX_KICKS,
                                &p.max_kicks))
@@ -328,6 +365,8 @@ static void cmd_reserve(const cfcmd_host_t *host, void *h, int argc,
             return;
         }
     }
+    if (!bucket_given)
+        tiny_bucket(&p);
     if (!apply_rate(&p, rate, user_rate)) {
         reply_bad_rate(&c);
         return;
@@ -457,10 +496,9 @@ static void insert_common(const call_t *c, int argc, const arg_t *argv, bool nx,
         } else if (arg_is(opt, "nocreate")) {
             nocreate = true;
         } else if (arg_is(opt, "capacity") && i + 1 < argc) {
-            if (!arg_u64(&argv[++i], &p.capacity) || p.capacity == 0) {
-                reply_error(c, "ERR Bad capacity");
+            /* checked even when the key exists, as RedisBloom does */
+            if (!parse_capacity(c, &argv[++i], &p.capacity))
                 return;
-            }
         } else if (arg_is(opt, "error") && i + 1 < argc) {
             if (!parse_rate(&argv[++i], &rate)) {
                 reply_bad_rate(c);
@@ -476,6 +514,7 @@ static void insert_common(const call_t *c, int argc, const arg_t *argv, bool nx,
         reply_arity(c, name);
         return;
     }
+    tiny_bucket(&p);
     if (!apply_rate(&p, rate, user_rate)) {
         reply_bad_rate(c);
         return;
@@ -494,6 +533,13 @@ static void insert_common(const call_t *c, int argc, const arg_t *argv, bool nx,
         created = true;
     }
 
+    /* RedisBloom refuses the whole command once its chain is at its cap */
+    cf_stats_t st;
+    cf_stats(f, &st);
+    if (st.form == CF_FORM_REDISBLOOM && st.nfilters >= st.max_filters) {
+        reply_error(c, "ERR Maximum expansions reached");
+        return;
+    }
     size_t n = (size_t)(argc - first);
     const void *keys[CF_WINDOW];
     size_t lens[CF_WINDOW];
@@ -626,7 +672,9 @@ static void cmd_info(const cfcmd_host_t *host, void *h, int argc,
     cf_stats(f, &st);
     double err = cf_error_bound(st.bucket_size, st.fp_bits) *
                  (double)(st.nfilters > 0 ? st.nfilters : 1);
-    host->reply_map(h, 12);
+    /* an imported filter answers RedisBloom's fields, and only those */
+    bool rb = st.form == CF_FORM_REDISBLOOM;
+    host->reply_map(h, rb ? 8 : 12);
     info_field(&c, "Size", st.size_bytes);
     info_field(&c, "Number of buckets", st.nbuckets);
     info_field(&c, "Number of filters", st.nfilters);
@@ -635,6 +683,8 @@ static void cmd_info(const cfcmd_host_t *host, void *h, int argc,
     info_field(&c, "Bucket size", st.bucket_size);
     info_field(&c, "Expansion rate", st.expansion);
     info_field(&c, "Max iterations", st.max_kicks);
+    if (rb)
+        return;
     info_field(&c, "Fingerprint bits", st.fp_bits);
     info_field(&c, "Capacity", st.capacity);
     host->reply_bulk(h, "Error rate", strlen("Error rate"));
@@ -670,10 +720,21 @@ static void cmd_scandump(const cfcmd_host_t *host, void *h, int argc,
         return;
     }
     host->reply_array(h, 2);
+    cf_stats_t st;
+    cf_stats(f, &st);
+    bool rb = st.form == CF_FORM_REDISBLOOM;
+    if (rb && st.items == 0) { /* RedisBloom's end, even at iterator 0 */
+        host->reply_int(h, 0);
+        host->reply_null(h);
+        return;
+    }
     if (it == 0) {
         unsigned char hdr[CF_HEADER_MAX];
-        size_t len = cf_header_len(f);
-        cf_header_write(f, hdr);
+        size_t len = rb ? CF_RB_HEADER_LEN : cf_header_len(f);
+        if (rb)
+            cf_rb_header(f, hdr);
+        else
+            cf_header_write(f, hdr);
         host->reply_int(h, 1);
         host->reply_bulk(h, hdr, len);
         return;
@@ -681,7 +742,7 @@ static void cmd_scandump(const cfcmd_host_t *host, void *h, int argc,
 
     const void *p = NULL;
     uint64_t off = (uint64_t)it - 1;
-    size_t n = cf_data_view(f, off, CF_DUMP_CHUNK, &p);
+    size_t n = cf_data_view(f, off, rb ? CF_RB_CHUNK_MAX : CF_DUMP_CHUNK, &p);
     if (n == 0) {
         host->reply_int(h, 0);
         host->reply_null(h);
@@ -713,14 +774,20 @@ static void load_header(const call_t *c, const arg_t *key, const arg_t *data)
         reply_error(c, oom);
         return;
     }
-    rc = cf_load_header(data->ptr, data->len, &lim, &f, &used);
+    /* RedisBloom's header chunk is shorter than any of ours */
+    bool rb = data->len == CF_RB_HEADER_LEN;
+    used = data->len;
+    rc = rb ? cf_load_rb_header(data->ptr, data->len, &lim, &f)
+            : cf_load_header(data->ptr, data->len, &lim, &f, &used);
     if (rc == -ENOMEM) {
-        reply_error(
-            c, maxmemory ? oom : "ERR Invalid header: the filter is too large");
+        reply_error(c, maxmemory ? oom
+                       : rb      ? "ERR Couldn't create filter!"
+                            : "ERR Invalid header: the filter is too large");
         return;
     }
     if (rc != 0) {
-        reply_error(c, "ERR Invalid header");
+        reply_error(c,
+                    rb ? "ERR Couldn't create filter!" : "ERR Invalid header");
         return;
     }
     if (used != data->len) {
@@ -751,7 +818,10 @@ static void cmd_loadchunk(const cfcmd_host_t *host, void *h, int argc,
     cf_filter_t *f;
     long long it;
 
-    if (!parse_iterator(&argv[2], &it) || it < 1) {
+    /* As RedisBloom: a non-number or 0 is an invalid position; anything
+     * else that does not place the chunk inside the filter is refused
+     * as a chunk that cannot load. */
+    if (!arg_ll(&argv[2], &it) || it == 0) {
         reply_error(&c, "ERR Invalid position");
         return;
     }
@@ -765,12 +835,40 @@ static void cmd_loadchunk(const cfcmd_host_t *host, void *h, int argc,
         reply_error(&c, "ERR not found");
         return;
     }
-    uint64_t end = (uint64_t)it - 1, len = argv[3].len;
-    if (len == 0 || len > end ||
-        cf_load_data(f, end - len, argv[3].ptr, argv[3].len) != 0) {
-        reply_error(&c, "ERR Invalid position");
+    if (cf_is_redisbloom(f)) {
+        if (cf_load_rb_chunk(f, it, argv[3].ptr, argv[3].len) != 0) {
+            reply_error(&c, CF_ERR_CHUNK);
+            return;
+        }
+        host->changed(h, &argv[1], f, 1);
+        host->reply_simple(h, "OK");
         return;
     }
+    uint64_t end = (uint64_t)it - 1, len = argv[3].len;
+    if (it < 0 || len == 0 || len > end ||
+        cf_load_data(f, end - len, argv[3].ptr, argv[3].len) != 0) {
+        reply_error(&c, CF_ERR_CHUNK);
+        return;
+    }
+    host->changed(h, &argv[1], f, 1);
+    host->reply_simple(h, "OK");
+}
+
+/* CF.COMPACT key: RedisBloom's compaction of an imported filter's chain;
+ * the core's own filters have nothing to compact. */
+static void cmd_compact(const cfcmd_host_t *host, void *h, int argc,
+                        const arg_t *argv)
+{
+    const call_t c = {host, h};
+    cf_filter_t *f;
+    (void)argc;
+    if (find_write(&c, &argv[1], &f) != 0)
+        return;
+    if (f == NULL) {
+        reply_error(&c, "ERR Cuckoo filter was not found");
+        return;
+    }
+    cf_compact(f);
     host->changed(h, &argv[1], f, 1);
     host->reply_simple(h, "OK");
 }
@@ -984,5 +1082,15 @@ const cfcmd_def_t cfcmd_table[] = {
      .summary = "Restores a filter previously saved using SCANDUMP",
      .complexity = "O(n), where n is the capacity",
      .args = args_loadchunk},
+    {.name = "cf.compact",
+     .acl = ACL_CAT_CUCKOO,
+     .keyspecs = {CF_KS(KS_RW | KS_UPDATE)},
+     .since = "2.2.0",
+     .arity = 2,
+     .flags = CMD_WRITE,
+     .proc = cmd_compact,
+     .summary = "Moves the items of newer sub-filters into older ones",
+     .complexity = "O(n), where n is the number of slots",
+     .args = args_key},
     {.name = NULL},
 };

@@ -105,7 +105,7 @@ typedef struct cfcmd_def {
     const cmd_arg_t *args; /* NULL-name terminated */
 } cfcmd_def_t;
 
-/* The twelve commands, NULL-name terminated. */
+/* The thirteen commands, NULL-name terminated. */
 extern const cfcmd_def_t cfcmd_table[];
 
 /* Group name for COMMAND DOCS / redis-cli `help @cf`. */

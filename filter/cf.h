@@ -166,7 +166,16 @@ typedef struct cf_stats {
     uint32_t max_filters;
     uint64_t seed;
     uint32_t encoding; /* CF_ENC_* */
+    uint32_t form;     /* CF_FORM_* */
 } cf_stats_t;
+
+/* A filter's form: the core's own, or one imported from RedisBloom
+ * (cf_load_rb_header()). For the RedisBloom form cf_stats() gives
+ * RedisBloom's own CF.INFO figures: size_bytes is its Size (its structs
+ * and slots), nbuckets the first sub-filter's buckets, capacity the slots
+ * of every sub-filter; fp_bits is 8 and seed 0. */
+#define CF_FORM_NATIVE 0
+#define CF_FORM_REDISBLOOM 1
 
 void cf_stats(const cf_filter_t *f, cf_stats_t *st);
 
@@ -266,5 +275,48 @@ int cf_load_header(const void *buf, size_t len, const cf_limits_t *lim,
  * within [0, cf_data_len()). Any bytes are accepted: a filter loaded from
  * garbage answers queries wrongly but safely. */
 int cf_load_data(cf_filter_t *f, uint64_t off, const void *p, size_t len);
+
+/*
+ * Filters imported from RedisBloom 2.x. RedisBloom's CF.SCANDUMP gives a
+ * header chunk of CF_RB_HEADER_LEN bytes, then the slots of its
+ * sub-filters; cf_load_rb_header() and cf_load_rb_chunk() build from them
+ * a filter of RedisBloom's form, which keeps RedisBloom's hash
+ * (MurmurHash64A), fingerprints, buckets, chain of sub-filters, growth and
+ * deletes, so it answers every lookup exactly as RedisBloom did. Every
+ * function of this header works on it; cf_header_write() and
+ * cf_load_header() carry it in the project's own files with its own
+ * magic, and the data (cf_data_view()) is RedisBloom's. For this form,
+ * cf_nfilters() is a generation number of the filter's size (it changes
+ * whenever the size does, compaction shrinking it included) and
+ * cf_size_bytes_at() the size a generation had, at most 127 changes back.
+ */
+#define CF_RB_HEADER_LEN 38
+/* Largest data chunk RedisBloom's CF.SCANDUMP returns. */
+#define CF_RB_CHUNK_MAX ((size_t)16 << 20)
+
+/* true for a filter of RedisBloom's form. */
+bool cf_is_redisbloom(const cf_filter_t *f);
+
+/* Writes f's (RedisBloom's form) header chunk, CF_RB_HEADER_LEN bytes. */
+void cf_rb_header(const cf_filter_t *f, void *buf);
+
+/* Builds an empty filter of RedisBloom's form from its header chunk (len
+ * must be CF_RB_HEADER_LEN). -EINVAL for a damaged or inconsistent header
+ * (RedisBloom's checks, and counts that cannot be true), -ENOMEM when its
+ * sizes overflow or need more than lim allows or allocation fails; nothing
+ * is allocated then. */
+int cf_load_rb_header(const void *buf, size_t len, const cf_limits_t *lim,
+                      cf_filter_t **out);
+
+/* Copies a data chunk of RedisBloom's CF.SCANDUMP into f (RedisBloom's
+ * form) as RedisBloom places it: pos is the iterator the chunk came with,
+ * the chunk ends at data offset pos - 1 and lies within one sub-filter.
+ * -EINVAL (nothing copied) otherwise. */
+int cf_load_rb_chunk(cf_filter_t *f, long long pos, const void *p, size_t len);
+
+/* RedisBloom's CF.COMPACT: moves fingerprints of newer sub-filters into
+ * older ones where they fit and frees emptied newest ones; resets the
+ * delete count. Nothing for the core's own form. */
+void cf_compact(cf_filter_t *f);
 
 #endif /* CF_H */

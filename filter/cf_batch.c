@@ -3,6 +3,7 @@
  * prefetches that lets the DRAM misses of many items overlap.
  */
 #include "cf_ops.h"
+#include "cf_rb.h"
 
 /* cf_exists_many() on one table of a fast shape: b slots in lanes of
  * lane bits, buckets of bits bits, semi-sorted or not. The callers pass
@@ -75,6 +76,13 @@ exists_many_fast(const cf_filter_t *f, size_t n, const void *const *keys,
 void cf_exists_many(const cf_filter_t *f, size_t n, const void *const *keys,
                     const size_t *lens, bool *out)
 {
+    if (cf_is_rb(f)) {
+        for (size_t i = 0; i < n; i++)
+            cf_rb_prefetch(f, keys[i], lens[i]);
+        for (size_t i = 0; i < n; i++)
+            out[i] = cf_rb_exists(f, keys[i], lens[i]);
+        return;
+    }
     if (f->nfilters == 1 && SH(f)->fast) {
         /* the shapes of the encodings ERROR and the defaults choose */
         switch (SH(f)->b == CF_SS_B ? SH(f)->fp_bits : 0) {
@@ -149,6 +157,11 @@ void cf_add_many(cf_filter_t *f, size_t n, const void *const *keys,
     uint64_t none = UINT64_MAX;
     if (room == NULL)
         room = &none;
+    if (cf_is_rb(f)) {
+        for (size_t i = 0; i < n; i++)
+            rc[i] = cf_rb_add(f, keys[i], lens[i], nx, room);
+        return;
+    }
     if (n == 1) { /* one command's one item: nothing to overlap */
         rc[0] = cf_add_hashed(f, hash_key(f, keys[0], lens[0]), nx, room);
         return;

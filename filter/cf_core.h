@@ -127,7 +127,8 @@ struct cf_filter {
         /* small: nbuckets in the low SMALL_BITS bits, the victim (as
          * cf_table_t.victim: its bucket is below nbuckets) above them */
         uint64_t one;
-        cf_table_t *arr; /* big */
+        cf_table_t *arr;  /* big */
+        struct cf_rb *rb; /* the RedisBloom form (cf_rb.h) */
     } u;
     _Alignas(8) uint8_t data[];
 };

@@ -19,6 +19,7 @@
 #include <errno.h>
 
 #include "cf_mem.h"
+#include "cf_rb.h"
 
 #define CF_MAGIC 0x31464B43u /* "CKF1" */
 #define CF_VERSION 3         /* the newest read; 2 is written unless nested */
@@ -33,6 +34,8 @@ _Static_assert(CF_HEADER_MAX ==
 
 size_t cf_header_len(const cf_filter_t *f)
 {
+    if (cf_is_rb(f))
+        return CF_RB_WRAP_LEN;
     return CF_HDR_FIXED + (size_t)f->nfilters * CF_HDR_TABLE + CF_HDR_SUM;
 }
 
@@ -40,6 +43,10 @@ void cf_header_write(const cf_filter_t *f, void *buf)
 {
     uint8_t *p = buf;
     size_t len = cf_header_len(f);
+    if (cf_is_rb(f)) {
+        cf_rb_header_wrap(f, buf);
+        return;
+    }
     memset(p, 0, len);
     le_store32(p, CF_MAGIC);
     le_store16(p + 4, f->nested ? 3 : 2);
@@ -71,6 +78,8 @@ void cf_header_write(const cf_filter_t *f, void *buf)
 
 uint64_t cf_data_len(const cf_filter_t *f)
 {
+    if (cf_is_rb(f))
+        return cf_rb_data_len(f);
     cf_table_t one;
     const cf_table_t *tabs = tabs_get(f, &one);
     uint64_t n = 0;
@@ -96,6 +105,8 @@ static const cf_table_t *table_at(const cf_filter_t *f, const cf_table_t *tabs,
 size_t cf_data_view(const cf_filter_t *f, uint64_t off, size_t max,
                     const void **p)
 {
+    if (cf_is_rb(f))
+        return cf_rb_data_view(f, off, max, p);
     cf_table_t one;
     const cf_table_t *t = table_at(f, tabs_get(f, &one), &off);
     if (t == NULL) {
@@ -135,6 +146,8 @@ int cf_load_header(const void *buf, size_t len, const cf_limits_t *lim,
 {
     const uint8_t *p = buf;
     *out = NULL;
+    if (len >= 4 && le_load32(p) == CF_RB_MAGIC)
+        return cf_rb_load_wrap(buf, len, lim, out, used);
     if (len < CF_HDR_FIXED + CF_HDR_TABLE + CF_HDR_SUM)
         return -EINVAL;
     uint32_t ver = le_load16(p + 4);
@@ -239,6 +252,8 @@ int cf_load_header(const void *buf, size_t len, const cf_limits_t *lim,
 
 int cf_load_data(cf_filter_t *f, uint64_t off, const void *p, size_t len)
 {
+    if (cf_is_rb(f))
+        return cf_rb_load_data(f, off, p, len);
     uint64_t total = cf_data_len(f);
     if (off > total || len > total - off)
         return -EINVAL;

@@ -1,60 +1,14 @@
 /*
- * cf_mem.c - allocation: the allocator, tables mapped from the kernel for
- * huge pages, growth, host bytes before a filter, and sizes.
+ * cf_mem.c - a filter's memory: tables, growth, host bytes before a filter, and
+ * sizes.
  */
 #include "cf_mem.h"
+#include "cf_rb.h"
 
 #include <errno.h>
-#include <stdlib.h>
 #include <sys/mman.h>
 
-/* Tables from this size up are mapped directly and marked for huge pages:
- * random probes over a large table otherwise miss the TLB on every access. */
-#define CF_MAP_MIN (2u << 20)
-
-/* libc's allocator family unless a host installed its own (cf.h). */
-static cf_allocator_t mem = {malloc, calloc, realloc, free};
-static size_t map_min = CF_MAP_MIN; /* 0: no table is mapped */
-
-void cf_set_allocator(const cf_allocator_t *a)
-{
-    if (a == NULL) {
-        mem = (cf_allocator_t){malloc, calloc, realloc, free};
-        map_min = CF_MAP_MIN;
-    } else {
-        mem = *a;
-        map_min = 0;
-    }
-}
-
-void cf_set_map_min(size_t min)
-{
-    map_min = min;
-}
-
-/* Tables of n bytes (pad included) are mapped from the kernel, not taken
- * from the allocator, when the host allows it (cf_set_map_min(); a host
- * whose accounting counts on its allocator must see every table). The
- * allocator and map_min are set once, before any filter exists (cf.h), so
- * this answers the same at free time as at allocation time. */
-static bool table_mapped(uint64_t n)
-{
-    return map_min != 0 && n >= map_min;
-}
-
-/* Zeroed memory straight from the kernel, hinted for transparent huge
- * pages; NULL on failure. */
-static uint8_t *table_map(size_t n)
-{
-    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                   -1, 0);
-    if (p == MAP_FAILED)
-        return NULL;
-#ifdef MADV_HUGEPAGE
-    (void)madvise(p, n, MADV_HUGEPAGE);
-#endif
-    return p;
-}
+#define mem (*cf_mem_allocator())
 
 /* Releases the bytes of table t of f (nothing for the inline one). */
 static void table_release(const cf_filter_t *f, const cf_table_t *t)
@@ -62,7 +16,7 @@ static void table_release(const cf_filter_t *f, const cf_table_t *t)
     uint64_t n = tbytes(f, t) + SH(f)->pad;
     if (t->data == NULL || table_inline(f, t))
         return;
-    if (table_mapped(n))
+    if (cf_table_mapped(n))
         munmap(t->data, (size_t)n);
     else
         mem.free_fn(t->data);
@@ -85,8 +39,9 @@ int cf_table_alloc(cf_filter_t *f, const cf_table_t *tabs, uint64_t nbuckets,
                        (f->big ? (uint64_t)nf * sizeof(cf_table_t) : 0);
     if (n + entries > *room)
         return -ENOMEM;
-    bool mapped = table_mapped(n);
-    uint8_t *data = mapped ? table_map((size_t)n) : mem.calloc_fn(1, (size_t)n);
+    bool mapped = cf_table_mapped(n);
+    uint8_t *data =
+        mapped ? cf_table_map((size_t)n) : mem.calloc_fn(1, (size_t)n);
     if (data == NULL)
         return -ENOMEM;
     /* One entry more, exactly: growth is rare (at most CF_MAX_FILTERS
@@ -143,7 +98,7 @@ cf_filter_t *cf_filter_new(const cf_params_t *p, uint64_t nbuckets)
     if (bytes == 0 || bytes + sh->pad > SIZE_MAX - sizeof(cf_filter_t))
         return NULL;
     uint64_t n = bytes + sh->pad;
-    bool mapped = table_mapped(n);
+    bool mapped = cf_table_mapped(n);
     cf_filter_t *f =
         mem.calloc_fn(1, (size_t)(sizeof(cf_filter_t) + (mapped ? 0 : n)));
     if (f == NULL)
@@ -161,7 +116,7 @@ cf_filter_t *cf_filter_new(const cf_params_t *p, uint64_t nbuckets)
     }
     cf_table_t *arr = mem.malloc_fn(sizeof(cf_table_t));
     uint8_t *data = arr == NULL ? NULL
-                    : mapped    ? table_map((size_t)n)
+                    : mapped    ? cf_table_map((size_t)n)
                                 : f->data;
     if (data == NULL) {
         mem.free_fn(arr);
@@ -187,9 +142,10 @@ int cf_create(const cf_params_t *p, cf_filter_t **out)
     if (nb == 0 || bytes == 0)
         return -ENOMEM;
     /* a filter too large to be small has an entry of its own */
-    uint64_t entry = small_fits(!table_mapped(bytes + sh->pad), nb, p->capacity)
-                         ? 0
-                         : sizeof(cf_table_t);
+    uint64_t entry =
+        small_fits(!cf_table_mapped(bytes + sh->pad), nb, p->capacity)
+            ? 0
+            : sizeof(cf_table_t);
     if (p->max_bytes &&
         sizeof(cf_filter_t) + entry + bytes + sh->pad > p->max_bytes)
         return -ENOMEM;
@@ -213,6 +169,11 @@ void cf_free_extra(cf_filter_t *f, size_t have)
 {
     if (f == NULL)
         return;
+    if (cf_is_rb(f)) {
+        cf_rb_release(f);
+        mem.free_fn((uint8_t *)f - have);
+        return;
+    }
     cf_table_t one, *tabs = tabs_get(f, &one);
     for (uint32_t k = 0; k < f->nfilters; k++)
         table_release(f, &tabs[k]);
@@ -228,11 +189,15 @@ void cf_free(cf_filter_t *f)
 
 uint32_t cf_nfilters(const cf_filter_t *f)
 {
+    if (cf_is_rb(f))
+        return cf_rb_gen(f);
     return f->nfilters;
 }
 
 uint64_t cf_size_bytes_at(const cf_filter_t *f, uint32_t nt)
 {
+    if (cf_is_rb(f))
+        return cf_rb_size_at(f, nt);
     cf_table_t one;
     const cf_table_t *t = tabs_get(f, &one);
     if (nt < 1 || nt > f->nfilters)
@@ -245,6 +210,8 @@ uint64_t cf_size_bytes_at(const cf_filter_t *f, uint32_t nt)
 
 uint64_t cf_size_bytes(const cf_filter_t *f)
 {
+    if (cf_is_rb(f))
+        return cf_rb_size_bytes(f);
     return cf_size_bytes_at(f, f->nfilters);
 }
 
@@ -252,6 +219,8 @@ uint64_t cf_size_bytes(const cf_filter_t *f)
  * it is there, the inline table with its pad. */
 static size_t own_bytes(const cf_filter_t *f)
 {
+    if (cf_is_rb(f))
+        return sizeof(*f);
     const cf_shape_t *sh = SH(f);
     /* A small table is inline, and its size is a few instructions: a host
      * walking a chain of keys asks this of every filter it passes. */

@@ -5,6 +5,7 @@
 #ifndef CF_MEM_H
 #define CF_MEM_H
 
+#include "cf_alloc.h"
 #include "cf_core.h"
 
 /* A filter with its first table (nbuckets, capacity; zeroed), inline

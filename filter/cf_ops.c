@@ -12,6 +12,7 @@
 #include <errno.h>
 
 #include "cf_mem.h"
+#include "cf_rb.h"
 
 /* xorshift64*'s multiplier (Vigna), after its shifts 12, 25, 27. */
 #define CF_XS_MUL 0x2545F4914F6CDD1Dull
@@ -156,6 +157,10 @@ static bool filter_has(const cf_filter_t *f, const cf_table_t *tabs,
 
 void cf_prefetch(const cf_filter_t *f, const void *key, size_t len)
 {
+    if (cf_is_rb(f)) {
+        cf_rb_prefetch(f, key, len);
+        return;
+    }
     cf_hash_t hk = hash_key(f, key, len);
     cf_table_t one;
     const cf_table_t *tabs = tabs_get(f, &one);
@@ -177,12 +182,16 @@ void cf_prefetch_filter(const cf_filter_t *f)
 
 bool cf_exists(const cf_filter_t *f, const void *key, size_t len)
 {
+    if (cf_is_rb(f))
+        return cf_rb_exists(f, key, len);
     cf_table_t one;
     return filter_has(f, tabs_get(f, &one), hash_key(f, key, len));
 }
 
 uint64_t cf_count(const cf_filter_t *f, const void *key, size_t len)
 {
+    if (cf_is_rb(f))
+        return cf_rb_count(f, key, len);
     cf_hash_t hk = hash_key(f, key, len);
     cf_table_t one;
     const cf_table_t *tabs = tabs_get(f, &one);
@@ -433,12 +442,16 @@ int cf_add_hashed(cf_filter_t *f, cf_hash_t hk, bool nx, uint64_t *room)
 int cf_add(cf_filter_t *f, const void *key, size_t len)
 {
     uint64_t room = UINT64_MAX;
+    if (cf_is_rb(f))
+        return cf_rb_add(f, key, len, false, &room);
     return cf_add_hashed(f, hash_key(f, key, len), false, &room);
 }
 
 int cf_add_nx(cf_filter_t *f, const void *key, size_t len)
 {
     uint64_t room = UINT64_MAX;
+    if (cf_is_rb(f))
+        return cf_rb_add(f, key, len, true, &room);
     return cf_add_hashed(f, hash_key(f, key, len), true, &room);
 }
 
@@ -457,6 +470,8 @@ static void victim_retry(cf_filter_t *f, cf_table_t *t)
 
 int cf_del(cf_filter_t *f, const void *key, size_t len)
 {
+    if (cf_is_rb(f))
+        return cf_rb_del(f, key, len);
     cf_hash_t hk = hash_key(f, key, len);
     cf_table_t one, *tabs = tabs_get(f, &one);
     for (uint32_t k = f->nfilters; k-- > 0;) {
@@ -491,6 +506,10 @@ int cf_del(cf_filter_t *f, const void *key, size_t len)
 
 void cf_stats(const cf_filter_t *f, cf_stats_t *st)
 {
+    if (cf_is_rb(f)) {
+        cf_rb_stats(f, st);
+        return;
+    }
     memset(st, 0, sizeof(*st));
     cf_table_t one;
     const cf_table_t *tabs = tabs_get(f, &one);

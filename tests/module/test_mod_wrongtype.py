@@ -21,6 +21,7 @@ COMMANDS = [
     ("CF.SCANDUMP", "s", "0"),
     ("CF.LOADCHUNK", "s", "1", "x"),
     ("CF.LOADCHUNK", "s", "2", "x"),
+    ("CF.COMPACT", "s"),
 ]
 
 
