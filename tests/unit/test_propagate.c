@@ -446,6 +446,9 @@ static void random_step(aof_fx_t *fx, int step)
     case 18:
         FX(fx, "PEXPIRE", k, "500000", "GT");
         break;
+    case 19:
+        FX(fx, "CF.COMPACT", k);
+        break;
     default:
         if (strstr(FX(fx, rnd(4) == 0 ? "CF.ADDNX" : "CF.ADD", k, item),
                    "Filter is full") != NULL)
