@@ -43,7 +43,7 @@ RUN apt-get update \
     && groupadd --gid 10001 cuckood \
     && useradd --no-log-init --uid 10001 --gid cuckood --home-dir /data \
         --no-create-home --shell /usr/sbin/nologin cuckood \
-    && mkdir -p /data /etc/cuckood \
+    && mkdir -p /data /etc/cuckood/acl \
     && chown cuckood:cuckood /data
 COPY --from=builder /src/build/server/cuckood /usr/local/bin/cuckood
 COPY conf/docker.conf /etc/cuckood/cuckood.conf
@@ -61,4 +61,6 @@ STOPSIGNAL SIGTERM
 # arguments given to `docker run IMAGE --port 7000` reach it too.
 HEALTHCHECK --interval=10s --timeout=5s --start-period=5s --retries=3 \
     CMD ["cuckood", "/etc/cuckood/cuckood.conf", "--ping"]
+# ACL users: mount an aclfile at /etc/cuckood/acl/users.acl and run the
+# image with "--aclfile /etc/cuckood/acl/users.acl" (docs/operations.md).
 ENTRYPOINT ["cuckood", "/etc/cuckood/cuckood.conf"]

@@ -27,6 +27,9 @@ typedef struct cmd_entry {
     uint64_t nsec; /* summed in ns: sub-microsecond calls must count */
     uint64_t rejected;
     uint64_t failed; /* called, and replied with an error */
+    /* The command's ACL id, and that of its first subcommand (the others
+     * follow in table order). */
+    unsigned id, sub_base;
 } cmd_entry_t;
 
 struct cmd_index {
@@ -37,6 +40,10 @@ struct cmd_index {
     /* The entry found last: a pipeline mostly repeats one command, and
      * comparing its name is cheaper than hashing it. */
     cmd_entry_t *last;
+    /* Every command and subcommand by ACL id, with its parent (NULL for a
+     * top-level command). */
+    const cmd_def_t **by_id, **parent_of;
+    size_t nids;
 };
 
 /* ASCII lower case, without the locale lookup of tolower(). */
@@ -88,17 +95,29 @@ static int index_add(cmd_index_t *ix, const cmd_def_t *d)
     ix->slots[i].def = d;
     ix->slots[i].hash = h;
     ix->order[ix->n++] = &ix->slots[i];
+    ix->slots[i].id = (unsigned)ix->nids;
+    ix->by_id[ix->nids] = d;
+    ix->parent_of[ix->nids++] = NULL;
+    ix->slots[i].sub_base = (unsigned)ix->nids;
+    for (const cmd_def_t *sub = d->subcommands; sub != NULL && sub->name;
+         sub++) {
+        ix->by_id[ix->nids] = sub;
+        ix->parent_of[ix->nids++] = d;
+    }
     return 0;
 }
 
 int cmd_index_build(server_t *s, const cmd_def_t *const *tables, size_t ntables,
                     const char **dup)
 {
-    size_t total = 0;
+    size_t total = 0, ids = 0;
     int rc;
     *dup = NULL;
-    for (size_t t = 0; t < ntables; t++)
+    for (size_t t = 0; t < ntables; t++) {
         total += table_len(tables[t]);
+        for (size_t i = 0; i < table_len(tables[t]); i++)
+            ids += 1 + table_len(tables[t][i].subcommands);
+    }
     cmd_index_t *ix = calloc(1, sizeof(*ix));
     if (ix == NULL)
         return -ENOMEM;
@@ -107,9 +126,14 @@ int cmd_index_build(server_t *s, const cmd_def_t *const *tables, size_t ntables,
         ix->nslots *= 2;
     ix->slots = calloc(ix->nslots, sizeof(ix->slots[0]));
     ix->order = calloc(total + 1, sizeof(ix->order[0]));
-    if (ix->slots == NULL || ix->order == NULL) {
+    ix->by_id = calloc(ids + 1, sizeof(ix->by_id[0]));
+    ix->parent_of = calloc(ids + 1, sizeof(ix->parent_of[0]));
+    if (ix->slots == NULL || ix->order == NULL || ix->by_id == NULL ||
+        ix->parent_of == NULL) {
         free(ix->slots);
         free(ix->order);
+        free(ix->by_id);
+        free(ix->parent_of);
         free(ix);
         return -ENOMEM;
     }
@@ -130,6 +154,8 @@ void cmd_index_free(server_t *s)
         return;
     free(s->cmds->slots);
     free(s->cmds->order);
+    free(s->cmds->by_id);
+    free(s->cmds->parent_of);
     free(s->cmds);
     s->cmds = NULL;
 }
@@ -168,6 +194,13 @@ const cmd_def_t *cmd_find_sub(const cmd_def_t *parent, const char *name,
     return NULL;
 }
 
+/* The ACL id of e's command, or of its subcommand sub. */
+static unsigned entry_id(const cmd_entry_t *e, const cmd_def_t *sub)
+{
+    return sub != NULL ? e->sub_base + (unsigned)(sub - e->def->subcommands)
+                       : e->id;
+}
+
 static bool arity_ok(int arity, int argc)
 {
     return arity >= 0 ? argc == arity : argc >= -arity;
@@ -201,7 +234,8 @@ static const cmd_def_t *admit(client_t *c, cmd_entry_t *e, int argc,
         c->sub = sub;
         d = sub;
     }
-    if (!c->authenticated && !(d->flags & CMD_NOAUTH)) {
+    server_t *s = c->srv;
+    if (!c->authenticated && s->auth_required && !(d->flags & CMD_NOAUTH)) {
         resp_add_error(&c->out, ERRTEXT_NOAUTH);
         return NULL;
     }
@@ -210,6 +244,15 @@ static const cmd_def_t *admit(client_t *c, cmd_entry_t *e, int argc,
         resp_add_error(&c->out, "ERR Command not allowed inside a transaction");
         return NULL;
     }
+    /* As Redis's processCommand(): the user's permissions next, so that a
+     * refused command is logged as a denial whatever later check would
+     * have refused it. The replaying client of a file of commands has no
+     * user, as Redis's AOF client: it may run everything. */
+    if (s->acl_allows != NULL && !s->loading &&
+        !s->acl_allows(c, entry_id(e, c->sub), d, argc, argv,
+                       c->mstate != NULL && multi_active(c) ? CMD_ACL_MULTI
+                                                            : CMD_ACL_TOP))
+        return NULL;
     return d;
 }
 
@@ -327,6 +370,12 @@ void cmd_run_queued(client_t *c, const void *cmd, const argv_t *a)
     if (d->subcommands != NULL && a->argc >= 2 &&
         (c->sub = cmd_find_sub(d, a->v[1].ptr, a->v[1].len)) != NULL)
         d = c->sub;
+    /* As Redis's EXEC: permissions changed since the command was queued
+     * refuse it now, the rest of the transaction runs. */
+    server_t *s = c->srv;
+    if (s->acl_allows != NULL && !s->loading &&
+        !s->acl_allows(c, entry_id(e, c->sub), d, a->argc, a->v, CMD_ACL_EXEC))
+        return;
     resp_cmd_t rc = {.argc = a->argc, .argv = (arg_t *)a->v};
     call(c, e, d, &rc);
 }
@@ -352,7 +401,8 @@ void cmd_prefetch(client_t *c, const resp_peek_t *next, size_t n)
             continue;
         /* A client that may not run the command must not make the server
          * touch its key's memory either. */
-        if (!c->authenticated && !(e->def->flags & CMD_NOAUTH))
+        if (!c->authenticated && c->srv->auth_required &&
+            !(e->def->flags & CMD_NOAUTH))
             continue;
         e->def->prefetch(c, e->def, pk->argc, pk->argv);
     }
@@ -375,6 +425,29 @@ void cmd_stats_reset(server_t *s)
         cmd_entry_t *e = (cmd_entry_t *)ix->order[i];
         e->calls = e->nsec = e->rejected = e->failed = 0;
     }
+}
+
+size_t cmd_id_count(const server_t *s)
+{
+    return s->cmds->nids;
+}
+
+const cmd_def_t *cmd_by_id(const server_t *s, unsigned id,
+                           const cmd_def_t **parent)
+{
+    if (id >= s->cmds->nids)
+        return NULL;
+    if (parent != NULL)
+        *parent = s->cmds->parent_of[id];
+    return s->cmds->by_id[id];
+}
+
+int cmd_id_of(const server_t *s, const cmd_def_t *d)
+{
+    for (size_t i = 0; i < s->cmds->nids; i++)
+        if (s->cmds->by_id[i] == d)
+            return (int)i;
+    return -1;
 }
 
 size_t cmd_count(const server_t *s)

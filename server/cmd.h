@@ -59,6 +59,16 @@ void cmd_stats_reset(server_t *s);
 size_t cmd_count(const server_t *s);
 const cmd_def_t *cmd_at(const server_t *s, size_t i);
 
+/* ACL ids: every command and subcommand has one, 0 to cmd_id_count() - 1,
+ * in table order with a command's subcommands after it. cmd_by_id() gives
+ * the command of an id and its parent in *parent (NULL for a top-level
+ * command; parent may be NULL), or NULL past the end; cmd_id_of() the id
+ * of a command or subcommand entry of the index, or -1. */
+size_t cmd_id_count(const server_t *s);
+const cmd_def_t *cmd_by_id(const server_t *s, unsigned id,
+                           const cmd_def_t **parent);
+int cmd_id_of(const server_t *s, const cmd_def_t *d);
+
 /* The top-level command named by the len bytes at name (any case), or
  * NULL. */
 const cmd_def_t *cmd_lookup(const server_t *s, const char *name, size_t len);

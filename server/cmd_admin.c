@@ -17,6 +17,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "acl.h"
 #include "cmd.h"
 #include "cmd_command.h"
 #include "conn.h"
@@ -162,6 +163,14 @@ static void info_stats(server_t *s, sbuf_t *b)
               s->keyspace_hits, s->keyspace_misses, s->cobl_disconnections);
     expire_info_stats(s, b);
     tls_info(s->tls, b);
+    uint64_t denied[4];
+    acl_denied_counts(s, denied);
+    sb_printf(b,
+              "acl_access_denied_auth:%" PRIu64 "\r\n"
+              "acl_access_denied_cmd:%" PRIu64 "\r\n"
+              "acl_access_denied_key:%" PRIu64 "\r\n"
+              "acl_access_denied_channel:%" PRIu64 "\r\n",
+              denied[0], denied[1], denied[2], denied[3]);
 }
 
 static void info_replication(server_t *s, sbuf_t *b)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "acl.h"
 #include "cmd.h"
 #include "conn.h"
 #include "monitor.h"
@@ -20,6 +21,8 @@ typedef struct kill_filter {
     uint64_t id;
     bool skipme;
     bool none; /* TYPE master, replica or pubsub: no client here is one */
+    bool by_user;
+    const struct acl_user *user; /* USER: its clients (NULL: default's) */
 } kill_filter_t;
 
 static bool same_text(const arg_t *a, const char *s)
@@ -33,6 +36,8 @@ static bool kill_matches(const kill_filter_t *f, const client_t *v,
     if (f->none || (f->skipme && v == self))
         return false;
     if (f->id != 0 && v->id != f->id)
+        return false;
+    if (f->by_user && v->user != f->user)
         return false;
     if (f->addr != NULL && !same_text(f->addr, conn_addr(v)))
         return false;
@@ -74,8 +79,10 @@ static bool kill_parse(client_t *c, int argc, const arg_t *argv,
         } else if (arg_is(opt, "laddr")) {
             f->laddr = val;
         } else if (arg_is(opt, "user")) {
-            /* The default user is the only one, and every client's. */
-            if (!same_text(val, "default")) {
+            acl_user_t *u = acl_find(c->srv, val->ptr, val->len);
+            f->by_user = true;
+            f->user = u == acl_find(c->srv, "default", 7) ? NULL : u;
+            if (u == NULL) {
                 resp_add_errorf(&c->out, "ERR No such user '%.*s'",
                                 (int)(val->len > CLIENT_ERR_ARG ? CLIENT_ERR_ARG
                                                                 : val->len),
@@ -221,7 +228,11 @@ static void reset_proc(client_t *c, int argc, const arg_t *argv)
     c->out.proto = 2;
     free(c->name);
     c->name = NULL;
-    bool nopass = s->cfg->requirepass == NULL || s->cfg->requirepass[0] == '\0';
+    /* As Redis's RESET: the default user, authenticated only when it
+     * needs no password. */
+    c->user = NULL;
+    c->user_name = NULL;
+    bool nopass = !s->auth_required;
     if (c->authenticated != nopass) {
         c->authenticated = nopass;
         conn_client_limits(c);

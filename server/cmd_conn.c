@@ -16,6 +16,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "acl.h"
 #include "cmd.h"
 #include "cmd_client.h"
 #include "conn.h"
@@ -34,33 +35,6 @@ static bool printable_token(const arg_t *a)
         if (a->ptr[i] < '!' || a->ptr[i] > '~')
             return false;
     return true;
-}
-
-/* Compares in time that depends on the length of the attempt only. */
-static bool secret_eq(const char *secret, const arg_t *a)
-{
-    size_t slen = strlen(secret);
-    unsigned diff = (unsigned)(slen != a->len);
-    for (size_t i = 0; i < a->len; i++) {
-        unsigned char s = slen > 0 ? (unsigned char)secret[i % slen] : 0;
-        diff |= (unsigned)(s ^ (unsigned char)a->ptr[i]);
-    }
-    return diff == 0;
-}
-
-static bool has_password(const server_t *s)
-{
-    return s->cfg->requirepass != NULL && s->cfg->requirepass[0] != '\0';
-}
-
-/* Checks user/pass against the default user. user may be NULL. */
-static bool check_auth(const server_t *s, const arg_t *user, const arg_t *pass)
-{
-    if (user != NULL && !arg_is(user, "default"))
-        return false;
-    if (!has_password(s))
-        return true; /* the default user is "nopass" */
-    return secret_eq(s->cfg->requirepass, pass);
 }
 
 static void set_authenticated(client_t *c)
@@ -108,7 +82,7 @@ static void auth_proc(client_t *c, int argc, const arg_t *argv)
         reply_syntax_error(c);
         return;
     }
-    if (argc == 2 && !has_password(c->srv)) {
+    if (argc == 2 && acl_default_nopass(c->srv)) {
         resp_add_error(&c->out,
                        "ERR AUTH <password> called without any password "
                        "configured for the default user. Are you sure your "
@@ -116,7 +90,7 @@ static void auth_proc(client_t *c, int argc, const arg_t *argv)
         return;
     }
     const arg_t *user = argc == 3 ? &argv[1] : NULL;
-    if (!check_auth(c->srv, user, &argv[argc - 1])) {
+    if (!acl_authenticate(c, user, &argv[argc - 1], &argv[0])) {
         reply_wrongpass(c);
         return;
     }
@@ -180,13 +154,13 @@ static void hello_proc(client_t *c, int argc, const arg_t *argv)
         }
     }
     if (user != NULL) {
-        if (!check_auth(c->srv, user, pass)) {
+        if (!acl_authenticate(c, user, pass, &argv[0])) {
             reply_wrongpass(c);
             return;
         }
         set_authenticated(c);
     }
-    if (!c->authenticated) {
+    if (!c->authenticated && c->srv->auth_required) {
         resp_add_error(&c->out,
                        "NOAUTH HELLO must be called with the client already "
                        "authenticated, otherwise the HELLO <proto> AUTH "

@@ -31,6 +31,9 @@ static const char *const loglevel_names[] = {"debug", "verbose", "notice",
                                              "warning", NULL};
 /* Indexed by CFG_TLS_AUTH_*. */
 static const char *const tls_auth_names[] = {"no", "yes", "optional", NULL};
+/* Indexed by CFG_ACL_PUBSUB_*. */
+static const char *const pubsub_names[] = {"allchannels", "resetchannels",
+                                           NULL};
 
 /* Redis's defaults for the classes we accept but do not keep. */
 static const char cobl_others[] =
@@ -84,6 +87,7 @@ static const cfg_def_t defs[] = {
     NUM("tcp-keepalive", T_INT, F_MUT, tcp_keepalive, 0, INT_MAX),
     NUM("timeout", T_INT, F_MUT, timeout, 0, INT_MAX),
     NUM("requirepass", T_STR, F_MUT | F_NULLABLE, requirepass, 0, 0),
+    NUM("aclfile", T_STR, F_NULLABLE, aclfile, 0, 0),
     NUM("maxclients", T_U64, F_MUT, maxclients, 1, UINT32_MAX),
     NUM("maxmemory", T_MEM, F_MUT, maxmemory, 0, UINT64_MAX),
     NUM("proto-max-bulk-len", T_MEM, F_MUT, proto_max_bulk_len, 1 << 20,
@@ -99,6 +103,8 @@ static const cfg_def_t defs[] = {
         stop_writes_on_bgsave_error, 0, 0),
     NUM("slowlog-log-slower-than", T_I64, F_MUT, slowlog_log_slower_than, 0, 0),
     NUM("slowlog-max-len", T_U64, F_MUT, slowlog_max_len, 0, INT64_MAX),
+    NUM("acllog-max-len", T_U64, F_MUT, acllog_max_len, 0, LONG_MAX),
+    ENUM("acl-pubsub-default", F_MUT, acl_pubsub_default, pubsub_names),
     NUM("latency-monitor-threshold", T_U64, F_MUT, latency_monitor_threshold, 0,
         INT64_MAX),
     ENUM("loglevel", F_MUT, loglevel, loglevel_names),
@@ -581,6 +587,8 @@ int cfg_init(cfg_t *c)
     c->stop_writes_on_bgsave_error = true;
     c->slowlog_log_slower_than = 10000;
     c->slowlog_max_len = 128;
+    c->acllog_max_len = 128;
+    c->acl_pubsub_default = CFG_ACL_PUBSUB_RESET;
     c->loglevel = CFG_LOG_NOTICE;
     c->logfile = strdup("");
     c->tls_auth_clients = CFG_TLS_AUTH_YES;
@@ -605,6 +613,13 @@ void cfg_free(cfg_t *c)
     free(c->config_file);
     free(c->unixsocket);
     free(c->requirepass);
+    free(c->aclfile);
+    for (int i = 0; i < c->nusers; i++) {
+        for (int j = 0; j < c->users[i].argc; j++)
+            free(c->users[i].argv[j]);
+        free(c->users[i].argv);
+    }
+    free(c->users);
     free(c->dir);
     free(c->dbfilename);
     free(c->logfile);
@@ -618,6 +633,30 @@ void cfg_free(cfg_t *c)
     free(c->tls_ciphers);
     free(c->tls_ciphersuites);
     memset(c, 0, sizeof(*c));
+}
+
+int cfg_add_user(cfg_t *c, char **argv, int argc)
+{
+    cfg_user_t *grown =
+        realloc(c->users, (size_t)(c->nusers + 1) * sizeof(c->users[0]));
+    if (grown == NULL)
+        return -ENOMEM;
+    c->users = grown;
+    cfg_user_t *u = &c->users[c->nusers];
+    u->argc = 0;
+    if ((u->argv = calloc((size_t)argc + 1, sizeof(char *))) == NULL)
+        return -ENOMEM;
+    for (int i = 0; i < argc; i++) {
+        if ((u->argv[i] = strdup(argv[i])) == NULL) {
+            for (int j = 0; j < i; j++)
+                free(u->argv[j]);
+            free(u->argv);
+            return -ENOMEM;
+        }
+        u->argc = i + 1;
+    }
+    c->nusers++;
+    return 0;
 }
 
 /* ---- CONFIG GET / SET ---- */

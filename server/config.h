@@ -28,6 +28,15 @@ typedef struct cfg_save_point {
     int64_t changes;
 } cfg_save_point_t;
 
+#define CFG_ACL_PUBSUB_ALL 0
+#define CFG_ACL_PUBSUB_RESET 1
+
+/* A "user name rule..." line: its words after "user". */
+typedef struct cfg_user {
+    char **argv; /* argc words, NULL-terminated */
+    int argc;
+} cfg_user_t;
+
 typedef struct cfg {
     char *config_file; /* absolute path, or NULL when none was given */
 
@@ -60,7 +69,10 @@ typedef struct cfg {
     int tls_handshake_timeout;      /* 10000 ms, then the client is closed */
 
     /* security and limits */
-    char *requirepass;           /* NULL = none */
+    char *requirepass; /* NULL = none */
+    char *aclfile;     /* NULL = none: users from "user" lines */
+    cfg_user_t *users; /* the "user" lines, in order */
+    int nusers;
     uint64_t maxclients;         /* 10000 */
     uint64_t maxmemory;          /* 0 = no limit (bytes; "1gb" accepted) */
     uint64_t proto_max_bulk_len; /* 512mb */
@@ -78,8 +90,10 @@ typedef struct cfg {
     bool stop_writes_on_bgsave_error;    /* yes */
 
     /* monitoring */
-    int64_t slowlog_log_slower_than;    /* 10000 us; negative: off, 0: all */
-    uint64_t slowlog_max_len;           /* 128 entries */
+    int64_t slowlog_log_slower_than; /* 10000 us; negative: off, 0: all */
+    uint64_t slowlog_max_len;        /* 128 entries */
+    uint64_t acllog_max_len;         /* 128 entries (ACL LOG) */
+    int acl_pubsub_default; /* CFG_ACL_PUBSUB_RESET: new users' channels */
     uint64_t latency_monitor_threshold; /* 0 ms = off */
 
     /* process */
@@ -97,6 +111,9 @@ typedef struct cfg {
 /* Fills c with the embedded defaults. 0 or -ENOMEM. */
 int cfg_init(cfg_t *c);
 void cfg_free(cfg_t *c);
+
+/* Adds a "user" line's words (argv[0] the name). 0 or -ENOMEM. */
+int cfg_add_user(cfg_t *c, char **argv, int argc);
 
 /* CONFIG GET: calls fn(name, value) for every directive matching the glob
  * pattern (case-insensitive), values formatted as Redis does ("save" as

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "config_int.h"
 #include "util.h"
@@ -38,7 +39,11 @@ static int load_line(cfg_t *c, const char *where, const char *line,
         return rc;
     }
     d = argc > 0 ? cfg_def_find(argv[0]) : NULL;
-    if (d == NULL) {
+    if (argc >= 2 && strcasecmp(argv[0], "user") == 0) {
+        /* As Redis, the rules are checked when the users are created. */
+        if ((rc = cfg_add_user(c, argv + 1, argc - 1)) < 0)
+            set_err(err, errlen, "%s: out of memory", where);
+    } else if (d == NULL) {
         set_err(err, errlen,
                 "%s: '%s': Bad directive or wrong number of arguments", where,
                 line);

@@ -646,8 +646,7 @@ static bool is_loopback(const struct sockaddr_storage *ss)
 /* Protected mode as in Redis: without a password, only local clients. */
 static bool conn_denied(server_t *s, conn_t *c)
 {
-    if (c->is_unix || !s->cfg->protected_mode ||
-        (s->cfg->requirepass != NULL && s->cfg->requirepass[0] != '\0'))
+    if (c->is_unix || !s->cfg->protected_mode || s->auth_required)
         return false;
     struct sockaddr_storage ss;
     int n = sizeof(ss);
@@ -734,8 +733,7 @@ static void conn_accept_kind(server_t *s, uv_stream_t *listener, bool is_unix,
     c->cl.dbnum = 0;
     c->cl.db = s->dbs[0];
     c->cl.resp = 2;
-    c->cl.authenticated =
-        s->cfg->requirepass == NULL || s->cfg->requirepass[0] == '\0';
+    c->cl.authenticated = !s->auth_required;
     resp_out_init(&c->cl.out, 2);
     c->created_ms = c->last_ms = server_now_ms(s);
     conn_set_addrs(c);
@@ -822,11 +820,12 @@ size_t conn_describe(const client_t *cl, char *buf, size_t len)
         " idle=%" PRIu64 " flags=%s db=%d sub=0 psub=0 ssub=0 multi=%ld "
         "qbuf=%zu qbuf-free=0 argv-mem=0 multi-mem=0 rbs=%d rbp=0 obl=0 "
         "oll=0 omem=%zu tot-mem=%zu events=r cmd=%s "
-        "user=default redir=-1 resp=%d lib-name=%s lib-ver=%s\n",
+        "user=%s redir=-1 resp=%d lib-name=%s lib-ver=%s\n",
         c->cl.id, c->addr, c->laddr, c->fd,
         c->cl.name != NULL ? c->cl.name : "", (now - c->created_ms) / 1000,
         (now - c->last_ms) / 1000, flags, c->cl.dbnum, multi_count(cl), qbuf,
-        SERVER_READ_SLAB, omem, omem + qbuf, cmd, c->cl.resp,
+        SERVER_READ_SLAB, omem, omem + qbuf, cmd,
+        cl->user_name != NULL ? cl->user_name : "default", c->cl.resp,
         cl->lib_name != NULL ? cl->lib_name : "",
         cl->lib_ver != NULL ? cl->lib_ver : "");
     if (n < 0)

@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "acl.h"
+#include "acl_log.h"
 #include "cmdclock.h"
 #include "conn.h"
 #include "expire.h"
@@ -271,14 +273,18 @@ void daemon_config_changed(server_t *s, const char *name)
     if (strcasecmp(name, "loglevel") == 0) {
         log_set_level(s->cfg->loglevel);
     } else if (strcasecmp(name, "requirepass") == 0) {
-        /* Without a password every client is the (nopass) default user,
-         * also those that connected while one was required. */
+        /* As Redis: requirepass is the default user's password. Without
+         * one every client is the (nopass) default user, also those that
+         * connected while one was required. */
+        acl_set_default_password(s, s->cfg->requirepass);
         if (s->cfg->requirepass == NULL || s->cfg->requirepass[0] == '\0')
             for (conn_t *c = s->clients; c != NULL; c = c->next)
                 if (!c->cl.authenticated) {
                     c->cl.authenticated = true;
                     conn_apply_limits(c);
                 }
+    } else if (strcasecmp(name, "acllog-max-len") == 0) {
+        acl_log_trim(s, s->cfg->acllog_max_len);
     } else if (strcasecmp(name, "maxclients") == 0) {
         conn_fit_maxclients(s->cfg);
     } else if (strcasecmp(name, "proto-max-bulk-len") == 0 ||

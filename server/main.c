@@ -12,9 +12,13 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "acl.h"
+#include "acl_file.h"
+#include "acl_log.h"
 #include "aofload.h"
 #include "cfhost.h"
 #include "cmd.h"
+#include "cmd_acl.h"
 #include "cmd_admin.h"
 #include "cmd_client.h"
 #include "cmd_conn.h"
@@ -170,17 +174,10 @@ static bool one_shot(int argc, char **argv, int *code)
 static int wire(server_t *s)
 {
     const cmd_def_t *cf = cfhost_table(); /* NULL when out of memory */
-    const cmd_def_t *tables[] = {cmd_conn_table,
-                                 cmd_client_table,
-                                 monitor_table,
-                                 cmd_keys_table,
-                                 cmd_expire_table,
-                                 multi_table,
-                                 cmd_admin_table,
-                                 cmd_persist_table,
-                                 latency_table,
-                                 slowlog_table,
-                                 cf};
+    const cmd_def_t *tables[] = {
+        cmd_conn_table,   cmd_client_table, monitor_table,   cmd_keys_table,
+        cmd_expire_table, multi_table,      cmd_admin_table, cmd_persist_table,
+        latency_table,    slowlog_table,    cmd_acl_table,   cf};
     const char *dup = NULL;
     int rc = cf == NULL
                  ? -ENOMEM
@@ -206,7 +203,13 @@ static int wire(server_t *s)
     s->on_db_changing = multi_on_db_changing;
     s->on_dbs_swapping = multi_on_dbs_swapping;
     s->on_client_reset = multi_reset; /* RESET ends MULTI and WATCH */
-    return 0;
+    /* ACL users, after the command table their rules name: the default
+     * user, then the configuration's users or its aclfile. */
+    if (acl_init(s) < 0) {
+        log_warning("Out of memory initialising the server");
+        return -1;
+    }
+    return acl_file_startup(s);
 }
 
 /* The configuration, the process around the server, the server's state
@@ -326,6 +329,8 @@ static int teardown(app_t *a, int code)
     }
     if (a->running)
         code = s->exit_code; /* SHUTDOWN's, or 1 after a failed final save */
+    acl_free(s);
+    acl_log_free(s);
     cmd_index_free(s);
     multi_free(s);
     propagate_free(s);

@@ -143,8 +143,9 @@ static void probe_take(char *buf, size_t *have, char *line, size_t len)
 /* cuckood --ping: a health probe needing nothing else installed. With a
  * password it sends AUTH first, so that a real PONG is checked. A target
  * "tls://host:port" is spoken to over TLS with cfg's certificates. Exits 0
- * when PING answers PONG, or NOAUTH (a server that wants a password it was
- * not given is up), 1 otherwise. */
+ * when PING answers PONG, NOAUTH (a server that wants a password it was
+ * not given is up) or NOPERM (one whose default user may not PING, as an
+ * aclfile may have it), 1 otherwise. */
 static int probe(const char *target, const cfg_t *cfg)
 {
     const char *password =
@@ -207,7 +208,8 @@ static int probe(const char *target, const cfg_t *cfg)
         probe_take(buf, &have, line, sizeof(line));
     tls_client_close(io.tls);
     close(fd);
-    if (strcmp(line, "+PONG") == 0 || strncmp(line, "-NOAUTH", 7) == 0) {
+    if (strcmp(line, "+PONG") == 0 || strncmp(line, "-NOAUTH", 7) == 0 ||
+        strncmp(line, "-NOPERM", 7) == 0) {
         if (auth[0] == '-')
             fprintf(stderr, "cuckood --ping: AUTH: %s\n", auth + 1);
         printf("%s\n", line + 1);

@@ -12,8 +12,8 @@
 #include "server.h"
 
 /* Whether argument i of cmd, which c ran (c->cmd and c->sub name it), is a
- * secret: AUTH's arguments, HELLO's AUTH username and password, CONFIG
- * SET requirepass's value. */
+ * secret: AUTH's arguments, HELLO's AUTH username and password, ACL
+ * SETUSER's name and rules, CONFIG SET requirepass's value. */
 bool redact_arg(const client_t *c, const resp_cmd_t *cmd, int i);
 
 #endif /* REDACT_H */

@@ -24,6 +24,9 @@ int server_init(server_t *s, uv_loop_t *loop, cfg_t *cfg)
     memset(s, 0, sizeof(*s));
     s->loop = loop;
     s->cfg = cfg;
+    /* The ACL module keeps it from the default user (acl.h); until then
+     * requirepass decides. */
+    s->auth_required = cfg->requirepass != NULL && cfg->requirepass[0] != '\0';
     s->ndbs = cfg->databases > 0 ? cfg->databases : 1;
     s->dbs = calloc((size_t)s->ndbs, sizeof(s->dbs[0]));
     s->read_slab = malloc(SERVER_READ_SLAB);

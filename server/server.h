@@ -30,6 +30,10 @@ struct client {
     ks_db_t *db; /* srv's database dbnum */
     int resp;    /* 2 or 3 (HELLO) */
     bool authenticated;
+    /* The ACL user (acl.h), NULL for the default user, and its name for
+     * CLIENT LIST (NULL: "default"). */
+    struct acl_user *user;
+    const char *user_name;
     bool close_after_reply; /* QUIT, protocol errors */
     bool monitor;           /* MONITOR: fed every command (monitor.h) */
     /* CLIENT REPLY: OFF drops every reply; SKIP drops the next command's

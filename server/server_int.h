@@ -20,6 +20,12 @@ struct persist;
 #define SERVER_READ_SLAB (64 * 1024)
 #define SERVER_PAUSE_WRITE 1
 #define SERVER_PAUSE_ALL 2
+/* The contexts of the ACL check (acl_allows), as Redis's ACL LOG names
+ * them: a command run at once, one queued in a transaction, one that EXEC
+ * runs. */
+#define CMD_ACL_TOP 0
+#define CMD_ACL_MULTI 1
+#define CMD_ACL_EXEC 2
 #define SERVER_REDIS_VERSION "7.2.0" /* what clients see as redis_version */
 
 struct server {
@@ -77,6 +83,8 @@ struct server {
                                 memory that server_free() frees */
     struct slowlog *slowlog; /* slowlog.c's; slowlog_free() */
     struct multi *multi;     /* multi.c's watched keys; multi_free() */
+    struct acl *acl;         /* acl.c's users; acl_free() */
+    struct acl_log *acl_log; /* acl_log.c's denials; acl_log_free() */
     /* Called by the dispatcher after each command it ran, with the time
      * the command took (the slow log and the latency monitor); set by
      * main(), may be NULL. */
@@ -103,6 +111,15 @@ struct server {
      * EXEC come through it around a transaction's commands. Set by main()
      * while the AOF is on, else NULL (propagate.h feeds it). */
     void (*on_propagate)(server_t *s, int dbnum, int argc, const arg_t *argv);
+    /* The ACL check (acl.h), set by main(); NULL allows everything. Called
+     * by the dispatcher after authentication with the ACL id (cmd.h) of the
+     * command d about to run or be queued, in the context CMD_ACL_*: false
+     * after it replied with the refusal. */
+    bool (*acl_allows)(client_t *c, unsigned id, const cmd_def_t *d, int argc,
+                       const arg_t *argv, int ctx);
+    /* Whether a new connection must authenticate: the default user has
+     * passwords or is off (acl.c keeps it; without it requirepass). */
+    bool auth_required;
     struct propagate *prop; /* propagate.c's; propagate_free() */
     /* A file of commands is being replayed (aofload.h): as Redis while
      * loading, nothing expires, a time already past is kept as given, and

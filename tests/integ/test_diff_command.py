@@ -252,6 +252,7 @@ CF_EXPECTED = {
     "cf.info": (["@read", "@fast", "@cuckoo"], ["RO", "access"]),
     "cf.scandump": (["@read", "@slow", "@cuckoo"], ["RO", "access"]),
     "cf.loadchunk": (["@write", "@slow", "@cuckoo"], ["RW", "update"]),
+    "cf.compact": (["@write", "@slow", "@cuckoo"], ["RW", "update"]),
 }
 
 

@@ -173,7 +173,9 @@ static void test_subcommands(void **state)
 static void test_noauth(void **state)
 {
     fx_t *fx = *state;
+    /* As Redis: NOAUTH while the default user needs a password. */
     fx->c.authenticated = false;
+    fx->f.s.auth_required = true;
     const char *noauth = "-NOAUTH Authentication required.\r\n";
     assert_string_equal(RUN(fx, "rd", "k"), noauth);
     assert_string_equal(RUN(fx, "box", "one"), noauth);
@@ -238,6 +240,7 @@ static void test_prefetch_only_when_admitted(void **state)
     cmd_prefetch(&fx->c, pk, 3);
     assert_int_equal(prefetched, 1);
     fx->c.authenticated = false; /* NOAUTH: no hook runs */
+    fx->f.s.auth_required = true;
     cmd_prefetch(&fx->c, pk, 3);
     assert_int_equal(prefetched, 1);
     assert_int_equal(ran, 0); /* a look ahead runs nothing */

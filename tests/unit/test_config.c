@@ -896,7 +896,7 @@ static void test_get(void **state)
 
     assert_non_null(g);
     cfg_get(c, "*", collect, g);
-    assert_int_equal(g->n, 48);
+    assert_int_equal(g->n, 51); /* aclfile acllog-max-len acl-pubsub-default */
     g->n = 0;
     cfg_get(c, "tls-*", collect, g);
     assert_int_equal(g->n, 15);
@@ -908,8 +908,8 @@ static void test_get(void **state)
     g->n = 0;
     cfg_get(c, "*MAX*", collect, g);
     /* maxclients maxmemory proto-max-bulk-len slowlog-max-len
-     * cf-max-iterations cf-max-expansions */
-    assert_int_equal(g->n, 6);
+     * acllog-max-len cf-max-iterations cf-max-expansions */
+    assert_int_equal(g->n, 7);
     g->n = 0;
     cfg_get(c, "nomatch", collect, g);
     assert_int_equal(g->n, 0);

@@ -220,3 +220,50 @@ test('SIGTERM stops the daemon with status 0', async () => {
   assert.equal(sig, null);
   assert.equal(code, 0);
 });
+
+describe('ioredis with an ACL user in the URL', () => {
+  let d;
+  let admin;
+  before(async () => {
+    d = await startDaemon();
+    admin = await connect(d.port);
+    // ioredis's ready check runs INFO: the application user may run it.
+    assert.equal(await admin.call('ACL', 'SETUSER', 'app', 'on', '>app-pw',
+                                  '~seen:*', '+@read', '+info'), 'OK');
+  });
+  after(async () => { await admin.quit(); await d.stop(); });
+
+  for (const protocol of [2, 3]) {
+    test(`protocol ${protocol}: user and password from the URL`, async () => {
+      const app = new Redis(`redis://app:app-pw@127.0.0.1:${d.port}`, {
+        lazyConnect: true, protocol, maxRetriesPerRequest: 0,
+        retryStrategy: () => null,
+      });
+      app.on('error', () => {});
+      await app.connect();
+      assert.equal(await app.call('ACL', 'WHOAMI').catch((e) => e.message),
+                   "NOPERM this user has no permissions to run the " +
+                   "'acl|whoami' command");
+      if (!skipCf) {
+        await admin.call('CF.ADD', `seen:io${protocol}`, 'x');
+        assert.equal(await app.call('CF.EXISTS', `seen:io${protocol}`, 'x'), 1);
+        await assert.rejects(app.call('CF.ADD', `seen:io${protocol}`, 'y'),
+                             /NOPERM/);
+      }
+      await assert.rejects(app.call('DEL', 'seen:x'), /NOPERM/);
+      await app.quit();
+    });
+
+    test(`protocol ${protocol}: wrong password rejected`, async () => {
+      const c = new Redis(`redis://app:bad@127.0.0.1:${d.port}`, {
+        lazyConnect: true, protocol, maxRetriesPerRequest: 0,
+        retryStrategy: () => null,
+      });
+      const seen = [];
+      c.on('error', (e) => seen.push(e.message));
+      await assert.rejects(c.connect());
+      c.disconnect();
+      assert.ok(seen.some((m) => /WRONGPASS/.test(m)), seen.join('; '));
+    });
+  }
+});

@@ -296,3 +296,57 @@ describe('node-redis with a password', () => {
     c.destroy();
   });
 });
+
+describe('node-redis with an ACL user in the URL', () => {
+  let d;
+  let admin;
+  before(async () => {
+    d = await startDaemon();
+    admin = await connect(d.port, { RESP: 2 });
+    assert.equal(await admin.sendCommand(
+      ['ACL', 'SETUSER', 'app', 'on', '>app-pw', '~seen:*', '+@read']), 'OK');
+    assert.equal(await admin.sendCommand(
+      ['ACL', 'SETUSER', 'loader', 'on', '>load-pw', '~*', '+@all']), 'OK');
+  });
+  after(async () => { await admin.quit(); await d.stop(); });
+
+  for (const RESP of [2, 3]) {
+    test(`RESP${RESP}: the loader writes, the app only reads`, async () => {
+      const loader = createClient({
+        url: `redis://loader:load-pw@127.0.0.1:${d.port}`, RESP,
+        socket: { reconnectStrategy: false },
+      });
+      loader.on('error', () => {});
+      await loader.connect();
+      assert.equal(await loader.sendCommand(['ACL', 'WHOAMI']), 'loader');
+      const app = createClient({
+        url: `redis://app:app-pw@127.0.0.1:${d.port}`, RESP,
+        socket: { reconnectStrategy: false },
+      });
+      app.on('error', () => {});
+      await app.connect();
+      if (!skipCf) {
+        await loader.sendCommand(['CF.ADD', `seen:${RESP}`, 'x']);
+        assert.equal(await app.sendCommand(['CF.EXISTS', `seen:${RESP}`, 'x']),
+                     RESP === 3 ? true : 1);
+        await assert.rejects(app.sendCommand(['CF.ADD', `seen:${RESP}`, 'y']),
+                             /NOPERM/);
+        await assert.rejects(app.sendCommand(['CF.EXISTS', 'other', 'y']),
+                             /NOPERM/);
+      }
+      await assert.rejects(app.sendCommand(['FLUSHALL']), /NOPERM/);
+      await app.quit();
+      await loader.quit();
+    });
+
+    test(`RESP${RESP}: a wrong password in the URL fails`, async () => {
+      const c = createClient({
+        url: `redis://app:wrong@127.0.0.1:${d.port}`, RESP,
+        socket: { reconnectStrategy: false },
+      });
+      c.on('error', () => {});
+      await assert.rejects(c.connect(), /WRONGPASS/);
+      if (c.isOpen) c.destroy();
+    });
+  }
+});
