@@ -130,6 +130,28 @@ static int bad(const scan_t *sc, uint64_t at, const char *why,
     return SCAN_BAD;
 }
 
+static uint64_t digits(uint64_t n)
+{
+    uint64_t d = 1;
+    while (n >= 10) {
+        n /= 10;
+        d++;
+    }
+    return d;
+}
+
+/* The bytes of cmd written as a log writes it: *N, then $len and the bytes
+ * of each argument. A command that took more was not in that form (empty
+ * frames or lines the parser skips before it, numbers with leading
+ * zeros), which Redis's loader refuses too. */
+static uint64_t canonical_len(const resp_cmd_t *cmd)
+{
+    uint64_t n = 1 + digits((uint64_t)cmd->argc) + 2;
+    for (int i = 0; i < cmd->argc; i++)
+        n += 1 + digits(cmd->argv[i].len) + 2 + cmd->argv[i].len + 2;
+    return n;
+}
+
 static int scan_next(scan_t *sc, resp_cmd_t **cmd, uint64_t *start,
                      uint64_t *end, aofload_report_t *r)
 {
@@ -139,8 +161,10 @@ static int scan_next(scan_t *sc, resp_cmd_t **cmd, uint64_t *start,
         int rc = resp_parser_next(sc->p, cmd);
         if (rc == 1) {
             *end = sc->fed - resp_parser_pending(sc->p);
-            return sc->map[*start] == '*' ? SCAN_CMD
-                                          : bad(sc, *start, not_array, r);
+            return sc->map[*start] == '*' &&
+                           *end - *start == canonical_len(*cmd)
+                       ? SCAN_CMD
+                       : bad(sc, *start, not_array, r);
         }
         if (rc < 0) {
             const char *why = resp_parser_error(sc->p);
@@ -157,11 +181,15 @@ static int scan_next(scan_t *sc, resp_cmd_t **cmd, uint64_t *start,
             return bad(sc, *start, "a request over the parser's limits", r);
         sc->fed += n;
     }
-    if (resp_parser_pending(sc->p) == 0)
+    /* Nothing may have been skipped since the last command, and what
+     * follows it must at least begin like a command to be a torn write;
+     * anything else is damage. */
+    uint64_t at = sc->fed - resp_parser_pending(sc->p);
+    if (at == *start && at == sc->size)
         return SCAN_END;
-    /* What follows the last command must at least begin like one to be a
-     * torn write; anything else is damage. */
-    return sc->map[*start] == '*' ? SCAN_TORN : bad(sc, *start, not_array, r);
+    return at == *start && sc->map[*start] == '*'
+               ? SCAN_TORN
+               : bad(sc, *start, not_array, r);
 }
 
 /* ---- replay ------------------------------------------------------------ */

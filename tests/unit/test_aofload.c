@@ -201,6 +201,16 @@ static void test_damage_is_named(void **state)
     snprintf(text, sizeof(text), "%s*2\r\n$6\r\nCF.ADD\r\n$1\r\na\r\n%s", SET_A,
              SET_B);
     check_damage(text, "wrong number of arguments", strlen(SET_A));
+    /* frames a client may send but a log never holds: empty arrays, blank
+     * lines, padded numbers */
+    snprintf(text, sizeof(text), "%s*0\r\n%s", SET_A, SET_B);
+    check_damage(text, "RESP array", strlen(SET_A));
+    snprintf(text, sizeof(text), "%s\r\n%s", SET_A, SET_B);
+    check_damage(text, "RESP array", strlen(SET_A));
+    snprintf(text, sizeof(text), "%s*03\r\n%s", SET_A, SET_B + 4);
+    check_damage(text, "Protocol error", strlen(SET_A));
+    snprintf(text, sizeof(text), "%s*0\r\n", SET_A);
+    check_damage(text, "RESP array", strlen(SET_A));
     /* a torn command that is not the tail is damage too */
     snprintf(text, sizeof(text), "%sxyz", SET_A);
     check_damage(text, "RESP array", strlen(SET_A));
