@@ -258,7 +258,8 @@ int aof_pending_fsync(struct aof *a)
 
 /* ---- the feed ---------------------------------------------------------- */
 
-static void buf_put(struct aof *a, const char *p, size_t n)
+/* Makes room for n more bytes in the buffer. */
+static void buf_reserve(struct aof *a, size_t n)
 {
     if (a->len + n > a->cap) {
         size_t cap = a->cap ? a->cap : 16384;
@@ -274,21 +275,43 @@ static void buf_put(struct aof *a, const char *p, size_t n)
         a->buf = nb;
         a->cap = cap;
     }
-    memcpy(a->buf + a->len, p, n);
-    a->len += n;
+}
+
+/* Writes "<c><n>\r\n" at p (at most 23 bytes); returns the end. Digits
+ * by hand: snprintf's format parsing was an eighth of the server's CPU
+ * under pipelined writes. */
+static char *put_count(char *p, char c, uint64_t n)
+{
+    char d[20];
+    size_t k = 0;
+    do {
+        d[k++] = (char)('0' + n % 10);
+        n /= 10;
+    } while (n != 0);
+    *p++ = c;
+    while (k > 0)
+        *p++ = d[--k];
+    *p++ = '\r';
+    *p++ = '\n';
+    return p;
 }
 
 static void put_command(struct aof *a, int argc, const arg_t *argv)
 {
-    char head[32];
-    int n = snprintf(head, sizeof(head), "*%d\r\n", argc);
-    buf_put(a, head, (size_t)n);
+    size_t need = 23;
+    for (int i = 0; i < argc; i++)
+        need += 23 + argv[i].len + 2;
+    buf_reserve(a, need);
+    char *p = put_count(a->buf + a->len, '*', (uint64_t)argc);
     for (int i = 0; i < argc; i++) {
-        n = snprintf(head, sizeof(head), "$%zu\r\n", argv[i].len);
-        buf_put(a, head, (size_t)n);
-        buf_put(a, argv[i].ptr, argv[i].len);
-        buf_put(a, "\r\n", 2);
+        p = put_count(p, '$', argv[i].len);
+        if (argv[i].len > 0) /* an empty argument may have no bytes */
+            memcpy(p, argv[i].ptr, argv[i].len);
+        p += argv[i].len;
+        *p++ = '\r';
+        *p++ = '\n';
     }
+    a->len = (size_t)(p - a->buf);
 }
 
 void aof_feed(server_t *s, int dbnum, int argc, const arg_t *argv)
