@@ -32,6 +32,7 @@
  *    command answers WRONGTYPE, reads too, as RedisBloom's do.
  */
 #include "cfcmd.h"
+#include "cfcmd_procs.h"
 
 #include "errtext.h"
 
@@ -322,8 +323,8 @@ static void reply_add_error(const call_t *c, int rc)
 
 /* CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e]
  *            [ERROR rate] */
-static void cmd_reserve(const cfcmd_host_t *host, void *h, int argc,
-                        const arg_t *argv)
+void cfcmd_reserve(const cfcmd_host_t *host, void *h, int argc,
+                   const arg_t *argv)
 {
     const call_t c = {host, h};
     cf_params_t p;
@@ -426,16 +427,14 @@ static void add_common(const call_t *c, const arg_t *argv, bool nx)
 }
 
 /* CF.ADD key item */
-static void cmd_add(const cfcmd_host_t *host, void *h, int argc,
-                    const arg_t *argv)
+void cfcmd_add(const cfcmd_host_t *host, void *h, int argc, const arg_t *argv)
 {
     const call_t c = {host, h};
     add_common(&c, argv, false);
 }
 
 /* CF.ADDNX key item */
-static void cmd_addnx(const cfcmd_host_t *host, void *h, int argc,
-                      const arg_t *argv)
+void cfcmd_addnx(const cfcmd_host_t *host, void *h, int argc, const arg_t *argv)
 {
     const call_t c = {host, h};
     add_common(&c, argv, true);
@@ -563,23 +562,23 @@ static void insert_common(const call_t *c, int argc, const arg_t *argv, bool nx,
         c->host->changed(c->h, &argv[1], f, changes);
 }
 
-static void cmd_insert(const cfcmd_host_t *host, void *h, int argc,
-                       const arg_t *argv)
+void cfcmd_insert(const cfcmd_host_t *host, void *h, int argc,
+                  const arg_t *argv)
 {
     const call_t c = {host, h};
     insert_common(&c, argc, argv, false, "cf.insert");
 }
 
-static void cmd_insertnx(const cfcmd_host_t *host, void *h, int argc,
-                         const arg_t *argv)
+void cfcmd_insertnx(const cfcmd_host_t *host, void *h, int argc,
+                    const arg_t *argv)
 {
     const call_t c = {host, h};
     insert_common(&c, argc, argv, true, "cf.insertnx");
 }
 
 /* CF.EXISTS key item */
-static void cmd_exists(const cfcmd_host_t *host, void *h, int argc,
-                       const arg_t *argv)
+void cfcmd_exists(const cfcmd_host_t *host, void *h, int argc,
+                  const arg_t *argv)
 {
     const call_t c = {host, h};
     const cf_filter_t *f;
@@ -589,8 +588,8 @@ static void cmd_exists(const cfcmd_host_t *host, void *h, int argc,
 }
 
 /* CF.MEXISTS key item... */
-static void cmd_mexists(const cfcmd_host_t *host, void *h, int argc,
-                        const arg_t *argv)
+void cfcmd_mexists(const cfcmd_host_t *host, void *h, int argc,
+                   const arg_t *argv)
 {
     const call_t c = {host, h};
     const cf_filter_t *f;
@@ -619,8 +618,7 @@ static void cmd_mexists(const cfcmd_host_t *host, void *h, int argc,
 }
 
 /* CF.DEL key item */
-static void cmd_del(const cfcmd_host_t *host, void *h, int argc,
-                    const arg_t *argv)
+void cfcmd_del(const cfcmd_host_t *host, void *h, int argc, const arg_t *argv)
 {
     const call_t c = {host, h};
     cf_filter_t *f;
@@ -638,8 +636,7 @@ static void cmd_del(const cfcmd_host_t *host, void *h, int argc,
 }
 
 /* CF.COUNT key item */
-static void cmd_count(const cfcmd_host_t *host, void *h, int argc,
-                      const arg_t *argv)
+void cfcmd_count(const cfcmd_host_t *host, void *h, int argc, const arg_t *argv)
 {
     const call_t c = {host, h};
     const cf_filter_t *f;
@@ -656,8 +653,7 @@ static void info_field(const call_t *c, const char *name, uint64_t v)
 }
 
 /* CF.INFO key */
-static void cmd_info(const cfcmd_host_t *host, void *h, int argc,
-                     const arg_t *argv)
+void cfcmd_info(const cfcmd_host_t *host, void *h, int argc, const arg_t *argv)
 {
     const call_t c = {host, h};
     const cf_filter_t *f;
@@ -702,8 +698,8 @@ static bool parse_iterator(const arg_t *a, long long *it)
 }
 
 /* CF.SCANDUMP key iterator */
-static void cmd_scandump(const cfcmd_host_t *host, void *h, int argc,
-                         const arg_t *argv)
+void cfcmd_scandump(const cfcmd_host_t *host, void *h, int argc,
+                    const arg_t *argv)
 {
     const call_t c = {host, h};
     const cf_filter_t *f;
@@ -811,8 +807,8 @@ static void load_header(const call_t *c, const arg_t *key, const arg_t *data)
 }
 
 /* CF.LOADCHUNK key iterator data */
-static void cmd_loadchunk(const cfcmd_host_t *host, void *h, int argc,
-                          const arg_t *argv)
+void cfcmd_loadchunk(const cfcmd_host_t *host, void *h, int argc,
+                     const arg_t *argv)
 {
     const call_t c = {host, h};
     cf_filter_t *f;
@@ -856,8 +852,8 @@ static void cmd_loadchunk(const cfcmd_host_t *host, void *h, int argc,
 
 /* CF.COMPACT key: RedisBloom's compaction of an imported filter's chain;
  * the core's own filters have nothing to compact. */
-static void cmd_compact(const cfcmd_host_t *host, void *h, int argc,
-                        const arg_t *argv)
+void cfcmd_compact(const cfcmd_host_t *host, void *h, int argc,
+                   const arg_t *argv)
 {
     const call_t c = {host, h};
     cf_filter_t *f;
@@ -874,223 +870,10 @@ static void cmd_compact(const cfcmd_host_t *host, void *h, int argc,
 }
 
 /* Single-item commands: the buckets of argv[2] in argv[1]'s filter. */
-static void prefetch_item(const cfcmd_host_t *host, void *h, int argc,
-                          const arg_t *argv)
+void cfcmd_prefetch_item(const cfcmd_host_t *host, void *h, int argc,
+                         const arg_t *argv)
 {
     cf_filter_t *f = NULL;
     if (argc == 3 && host->find(h, &argv[1], false, &f) == 0 && f != NULL)
         cf_prefetch(f, argv[2].ptr, argv[2].len);
 }
-
-/* ---- the table ----------------------------------------------------------- */
-
-#define OPT CMD_ARG_OPTIONAL
-#define MULTI CMD_ARG_MULTIPLE
-
-static const cmd_arg_t args_reserve[] = {
-    {"key", "key", NULL, 0, NULL},
-    {"capacity", "integer", NULL, 0, NULL},
-    {"bucketsize", "integer", "BUCKETSIZE", OPT, NULL},
-    {"maxiterations", "integer", "MAXITERATIONS", OPT, NULL},
-    {"expansion", "integer", "EXPANSION", OPT, NULL},
-    {"rate", "double", "ERROR", OPT, NULL},
-    CMD_ARG_END,
-};
-
-static const cmd_arg_t args_key_item[] = {
-    {"key", "key", NULL, 0, NULL},
-    {"item", "string", NULL, 0, NULL},
-    CMD_ARG_END,
-};
-
-static const cmd_arg_t args_key_items[] = {
-    {"key", "key", NULL, 0, NULL},
-    {"item", "string", NULL, MULTI, NULL},
-    CMD_ARG_END,
-};
-
-static const cmd_arg_t args_insert[] = {
-    {"key", "key", NULL, 0, NULL},
-    {"capacity", "integer", "CAPACITY", OPT, NULL},
-    {"rate", "double", "ERROR", OPT, NULL},
-    {"nocreate", "pure-token", "NOCREATE", OPT, NULL},
-    {"item", "string", "ITEMS", MULTI, NULL},
-    CMD_ARG_END,
-};
-
-static const cmd_arg_t args_key[] = {
-    {"key", "key", NULL, 0, NULL},
-    CMD_ARG_END,
-};
-
-static const cmd_arg_t args_scandump[] = {
-    {"key", "key", NULL, 0, NULL},
-    {"iterator", "integer", NULL, 0, NULL},
-    CMD_ARG_END,
-};
-
-static const cmd_arg_t args_loadchunk[] = {
-    {"key", "key", NULL, 0, NULL},
-    {"iterator", "integer", NULL, 0, NULL},
-    {"data", "string", NULL, 0, NULL},
-    CMD_ARG_END,
-};
-
-/* Key specs, as RedisBloom declares them (RO or RW at argument 1) with the
- * access Redis's own commands state for the same effect: reads ACCESS the
- * value (as SISMEMBER), adds INSERT (as SADD), CF.DEL DELETEs (as SREM),
- * CF.RESERVE INSERTs a new filter, CF.LOADCHUNK UPDATEs one (as
- * RESTORE); CF.SCANDUMP only reads, where RedisBloom says RW. */
-#define CF_KS(fl) CMD_KS(fl, 1, 0, 1)
-#define CF_W (CMD_WRITE | CMD_DENYOOM)
-#define CF_R (CMD_READONLY | CMD_FAST)
-#define ADD_COMPLEXITY                                                         \
-    "O(k + i), where k is the number of sub-filters and i is maxIterations"
-#define INSERT_COMPLEXITY                                                      \
-    "O(n * (k + i)), where n is the number of items, k is the number of "      \
-    "sub-filters and i is maxIterations"
-
-const cfcmd_def_t cfcmd_table[] = {
-    {.name = "cf.reserve",
-     .acl = ACL_CAT_CUCKOO,
-     .keyspecs = {CF_KS(KS_RW | KS_INSERT)},
-     .since = "1.0.0",
-     .arity = -3,
-     .flags = CF_W,
-     .proc = cmd_reserve,
-     .summary = "Creates a new Cuckoo Filter",
-     .complexity = "O(1)",
-     .args = args_reserve},
-    {.name = "cf.add",
-     .acl = ACL_CAT_CUCKOO,
-     .keyspecs = {CF_KS(KS_RW | KS_INSERT)},
-     .since = "1.0.0",
-     .arity = 3,
-     .flags = CF_W | CMD_FAST,
-     .proc = cmd_add,
-     .prefetch = prefetch_item,
-     .summary = "Adds an item to a Cuckoo Filter",
-     .complexity = ADD_COMPLEXITY,
-     .args = args_key_item},
-    {.name = "cf.addnx",
-     .acl = ACL_CAT_CUCKOO,
-     .keyspecs = {CF_KS(KS_RW | KS_INSERT)},
-     .since = "1.0.0",
-     .arity = 3,
-     .flags = CF_W | CMD_FAST,
-     .proc = cmd_addnx,
-     .prefetch = prefetch_item,
-     .summary = "Adds an item to a Cuckoo Filter if the item did not exist "
-                "previously.",
-     .complexity = ADD_COMPLEXITY,
-     .args = args_key_item},
-    {.name = "cf.insert",
-     .acl = ACL_CAT_CUCKOO,
-     .keyspecs = {CF_KS(KS_RW | KS_INSERT)},
-     .since = "1.0.0",
-     .arity = -4,
-     .flags = CF_W,
-     .proc = cmd_insert,
-     .summary = "Adds one or more items to a Cuckoo Filter. A filter will be "
-                "created if it does not exist",
-     .complexity = INSERT_COMPLEXITY,
-     .args = args_insert},
-    {.name = "cf.insertnx",
-     .acl = ACL_CAT_CUCKOO,
-     .keyspecs = {CF_KS(KS_RW | KS_INSERT)},
-     .since = "1.0.0",
-     .arity = -4,
-     .flags = CF_W,
-     .proc = cmd_insertnx,
-     .summary = "Adds one or more items to a Cuckoo Filter if the items did "
-                "not exist previously. A filter will be created if it does "
-                "not exist",
-     .complexity = INSERT_COMPLEXITY,
-     .args = args_insert},
-    {.name = "cf.exists",
-     .acl = ACL_CAT_CUCKOO,
-     .keyspecs = {CF_KS(KS_RO | KS_ACCESS)},
-     .since = "1.0.0",
-     .arity = 3,
-     .flags = CF_R,
-     .proc = cmd_exists,
-     .prefetch = prefetch_item,
-     .summary = "Checks whether one or more items exist in a Cuckoo Filter",
-     .complexity = "O(k), where k is the number of sub-filters",
-     .args = args_key_item},
-    {.name = "cf.mexists",
-     .acl = ACL_CAT_CUCKOO,
-     .keyspecs = {CF_KS(KS_RO | KS_ACCESS)},
-     .since = "1.0.0",
-     .arity = -3,
-     .flags = CF_R,
-     .proc = cmd_mexists,
-     .summary = "Checks whether one or more items exist in a Cuckoo Filter",
-     .complexity = "O(k * n), where k is the number of sub-filters and n is "
-                   "the number of items",
-     .args = args_key_items},
-    {.name = "cf.del",
-     .acl = ACL_CAT_CUCKOO,
-     .keyspecs = {CF_KS(KS_RW | KS_DELETE)},
-     .since = "1.0.0",
-     .arity = 3,
-     .flags = CMD_WRITE | CMD_FAST,
-     .proc = cmd_del,
-     .prefetch = prefetch_item,
-     .summary = "Deletes an item from a Cuckoo Filter",
-     .complexity = "O(k), where k is the number of sub-filters",
-     .args = args_key_item},
-    {.name = "cf.count",
-     .acl = ACL_CAT_CUCKOO,
-     .keyspecs = {CF_KS(KS_RO | KS_ACCESS)},
-     .since = "1.0.0",
-     .arity = 3,
-     .flags = CF_R,
-     .proc = cmd_count,
-     .prefetch = prefetch_item,
-     .summary = "Return the number of times an item might be in a Cuckoo "
-                "Filter",
-     .complexity = "O(k), where k is the number of sub-filters",
-     .args = args_key_item},
-    {.name = "cf.info",
-     .acl = ACL_CAT_CUCKOO,
-     .keyspecs = {CF_KS(KS_RO | KS_ACCESS)},
-     .since = "1.0.0",
-     .arity = 2,
-     .flags = CF_R,
-     .proc = cmd_info,
-     .summary = "Returns information about a Cuckoo Filter",
-     .complexity = "O(1)",
-     .args = args_key},
-    {.name = "cf.scandump",
-     .acl = ACL_CAT_CUCKOO,
-     .keyspecs = {CF_KS(KS_RO | KS_ACCESS)},
-     .since = "1.0.0",
-     .arity = 3,
-     .flags = CMD_READONLY,
-     .proc = cmd_scandump,
-     .summary = "Begins an incremental save of the bloom filter",
-     .complexity = "O(n), where n is the capacity",
-     .args = args_scandump},
-    {.name = "cf.loadchunk",
-     .acl = ACL_CAT_CUCKOO,
-     .keyspecs = {CF_KS(KS_RW | KS_UPDATE)},
-     .since = "1.0.0",
-     .arity = 4,
-     .flags = CF_W,
-     .proc = cmd_loadchunk,
-     .summary = "Restores a filter previously saved using SCANDUMP",
-     .complexity = "O(n), where n is the capacity",
-     .args = args_loadchunk},
-    {.name = "cf.compact",
-     .acl = ACL_CAT_CUCKOO,
-     .keyspecs = {CF_KS(KS_RW | KS_UPDATE)},
-     .since = "2.2.0",
-     .arity = 2,
-     .flags = CMD_WRITE,
-     .proc = cmd_compact,
-     .summary = "Moves the items of newer sub-filters into older ones",
-     .complexity = "O(n), where n is the number of slots",
-     .args = args_key},
-    {.name = NULL},
-};
