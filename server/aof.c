@@ -283,6 +283,20 @@ static void buf_reserve(struct aof *a, size_t n)
  * under pipelined writes. */
 static char *put_count(char *p, char c, uint64_t n)
 {
+    *p = c;
+    if (n < 10) { /* counts and lengths are mostly this short */
+        p[1] = (char)('0' + n);
+        p[2] = '\r';
+        p[3] = '\n';
+        return p + 4;
+    }
+    if (n < 100) {
+        p[1] = (char)('0' + n / 10);
+        p[2] = (char)('0' + n % 10);
+        p[3] = '\r';
+        p[4] = '\n';
+        return p + 5;
+    }
     char d[20];
     size_t k = 0;
     do {
