@@ -24,19 +24,21 @@
 # bits per item; PING p99.9 < 1 ms. The load average is printed with each
 # figure.
 #
-# Environment: N=1000000, PING_N=5000000, RUNS=2, BIG=0, BIG_N=100000000,
-# BIG_ARGS="" (e.g. "EXPANSION 2"), RB_SO (redisbloom.so; unset: no
-# RedisBloom rows), BUILD_DIR=build.
+# Environment: N=1000000, PING_N=5000000, RUNS=3, BIG=0, BIG_N=100000000,
+# BIG_ARGS="" (e.g. "EXPANSION 2"), PARTS="table ping" (the parts run
+# besides BIG's), RB_SO (redisbloom.so; unset: no RedisBloom rows),
+# BUILD_DIR=build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
 
 N=${N:-1000000}
 PING_N=${PING_N:-5000000}
-RUNS=${RUNS:-2}
+RUNS=${RUNS:-3}
 BIG=${BIG:-0}
 BIG_N=${BIG_N:-100000000}
 BIG_ARGS=${BIG_ARGS:-}
+PARTS=${PARTS:-table ping}
 BUILD=${BUILD_DIR:-build}
 CUCKOOD=$BUILD/server/cuckood
 CLIENT=$BUILD/bench/bench_client
@@ -138,54 +140,58 @@ echo "bench_growth_server: $(git rev-parse --short HEAD 2>/dev/null || echo '?')
 
 # ---- 1. the growth table --------------------------------------------------
 start cd cuckood
-[[ -z ${RB_SO:-} ]] || start rb redisbloom
-echo
-echo "CF.RESERVE g 1000, $N distinct CF.ADD, CF.DEL of every second item"
-echo "| server, reserve | sub-filters | adds refused | FPR on $N absent | false negatives after deleting half | deletes of present items answering 0 | B/item | adds/s | server CPU us/add | load |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
-row "cuckood, defaults" cd
-row_targets cuckood-defaults
-row "cuckood, EXPANSION 2" cd EXPANSION 2
-row_targets cuckood-expansion-2
-if [[ -n ${RB_SO:-} ]]; then
-    row "RedisBloom, defaults" rb
-    row "RedisBloom, EXPANSION 2" rb EXPANSION 2
+if [[ " $PARTS " == *" table "* ]]; then
+    [[ -z ${RB_SO:-} ]] || start rb redisbloom
+    echo
+    echo "CF.RESERVE g 1000, $N distinct CF.ADD, CF.DEL of every second item"
+    echo "| server, reserve | sub-filters | adds refused | FPR on $N absent | false negatives after deleting half | deletes of present items answering 0 | B/item | adds/s | server CPU us/add | load |"
+    echo "|---|---|---|---|---|---|---|---|---|---|"
+    row "cuckood, defaults" cd
+    row_targets cuckood-defaults
+    row "cuckood, EXPANSION 2" cd EXPANSION 2
+    row_targets cuckood-expansion-2
+    if [[ -n ${RB_SO:-} ]]; then
+        row "RedisBloom, defaults" rb
+        row "RedisBloom, EXPANSION 2" rb EXPANSION 2
+    fi
 fi
 
 # ---- 2. PING while a filter grows -----------------------------------------
-echo
-echo "PING round trips (us) while redis-benchmark -P 32 -c 50 sends $PING_N CF.ADD"
-for r in $(seq "$RUNS"); do
-    for mode in grow reserved; do
-        key=p_$mode
-        redis-cli -p "$port_cd" DEL "$key" >/dev/null
-        if [[ $mode == grow ]]; then
-            redis-cli -p "$port_cd" CF.RESERVE "$key" 1000 EXPANSION 2 >/dev/null
-        else
-            redis-cli -p "$port_cd" CF.RESERVE "$key" "$PING_N" >/dev/null
-        fi
-        rm -f "$tmp/stop"
-        python3 bench/growth_probe.py ping "$port_cd" "$tmp/stop" \
-            >"$tmp/ping.$mode.$r" &
-        pinger=$!
-        adds=$(bench_run "$port_cd" "$pid_cd" 32 "$PING_N" 100000000 \
-            CF.ADD "$key" __rand_int__)
-        touch "$tmp/stop"
-        wait "$pinger"
-        read -r n p50 p99 p999 max <"$tmp/ping.$mode.$r"
-        echo "$p999" >>"$tmp/p999.$mode"
-        printf "%-8s round %d: pings %7d  p50 %5d  p99 %6d  p99.9 %6d  max %7d  | CF.ADD %9.0f req/s  %5.2f us CPU/req  filters %s  size %s  | load %s\n" \
-            "$mode" "$r" "$n" "$p50" "$p99" "$p999" "$max" \
-            "${adds%% *}" "${adds##* }" \
-            "$(field "$port_cd" "$key" "Number of filters")" \
-            "$(field "$port_cd" "$key" "Size")" "$(load)"
-        redis-cli -p "$port_cd" DEL "$key" >/dev/null
+if [[ " $PARTS " == *" ping "* ]]; then
+    echo
+    echo "PING round trips (us) while redis-benchmark -P 32 -c 50 sends $PING_N CF.ADD"
+    for r in $(seq "$RUNS"); do
+        for mode in grow reserved; do
+            key=p_$mode
+            redis-cli -p "$port_cd" DEL "$key" >/dev/null
+            if [[ $mode == grow ]]; then
+                redis-cli -p "$port_cd" CF.RESERVE "$key" 1000 EXPANSION 2 >/dev/null
+            else
+                redis-cli -p "$port_cd" CF.RESERVE "$key" "$PING_N" >/dev/null
+            fi
+            rm -f "$tmp/stop"
+            python3 bench/growth_probe.py ping "$port_cd" "$tmp/stop" \
+                >"$tmp/ping.$mode.$r" &
+            pinger=$!
+            adds=$(bench_run "$port_cd" "$pid_cd" 32 "$PING_N" 100000000 \
+                CF.ADD "$key" __rand_int__)
+            touch "$tmp/stop"
+            wait "$pinger"
+            read -r n p50 p99 p999 max <"$tmp/ping.$mode.$r"
+            echo "$p999" >>"$tmp/p999.$mode"
+            printf "%-8s round %d: pings %7d  p50 %5d  p99 %6d  p99.9 %6d  max %7d  | CF.ADD %9.0f req/s  %5.2f us CPU/req  filters %s  size %s  | load %s\n" \
+                "$mode" "$r" "$n" "$p50" "$p99" "$p999" "$max" \
+                "${adds%% *}" "${adds##* }" \
+                "$(field "$port_cd" "$key" "Number of filters")" \
+                "$(field "$port_cd" "$key" "Size")" "$(load)"
+            redis-cli -p "$port_cd" DEL "$key" >/dev/null
+        done
     done
-done
-g=$(median <"$tmp/p999.grow")
-f=$(median <"$tmp/p999.reserved")
-echo "PING p99.9 median: growing $g us, reserved at the final size $f us ($(echo "scale=2; $g / $f" | bc -l)x)"
-target ping-p99.9-growing-ms "$(echo "scale=3; $g / 1000" | bc -l)" "<" 1
+    g=$(median <"$tmp/p999.grow")
+    f=$(median <"$tmp/p999.reserved")
+    echo "PING p99.9 median: growing $g us, reserved at the final size $f us ($(echo "scale=2; $g / $f" | bc -l)x)"
+    target ping-p99.9-growing-ms "$(echo "scale=3; $g / 1000" | bc -l)" "<" 1
+fi
 
 # ---- 3. 100M items --------------------------------------------------------
 if [[ $BIG == 1 ]]; then
