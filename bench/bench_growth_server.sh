@@ -26,8 +26,8 @@
 #
 # Environment: N=1000000, PING_N=5000000, RUNS=3, BIG=0, BIG_N=100000000,
 # BIG_ARGS="" (e.g. "EXPANSION 2"), PARTS="table ping" (the parts run
-# besides BIG's), RB_SO (redisbloom.so; unset: no RedisBloom rows),
-# BUILD_DIR=build.
+# besides BIG's; PARTS= BIG=1 runs the 100M part alone), RB_SO
+# (redisbloom.so; unset: no RedisBloom rows), BUILD_DIR=build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
@@ -38,7 +38,7 @@ RUNS=${RUNS:-3}
 BIG=${BIG:-0}
 BIG_N=${BIG_N:-100000000}
 BIG_ARGS=${BIG_ARGS:-}
-PARTS=${PARTS:-table ping}
+PARTS=${PARTS-table ping}
 BUILD=${BUILD_DIR:-build}
 CUCKOOD=$BUILD/server/cuckood
 CLIENT=$BUILD/bench/bench_client
@@ -212,8 +212,8 @@ if [[ $BIG == 1 ]]; then
     out=$("$CLIENT" -p "$port_big" -n 1000000 -b 1000 -w 16 -f 'y%d' \
         CF.MEXISTS k 2>/dev/null)
     fpr=$(echo "100 * $(kv "$out" ones) / 1000000" | bc -l)
-    printf "CF.RESERVE k 100000 %s, %d items by CF.INSERT: refused %d, filters %s, Size %s (%.2f bits/item), MEMORY USAGE %s (%.2f bits/item), FPR %.3f%%, %.1f s wall, %.1f s server CPU | load %s\n" \
-        "$BIG_ARGS" "$BIG_N" "$refused" \
+    printf "CF.RESERVE k 100000%s, %d items by CF.INSERT: refused %d, filters %s, Size %s (%.2f bits/item), MEMORY USAGE %s (%.2f bits/item), FPR %.3f%%, %.1f s wall, %.1f s server CPU | load %s\n" \
+        "${BIG_ARGS:+ $BIG_ARGS}" "$BIG_N" "$refused" \
         "$(field "$port_big" k "Number of filters")" "$size" \
         "$(echo "8 * $size / $added" | bc -l)" "$mem" \
         "$(echo "8 * $mem / $added" | bc -l)" "$fpr" \
