@@ -181,15 +181,11 @@ def test_aof_always_kill9_mid_growth(workdir):
 
 
 # A round: 50,000 adds sent in one write to a growing filter, the first
-# 500 replies read, kill -9. Seen on the chained form: in most rounds the
-# restarted server holds none of them. The replies of a connection are
-# held for the log's write and fsync only on its first flush of a loop
-# iteration; a connection whose input takes several reads in one iteration
-# (over 64 KiB) gets the replies of the later reads written at once, before
-# the log is written at the end of the iteration.
-@pytest.mark.xfail(strict=True, reason="appendfsync always: replies of a "
-                   "large pipeline are sent before their commands are in "
-                   "the log, and a kill -9 loses acknowledged adds")
+# 500 replies read, kill -9: every acknowledged add must be back. This lost
+# acknowledged adds in most rounds while the group commit held a
+# connection's replies only on its first flush of a loop iteration: input
+# that takes several reads (over 64 KiB) got the replies of the later reads
+# written before the log.
 def test_aof_always_acknowledged_pipeline_survives_kill9(workdir):
     s = aof_server(workdir)
     key = "aof"
