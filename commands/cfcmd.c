@@ -147,10 +147,17 @@ static bool apply_rate(cf_params_t *p, double rate, bool from_user)
 static bool parse_bounded(const call_t *c, const char *name, const arg_t *a,
                           uint64_t lo, uint64_t hi, uint32_t *out)
 {
-    uint64_t v;
+    long long v;
     char msg[128];
 
-    if (!arg_u64(a, &v) || v < lo || v > hi) {
+    /* As RedisBloom: what is not an integer at all (string2ll's rules) is
+     * not parsed; an integer out of range gets the range. */
+    if (!arg_ll(a, &v)) {
+        snprintf(msg, sizeof(msg), "ERR Couldn't parse %s", name);
+        reply_error(c, msg);
+        return false;
+    }
+    if (v < 0 || (uint64_t)v < lo || (uint64_t)v > hi) {
         snprintf(msg, sizeof(msg),
                  "ERR %s: value must be an integer between %llu and %llu, "
                  "inclusive.",

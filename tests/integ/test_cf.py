@@ -185,16 +185,27 @@ def test_reserve_impossible_capacity(raw2, key):
 
 @pytest.mark.parametrize("opt,val,lo,hi", [
     ("BUCKETSIZE", "0", 1, 255), ("BUCKETSIZE", "256", 1, 255),
-    ("BUCKETSIZE", "33554432", 1, 255), ("BUCKETSIZE", "x", 1, 255),
+    ("BUCKETSIZE", "33554432", 1, 255),
     ("MAXITERATIONS", "0", 1, 65535), ("MAXITERATIONS", "65536", 1, 65535),
     ("MAXITERATIONS", "-3", 1, 65535),
     ("EXPANSION", "32769", 0, 32768), ("EXPANSION", "-1", 0, 32768),
-    ("EXPANSION", "1e3", 0, 32768),
 ])
 def test_reserve_option_bounds(raw2, key, opt, val, lo, hi):
     rep = raw2.command("CF.RESERVE", key, 100000, opt, val)
     assert rep == RespError("ERR %s: value must be an integer between %d and "
                             "%d, inclusive." % (opt, lo, hi))
+    assert raw2.command("EXISTS", key) == 0
+
+
+# As RedisBloom 2.6.28: what RedisModule_StringToLongLong cannot read is
+# "Couldn't parse", not out of range.
+@pytest.mark.parametrize("opt,val", [
+    ("BUCKETSIZE", "x"), ("BUCKETSIZE", "4.0"), ("MAXITERATIONS", "+20"),
+    ("MAXITERATIONS", ""), ("EXPANSION", "1e3"), ("EXPANSION", "02"),
+])
+def test_reserve_option_not_an_integer(raw2, key, opt, val):
+    rep = raw2.command("CF.RESERVE", key, 100000, opt, val)
+    assert rep == RespError("ERR Couldn't parse %s" % opt)
     assert raw2.command("EXISTS", key) == 0
 
 
