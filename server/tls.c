@@ -453,6 +453,9 @@ tls_conn_t *tls_conn_new(tls_t *t, const char *addr)
     }
     BIO_set_data(b, tc);
     SSL_set_bio(tc->ssl, b, b); /* the SSL owns b */
+    /* OpenSSL takes all the input a read brought in one BIO call rather
+     * than a record header and then its body. */
+    SSL_set_read_ahead(tc->ssl, 1);
     SSL_set_accept_state(tc->ssl);
     t->received++;
     t->connected++;
@@ -524,7 +527,10 @@ int tls_conn_input(tls_conn_t *tc, const char *in, size_t len,
             rc = -EPROTO;
         }
     }
-    while (rc == 0 && tc->ready) {
+    /* Once the input is used up and OpenSSL holds none of it, another
+     * SSL_read_ex could only say "want read": the loop ends without it. */
+    while (rc == 0 && tc->ready &&
+           (tc->in_len > 0 || SSL_has_pending(tc->ssl))) {
         char plain[TLS_PLAIN_CHUNK];
         size_t n;
         int r = SSL_read_ex(tc->ssl, plain, sizeof(plain), &n);
