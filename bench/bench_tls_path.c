@@ -1,7 +1,8 @@
 /*
  * bench_tls_path - the server's TLS work per request, without the network.
  *
- *   bench_tls_path CERTDIR [batches] [depth]   (default 20000 batches of 32)
+ *   bench_tls_path CERTDIR [batches] [depth] [sessions]
+ *                                   (default 20000 batches of 32, 50 sessions)
  *
  * CERTDIR holds ca.crt, server.crt/.key and client.crt/.key (as
  * tests/support/tls_certs.py makes them). A client session (OpenSSL over
@@ -9,7 +10,10 @@
  * cipher) finishes a handshake with a server session of the daemon's TLS
  * module; then every batch of `depth` "CF.EXISTS bench <12 digits>"
  * requests is encrypted by the client in one record, as redis-benchmark
- * sends a pipeline. Timed, on the thread's CPU clock: the server side only,
+ * sends a pipeline; the batches go round the sessions, as 50 clients of
+ * redis-benchmark do, so that every session's buffers come and go from the
+ * caches as in the server. Timed, on the thread's CPU clock: the server
+ * side only,
  * i.e. tls_conn_input() of each batch's ciphertext (its plaintext copied
  * out as the parser would) and tls_conn_encrypt() of `depth` ":1" replies,
  * whose records are then dropped. Prints the best of several repetitions in
@@ -90,8 +94,9 @@ int main(int argc, char **argv)
     const char *dir = argv[1];
     size_t batches = argc > 2 ? strtoul(argv[2], NULL, 10) : 20000;
     size_t depth = argc > 3 ? strtoul(argv[3], NULL, 10) : 32;
-    if (batches == 0 || depth == 0)
-        die("batches and depth must be positive");
+    size_t nsess = argc > 4 ? strtoul(argv[4], NULL, 10) : 50;
+    if (batches == 0 || depth == 0 || nsess == 0)
+        die("batches, depth and sessions must be positive");
 
     cfg_t cfg;
     char err[512];
@@ -111,28 +116,37 @@ int main(int argc, char **argv)
         SSL_CTX_use_certificate_chain_file(cctx, cc) != 1 ||
         SSL_CTX_use_PrivateKey_file(cctx, ck, SSL_FILETYPE_PEM) != 1)
         die("client context");
-    SSL *cli = SSL_new(cctx);
-    BIO *to_srv = BIO_new(BIO_s_mem()), *to_cli = BIO_new(BIO_s_mem());
-    if (cli == NULL || to_srv == NULL || to_cli == NULL)
-        die("client session");
-    SSL_set_bio(cli, to_cli, to_srv);
-    SSL_set_connect_state(cli);
+    SSL **clis = calloc(nsess, sizeof(*clis));
+    BIO **to_srvs = calloc(nsess, sizeof(*to_srvs));
+    tls_conn_t **srvs = calloc(nsess, sizeof(*srvs));
+    if (clis == NULL || to_srvs == NULL || srvs == NULL)
+        die("out of memory");
+    for (size_t k = 0; k < nsess; k++) {
+        SSL *cli = clis[k] = SSL_new(cctx);
+        BIO *to_srv = to_srvs[k] = BIO_new(BIO_s_mem()),
+            *to_cli = BIO_new(BIO_s_mem());
+        if (cli == NULL || to_srv == NULL || to_cli == NULL)
+            die("client session");
+        SSL_set_bio(cli, to_cli, to_srv);
+        SSL_set_connect_state(cli);
 
-    tls_conn_t *srv = tls_conn_new(t, "bench");
-    if (srv == NULL)
-        die("server session");
-    for (int i = 0;
-         i < 100 && !(SSL_is_init_finished(cli) && tls_conn_ready(srv)); i++) {
-        (void)SSL_do_handshake(cli);
-        shuttle(to_srv, to_cli, srv);
+        tls_conn_t *srv = srvs[k] = tls_conn_new(t, "bench");
+        if (srv == NULL)
+            die("server session");
+        for (int i = 0;
+             i < 100 && !(SSL_is_init_finished(cli) && tls_conn_ready(srv));
+             i++) {
+            (void)SSL_do_handshake(cli);
+            shuttle(to_srv, to_cli, srv);
+        }
+        if (!tls_conn_ready(srv) || !SSL_is_init_finished(cli))
+            die("no handshake");
+        /* The client takes the session tickets. */
+        char junk[256];
+        size_t got;
+        (void)SSL_read_ex(cli, junk, sizeof(junk), &got);
+        ERR_clear_error();
     }
-    if (!tls_conn_ready(srv) || !SSL_is_init_finished(cli))
-        die("no handshake");
-    /* The client takes the session tickets. */
-    char junk[256];
-    size_t got;
-    (void)SSL_read_ex(cli, junk, sizeof(junk), &got);
-    ERR_clear_error();
 
     /* Every batch's record, as the client sent it. */
     size_t reqlen = 0, bytes_plain = 0;
@@ -153,10 +167,10 @@ int main(int argc, char **argv)
                 (b * depth + i) * 7919 % 100000000u);
         bytes_plain += reqlen;
         size_t w;
-        if (SSL_write_ex(cli, plain, reqlen, &w) != 1)
+        if (SSL_write_ex(clis[b % nsess], plain, reqlen, &w) != 1)
             die("client write");
         off[b] = used;
-        int n = BIO_read(to_srv, wire + used, (int)(cap - used));
+        int n = BIO_read(to_srvs[b % nsess], wire + used, (int)(cap - used));
         if (n <= 0)
             die("no record");
         used += (size_t)n;
@@ -174,6 +188,7 @@ int main(int argc, char **argv)
                to = batches * (size_t)(rep + 1) / REPS;
         double t0 = now_ns();
         for (size_t b = from; b < to; b++) {
+            tls_conn_t *srv = srvs[b % nsess];
             if (tls_conn_input(srv, wire + off[b], off[b + 1] - off[b], sink,
                                NULL) != 0)
                 die("server input");
@@ -190,13 +205,19 @@ int main(int argc, char **argv)
     }
     if (sink_total != bytes_plain)
         die("the plaintext did not all come out");
-    printf("TLS server path, %s, %zu-request batches of %zu B "
-           "(%zu B on the wire): %.0f ns per batch, %.1f ns per request\n",
-           SSL_get_cipher_name(cli), depth, reqlen, bytes_in / batches, best,
-           best / (double)depth);
+    printf("TLS server path, %s, %zu sessions, %zu-request batches of "
+           "%zu B (%zu B on the wire): %.0f ns per batch, %.1f ns per "
+           "request\n",
+           SSL_get_cipher_name(clis[0]), nsess, depth, reqlen,
+           bytes_in / batches, best, best / (double)depth);
     resp_out_release(&replies);
-    tls_conn_free(srv);
-    SSL_free(cli);
+    for (size_t k = 0; k < nsess; k++) {
+        tls_conn_free(srvs[k]);
+        SSL_free(clis[k]);
+    }
+    free(clis);
+    free(to_srvs);
+    free(srvs);
     SSL_CTX_free(cctx);
     tls_free(t);
     free(off);
