@@ -220,6 +220,7 @@ int main(int argc, char **argv)
     free(srvs);
     SSL_CTX_free(cctx);
     tls_free(t);
+    cfg_free(&cfg); /* and the paths set above */
     free(off);
     free(wire);
     free(plain);
