@@ -76,6 +76,16 @@ static const char *ssl_reason(char *buf, size_t len, const char *fallback)
     return buf;
 }
 
+/* Empties the error queue before a call whose failure SSL_get_error() must
+ * read. The queue is almost always empty already (every failure here
+ * empties it), and ERR_clear_error() walks all its slots, so it is only
+ * called when something is queued. */
+static void err_clear_if_any(void)
+{
+    if (ERR_peek_error() != 0)
+        ERR_clear_error();
+}
+
 /* 0 when path can be opened for reading, else -errno with err set. */
 static int check_readable(const char *directive, const char *path, bool is_dir,
                           char *err, size_t errlen)
@@ -453,6 +463,9 @@ tls_conn_t *tls_conn_new(tls_t *t, const char *addr)
     }
     BIO_set_data(b, tc);
     SSL_set_bio(tc->ssl, b, b); /* the SSL owns b */
+    /* OpenSSL takes all the input a read brought in one BIO call rather
+     * than a record header and then its body. */
+    SSL_set_read_ahead(tc->ssl, 1);
     SSL_set_accept_state(tc->ssl);
     t->received++;
     t->connected++;
@@ -512,7 +525,7 @@ int tls_conn_input(tls_conn_t *tc, const char *in, size_t len,
     tc->in = in;
     tc->in_len = len;
     int rc = 0;
-    ERR_clear_error();
+    err_clear_if_any();
     if (!tc->ready) {
         int r = SSL_do_handshake(tc->ssl);
         if (r == 1) {
@@ -524,7 +537,10 @@ int tls_conn_input(tls_conn_t *tc, const char *in, size_t len,
             rc = -EPROTO;
         }
     }
-    while (rc == 0 && tc->ready) {
+    /* Once the input is used up and OpenSSL holds none of it, another
+     * SSL_read_ex could only say "want read": the loop ends without it. */
+    while (rc == 0 && tc->ready &&
+           (tc->in_len > 0 || SSL_has_pending(tc->ssl))) {
         char plain[TLS_PLAIN_CHUNK];
         size_t n;
         int r = SSL_read_ex(tc->ssl, plain, sizeof(plain), &n);
@@ -556,7 +572,7 @@ int tls_conn_encrypt(tls_conn_t *tc, resp_out_t *plain)
     if (tc->failed)
         return -EPROTO;
     size_t written = 0;
-    ERR_clear_error();
+    err_clear_if_any();
     /* Partial writes are off and the BIO takes everything: all or error. */
     int r = SSL_write_ex(tc->ssl, plain->buf, plain->len, &written);
     if (r != 1) {

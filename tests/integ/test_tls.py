@@ -503,3 +503,93 @@ def test_background_save_leaves_tls_sessions_alone(tls_server, certs):
     assert n.command("CF.EXISTS", "bg", "x1") == 1
     n.close()
     c.close()
+
+
+# ---- record boundaries against socket reads -------------------------------
+
+class RecordConn(RawConn):
+    """A TLS client over memory BIOs: the test decides where records start
+    and end and how their bytes are cut into socket writes."""
+
+    def __init__(self, port, ctx):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.buf = bytearray()
+        self.recv_pause = 0.0
+        self.inc, self.out = ssl.MemoryBIO(), ssl.MemoryBIO()
+        self.tls = ctx.wrap_bio(self.inc, self.out,
+                                server_hostname="localhost")
+        while True:
+            try:
+                self.tls.do_handshake()
+                break
+            except ssl.SSLWantReadError:
+                self._flush()
+                self._recv()
+        self._flush()
+
+    def _flush(self):
+        data = self.out.read()
+        if data:
+            self.sock.sendall(data)
+
+    def _recv(self):
+        chunk = self.sock.recv(65536)
+        if not chunk:
+            raise Closed("closed by the server")
+        self.inc.write(chunk)
+
+    def record(self, plain):
+        """The ciphertext of plain as one record (plain <= 16 KB), not
+        sent."""
+        self.tls.write(plain)
+        return self.out.read()
+
+    def send(self, data):
+        self.tls.write(data)
+        self._flush()
+
+    def _fill(self):
+        while True:
+            try:
+                chunk = self.tls.read(65536)
+            except ssl.SSLWantReadError:
+                self._recv()
+                continue
+            if not chunk:
+                raise Closed("closed by the server")
+            self.buf += chunk
+            return
+
+
+def test_records_cut_anywhere_and_many_in_one_read(tls_server, certs):
+    c = RecordConn(tls_server.tls_port, context(certs))
+    vals = ["v%05d-" % i + "x" * 40 for i in range(4000)]
+    recs = [c.record(encode_command("ECHO", v)) for v in vals]
+
+    # One record byte by byte: the header and the body come in pieces.
+    for b in recs[0]:
+        c.sock.sendall(bytes([b]))
+    assert c.read() == vals[0].encode()
+
+    # Records cut at every kind of place, a cut landing inside a header,
+    # inside a body and on a boundary; each send ends mid-record until the
+    # last, and the replies come back in order.
+    stream = b"".join(recs[1:300])
+    sizes = [1, 2, 3, 4, 5, 6, 7, 11, 13, 64, 97, 1000, 4093]
+    pos = i = 0
+    while pos < len(stream):
+        n = sizes[i % len(sizes)]
+        c.sock.sendall(stream[pos:pos + n])
+        pos += n
+        i += 1
+    for k in range(1, 300):
+        assert c.read() == vals[k].encode(), k
+
+    # A whole batch in one write: many records to one socket read, more
+    # than one read's worth, and replies that take many records back.
+    c.sock.sendall(b"".join(recs[300:]))
+    for k in range(300, len(vals)):
+        assert c.read() == vals[k].encode(), k
+    assert c.command("PING") == "PONG"
+    c.close()
