@@ -9,12 +9,13 @@ free_port() {
         'from support.proc import free_port; print(free_port())'
 }
 
-# Waits up to 10 s for the server on port $1 to answer PING; exits the
-# script when it does not.
+# Waits up to 10 s for the server on port $1 to answer PING with PONG;
+# exits the script when it does not.
 wait_ping() {
     local i
     for i in $(seq 100); do
-        redis-cli -p "$1" PING >/dev/null 2>&1 && return 0
+        # -LOADING while the server loads its files: not up yet
+        [[ $(redis-cli -p "$1" PING 2>/dev/null) == PONG ]] && return 0
         sleep 0.1
     done
     echo "server on port $1 did not start" >&2
