@@ -1,6 +1,7 @@
 /*
- * resp.h - request parsing: RESP multibulk frames (through hiredis's reader
- * with our own object functions) and inline commands, into argument vectors.
+ * resp.h - request parsing: RESP multibulk frames (walked in place when they
+ * arrive whole, else through hiredis's reader with our own object
+ * functions) and inline commands, into argument vectors.
  *
  * Contract:
  *  - No I/O, no libuv, nothing from filter/. One parser per connection; not

@@ -14,6 +14,12 @@
  * scanner saw, and leave the arguments where the reader holds them. Inline
  * lines never reach the reader; their words go to the argument arena.
  *
+ * A frame that arrives whole (the usual case: a pipeline's frames mostly
+ * do) is checked in one walk over its headers and never goes through the
+ * reader at all: its arguments point into our own buffer. Copying it into
+ * the reader and parsing it a second time there cost twice the rest of the
+ * parse. Frames cut across reads still take the reader.
+ *
  * hiredis 0.14 and 1.x declare the object functions with different types;
  * CMake passes the installed one's major version as CUCKOOD_HIREDIS_MAJOR.
  */
@@ -61,6 +67,7 @@ enum scan_state {
     ST_BULK_DATA,   /* skipping a payload and its CRLF */
     ST_INLINE,      /* in an inline line */
     ST_DONE_MB,     /* a complete multibulk frame is in the reader */
+    ST_DONE_WHOLE,  /* a complete ordinary frame is in ibuf[ihead, spos) */
     ST_DONE_INLINE, /* a complete inline line is in ibuf */
 };
 
@@ -452,9 +459,10 @@ static const char *frame_walk(const resp_parser_t *p, const char *q,
 }
 
 /* The common case in one pass: a whole, ordinary multibulk frame already in
- * the buffer at spos (its '*'). On success the state is what the byte-wise
- * scan would leave; false, with nothing changed, sends the frame down the
- * byte-wise path, which reaches the same result and reports the errors. */
+ * the buffer at spos (its '*'). It stays there, never handed to the reader:
+ * take_whole() points the arguments at it. false, with nothing changed,
+ * sends the frame down the byte-wise path, which reaches the same result
+ * through the reader and reports the errors. */
 static bool frame_fast(resp_parser_t *p)
 {
     uint64_t n;
@@ -468,7 +476,7 @@ static bool frame_fast(resp_parser_t *p)
     p->payload = payload;
     p->remain = 0;
     p->spos = (size_t)(q - p->ibuf);
-    p->st = ST_DONE_MB;
+    p->st = ST_DONE_WHOLE;
     return true;
 }
 
@@ -477,8 +485,8 @@ size_t resp_parser_peek(const resp_parser_t *p, resp_peek_t *out, size_t max,
 {
     /* At a frame boundary, or just after a complete frame (feeding scans
      * ahead to check limits): spos is where the next frame starts. */
-    if (p->err != 0 ||
-        (p->st != ST_START && p->st != ST_DONE_MB && p->st != ST_DONE_INLINE))
+    if (p->err != 0 || (p->st != ST_START && p->st != ST_DONE_MB &&
+                        p->st != ST_DONE_WHOLE && p->st != ST_DONE_INLINE))
         return 0;
     const char *q = p->ibuf + p->spos, *end = p->ibuf + p->ilen;
     size_t k = 0;
@@ -497,7 +505,7 @@ static int scan(resp_parser_t *p)
 {
     int rc;
 
-    while (p->spos < p->ilen && p->st != ST_DONE_MB &&
+    while (p->spos < p->ilen && p->st != ST_DONE_MB && p->st != ST_DONE_WHOLE &&
            p->st != ST_DONE_INLINE) {
         char c = p->ibuf[p->spos];
 
@@ -598,7 +606,8 @@ static int scan(resp_parser_t *p)
 
 static bool frame_ready(const resp_parser_t *p)
 {
-    return p->st == ST_DONE_MB || p->st == ST_DONE_INLINE;
+    return p->st == ST_DONE_MB || p->st == ST_DONE_WHOLE ||
+           p->st == ST_DONE_INLINE;
 }
 
 /* ---- input buffer --------------------------------------------------- */
@@ -721,6 +730,36 @@ static int take_multibulk(resp_parser_t *p, resp_cmd_t **out)
     return 1;
 }
 
+/* A frame frame_fast() found whole in ibuf[ihead, spos): its arguments
+ * point into ibuf, where it stays until the next feed (which may move the
+ * buffer, hence the pointers are taken now and not when it was scanned).
+ * The '\r' after each payload becomes its NUL. */
+static int take_whole(resp_parser_t *p, resp_cmd_t **out)
+{
+    const char *q = p->ibuf + p->ihead + 1, *end = p->ibuf + p->spos;
+    uint64_t n = 0, len = 0;
+    int rc;
+
+    p->st = ST_START;
+    if ((rc = reserve(p, p->nargs, 0)) < 0)
+        return rc;
+    /* The frame was checked by frame_walk(): only its lengths are read. */
+    (void)fast_num(&q, end, &n);
+    for (size_t i = 0; i < p->nargs; i++) {
+        arg_t *a = &p->cmd.argv[i];
+        q++; /* '$' */
+        (void)fast_num(&q, end, &len);
+        a->ptr = q;
+        a->len = (size_t)len;
+        p->ibuf[(size_t)(q - p->ibuf) + len] = '\0';
+        q += len + 2;
+    }
+    p->cmd.argc = (int)p->nargs;
+    p->ihead = p->spos;
+    *out = &p->cmd;
+    return 1;
+}
+
 static int add_arg(resp_parser_t *p, size_t start)
 {
     arg_t *a;
@@ -790,6 +829,8 @@ int resp_parser_next(resp_parser_t *p, resp_cmd_t **out)
 
     *out = NULL;
     for (;;) {
+        if (p->st == ST_DONE_WHOLE)
+            return take_whole(p, out);
         if (p->st == ST_DONE_MB)
             return take_multibulk(p, out);
         if (p->st == ST_DONE_INLINE) {

@@ -301,6 +301,46 @@ static void test_invalid_multibulk_length(void **state)
     expect_error("*1048577\r\n", E_MBULK);
 }
 
+/* A whole frame waits in the parser's buffer, not in the reader's: a feed
+ * before it is taken may move that buffer (here it grows from its first
+ * 4 KB), and the command must still come out whole. */
+static void test_ready_frame_then_feed(void **state)
+{
+    static const char first[] = "*2\r\n$6\r\nEXISTS\r\n$3\r\nkey\r\n";
+    size_t big = 100000;
+    char *second = malloc(big + 64);
+    resp_parser_t *p = new_parser(NULL);
+    resp_cmd_t *c;
+    int n;
+
+    (void)state;
+    assert_non_null(second);
+    n = snprintf(second, 64, "*2\r\n$4\r\nECHO\r\n$%zu\r\n", big);
+    memset(second + n, 'x', big);
+    memcpy(second + n + big, "\r\n", 2);
+    assert_int_equal(resp_parser_feed(p, first, sizeof(first) - 1), 0);
+    /* All but the last byte of the second frame. */
+    assert_int_equal(resp_parser_feed(p, second, (size_t)n + big + 1), 0);
+    assert_int_equal(resp_parser_next(p, &c), 1);
+    assert_int_equal(c->argc, 2);
+    assert_int_equal(c->argv[0].len, 6);
+    assert_string_equal(c->argv[0].ptr, "EXISTS");
+    assert_int_equal(c->argv[1].len, 3);
+    assert_string_equal(c->argv[1].ptr, "key");
+    assert_int_equal(resp_parser_next(p, &c), 0);
+    assert_int_equal(resp_parser_feed(p, second + n + big + 1, 1), 0);
+    assert_int_equal(resp_parser_next(p, &c), 1);
+    assert_int_equal(c->argc, 2);
+    assert_string_equal(c->argv[0].ptr, "ECHO");
+    assert_int_equal(c->argv[1].len, big);
+    assert_memory_equal(c->argv[1].ptr, second + n, big);
+    assert_int_equal(c->argv[1].ptr[big], '\0');
+    assert_int_equal(resp_parser_next(p, &c), 0);
+    assert_int_equal(resp_parser_pending(p), 0);
+    resp_parser_free(p);
+    free(second);
+}
+
 /* Whole frames (the one-pass path) with lengths of one and two digits,
  * leading zeros and neighbours of the short forms: the same verdicts as
  * the byte-wise path. */
@@ -1005,6 +1045,7 @@ int main(void)
         cmocka_unit_test(test_peek),
         cmocka_unit_test(test_args_in_place),
         cmocka_unit_test(test_short_lengths_whole_frames),
+        cmocka_unit_test(test_ready_frame_then_feed),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
