@@ -16,6 +16,7 @@
 #define ERRTEXT_H
 
 /* A command flagged deny-OOM over maxmemory. */
+#define ERRTEXT_LOADING "LOADING Redis is loading the dataset in memory"
 #define ERRTEXT_OOM "OOM command not allowed when used memory > 'maxmemory'."
 #define ERRTEXT_WRONGTYPE                                                      \
     "WRONGTYPE Operation against a key holding the wrong kind of value"

@@ -25,6 +25,7 @@
 
 #include "aofload.h"
 #include "keyspace.h"
+#include "loadprog.h"
 #include "log.h"
 #include "persist.h"
 #include "snapshot.h"
@@ -282,6 +283,20 @@ static void buf_reserve(struct aof *a, size_t n)
  * under pipelined writes. */
 static char *put_count(char *p, char c, uint64_t n)
 {
+    *p = c;
+    if (n < 10) { /* counts and lengths are mostly this short */
+        p[1] = (char)('0' + n);
+        p[2] = '\r';
+        p[3] = '\n';
+        return p + 4;
+    }
+    if (n < 100) {
+        p[1] = (char)('0' + n / 10);
+        p[2] = (char)('0' + n % 10);
+        p[3] = '\r';
+        p[4] = '\n';
+        return p + 5;
+    }
     char d[20];
     size_t k = 0;
     do {
@@ -500,6 +515,15 @@ static int load_files(server_t *s, const aofman_t *m)
     char path[AOF_PATH_MAX];
     size_t total = m->nincr + (m->base != NULL);
     size_t k = 0;
+    /* as Redis: the progress is over every file of the manifest */
+    for (size_t i = 0; i < total; i++) {
+        const char *name = i == 0 && m->base != NULL
+                               ? m->base->name
+                               : m->incr[i - (m->base != NULL)].name;
+        struct stat st;
+        if (aof_path(s, name, path) && stat(path, &st) == 0)
+            loadprog_expect(s, (uint64_t)st.st_size);
+    }
     if (m->base != NULL) {
         uint64_t t0 = uv_hrtime();
         if (!aof_path(s, m->base->name, path))
@@ -513,6 +537,7 @@ static int load_files(server_t *s, const aofman_t *m)
         }
         if (rc < 0)
             return rc; /* logged, naming the file */
+        /* persist_load_path() counted the base as a file done */
         log_notice("DB loaded from base file %s: %.3f seconds", m->base->name,
                    (double)(uv_hrtime() - t0) / 1e9);
         k++;
@@ -540,11 +565,17 @@ static int load_files(server_t *s, const aofman_t *m)
         memset(&r, 0, sizeof(r));
         int rc = s->aof->replay(s, path, k + 1 == total,
                                 s->cfg->aof_load_truncated, &r);
+        if (rc == -ECANCELED) {
+            log_warning("Loading of %s stopped: the server is shutting down",
+                        path);
+            return rc;
+        }
         if (rc < 0) {
             log_warning("Fatal error loading the AOF file %s: %s", path,
                         r.err[0] ? r.err : strerror(-rc));
             return rc;
         }
+        loadprog_file_done(s, (uint64_t)st.st_size);
         log_notice("DB loaded from incr file %s: %.3f seconds", m->incr[i].name,
                    (double)(uv_hrtime() - t0) / 1e9);
     }

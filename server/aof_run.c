@@ -283,6 +283,14 @@ int aof_config_set(server_t *s, const char *name, char *err, size_t errlen)
     struct aof *a = s->aof;
     if (strcasecmp(name, "appendonly") != 0)
         return 0;
+    /* A base written now would hold half the dataset: the files start
+     * once the load is over (aof_start()), from what the config says. */
+    if (s->load.active) {
+        snprintf(err, errlen,
+                 "the AOF cannot be switched while the "
+                 "dataset is loading");
+        return -EBUSY;
+    }
     if (s->cfg->appendonly && a->state == AOF_OFF)
         return start_on(s, err, errlen);
     if (!s->cfg->appendonly && a->state != AOF_OFF)

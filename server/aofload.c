@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "loadprog.h"
 #include "log.h"
 #include "multi.h"
 
@@ -315,6 +316,11 @@ int aofload_file(server_t *s, const char *path, bool last, bool load_truncated,
         r->commands++;
         if (!rp.in_multi)
             r->good_bytes = end;
+        if (!loadprog_step(s, end)) {
+            snprintf(r->err, sizeof(r->err), "the server is shutting down");
+            rc = -ECANCELED;
+            break;
+        }
     }
     if (rc == 0 && st == SCAN_BAD)
         rc = -EINVAL;

@@ -348,6 +348,13 @@ bool cmd_dispatch(client_t *c, const resp_cmd_t *cmd)
         refused(c, e, reply_at);
         return true;
     }
+    /* As Redis while it loads its files at start-up: only what is flagged
+     * `loading` runs for the clients (the replaying client is not one). */
+    if (s->load.active && !s->loading && !(d->flags & CMD_LOADING)) {
+        resp_add_error(&c->out, ERRTEXT_LOADING);
+        refused(c, e, reply_at);
+        return true;
+    }
     /* Last of the checks, as in Redis: a command that would be refused is
      * refused at once, even during a pause; a command queued in a
      * transaction waits as the same command would outside it. */

@@ -27,6 +27,7 @@
 #include "errtext.h"
 #include "expire.h"
 #include "glob.h"
+#include "loadprog.h"
 #include "log.h"
 #include "memstat.h"
 #include "persist.h"
@@ -146,6 +147,7 @@ static void info_persistence(server_t *s, sbuf_t *b)
 {
     persist_info(s, b);
     aof_info(s, b);
+    loadprog_info_tail(s, b);
 }
 
 static void info_stats(server_t *s, sbuf_t *b)
@@ -435,6 +437,11 @@ static void shutdown_proc(client_t *c, int argc, const arg_t *argv)
     if (nosave && save) {
         reply_syntax_error(c);
         return;
+    }
+    /* As Redis: a half-loaded dataset is never saved over the files. */
+    if (c->srv->load.active) {
+        nosave = true;
+        save = false;
     }
     log_warning("User requested shutdown...");
     if (persist_shutdown_save(c->srv, nosave, save, force) < 0) {

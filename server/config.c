@@ -116,6 +116,9 @@ static const cfg_def_t defs[] = {
     NUM("aof-load-truncated", T_BOOL, F_MUT, aof_load_truncated, 0, 0),
     NUM("aof-timestamp-enabled", T_BOOL, F_MUT, aof_timestamp_enabled, 0, 0),
     NUM("aof-use-rdb-preamble", T_BOOL, F_MUT, aof_use_rdb_preamble, 0, 0),
+    NUM("key-load-delay", T_I64, F_MUT | F_HIDDEN, key_load_delay, 0, 0),
+    NUM("loading-process-events-interval-bytes", T_U64, F_MUT | F_HIDDEN,
+        loading_process_events_interval_bytes, 1024, INT_MAX),
     NUM("slowlog-log-slower-than", T_I64, F_MUT, slowlog_log_slower_than, 0, 0),
     NUM("slowlog-max-len", T_U64, F_MUT, slowlog_max_len, 0, INT64_MAX),
     NUM("acllog-max-len", T_U64, F_MUT, acllog_max_len, 0, LONG_MAX),
@@ -616,6 +619,7 @@ int cfg_init(cfg_t *c)
     c->auto_aof_rewrite_percentage = 100;
     c->auto_aof_rewrite_min_size = 64ull << 20;
     c->aof_load_truncated = true;
+    c->loading_process_events_interval_bytes = 2 << 20;
     c->aof_use_rdb_preamble = true;
     c->slowlog_log_slower_than = 10000;
     c->slowlog_max_len = 128;
@@ -786,7 +790,10 @@ void cfg_get(const cfg_t *c, const char *pattern, cfg_get_fn *fn, void *ctx)
 
     for (size_t i = 0; i < NDEFS; i++) {
         const cfg_def_t *d = &defs[i];
-        if (glob_match(pattern, plen, d->name, strlen(d->name), true))
+        bool hit = (d->flags & F_HIDDEN) ? strcasecmp(pattern, d->name) == 0
+                                         : glob_match(pattern, plen, d->name,
+                                                      strlen(d->name), true);
+        if (hit)
             fn(ctx, d->name, format_value(c, d, buf, sizeof(buf)));
     }
 }

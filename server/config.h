@@ -102,6 +102,12 @@ typedef struct cfg {
     bool aof_load_truncated;            /* yes */
     bool aof_timestamp_enabled;         /* no: "yes" is refused (unsupported) */
     bool aof_use_rdb_preamble;          /* yes; the base is always a snapshot */
+    /* Redis's hidden debugging settings of the start-up load: a delay per
+     * key or command loaded (microseconds; negative -n: 1 us with
+     * probability 1/n), and how many bytes are loaded between two rounds of
+     * serving the clients (LOADING replies, INFO). */
+    int64_t key_load_delay;                         /* 0 */
+    uint64_t loading_process_events_interval_bytes; /* 2mb */
 
     /* monitoring */
     int64_t slowlog_log_slower_than; /* 10000 us; negative: off, 0: all */

@@ -40,6 +40,9 @@ enum {
 #define F_NONEMPTY 0x04 /* "" is refused */
 #define F_NOPATH 0x08   /* a file name, not a path */
 #define F_CF 0x10       /* a cf-* default: checked by the command layer */
+#define F_HIDDEN                                                               \
+    0x20 /* as Redis's hidden settings: CONFIG GET matches it                  \
+            only by its exact name, never by a pattern */
 
 typedef union cfg_val {
     uint64_t u;

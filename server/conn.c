@@ -263,11 +263,22 @@ static void conn_flush(conn_t *c)
     if (c->closing)
         return;
     server_t *s = c->cl.srv;
-    if (s->hold_replies != NULL && !c->await_log &&
-        s->hold_replies(s, c->cl.out.len >= CONN_PAUSE_BYTES)) {
-        c->await_log = true;
-        s->nheld++;
-        return;
+    /* Group commit: a connection whose replies wait for the log keeps
+     * waiting however many batches it runs in the iteration; its replies
+     * go out only once the log holds them (released, or an urgent write
+     * and fsync made now by hold_replies). */
+    if (s->hold_replies != NULL) {
+        if (s->hold_replies(s, c->cl.out.len >= CONN_PAUSE_BYTES)) {
+            if (!c->await_log) {
+                c->await_log = true;
+                s->nheld++;
+            }
+            return;
+        }
+        if (c->await_log) { /* what it waited for is on disk now */
+            c->await_log = false;
+            s->nheld--;
+        }
     }
     if (resp_out_failed(&c->cl.out)) {
         log_warning("Closing client %s: out of memory for its replies",

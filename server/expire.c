@@ -157,6 +157,8 @@ void expire_cron(server_t *s)
         return; /* the slices are at work */
     if (server_writes_paused(s))
         return; /* as Redis 7: no active expiry during CLIENT PAUSE */
+    if (s->load.active)
+        return; /* nothing expires before the whole dataset is loaded */
     /* the timer is the daemon's, open once it listens */
     if (cycle(s) && s->handles_open && !s->shutting_down) {
         s->expire_timer.data = s;

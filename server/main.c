@@ -32,6 +32,7 @@
 #include "daemon.h"
 #include "heap.h"
 #include "latency.h"
+#include "loadprog.h"
 #include "log.h"
 #include "monitor.h"
 #include "multi.h"
@@ -284,8 +285,21 @@ static int init(app_t *a, int argc, char **argv)
     return wire(&a->srv);
 }
 
-/* The snapshot, before anything listens. 0, or -1 (logged). */
-static int load(app_t *a)
+/* The listeners first, as Redis: while the files load, clients connect
+ * and get -LOADING (loadprog.h). 0, or -1 (logged). */
+static int listen_early(app_t *a)
+{
+    char err[512] = "";
+    if (daemon_listen(&a->srv, err, sizeof(err)) < 0) {
+        log_warning("%s", err);
+        return -1;
+    }
+    return 0;
+}
+
+/* The AOF or the snapshot, the clients served meanwhile. 0, or -1
+ * (logged; a shutdown asked for during the load is one too). */
+static int load_files(app_t *a)
 {
     log_notice("cuckood version=%s, pid=%d, just started", CUCKOOD_VERSION,
                (int)getpid());
@@ -304,6 +318,14 @@ static int load(app_t *a)
     return persist_load(&a->srv) < 0 ? -1 : 0;
 }
 
+static int load(app_t *a)
+{
+    loadprog_begin(&a->srv);
+    int rc = load_files(a);
+    loadprog_end(&a->srv);
+    return rc;
+}
+
 /* The final save (snapshot), then the AOF's last write and fsync. */
 static void on_shutdown(server_t *s)
 {
@@ -311,17 +333,12 @@ static void on_shutdown(server_t *s)
     aof_on_shutdown(s);
 }
 
-/* The listeners, the save points, then the files that say the server is
- * up. 0, or -1 (logged). */
+/* The AOF's files, the save points, then the files that say the server
+ * is up. 0, or -1 (logged). */
 static int listen_all(app_t *a)
 {
-    char err[512] = "";
     if (aof_start(&a->srv) < 0)
         return -1;
-    if (daemon_listen(&a->srv, err, sizeof(err)) < 0) {
-        log_warning("%s", err);
-        return -1;
-    }
     if (persist_start(&a->srv) < 0)
         return -1;
     /* Armed only now: a start that failed has nothing new to save. */
@@ -390,8 +407,10 @@ int main(int argc, char **argv)
     if (one_shot(argc, argv, &code))
         return code;
     app_t a = {0};
-    if (init(&a, argc, argv) < 0 || load(&a) < 0 || listen_all(&a) < 0)
-        return teardown(&a, 1);
+    if (init(&a, argc, argv) < 0 || listen_early(&a) < 0 || load(&a) < 0 ||
+        listen_all(&a) < 0)
+        /* a SHUTDOWN or SIGTERM while loading exits as asked */
+        return teardown(&a, a.srv.shutting_down ? a.srv.exit_code : 1);
     uv_run(a.loop, UV_RUN_DEFAULT);
     return teardown(&a, 0);
 }

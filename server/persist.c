@@ -35,6 +35,7 @@
 #include "expire.h"
 #include "keyspace.h"
 #include "latency.h"
+#include "loadprog.h"
 #include "log.h"
 #include "server_int.h"
 #include "snapshot.h"
@@ -121,6 +122,7 @@ typedef struct load_ctx {
     server_t *s;
     uint64_t keys;
     uint64_t expired; /* past their time: not loaded */
+    uint64_t bytes;   /* the keys' and filters' sizes: the progress */
     int64_t now;
     char why[PERSIST_ERR_MAX];
 } load_ctx_t;
@@ -129,6 +131,11 @@ static int load_key(void *ctx, int db, const void *key, size_t len,
                     cf_filter_t *f, int64_t when)
 {
     load_ctx_t *l = ctx;
+    l->bytes += len + cf_size_bytes(f);
+    if (!loadprog_step(l->s, l->bytes)) {
+        cf_free(f);
+        return -ECANCELED; /* shutting down */
+    }
     if (when >= 0 && when <= l->now) {
         /* as Redis: a key that expired while the server was down is not
          * loaded at all */
@@ -177,6 +184,9 @@ int persist_load(server_t *s)
         log_notice("Removed %d temporary snapshot file%s left by an "
                    "interrupted save",
                    stale, stale == 1 ? "" : "s");
+    struct stat st;
+    if (stat(path, &st) == 0)
+        loadprog_expect(s, (uint64_t)st.st_size);
     int rc = persist_load_path(s, path);
     if (rc == -ENOENT) {
         log_notice("No snapshot file '%s': starting with an empty dataset",
@@ -198,7 +208,10 @@ int persist_load_path(server_t *s, const char *path)
     if (rc < 0) {
         for (int i = 0; i < s->ndbs; i++)
             ks_flush(s->dbs[i]);
-        if (l.why[0] != '\0')
+        if (rc == -ECANCELED)
+            log_warning("Loading of %s stopped: the server is shutting down",
+                        path);
+        else if (l.why[0] != '\0')
             log_warning("Fatal error loading the snapshot %s: %s. Exiting.",
                         path, l.why);
         else if (err[0] != '\0') /* snap_load's reason names the file */
@@ -211,6 +224,7 @@ int persist_load_path(server_t *s, const char *path)
     double secs = (double)(uv_hrtime() - t0) / 1e9;
     struct stat st;
     uint64_t size = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+    loadprog_file_done(s, size);
     log_notice("DB loaded from disk: %.3f seconds, %" PRIu64 " keys, %" PRIu64
                " bytes",
                secs, l.keys, size);
@@ -656,8 +670,8 @@ void persist_info(const server_t *s, sbuf_t *b)
     int64_t cur = -1;
     if (p->child != 0)
         cur = (int64_t)((uv_now(s->loop) - p->child_start_ms) / 1000);
+    loadprog_info_head(s, b);
     sb_printf(b,
-              "loading:0\r\n"
               "rdb_changes_since_last_save:%" PRIu64 "\r\n"
               "rdb_bgsave_in_progress:%d\r\n"
               "rdb_last_save_time:%lld\r\n"

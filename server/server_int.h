@@ -147,6 +147,17 @@ struct server {
      * the replaying client is never refused for maxmemory, write denial or
      * a pause. */
     bool loading;
+    /* The start-up load, while the clients are served (loadprog.h). */
+    struct server_load {
+        bool active;          /* listening and loading: LOADING replies */
+        int64_t start_time;   /* unix seconds */
+        uint64_t total_bytes; /* of every file to load */
+        uint64_t done_bytes;  /* of the files already loaded */
+        uint64_t loaded_bytes;
+        uint64_t served_at; /* loaded_bytes when the clients were served */
+        uint64_t served_ns; /* uv_hrtime() then */
+        uint64_t steps;
+    } load;
     uint64_t nmonitors; /* clients with c->monitor set */
     /* CLIENT PAUSE: while server_now_ms() < pause_end_ms, commands of the
      * kind paused wait (SERVER_PAUSE_WRITE: those that may write;

@@ -245,12 +245,18 @@ def answering_pid(port, password=None):
         if password is not None:
             c.command("AUTH", password)
         info = c.command("INFO", "server")
+        # INFO answers while the files load; the server is up once they
+        # are loaded (until then other commands answer -LOADING).
+        persistence = c.command("INFO", "persistence")
     except OSError:
         return None
     finally:
         c.close()
     if isinstance(info, RespError):
         return info
+    if (not isinstance(persistence, RespError)
+            and info_field(persistence, "loading") == "1"):
+        return None
     pid = info_field(info, "process_id")
     return int(pid) if pid is not None else RespError("no process_id")
 

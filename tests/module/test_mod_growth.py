@@ -1,0 +1,81 @@
+"""The module in redis-server, with a replica, while filters grow through
+more than ten doublings: random CF.ADD / CF.INSERT / CF.DEL on the master
+(reserved, and created by CF.ADD and CF.INSERT on a missing key); after
+WAIT the replica holds the same bytes (DUMP and every CF.SCANDUMP chunk
+equal) and answers every item alike. Then the replica restarts and takes
+the master's RDB (a full sync), and both keep taking the same writes.
+
+CUCKOOD_GROWTH_SEED sets the seed (default 24)."""
+
+import os
+
+from support.growth import RESERVE, Model, check_all, grow, mexists
+from support.proc import wait_until
+
+SEED = int(os.environ.get("CUCKOOD_GROWTH_SEED", "24"))
+ARGS = ["cf-initial-size", str(RESERVE), "cf-expansion-factor", "2"]
+KEYS = {"res": False, "auto": False, "ins": True}  # key -> by CF.INSERT
+
+
+def linked(r):
+    def up():
+        inf = r.client().info("replication")
+        return inf.get("master_link_status") == "up"
+    wait_until(up, 60, what="replica link up")
+
+
+def waited(mc):
+    """WAIT until the one replica has every write (bounded, not timed)."""
+    assert mc.call("WAIT", 1, 60000) == 1
+
+
+def scandump(c, key):
+    chunks, it = [], 0
+    while True:
+        it, data = c.call("CF.SCANDUMP", key, it)
+        if it == 0:
+            return chunks
+        chunks.append((it, data))
+
+
+def same_bytes(m, r, models):
+    with m.raw(timeout=120) as mc, r.raw(timeout=120) as rc:
+        for key, model in models.items():
+            a, b = mc.call("DUMP", key), rc.call("DUMP", key)
+            assert a is not None and a == b, "%s: DUMP differs" % key
+            assert scandump(mc, key) == scandump(rc, key), key
+            every = list(model.seen) + [b"no:%d" % i for i in range(5000)]
+            assert mexists(mc, key, every) == mexists(rc, key, every), key
+            check_all(rc, key, model)
+
+
+def test_replica_holds_the_same_bytes_through_growth(servers):
+    m = servers(module_args=ARGS)
+    r = servers("--replicaof", "127.0.0.1", str(m.port), module_args=ARGS)
+    linked(r)
+    models = {k: Model(SEED, k, k.encode()) for k in KEYS}
+    with m.raw(timeout=120) as mc:
+        assert mc.call("CF.RESERVE", "res", RESERVE, "EXPANSION", 2) == "OK"
+        for key, insert in KEYS.items():
+            grow(mc, key, models[key], 40000, insert=insert)
+        waited(mc)
+    same_bytes(m, r, models)
+
+    # The replica restarts empty (no persistence) and loads the master's
+    # RDB, taken mid-growth; meanwhile the master went on.
+    r.stop()
+    with m.raw(timeout=120) as mc:
+        for key, insert in KEYS.items():
+            grow(mc, key, models[key], 55000, insert=insert)
+    r.start()
+    linked(r)
+    with m.raw(timeout=120) as mc:
+        waited(mc)
+    same_bytes(m, r, models)
+
+    # Both take the same writes from there, past the tenth doubling.
+    with m.raw(timeout=120) as mc:
+        for key, insert in KEYS.items():
+            grow(mc, key, models[key], 80000, insert=insert)
+        waited(mc)
+    same_bytes(m, r, models)
