@@ -11,6 +11,9 @@
 #
 # Environment: RUNS=3 N1=100000 N32=1000000 NMEX=20000 CLIENTS=50
 #   FILL=1000000 MIGRATE_ITEMS="10000000 100000000" (skip with SKIP_MIGRATE=1)
+#
+# CPU=1 measures instead the server CPU per request of the module beside
+# RedisBloom's (bench/module_cpu.sh says how and what it takes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,11 +27,12 @@ MIGRATE_ITEMS=${MIGRATE_ITEMS:-"10000000 100000000"}
 BUILD=${BUILD_DIR:-build}
 PY=${PYTHON:-/usr/bin/python3}
 CUCKOOD=$BUILD/server/cuckood
-MODULE=$PWD/$BUILD/module/cuckoo.so
+MODULE=${MODULE:-$PWD/$BUILD/module/cuckoo.so}
 [ -x "$CUCKOOD" ] && [ -f "$MODULE" ] || BUILD_DIR=$BUILD bash scripts/build.sh
 
 . bench/lib.sh  # free_port, wait_ping, $tmp, $pids
 work=$tmp
+[ -n "${CPU:-}" ] && { . bench/module_cpu.sh; exit 0; }
 start_module() { # port dir
     mkdir -p "$2"
     redis-server --port "$1" --bind 127.0.0.1 --dir "$2" --save "" \

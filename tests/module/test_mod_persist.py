@@ -1,6 +1,7 @@
 """The cuckoo-cf data type in Redis: RDB save and restart, DEBUG RELOAD,
 the AOF (rewritten and replayed), COPY, RENAME, MEMORY USAGE, maxmemory,
-a corrupted payload, module arguments and read-only ACL users."""
+a corrupted payload, module arguments, read-only ACL users and the huge-page
+hint of big tables."""
 
 import os
 import struct
@@ -125,6 +126,38 @@ def test_used_memory_counts_filters(servers):
     assert grown >= size
     r.delete("big")
     assert r.info("memory")["used_memory"] - before < 1000000
+
+
+def hinted_bytes(pid):
+    """Bytes of the process's mappings marked for transparent huge pages
+    (madvise(MADV_HUGEPAGE): "hg" among an area's VmFlags)."""
+    total = size = 0
+    with open("/proc/%d/smaps" % pid) as f:
+        for line in f:
+            if line.startswith("Size:"):
+                size = int(line.split()[1]) * 1024
+            elif line.startswith("VmFlags:") and "hg" in line.split()[1:]:
+                total += size
+    return total
+
+
+THP = "/sys/kernel/mm/transparent_hugepage/enabled"
+
+
+@pytest.mark.skipif(not os.path.exists(THP) or
+                    "[madvise]" not in open(THP).read(),
+                    reason="transparent huge pages are not in madvise mode")
+def test_big_tables_hinted_for_huge_pages(servers):
+    s = servers()
+    r = s.client()
+    want = fill(r)  # a table of about 24 KB: left alone
+    assert hinted_bytes(s.pid) == 0
+    r.execute_command("CF.RESERVE", "big", 10000000)
+    r.execute_command("CF.INSERT", "big", "ITEMS", *ITEMS)
+    # The 2 MiB pages wholly inside the 15.8 MB table: at least 6.
+    assert hinted_bytes(s.pid) >= 6 * 2 * 1024 * 1024
+    assert r.execute_command("CF.MEXISTS", "big", *ITEMS) == [1] * len(ITEMS)
+    assert answers(r) == want
 
 
 def test_maxmemory_refuses_growth(servers):
