@@ -239,6 +239,95 @@ static bool lookahead_place(cf_filter_t *f, cf_table_t *t, const uint64_t *in,
     return false;
 }
 
+/* The breadth-first search for a relocation path visits at most this many
+ * buckets: both of the item's, then (b = 4) 8, 32 and 128 alternates, and
+ * part of the next level. */
+#define CF_BFS_NODES 256
+#define CF_BFS_ROOT UINT16_MAX
+
+/* A bucket the search reached: fp, in slot `slot` of the parent's bucket,
+ * can move here. */
+typedef struct bfs_node {
+    uint64_t bucket;
+    uint32_t fp;
+    uint16_t parent; /* CF_BFS_ROOT for the item's own buckets */
+    uint8_t slot;
+} bfs_node_t;
+
+/* Is bucket i on the path from the root to node q (q included)? A path
+ * through one bucket twice would move a fingerprint out of a slot that
+ * another move of the same path has already refilled. */
+static bool bfs_on_path(const bfs_node_t *nodes, uint32_t q, uint64_t i)
+{
+    for (; q != CF_BFS_ROOT; q = nodes[q].parent)
+        if (nodes[q].bucket == i)
+            return true;
+    return false;
+}
+
+/* Carries out the path that ends at node q, whose bucket has a free slot:
+ * from the free slot back to the root, each fingerprint moves one step
+ * (every bucket of the path is written once, so slot numbers read before
+ * the first write still hold, semi-sorted buckets included), and fp takes
+ * the root's freed slot. */
+static void bfs_apply(cf_filter_t *f, cf_table_t *t, const bfs_node_t *nodes,
+                      uint32_t q, uint32_t fp)
+{
+    bool put = bucket_put(f, t, nodes[q].bucket, nodes[q].fp);
+    (void)put; /* the search saw a free slot there */
+    for (; nodes[q].parent != CF_BFS_ROOT; q = nodes[q].parent) {
+        const bfs_node_t *p = &nodes[nodes[q].parent];
+        uint32_t in = p->parent == CF_BFS_ROOT ? fp : p->fp;
+        slot_set(f, t, p->bucket * SH(f)->b + nodes[q].slot, in);
+    }
+}
+
+/* Looks for the shortest relocation path from the full buckets i1 and i2
+ * to a bucket with a free slot, at most max_depth moves long, level by
+ * level: every bucket of a level is prefetched before any is read, so a
+ * level costs one memory round trip however many buckets it holds (a
+ * random walk pays one per kick). Within a level the first bucket found
+ * in order wins, so the choice is a function of the table alone. On
+ * success fp is stored; on failure nothing was written. */
+static bool bfs_place(cf_filter_t *f, cf_table_t *t, uint64_t i1, uint64_t i2,
+                      uint32_t fp, uint32_t max_depth)
+{
+    bfs_node_t nodes[CF_BFS_NODES];
+    const uint32_t b = SH(f)->b;
+    uint32_t n = 0;
+    nodes[n++] = (bfs_node_t){.bucket = i1, .parent = CF_BFS_ROOT};
+    if (i2 != i1)
+        nodes[n++] = (bfs_node_t){.bucket = i2, .parent = CF_BFS_ROOT};
+    /* [lo, hi) is the level last found full */
+    uint32_t lo = 0, hi = n;
+    for (uint32_t depth = 1; depth <= max_depth; depth++) {
+        for (uint32_t q = lo; q < hi && n < CF_BFS_NODES; q++) {
+            uint64_t i = nodes[q].bucket;
+            for (uint32_t j = 0; j < b && n < CF_BFS_NODES; j++) {
+                uint32_t kfp = slot_get(f, t, i * b + j);
+                uint64_t a = alt_index(f, t, i, kfp);
+                if (bfs_on_path(nodes, q, a))
+                    continue;
+                prefetch_bucket(f, t, a);
+                nodes[n++] = (bfs_node_t){.bucket = a,
+                                          .fp = kfp,
+                                          .parent = (uint16_t)q,
+                                          .slot = (uint8_t)j};
+            }
+        }
+        if (n == hi)
+            return false;
+        for (uint32_t q = hi; q < n; q++)
+            if (bucket_has(f, t, nodes[q].bucket, 0)) {
+                bfs_apply(f, t, nodes, q, fp);
+                return true;
+            }
+        lo = hi;
+        hi = n;
+    }
+    return false;
+}
+
 /* Stores fp in table t, relocating others. false when the table's victim is
  * taken (it is full); otherwise true, with fp or a displaced fingerprint
  * possibly in the victim stash. */
@@ -249,11 +338,12 @@ static bool table_insert(cf_filter_t *f, cf_table_t *t, uint64_t i1,
         return false;
     if (bucket_put(f, t, i1, fp) || bucket_put(f, t, i2, fp))
         return true;
-    /* First from both buckets at once: at high load most inserts that get
-     * here end after this one round trip, without a kick. */
+    /* First the shortest path from both buckets, a round trip per level
+     * of the search; the walk below is left for tables so full that the
+     * search finds nothing within its reach. No path is longer than the
+     * walk's max_kicks kicks plus its last step. */
     bool ahead = SH(f)->b <= 8;
-    uint64_t both[2] = {i1, i2};
-    if (ahead && lookahead_place(f, t, both, i1 == i2 ? 1 : 2, fp))
+    if (ahead && bfs_place(f, t, i1, i2, fp, (uint32_t)f->max_kicks + 1))
         return true;
     uint64_t rng = rng_seed(f, i1, fp);
     uint64_t i = (rng_next(&rng) & 1) ? i1 : i2;
