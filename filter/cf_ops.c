@@ -529,6 +529,135 @@ int cf_add_hashed(cf_filter_t *f, cf_hash_t hk, bool nx, uint64_t *room)
     return rc < 0 ? rc : nx;
 }
 
+/* Batched inserts keep a window of CF_ADD_STAGES * CF_ADD_GAP items in
+ * flight: an item's buckets are prefetched when it is hashed; CF_ADD_GAP
+ * items later, if both are full, the first level of the relocation search
+ * below them; CF_ADD_GAP items later again, if all of that level is full
+ * too, the second level; then it is inserted. The gap covers a round trip
+ * to memory at the time an insert takes. */
+#define CF_ADD_GAP 12
+#define CF_ADD_STAGES 3
+
+/* Is bucket i full? */
+static inline bool bucket_full(const cf_filter_t *f, const cf_table_t *t,
+                               uint64_t i)
+{
+    return !bucket_has(f, t, i, 0);
+}
+
+/* Prefetches the buckets the fingerprints of bucket i would move to. */
+static void prefetch_below(const cf_filter_t *f, const cf_table_t *t,
+                           uint64_t i)
+{
+    for (uint32_t j = 0; j < SH(f)->b; j++)
+        prefetch_bucket(f, t,
+                        alt_index(f, t, i, slot_get(f, t, i * SH(f)->b + j)));
+}
+
+/* The middle stages of the batch for an item with buckets i1 and i2, whose
+ * prefetches (of its buckets, then of the level below) have arrived: the
+ * next level of what bfs_place() would read, when it would get there. */
+static void prefetch_level(const cf_filter_t *f, const cf_table_t *t,
+                           uint64_t i1, uint64_t i2, uint32_t level)
+{
+    if (!bucket_full(f, t, i1) || !bucket_full(f, t, i2))
+        return;
+    if (level == 1) {
+        prefetch_below(f, t, i1);
+        prefetch_below(f, t, i2);
+        return;
+    }
+    uint64_t in[2] = {i1, i2}, alt[16];
+    uint32_t n = 0, b = SH(f)->b;
+    for (uint32_t k = 0; k < 2; k++)
+        for (uint32_t j = 0; j < b; j++, n++) {
+            alt[n] = alt_index(f, t, in[k], slot_get(f, t, in[k] * b + j));
+            if (!bucket_full(f, t, alt[n]))
+                return; /* the search will stop at the first level */
+        }
+    for (uint32_t m = 0; m < n; m++)
+        prefetch_below(f, t, alt[m]);
+}
+
+/* cf_add_many_fast() for one fast b = 4 shape given as constants (see
+ * place_fast()). Items are placed with place_fast() as insert_hashed()
+ * places them in a one-table filter, in order and with the item count
+ * brought up to date before any relocation, so the filter ends byte for
+ * byte as n cf_add() calls would leave it. */
+static inline __attribute__((always_inline)) size_t
+add_many_shape(cf_filter_t *f, size_t n, const void *const *keys,
+               const size_t *lens, uint64_t *room, int *rc, bool ss,
+               uint32_t lane, uint32_t bits)
+{
+    enum { W = CF_ADD_STAGES * CF_ADD_GAP };
+    cf_table_t one, *t = tabs_get(f, &one);
+    const uint64_t nb = t->nbuckets, seed = f->seed;
+    const uint32_t fp_mask = SH(f)->fp_mask;
+    /* CF_PREFETCH_TAIL unless buckets are aligned words (see
+     * prefetch_bucket()) */
+    const uint32_t tail = (bits == 32 || bits == 64) ? 0 : CF_PREFETCH_TAIL;
+    /* Below 3/4 load both buckets are hardly ever full: the middle stages
+     * would cost more than they save. */
+    const bool ahead = items_of(f) * 4 >= nb * CF_SS_B * 3;
+    cf_hash_t hk[W];
+    uint64_t b1[W], b2[W], added = 0;
+    for (size_t i = 0; i < n + W; i++) {
+        size_t r = i % W;
+        if (i >= W) {
+            if (place_fast(f, t, b1[r], b2[r], hk[r].fp, ss, lane, bits)) {
+                rc[i - W] = 0;
+                added++;
+            } else {
+                /* the walk's choices read the item count */
+                items_set(f, items_of(f) + added);
+                added = 0;
+                rc[i - W] = cf_add_hashed(f, hk[r], false, room);
+                if (f->nfilters != 1)
+                    return i - W + 1; /* grew: the caller goes on */
+                t = tabs_get(f, &one);
+            }
+        }
+        for (uint32_t s = 1; ahead && s < CF_ADD_STAGES; s++)
+            if (i >= s * CF_ADD_GAP && i - s * CF_ADD_GAP < n) {
+                size_t q = (i - s * CF_ADD_GAP) % W;
+                prefetch_level(f, t, b1[q], b2[q], s);
+            }
+        if (i < n) {
+            uint64_t h = key_hash(keys[i], lens[i], seed);
+            uint32_t fp = fp_of(h, fp_mask);
+            uint64_t i1 = mulhi(h, nb), i2 = alt_of(nb, i1, fp);
+            const uint8_t *p1 = t->data + ((i1 * bits) >> 3);
+            const uint8_t *p2 = t->data + ((i2 * bits) >> 3);
+            hk[r] = (cf_hash_t){.h = h, .fp = fp};
+            b1[r] = i1;
+            b2[r] = i2;
+            prefetch(p1);
+            prefetch(p1 + tail);
+            prefetch(p2);
+            prefetch(p2 + tail);
+        }
+    }
+    items_set(f, items_of(f) + added);
+    return n;
+}
+
+size_t cf_add_many_fast(cf_filter_t *f, size_t n, const void *const *keys,
+                        const size_t *lens, uint64_t *room, int *rc)
+{
+    if (f->nfilters != 1)
+        return 0;
+    switch (SH(f)->b == CF_SS_B ? SH(f)->fp_bits : 0) {
+#define CF_X(enc, fp, lane, bits)                                              \
+    case fp:                                                                   \
+        return add_many_shape(f, n, keys, lens, room, rc,                      \
+                              (enc) == CF_ENC_SEMISORTED, lane, bits);
+        CF_WIDTHS(CF_X)
+#undef CF_X
+    default:
+        return 0;
+    }
+}
+
 int cf_add(cf_filter_t *f, const void *key, size_t len)
 {
     uint64_t room = UINT64_MAX;
