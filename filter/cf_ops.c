@@ -1,11 +1,15 @@
 /*
  * cf_ops.c - one item at a time: lookups, inserts, deletes, and the stats.
  *
- * Full tables. An insert relocates fingerprints for at most max_kicks steps,
- * looking one step ahead for a slot whose alternate bucket has room. When it
- * gives up, the homeless fingerprint goes into the table's one-entry victim
- * stash, so nothing is lost; the next insert into that table then fails over
- * to growth (a new table expansion times larger) or to -ENOSPC.
+ * Full tables. When both of an item's buckets are full, a breadth-first
+ * search looks for the shortest path of moves to a bucket with room (every
+ * bucket of a level prefetched at once: a round trip per level, not per
+ * move). Past the search's reach a random walk relocates fingerprints for
+ * at most max_kicks steps, looking one step ahead for a slot whose
+ * alternate bucket has room. When it gives up, the homeless fingerprint
+ * goes into the table's one-entry victim stash, so nothing is lost; the
+ * next insert into that table that needs a relocation then fails over to
+ * growth (a new table expansion times larger) or to -ENOSPC.
  */
 #include "cf_ops.h"
 
