@@ -30,6 +30,8 @@
 #include "cf.h"
 
 #define QUERIES 4000000u
+#define MAXLOAD_N 1000000u
+#define MAXLOAD_SEEDS 3
 #define BATCH 512u
 #define ROUNDS 3
 
@@ -160,9 +162,11 @@ static const int pct[] = {0, 50, 100};
 
 typedef struct result {
     double bits, fpr, bound, ins1, insb, floor, single[3], batched[3];
-    double versus[3]; /* ss-13 only: batched / plain-12 batched, head to
-                         head */
-    cf_filter_t *f;   /* kept for the head-to-head of plain-12 and ss-13 */
+    double versus[3];  /* ss-13 only: batched / plain-12 batched, head to
+                          head */
+    double maxload[2]; /* lowest and mean load at the first failure */
+    bool ran;
+    cf_filter_t *f; /* kept for the head-to-head of plain-12 and ss-13 */
 } result_t;
 
 static void run(uint64_t n, const enc_t *e, const uint64_t *keys, uint64_t *q,
@@ -260,6 +264,38 @@ static void run(uint64_t n, const enc_t *e, const uint64_t *keys, uint64_t *q,
     r->f = f;
 }
 
+/* The load at which the first insert fails, for a filter that never grows:
+ * the lowest and the mean over MAXLOAD_SEEDS seeds. */
+static void max_load(const enc_t *e, double out[2])
+{
+    out[0] = 1;
+    out[1] = 0;
+    for (uint64_t seed = 1; seed <= MAXLOAD_SEEDS; seed++) {
+        cf_params_t p;
+        cf_params_default(&p);
+        p.capacity = MAXLOAD_N;
+        p.fp_bits = e->fp_bits;
+        p.encoding = e->encoding;
+        p.bucket_size = 4;
+        p.expansion = 0;
+        p.seed = seed;
+        cf_filter_t *f;
+        if (cf_create(&p, &f) != 0) {
+            fprintf(stderr, "cf_create failed\n");
+            exit(1);
+        }
+        uint64_t i = 0, k = mix(seed << 40);
+        while (cf_add(f, &k, sizeof(k)) == 0)
+            k = mix((seed << 40) + ++i);
+        cf_stats_t st;
+        cf_stats(f, &st);
+        double load = (double)i / ((double)st.nbuckets * 4);
+        out[0] = min2(out[0], load);
+        out[1] += load / MAXLOAD_SEEDS;
+        cf_free(f);
+    }
+}
+
 /* Batched lookups of ss-13 against plain-12, in rounds that alternate the
  * two, so that both see the same machine: sizes are the same, so the
  * memory behind them is too. */
@@ -301,6 +337,8 @@ static void targets(uint64_t n, const result_t *res)
     printf("targets at n=%llu (ratios within this run; lookups and floor "
            "the best of %d rounds):\n",
            (unsigned long long)n, ROUNDS);
+    if (!pl->ran)
+        goto space;
     for (int k = 0; k < 3; k++) {
         snprintf(what, sizeof(what), "plain-12 batched lookup %d%% / floor",
                  pct[k]);
@@ -316,18 +354,42 @@ static void targets(uint64_t n, const result_t *res)
                "%.1f ns (targets at 50M: <= 60, <= 90)\n",
                pl->insb, pl->ins1);
     }
-    for (int k = 0; k < 3; k++) {
-        snprintf(what, sizeof(what),
-                 "ss-13 / plain-12 batched lookup, %d%% (alternated)", pct[k]);
-        target(what, ss->versus[k], "x", 1.25);
+    if (ss->ran)
+        for (int k = 0; k < 3; k++) {
+            snprintf(what, sizeof(what),
+                     "ss-13 / plain-12 batched lookup, %d%% (alternated)",
+                     pct[k]);
+            target(what, ss->versus[k], "x", 1.25);
+        }
+space:
+    if (ss->ran) {
+        target("ss-13 bits/item", ss->bits, "", 12.7);
+        target("ss-13 false-positive rate (%)", ss->fpr * 100, "", 0.1);
     }
-    target("ss-13 bits/item", ss->bits, "", 12.7);
-    target("ss-13 false-positive rate (%)", ss->fpr * 100, "", 0.1);
-    printf("  space and false positives (b=4, 95%% load):\n");
+    printf("  space, false positives (b=4, 95%% load) and the load of the "
+           "first failure (capacity %u, no growth, %d seeds):\n",
+           MAXLOAD_N, MAXLOAD_SEEDS);
     for (size_t i = 0; i < NENC; i++)
-        printf("    %-8s %6.2f bits/item  fpr %.5f%%  bound %.5f%%\n",
-               encs[i].name, res[i].bits, res[i].fpr * 100, res[i].bound * 100);
+        if (res[i].ran)
+            printf("    %-8s %6.2f bits/item  fpr %.5f%%  bound %.5f%%  "
+                   "max load %.4f (lowest %.4f)\n",
+                   encs[i].name, res[i].bits, res[i].fpr * 100,
+                   res[i].bound * 100, res[i].maxload[1], res[i].maxload[0]);
     fflush(stdout);
+}
+
+/* In CF_ENCODINGS (a comma-separated list of names), or every encoding
+ * when it is unset. */
+static bool selected(const enc_t *e)
+{
+    const char *list = getenv("CF_ENCODINGS");
+    if (list == NULL || *list == '\0')
+        return true;
+    size_t len = strlen(e->name);
+    for (const char *p = list; (p = strstr(p, e->name)) != NULL; p += len)
+        if ((p == list || p[-1] == ',') && (p[len] == ',' || p[len] == '\0'))
+            return true;
+    return false;
 }
 
 int main(int argc, char **argv)
@@ -350,9 +412,15 @@ int main(int argc, char **argv)
         for (uint64_t i = 0; i < n; i++)
             keys[i] = mix(2 * i); /* even ids are members */
         result_t res[NENC];
+        memset(res, 0, sizeof(res));
         for (size_t e = 0; e < NENC; e++)
-            run(n, &encs[e], keys, q, &res[e]);
-        head_to_head(n, keys, q, res);
+            if (selected(&encs[e])) {
+                run(n, &encs[e], keys, q, &res[e]);
+                max_load(&encs[e], res[e].maxload);
+                res[e].ran = true;
+            }
+        if (res[PLAIN12].ran && res[SS13].ran)
+            head_to_head(n, keys, q, res);
         for (size_t e = 0; e < NENC; e++)
             cf_free(res[e].f);
         targets(n, res);

@@ -166,6 +166,15 @@ void cf_add_many(cf_filter_t *f, size_t n, const void *const *keys,
         rc[0] = cf_add_hashed(f, hash_key(f, keys[0], lens[0]), nx, room);
         return;
     }
+    if (!nx) {
+        size_t done = cf_add_many_fast(f, n, keys, lens, room, rc);
+        if (done == n)
+            return;
+        keys += done;
+        lens += done;
+        rc += done;
+        n -= done;
+    }
     /* The pipeline of cf_exists_many in three stages: hash and prefetch
      * both buckets; half a window later prefetch what a relocation would
      * read; insert, in order. Growth may add a table mid-batch; prefetches

@@ -1,11 +1,15 @@
 /*
  * cf_ops.c - one item at a time: lookups, inserts, deletes, and the stats.
  *
- * Full tables. An insert relocates fingerprints for at most max_kicks steps,
- * looking one step ahead for a slot whose alternate bucket has room. When it
- * gives up, the homeless fingerprint goes into the table's one-entry victim
- * stash, so nothing is lost; the next insert into that table then fails over
- * to growth (a new table expansion times larger) or to -ENOSPC.
+ * Full tables. When both of an item's buckets are full, a breadth-first
+ * search looks for the shortest path of moves to a bucket with room (every
+ * bucket of a level prefetched at once: a round trip per level, not per
+ * move). Past the search's reach a random walk relocates fingerprints for
+ * at most max_kicks steps, looking one step ahead for a slot whose
+ * alternate bucket has room. When it gives up, the homeless fingerprint
+ * goes into the table's one-entry victim stash, so nothing is lost; the
+ * next insert into that table that needs a relocation then fails over to
+ * growth (a new table expansion times larger) or to -ENOSPC.
  */
 #include "cf_ops.h"
 
@@ -239,6 +243,95 @@ static bool lookahead_place(cf_filter_t *f, cf_table_t *t, const uint64_t *in,
     return false;
 }
 
+/* The breadth-first search for a relocation path visits at most this many
+ * buckets: both of the item's, then (b = 4) 8, 32 and 128 alternates, and
+ * part of the next level. */
+#define CF_BFS_NODES 256
+#define CF_BFS_ROOT UINT16_MAX
+
+/* A bucket the search reached: fp, in slot `slot` of the parent's bucket,
+ * can move here. */
+typedef struct bfs_node {
+    uint64_t bucket;
+    uint32_t fp;
+    uint16_t parent; /* CF_BFS_ROOT for the item's own buckets */
+    uint8_t slot;
+} bfs_node_t;
+
+/* Is bucket i on the path from the root to node q (q included)? A path
+ * through one bucket twice would move a fingerprint out of a slot that
+ * another move of the same path has already refilled. */
+static bool bfs_on_path(const bfs_node_t *nodes, uint32_t q, uint64_t i)
+{
+    for (; q != CF_BFS_ROOT; q = nodes[q].parent)
+        if (nodes[q].bucket == i)
+            return true;
+    return false;
+}
+
+/* Carries out the path that ends at node q, whose bucket has a free slot:
+ * from the free slot back to the root, each fingerprint moves one step
+ * (every bucket of the path is written once, so slot numbers read before
+ * the first write still hold, semi-sorted buckets included), and fp takes
+ * the root's freed slot. */
+static void bfs_apply(cf_filter_t *f, cf_table_t *t, const bfs_node_t *nodes,
+                      uint32_t q, uint32_t fp)
+{
+    bool put = bucket_put(f, t, nodes[q].bucket, nodes[q].fp);
+    (void)put; /* the search saw a free slot there */
+    for (; nodes[q].parent != CF_BFS_ROOT; q = nodes[q].parent) {
+        const bfs_node_t *p = &nodes[nodes[q].parent];
+        uint32_t in = p->parent == CF_BFS_ROOT ? fp : p->fp;
+        slot_set(f, t, p->bucket * SH(f)->b + nodes[q].slot, in);
+    }
+}
+
+/* Looks for the shortest relocation path from the full buckets i1 and i2
+ * to a bucket with a free slot, at most max_depth moves long, level by
+ * level: every bucket of a level is prefetched before any is read, so a
+ * level costs one memory round trip however many buckets it holds (a
+ * random walk pays one per kick). Within a level the first bucket found
+ * in order wins, so the choice is a function of the table alone. On
+ * success fp is stored; on failure nothing was written. */
+static bool bfs_place(cf_filter_t *f, cf_table_t *t, uint64_t i1, uint64_t i2,
+                      uint32_t fp, uint32_t max_depth)
+{
+    bfs_node_t nodes[CF_BFS_NODES];
+    const uint32_t b = SH(f)->b;
+    uint32_t n = 0;
+    nodes[n++] = (bfs_node_t){.bucket = i1, .parent = CF_BFS_ROOT};
+    if (i2 != i1)
+        nodes[n++] = (bfs_node_t){.bucket = i2, .parent = CF_BFS_ROOT};
+    /* [lo, hi) is the level last found full */
+    uint32_t lo = 0, hi = n;
+    for (uint32_t depth = 1; depth <= max_depth; depth++) {
+        for (uint32_t q = lo; q < hi && n < CF_BFS_NODES; q++) {
+            uint64_t i = nodes[q].bucket;
+            for (uint32_t j = 0; j < b && n < CF_BFS_NODES; j++) {
+                uint32_t kfp = slot_get(f, t, i * b + j);
+                uint64_t a = alt_index(f, t, i, kfp);
+                if (bfs_on_path(nodes, q, a))
+                    continue;
+                prefetch_bucket(f, t, a);
+                nodes[n++] = (bfs_node_t){.bucket = a,
+                                          .fp = kfp,
+                                          .parent = (uint16_t)q,
+                                          .slot = (uint8_t)j};
+            }
+        }
+        if (n == hi)
+            return false;
+        for (uint32_t q = hi; q < n; q++)
+            if (bucket_has(f, t, nodes[q].bucket, 0)) {
+                bfs_apply(f, t, nodes, q, fp);
+                return true;
+            }
+        lo = hi;
+        hi = n;
+    }
+    return false;
+}
+
 /* Stores fp in table t, relocating others. false when the table's victim is
  * taken (it is full); otherwise true, with fp or a displaced fingerprint
  * possibly in the victim stash. */
@@ -249,11 +342,12 @@ static bool table_insert(cf_filter_t *f, cf_table_t *t, uint64_t i1,
         return false;
     if (bucket_put(f, t, i1, fp) || bucket_put(f, t, i2, fp))
         return true;
-    /* First from both buckets at once: at high load most inserts that get
-     * here end after this one round trip, without a kick. */
+    /* First the shortest path from both buckets, a round trip per level
+     * of the search; the walk below is left for tables so full that the
+     * search finds nothing within its reach. No path is longer than the
+     * walk's max_kicks kicks plus its last step. */
     bool ahead = SH(f)->b <= 8;
-    uint64_t both[2] = {i1, i2};
-    if (ahead && lookahead_place(f, t, both, i1 == i2 ? 1 : 2, fp))
+    if (ahead && bfs_place(f, t, i1, i2, fp, (uint32_t)f->max_kicks + 1))
         return true;
     uint64_t rng = rng_seed(f, i1, fp);
     uint64_t i = (rng_next(&rng) & 1) ? i1 : i2;
@@ -437,6 +531,135 @@ int cf_add_hashed(cf_filter_t *f, cf_hash_t hk, bool nx, uint64_t *room)
         return 0;
     int rc = insert_hashed(f, hk, room);
     return rc < 0 ? rc : nx;
+}
+
+/* Batched inserts keep a window of CF_ADD_STAGES * CF_ADD_GAP items in
+ * flight: an item's buckets are prefetched when it is hashed; CF_ADD_GAP
+ * items later, if both are full, the first level of the relocation search
+ * below them; CF_ADD_GAP items later again, if all of that level is full
+ * too, the second level; then it is inserted. The gap covers a round trip
+ * to memory at the time an insert takes. */
+#define CF_ADD_GAP 12
+#define CF_ADD_STAGES 3
+
+/* Is bucket i full? */
+static inline bool bucket_full(const cf_filter_t *f, const cf_table_t *t,
+                               uint64_t i)
+{
+    return !bucket_has(f, t, i, 0);
+}
+
+/* Prefetches the buckets the fingerprints of bucket i would move to. */
+static void prefetch_below(const cf_filter_t *f, const cf_table_t *t,
+                           uint64_t i)
+{
+    for (uint32_t j = 0; j < SH(f)->b; j++)
+        prefetch_bucket(f, t,
+                        alt_index(f, t, i, slot_get(f, t, i * SH(f)->b + j)));
+}
+
+/* The middle stages of the batch for an item with buckets i1 and i2, whose
+ * prefetches (of its buckets, then of the level below) have arrived: the
+ * next level of what bfs_place() would read, when it would get there. */
+static void prefetch_level(const cf_filter_t *f, const cf_table_t *t,
+                           uint64_t i1, uint64_t i2, uint32_t level)
+{
+    if (!bucket_full(f, t, i1) || !bucket_full(f, t, i2))
+        return;
+    if (level == 1) {
+        prefetch_below(f, t, i1);
+        prefetch_below(f, t, i2);
+        return;
+    }
+    uint64_t in[2] = {i1, i2}, alt[16];
+    uint32_t n = 0, b = SH(f)->b;
+    for (uint32_t k = 0; k < 2; k++)
+        for (uint32_t j = 0; j < b; j++, n++) {
+            alt[n] = alt_index(f, t, in[k], slot_get(f, t, in[k] * b + j));
+            if (!bucket_full(f, t, alt[n]))
+                return; /* the search will stop at the first level */
+        }
+    for (uint32_t m = 0; m < n; m++)
+        prefetch_below(f, t, alt[m]);
+}
+
+/* cf_add_many_fast() for one fast b = 4 shape given as constants (see
+ * place_fast()). Items are placed with place_fast() as insert_hashed()
+ * places them in a one-table filter, in order and with the item count
+ * brought up to date before any relocation, so the filter ends byte for
+ * byte as n cf_add() calls would leave it. */
+static inline __attribute__((always_inline)) size_t
+add_many_shape(cf_filter_t *f, size_t n, const void *const *keys,
+               const size_t *lens, uint64_t *room, int *rc, bool ss,
+               uint32_t lane, uint32_t bits)
+{
+    enum { W = CF_ADD_STAGES * CF_ADD_GAP };
+    cf_table_t one, *t = tabs_get(f, &one);
+    const uint64_t nb = t->nbuckets, seed = f->seed;
+    const uint32_t fp_mask = SH(f)->fp_mask;
+    /* CF_PREFETCH_TAIL unless buckets are aligned words (see
+     * prefetch_bucket()) */
+    const uint32_t tail = (bits == 32 || bits == 64) ? 0 : CF_PREFETCH_TAIL;
+    /* Below 3/4 load both buckets are hardly ever full: the middle stages
+     * would cost more than they save. */
+    const bool ahead = items_of(f) * 4 >= nb * CF_SS_B * 3;
+    cf_hash_t hk[W];
+    uint64_t b1[W], b2[W], added = 0;
+    for (size_t i = 0; i < n + W; i++) {
+        size_t r = i % W;
+        if (i >= W) {
+            if (place_fast(f, t, b1[r], b2[r], hk[r].fp, ss, lane, bits)) {
+                rc[i - W] = 0;
+                added++;
+            } else {
+                /* the walk's choices read the item count */
+                items_set(f, items_of(f) + added);
+                added = 0;
+                rc[i - W] = cf_add_hashed(f, hk[r], false, room);
+                if (f->nfilters != 1)
+                    return i - W + 1; /* grew: the caller goes on */
+                t = tabs_get(f, &one);
+            }
+        }
+        for (uint32_t s = 1; ahead && s < CF_ADD_STAGES; s++)
+            if (i >= s * CF_ADD_GAP && i - s * CF_ADD_GAP < n) {
+                size_t q = (i - s * CF_ADD_GAP) % W;
+                prefetch_level(f, t, b1[q], b2[q], s);
+            }
+        if (i < n) {
+            uint64_t h = key_hash(keys[i], lens[i], seed);
+            uint32_t fp = fp_of(h, fp_mask);
+            uint64_t i1 = mulhi(h, nb), i2 = alt_of(nb, i1, fp);
+            const uint8_t *p1 = t->data + ((i1 * bits) >> 3);
+            const uint8_t *p2 = t->data + ((i2 * bits) >> 3);
+            hk[r] = (cf_hash_t){.h = h, .fp = fp};
+            b1[r] = i1;
+            b2[r] = i2;
+            prefetch(p1);
+            prefetch(p1 + tail);
+            prefetch(p2);
+            prefetch(p2 + tail);
+        }
+    }
+    items_set(f, items_of(f) + added);
+    return n;
+}
+
+size_t cf_add_many_fast(cf_filter_t *f, size_t n, const void *const *keys,
+                        const size_t *lens, uint64_t *room, int *rc)
+{
+    if (f->nfilters != 1)
+        return 0;
+    switch (SH(f)->b == CF_SS_B ? SH(f)->fp_bits : 0) {
+#define CF_X(enc, fp, lane, bits)                                              \
+    case fp:                                                                   \
+        return add_many_shape(f, n, keys, lens, room, rc,                      \
+                              (enc) == CF_ENC_SEMISORTED, lane, bits);
+        CF_WIDTHS(CF_X)
+#undef CF_X
+    default:
+        return 0;
+    }
 }
 
 int cf_add(cf_filter_t *f, const void *key, size_t len)

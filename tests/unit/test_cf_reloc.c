@@ -1,0 +1,332 @@
+/* Unit tests of the cuckoo core's relocations (filter/cf_ops.c): the
+ * breadth-first search for a path to a free slot, the walk behind it, what
+ * a full table does, and that the moves are a function of the filter's
+ * state alone. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cf.h"
+
+static uint64_t key_of(uint64_t i)
+{
+    uint64_t z = i + 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* The encodings at bucket size 4: plain 8, 12, 16 and semi-sorted 9, 13,
+ * 17 bits. */
+static const uint32_t fps4[] = {8, 12, 16, 9, 13, 17};
+#define NFPS4 (sizeof(fps4) / sizeof(fps4[0]))
+
+static uint32_t enc_of(uint32_t fp)
+{
+    return fp == 9 || fp == 13 || fp == 17 ? CF_ENC_SEMISORTED : CF_ENC_PLAIN;
+}
+
+static cf_filter_t *make(uint64_t cap, uint32_t b, uint32_t fp, uint32_t kicks,
+                         uint32_t expansion, uint64_t seed)
+{
+    cf_params_t p;
+    cf_params_default(&p);
+    p.capacity = cap;
+    p.bucket_size = b;
+    p.fp_bits = fp;
+    p.encoding = enc_of(fp);
+    p.max_kicks = kicks;
+    p.expansion = expansion;
+    p.seed = seed;
+    cf_filter_t *f = NULL;
+    assert_int_equal(cf_create(&p, &f), 0);
+    return f;
+}
+
+static int add_u64(cf_filter_t *f, uint64_t i)
+{
+    uint64_t k = key_of(i);
+    return cf_add(f, &k, sizeof(k));
+}
+
+/* Items i0.. added until the first failure (expansion 0); their count. */
+static uint64_t fill(cf_filter_t *f, uint64_t i0, int *rc)
+{
+    uint64_t i = 0;
+    while ((*rc = add_u64(f, i0 + i)) == 0)
+        i++;
+    return i;
+}
+
+static double load_of(const cf_filter_t *f, uint64_t items)
+{
+    cf_stats_t st;
+    cf_stats(f, &st);
+    return (double)items / ((double)st.nbuckets * st.bucket_size);
+}
+
+/* The serialised form of a and b (header, victim stash included, and every
+ * table byte) is the same. */
+static bool same_bytes(const cf_filter_t *a, const cf_filter_t *b)
+{
+    unsigned char ha[CF_HEADER_MAX], hb[CF_HEADER_MAX];
+    if (cf_header_len(a) != cf_header_len(b) ||
+        cf_data_len(a) != cf_data_len(b))
+        return false;
+    cf_header_write(a, ha);
+    cf_header_write(b, hb);
+    if (memcmp(ha, hb, cf_header_len(a)) != 0)
+        return false;
+    uint64_t off = 0;
+    const void *pa, *pb;
+    size_t n;
+    while ((n = cf_data_view(a, off, 1 << 20, &pa)) > 0) {
+        assert_int_equal(cf_data_view(b, off, n, &pb), n);
+        if (memcmp(pa, pb, n) != 0)
+            return false;
+        off += n;
+    }
+    return true;
+}
+
+static bool all_zero(const cf_filter_t *f)
+{
+    uint64_t off = 0;
+    const void *p;
+    size_t n;
+    while ((n = cf_data_view(f, off, 1 << 20, &p)) > 0) {
+        for (size_t i = 0; i < n; i++)
+            if (((const unsigned char *)p)[i] != 0)
+                return false;
+        off += n;
+    }
+    return true;
+}
+
+/* A copy of f through its serialised form: what a replica or a restart
+ * starts from. */
+static cf_filter_t *copy_of(const cf_filter_t *f)
+{
+    unsigned char hdr[CF_HEADER_MAX];
+    size_t used;
+    cf_filter_t *g = NULL;
+    cf_header_write(f, hdr);
+    assert_int_equal(cf_load_header(hdr, cf_header_len(f), NULL, &g, &used), 0);
+    uint64_t off = 0;
+    const void *p;
+    size_t n;
+    while ((n = cf_data_view(f, off, 1 << 20, &p)) > 0) {
+        assert_int_equal(cf_load_data(g, off, p, n), 0);
+        off += n;
+    }
+    return g;
+}
+
+/* Every item of a table filled to its first failure is still found, and
+ * deleting each of them once leaves every slot empty: each relocation
+ * path moved every fingerprint to its own other bucket (a fingerprint
+ * moved anywhere else, or overwritten, would make a delete fail or leave
+ * a slot behind). At b = 4 the table passes 97% before the first failure,
+ * which takes paths of three and four moves. */
+static void check_fill_and_empty(uint32_t b, uint32_t fp, uint64_t cap,
+                                 double min_load)
+{
+    cf_filter_t *f = make(cap, b, fp, 500, 0, 3);
+    int rc;
+    uint64_t n = fill(f, 0, &rc);
+    assert_int_equal(rc, -ENOSPC);
+    double load = load_of(f, n);
+    if (load < min_load)
+        fail_msg("b=%u fp=%u: first failure at load %.4f, below %.4f", b, fp,
+                 load, min_load);
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t k = key_of(i);
+        if (!cf_exists(f, &k, sizeof(k)))
+            fail_msg("b=%u fp=%u: item %llu lost", b, fp,
+                     (unsigned long long)i);
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t k = key_of(i);
+        if (cf_del(f, &k, sizeof(k)) != 1)
+            fail_msg("b=%u fp=%u: item %llu not deleted", b, fp,
+                     (unsigned long long)i);
+    }
+    assert_true(all_zero(f));
+    cf_stats_t st;
+    cf_stats(f, &st);
+    assert_int_equal(st.items, 0);
+    cf_free(f);
+}
+
+static void test_fill_and_empty_b4(void **state)
+{
+    (void)state;
+    for (size_t j = 0; j < NFPS4; j++)
+        check_fill_and_empty(4, fps4[j], 20000, 0.965);
+}
+
+/* The other bucket sizes the search serves (b <= 8), through the generic
+ * slot loops for 3 and 6; the loads are what these sizes reach. */
+static void test_fill_and_empty_other_sizes(void **state)
+{
+    (void)state;
+    check_fill_and_empty(1, 8, 4000, 0.40);
+    check_fill_and_empty(2, 16, 8000, 0.80);
+    check_fill_and_empty(3, 12, 8000, 0.90);
+    check_fill_and_empty(6, 8, 8000, 0.97);
+    check_fill_and_empty(8, 12, 8000, 0.98);
+}
+
+/* The search goes more than one move deep even with the fewest kicks: with
+ * MAXITERATIONS 1 a walk of one kick filled these tables to 77-83%, the
+ * search (at most two moves) past 88%. */
+static void test_one_kick_goes_two_deep(void **state)
+{
+    (void)state;
+    for (size_t j = 0; j < NFPS4; j++) {
+        cf_filter_t *f = make(20000, 4, fps4[j], 1, 0, 5);
+        int rc;
+        uint64_t n = fill(f, 0, &rc);
+        assert_int_equal(rc, -ENOSPC);
+        double load = load_of(f, n);
+        if (load < 0.87)
+            fail_msg("fp=%u: MAXITERATIONS 1 stopped at load %.4f", fps4[j],
+                     load);
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t k = key_of(i);
+            assert_true(cf_exists(f, &k, sizeof(k)));
+        }
+        cf_free(f);
+    }
+}
+
+/* Two filters fed the same items, one at a time and batched, through loads
+ * where every insert relocates, end byte for byte the same; so does a copy
+ * taken through the serialised form half way and fed the rest (a replica,
+ * a replayed log), and a filter that grew. */
+static void test_deterministic(void **state)
+{
+    (void)state;
+    for (size_t j = 0; j < NFPS4; j++) {
+        for (uint32_t expansion = 0; expansion <= 2; expansion += 2) {
+            cf_filter_t *a = make(10000, 4, fps4[j], 500, expansion, 11);
+            cf_filter_t *b = make(10000, 4, fps4[j], 500, expansion, 11);
+            uint64_t n = expansion ? 30000 : 10300; /* 98% of the first */
+            uint64_t half = n / 2;
+            cf_filter_t *c = NULL;
+            const void *ptr[64];
+            size_t len[64];
+            int rc[64];
+            uint64_t keys[64];
+            for (uint64_t i = 0; i < n; i += 64) {
+                size_t w = n - i < 64 ? (size_t)(n - i) : 64;
+                for (size_t m = 0; m < w; m++) {
+                    keys[m] = key_of(i + m);
+                    ptr[m] = &keys[m];
+                    len[m] = sizeof(keys[m]);
+                    int ra = cf_add(a, &keys[m], sizeof(keys[m]));
+                    if (c != NULL)
+                        assert_int_equal(cf_add(c, &keys[m], sizeof(keys[m])),
+                                         ra);
+                }
+                cf_add_many(b, w, ptr, len, false, NULL, rc);
+                if (c == NULL && i + w >= half)
+                    c = copy_of(a);
+            }
+            assert_non_null(c);
+            assert_true(same_bytes(a, b));
+            assert_true(same_bytes(a, c));
+            cf_stats_t st;
+            cf_stats(a, &st);
+            if (expansion)
+                assert_true(st.nfilters > 1);
+            cf_free(a);
+            cf_free(b);
+            cf_free(c);
+        }
+    }
+}
+
+/* Once the first insert has failed (the victim stash is taken), a later one
+ * either finds a free slot in its own buckets or fails and leaves the
+ * filter exactly as it was; deletes make room again. */
+static void test_full_table_unchanged(void **state)
+{
+    (void)state;
+    for (size_t j = 0; j < NFPS4; j++) {
+        cf_filter_t *f = make(5000, 4, fps4[j], 500, 0, 13);
+        int rc;
+        const uint64_t n0 = fill(f, 0, &rc);
+        assert_int_equal(rc, -ENOSPC);
+        uint64_t n = n0, failed = 0;
+        for (uint64_t i = n0 + 1; i <= n0 + 200; i++) {
+            cf_filter_t *before = copy_of(f);
+            rc = add_u64(f, i);
+            if (rc == 0) {
+                n++;
+            } else {
+                assert_int_equal(rc, -ENOSPC);
+                assert_true(same_bytes(f, before));
+                failed++;
+            }
+            cf_free(before);
+        }
+        assert_true(failed > 100); /* at 97%, most need a relocation */
+        cf_stats_t st;
+        cf_stats(f, &st);
+        assert_int_equal(st.items, n);
+        /* every item added: 0..n0 - 1 and those of n0 + 1..n0 + 200 that
+         * went in */
+        for (uint64_t i = 0; i <= n0 + 200; i++) {
+            uint64_t k = key_of(i);
+            (void)cf_del(f, &k, sizeof(k));
+        }
+        /* the victim went back into its buckets on the way */
+        assert_true(all_zero(f));
+        cf_stats(f, &st);
+        assert_int_equal(st.items, 0);
+        assert_int_equal(add_u64(f, 0), 0);
+        cf_free(f);
+    }
+}
+
+/* One bucket: every fingerprint's other bucket is its own, so there is no
+ * path anywhere; four items fit, the fifth goes to the victim stash, the
+ * sixth fails. */
+static void test_one_bucket(void **state)
+{
+    (void)state;
+    cf_filter_t *f = make(1, 4, 12, 500, 0, 17);
+    cf_stats_t st;
+    cf_stats(f, &st);
+    assert_int_equal(st.nbuckets, 1);
+    int rc;
+    assert_int_equal(fill(f, 0, &rc), 5);
+    assert_int_equal(rc, -ENOSPC);
+    for (uint64_t i = 0; i < 5; i++) {
+        uint64_t k = key_of(i);
+        assert_true(cf_exists(f, &k, sizeof(k)));
+    }
+    cf_free(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fill_and_empty_b4),
+        cmocka_unit_test(test_fill_and_empty_other_sizes),
+        cmocka_unit_test(test_one_kick_goes_two_deep),
+        cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_full_table_unchanged),
+        cmocka_unit_test(test_one_bucket),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
