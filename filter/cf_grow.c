@@ -56,7 +56,11 @@ uint64_t gr_next_cap(uint64_t cap)
         uint64_t step = cap / 8 < 64 ? 64 : cap / 8;
         return cap + step > CF_GROW_SEG ? CF_GROW_SEG : cap + step;
     }
-    return ((cap >> CF_GROW_SEG_SHIFT) + 1) << CF_GROW_SEG_SHIFT;
+    /* an eighth of a segment at a time, aligned: a step never spans two
+     * segments, and a table just past a segment boundary is not a whole
+     * segment larger than it needs */
+    const uint64_t step = CF_GROW_SEG / 8;
+    return (cap / step + 1) * step;
 }
 
 /* Buckets segment k holds when cap buckets are allocated. */

@@ -23,10 +23,11 @@
  * Memory: buckets in segments of CF_GROW_SEG buckets under a directory
  * (the host's allocator, or mapped from the kernel for whole segments when
  * cf_set_map_min() allows it). The capacity grows in steps: by an eighth
- * (at least 64 buckets) while the table is under one segment, then to the
- * next segment boundary; each step changes one segment, so no step copies
- * more than one segment. Sizes are a function of the number of steps, so
- * cf_size_bytes_at() can answer for a past generation.
+ * (at least 64 buckets) while the table is under one segment, then by an
+ * eighth of a segment; each step changes one segment, so no step copies
+ * more than one segment (a whole segment may move from the allocator to
+ * a kernel mapping when it fills). Sizes are a function of the number of steps,
+ * so cf_size_bytes_at() can answer for a past generation.
  */
 #ifndef CF_GROW_H
 #define CF_GROW_H
