@@ -115,20 +115,22 @@ static inline uint32_t gr_want(uint32_t t, uint64_t q)
 }
 
 /* Bit 16k set for every lane k of w that matches want: same tag, and the
- * stored bits below the lane's marker equal want's. Smearing each lane's
- * variable part down turns its marker into the mask of the stored bits
- * (and bit 0 into "used"); no shift crosses into the lane below. */
+ * stored bits below the lane's marker equal want's. Per lane, with no
+ * borrow out of it: x is the variable part of w ^ want with a guard bit
+ * above it, m = x ^ (x - 1) the mask up to its lowest set bit p, and the
+ * stored bits agree exactly when p is at or above the marker L, that is
+ * when m >= the lane's variable part (whose highest bit is L). The tag
+ * and "used" are zero tests of 5 and 11 bits. */
 static inline uint64_t gr_match(uint64_t w, uint32_t want)
 {
-    uint64_t x = w & GR_LANES_VAR;
-    x |= (x >> 1) & GR_LANES_VAR;
-    x |= (x >> 2) & GR_LANES_VAR;
-    x |= (x >> 4) & GR_LANES_VAR;
-    x |= (x >> 8) & (GR_LO * 0xFFu);
-    uint64_t cmp = ((x >> 1) & GR_LANES_VAR) | GR_LANES_TAG;
-    uint64_t d = (w ^ (GR_LO * want)) & cmp;
-    uint64_t z = ~(((d & GR_LANES_LOW15) + GR_LANES_LOW15) | d) & GR_LANES_HIGH;
-    return (z >> 15) & x & GR_LO;
+    uint64_t d = w ^ (GR_LO * want);
+    uint64_t y = w & GR_LANES_VAR;
+    uint64_t x = (d & GR_LANES_VAR) | (GR_LO << 11);
+    uint64_t m = x ^ (x - GR_LO);
+    uint64_t ge = ((m | (GR_LO << 12)) - y) & (GR_LO << 12);
+    uint64_t tz = ((GR_LO << 5) - ((d >> 11) & (GR_LO * 0x1F))) & (GR_LO << 5);
+    uint64_t used = ~((GR_LO << 11) - y) & (GR_LO << 11);
+    return (ge >> 12) & (tz >> 5) & (used >> 11);
 }
 
 /* Bit 16k set for every empty lane k of w. */
