@@ -18,7 +18,7 @@
 /* Rounds of 16 forced splits one insert may make, and the load under
  * which none is made (an item added more than 2b times does not fit
  * however far the table grows: the stash takes it instead). */
-#define GROW_FORCED_ROUNDS 64
+#define GROW_FORCED_ROUNDS 4
 #define GROW_FORCED_BATCH 16
 #define GROW_FORCE_MIN 5000 /* per 10,000 slots */
 
@@ -458,13 +458,13 @@ static bool force_ok(const struct cf_grow *g)
 
 /* Places entry v of bucket b, splitting ahead of the load target while it
  * finds no room (a homeless entry whose bucket is split follows its next
- * stream bit). 0 when placed, 1 when the homeless entry went to the
- * stash (empty on entry). */
+ * stream bit) when force allows. 0 when placed, 1 when the homeless entry
+ * went to the stash (empty on entry). */
 static int insert_entry(struct cf_grow *g, uint64_t b, uint32_t v,
-                        uint64_t *room)
+                        uint64_t *room, bool force)
 {
     for (int round = 0; !place(g, &b, &v); round++) {
-        bool split = round < GROW_FORCED_ROUNDS && force_ok(g);
+        bool split = force && round < GROW_FORCED_ROUNDS && force_ok(g);
         for (int i = 0; split && i < GROW_FORCED_BATCH; i++) {
             uint64_t n = g->nbig;
             bool mine = g->split == b;
@@ -521,10 +521,15 @@ static int add_item(cf_filter_t *f, const gr_item_t *it, bool nx,
         uint64_t b = g->vb;
         uint32_t v = g->vv;
         g->vv = 0;
+        /* Forced splits again only when memory was what stopped them:
+         * otherwise they did not help (an item added more than 2b times),
+         * and every refused add would grow the table for nothing. */
+        bool force = g->nomem != 0;
         g->nomem = 0;
-        if (insert_entry(g, b, v, room) != 0)
+        if (insert_entry(g, b, v, room, force) != 0)
             return g->nomem ? -ENOMEM : -EOVERFLOW;
     }
+    g->nomem = 0;
     while ((g->entries + 1) * 10000 > g->target * g->nb * GR_B)
         if (split_one(g, room) < 0)
             break; /* over the target, not full */
@@ -540,7 +545,7 @@ static int add_item(cf_filter_t *f, const gr_item_t *it, bool nx,
         first = (xorshift(g) & 1) == 0;
     else
         first = __builtin_popcountll(e0) >= __builtin_popcountll(e1);
-    (void)insert_entry(g, first ? s0.b : s1.b, first ? v0 : v1, room);
+    (void)insert_entry(g, first ? s0.b : s1.b, first ? v0 : v1, room, true);
     g->entries++; /* placed, or its last homeless entry is in the stash */
     g->items++;
     return nx ? 1 : 0;

@@ -42,7 +42,8 @@ struct cf_grow {
     uint64_t rng; /* the kick generator (xorshift64, never 0) */
     uint64_t vb;  /* the stash: bucket and entry (0: empty) */
     uint32_t vv;
-    uint32_t nomem; /* a split of this insert found no memory */
+    uint32_t nomem; /* a split found no memory in this insert, or in
+                       the one that filled the stash */
     uint64_t voids, forced, stashed; /* counters, not serialised */
     /* per tag: the base table's alternate offset and side 1's stream
      * mask, from the seed and n0 */
