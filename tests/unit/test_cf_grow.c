@@ -436,6 +436,37 @@ static void copies_of_one_item(void **state)
     cf_free(f);
 }
 
+/* The same with the table at its target load, where a homeless entry may
+ * force splits: each insert forces at most 64 (and makes at most one
+ * for the load target), and the adds refused while the copy waits in
+ * the stash force none. */
+static void copies_of_one_item_at_load(void **state)
+{
+    (void)state;
+    cf_filter_t *f = make(1000, 4);
+    for (uint64_t id = 1000; id < 6000; id++)
+        assert_int_equal(add_id(f, id), 0);
+    cf_stats_t st;
+    cf_stats(f, &st);
+    uint64_t nb0 = st.nbuckets;
+    int rc = 0, stored = 0;
+    for (int i = 0; i < 100 && rc == 0; i++)
+        if ((rc = add_id(f, 7)) == 0)
+            stored++;
+    assert_int_equal(rc, -EOVERFLOW);
+    cf_stats(f, &st);
+    uint64_t nb1 = st.nbuckets;
+    assert_true(nb1 <= nb0 + (uint64_t)(stored + 1) * (64 + 1));
+    for (uint64_t id = 6000; id < 6100; id++)
+        assert_int_equal(add_id(f, id), -EOVERFLOW);
+    cf_stats(f, &st);
+    assert_int_equal(st.nbuckets, nb1);
+    assert_int_equal(count_id(f, 7), (uint64_t)stored);
+    for (uint64_t id = 1000; id < 6000; id++)
+        assert_true(has_id(f, id));
+    cf_free(f);
+}
+
 /* What a host counted for a generation stays what the filter answers for
  * it; growth under a byte cap takes no more than the cap. */
 static void sizes_and_room(void **state)
@@ -529,6 +560,7 @@ int main(void)
         cmocka_unit_test(same_ops_same_bytes),
         cmocka_unit_test(lying_headers_refused),
         cmocka_unit_test(copies_of_one_item),
+        cmocka_unit_test(copies_of_one_item_at_load),
         cmocka_unit_test(sizes_and_room),
         cmocka_unit_test(params),
     };
