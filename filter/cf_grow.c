@@ -510,6 +510,21 @@ static bool has_item(const struct cf_grow *g, const gr_item_t *it)
            stash_matches(g, &s1, it->t);
 }
 
+/* Whether the stash holds one copy too many of an item: both buckets of
+ * its pair hold entries it matches. Splits cannot help that (the copies
+ * move together); they can help an entry that only ran out of kicks. */
+static bool stash_is_overflow(const struct cf_grow *g)
+{
+    uint32_t t = g->vv >> GR_VAR_BITS, pv;
+    uint64_t pb;
+    uint64_t m = gr_match(*gr_bucket(g, g->vb), gr_want(t, g->vv));
+    if (__builtin_popcountll(m) < GR_B || !partner(g, g->vb, g->vv, &pb, &pv))
+        return false;
+    return pb == g->vb ||
+           __builtin_popcountll(gr_match(*gr_bucket(g, pb), gr_want(t, pv))) ==
+               GR_B;
+}
+
 static int add_item(cf_filter_t *f, const gr_item_t *it, bool nx,
                     uint64_t *room)
 {
@@ -520,11 +535,11 @@ static int add_item(cf_filter_t *f, const gr_item_t *it, bool nx,
         /* the stash first: while it is taken the filter is full */
         uint64_t b = g->vb;
         uint32_t v = g->vv;
+        /* Forced splits again unless the entry is a copy too many of an
+         * item (and memory was not what stopped them): every refused add
+         * would grow the table for nothing. */
+        bool force = g->nomem != 0 || !stash_is_overflow(g);
         g->vv = 0;
-        /* Forced splits again only when memory was what stopped them:
-         * otherwise they did not help (an item added more than 2b times),
-         * and every refused add would grow the table for nothing. */
-        bool force = g->nomem != 0;
         g->nomem = 0;
         if (insert_entry(g, b, v, room, force) != 0)
             return g->nomem ? -ENOMEM : -EOVERFLOW;
