@@ -59,6 +59,16 @@ typedef struct cf_params {
                              Growth is capped per call: cf_add_many() */
     uint32_t encoding;    /* CF_ENC_PLAIN (0) or CF_ENC_SEMISORTED (bucket
                              size 4 only) */
+    uint32_t growable;    /* 1: the growable shape (docs/growth.md): one
+                             table that grows in place a bucket at a time,
+                             two buckets per lookup at any size, exact
+                             deletes; bucket size 4 only, 16-bit slots
+                             (fp_bits and encoding are checked but not
+                             used), no sub-filters (max_filters is only
+                             reported), grows whatever expansion says
+                             (reported too), and relocates up to its own
+                             bound of kicks before it splits buckets
+                             ahead of time. 0: the fixed shapes. */
 } cf_params_t;
 
 /* The allocator every filter uses for its memory: malloc/calloc/realloc/
@@ -176,6 +186,13 @@ typedef struct cf_stats {
  * of every sub-filter; fp_bits is 8 and seed 0. */
 #define CF_FORM_NATIVE 0
 #define CF_FORM_REDISBLOOM 1
+/* The growable shape (cf_params_t.growable): nfilters is 1, nbuckets the
+ * buckets in use, capacity what they hold at the load where the table
+ * splits (at least the capacity asked for), fp_bits 15 (the tag and the
+ * stream bits a new entry compares; older entries compare fewer). For this
+ * form cf_nfilters() is a generation number of the size, as for
+ * RedisBloom's form. */
+#define CF_FORM_GROWABLE 2
 
 void cf_stats(const cf_filter_t *f, cf_stats_t *st);
 

@@ -2,6 +2,7 @@
  * cf_batch.c - many items in one call: the window of hashes and
  * prefetches that lets the DRAM misses of many items overlap.
  */
+#include "cf_grow.h"
 #include "cf_ops.h"
 #include "cf_rb.h"
 
@@ -83,6 +84,10 @@ void cf_exists_many(const cf_filter_t *f, size_t n, const void *const *keys,
             out[i] = cf_rb_exists(f, keys[i], lens[i]);
         return;
     }
+    if (cf_is_grow(f)) {
+        cf_grow_exists_many(f, n, keys, lens, out);
+        return;
+    }
     if (f->nfilters == 1 && SH(f)->fast) {
         /* the shapes of the encodings ERROR and the defaults choose */
         switch (SH(f)->b == CF_SS_B ? SH(f)->fp_bits : 0) {
@@ -160,6 +165,10 @@ void cf_add_many(cf_filter_t *f, size_t n, const void *const *keys,
     if (cf_is_rb(f)) {
         for (size_t i = 0; i < n; i++)
             rc[i] = cf_rb_add(f, keys[i], lens[i], nx, room);
+        return;
+    }
+    if (cf_is_grow(f)) {
+        cf_grow_add_many(f, n, keys, lens, nx, room, rc);
         return;
     }
     if (n == 1) { /* one command's one item: nothing to overlap */

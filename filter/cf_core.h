@@ -127,8 +127,9 @@ struct cf_filter {
         /* small: nbuckets in the low SMALL_BITS bits, the victim (as
          * cf_table_t.victim: its bucket is below nbuckets) above them */
         uint64_t one;
-        cf_table_t *arr;  /* big */
-        struct cf_rb *rb; /* the RedisBloom form (cf_rb.h) */
+        cf_table_t *arr;    /* big */
+        struct cf_rb *rb;   /* the RedisBloom form (cf_rb.h) */
+        struct cf_grow *gr; /* the growable form (cf_grow.h) */
     } u;
     _Alignas(8) uint8_t data[];
 };

@@ -13,11 +13,13 @@
  *      u32 victim fingerprint, u8 victim used, 3 bytes 0
  *  ..  u64 XXH3-64 of all the header bytes before it
  * followed by the data: every table's bytes, oldest table first.
+ * Version 4 is the growable form (cf_grow_dump.c).
  * Version 1 (still read) had byte 14 = 0 (plain, the only encoding then)
  * and per table a u16 victim fingerprint, u8 victim used, 5 bytes 0.
  */
 #include <errno.h>
 
+#include "cf_grow.h"
 #include "cf_mem.h"
 #include "cf_rb.h"
 
@@ -36,6 +38,8 @@ size_t cf_header_len(const cf_filter_t *f)
 {
     if (cf_is_rb(f))
         return CF_RB_WRAP_LEN;
+    if (cf_is_grow(f))
+        return CF_GROW_HDR_LEN;
     return CF_HDR_FIXED + (size_t)f->nfilters * CF_HDR_TABLE + CF_HDR_SUM;
 }
 
@@ -45,6 +49,10 @@ void cf_header_write(const cf_filter_t *f, void *buf)
     size_t len = cf_header_len(f);
     if (cf_is_rb(f)) {
         cf_rb_header_wrap(f, buf);
+        return;
+    }
+    if (cf_is_grow(f)) {
+        cf_grow_header(f, buf);
         return;
     }
     memset(p, 0, len);
@@ -80,6 +88,8 @@ uint64_t cf_data_len(const cf_filter_t *f)
 {
     if (cf_is_rb(f))
         return cf_rb_data_len(f);
+    if (cf_is_grow(f))
+        return cf_grow_data_len(f);
     cf_table_t one;
     const cf_table_t *tabs = tabs_get(f, &one);
     uint64_t n = 0;
@@ -107,6 +117,8 @@ size_t cf_data_view(const cf_filter_t *f, uint64_t off, size_t max,
 {
     if (cf_is_rb(f))
         return cf_rb_data_view(f, off, max, p);
+    if (cf_is_grow(f))
+        return cf_grow_data_view(f, off, max, p);
     cf_table_t one;
     const cf_table_t *t = table_at(f, tabs_get(f, &one), &off);
     if (t == NULL) {
@@ -148,6 +160,8 @@ int cf_load_header(const void *buf, size_t len, const cf_limits_t *lim,
     *out = NULL;
     if (len >= 4 && le_load32(p) == CF_RB_MAGIC)
         return cf_rb_load_wrap(buf, len, lim, out, used);
+    if (len >= 6 && le_load32(p) == CF_MAGIC && le_load16(p + 4) == 4)
+        return cf_grow_load_header(buf, len, lim, out, used);
     if (len < CF_HDR_FIXED + CF_HDR_TABLE + CF_HDR_SUM)
         return -EINVAL;
     uint32_t ver = le_load16(p + 4);
@@ -254,6 +268,8 @@ int cf_load_data(cf_filter_t *f, uint64_t off, const void *p, size_t len)
 {
     if (cf_is_rb(f))
         return cf_rb_load_data(f, off, p, len);
+    if (cf_is_grow(f))
+        return cf_grow_load_data(f, off, p, len);
     uint64_t total = cf_data_len(f);
     if (off > total || len > total - off)
         return -EINVAL;

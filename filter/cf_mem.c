@@ -3,6 +3,7 @@
  * sizes.
  */
 #include "cf_mem.h"
+#include "cf_grow.h"
 #include "cf_rb.h"
 
 #include <errno.h>
@@ -135,6 +136,8 @@ int cf_create(const cf_params_t *p, cf_filter_t **out)
     *out = NULL;
     if (cf_params_check(p) < 0)
         return -EINVAL;
+    if (p->growable)
+        return cf_grow_create(p, out);
     uint64_t nb = cf_buckets_for(p->capacity, p->bucket_size);
     const cf_shape_t *sh =
         &cf_shapes[cf_shape_index(p->encoding, p->bucket_size, p->fp_bits)];
@@ -169,8 +172,11 @@ void cf_free_extra(cf_filter_t *f, size_t have)
 {
     if (f == NULL)
         return;
-    if (cf_is_rb(f)) {
-        cf_rb_release(f);
+    if (cf_is_rb(f) || cf_is_grow(f)) {
+        if (cf_is_rb(f))
+            cf_rb_release(f);
+        else
+            cf_grow_release(f);
         mem.free_fn((uint8_t *)f - have);
         return;
     }
@@ -191,6 +197,8 @@ uint32_t cf_nfilters(const cf_filter_t *f)
 {
     if (cf_is_rb(f))
         return cf_rb_gen(f);
+    if (cf_is_grow(f))
+        return cf_grow_gen(f);
     return f->nfilters;
 }
 
@@ -198,6 +206,8 @@ uint64_t cf_size_bytes_at(const cf_filter_t *f, uint32_t nt)
 {
     if (cf_is_rb(f))
         return cf_rb_size_at(f, nt);
+    if (cf_is_grow(f))
+        return cf_grow_size_at(f, nt);
     cf_table_t one;
     const cf_table_t *t = tabs_get(f, &one);
     if (nt < 1 || nt > f->nfilters)
@@ -212,6 +222,8 @@ uint64_t cf_size_bytes(const cf_filter_t *f)
 {
     if (cf_is_rb(f))
         return cf_rb_size_bytes(f);
+    if (cf_is_grow(f))
+        return cf_grow_size_bytes(f);
     return cf_size_bytes_at(f, f->nfilters);
 }
 
@@ -219,7 +231,7 @@ uint64_t cf_size_bytes(const cf_filter_t *f)
  * it is there, the inline table with its pad. */
 static size_t own_bytes(const cf_filter_t *f)
 {
-    if (cf_is_rb(f))
+    if (cf_is_rb(f) || cf_is_grow(f))
         return sizeof(*f);
     const cf_shape_t *sh = SH(f);
     /* A small table is inline, and its size is a few instructions: a host

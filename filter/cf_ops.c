@@ -15,6 +15,7 @@
 
 #include <errno.h>
 
+#include "cf_grow.h"
 #include "cf_mem.h"
 #include "cf_rb.h"
 
@@ -165,6 +166,10 @@ void cf_prefetch(const cf_filter_t *f, const void *key, size_t len)
         cf_rb_prefetch(f, key, len);
         return;
     }
+    if (cf_is_grow(f)) {
+        cf_grow_prefetch(f, key, len);
+        return;
+    }
     cf_hash_t hk = hash_key(f, key, len);
     cf_table_t one;
     const cf_table_t *tabs = tabs_get(f, &one);
@@ -188,6 +193,8 @@ bool cf_exists(const cf_filter_t *f, const void *key, size_t len)
 {
     if (cf_is_rb(f))
         return cf_rb_exists(f, key, len);
+    if (cf_is_grow(f))
+        return cf_grow_exists(f, key, len);
     cf_table_t one;
     return filter_has(f, tabs_get(f, &one), hash_key(f, key, len));
 }
@@ -196,6 +203,8 @@ uint64_t cf_count(const cf_filter_t *f, const void *key, size_t len)
 {
     if (cf_is_rb(f))
         return cf_rb_count(f, key, len);
+    if (cf_is_grow(f))
+        return cf_grow_count(f, key, len);
     cf_hash_t hk = hash_key(f, key, len);
     cf_table_t one;
     const cf_table_t *tabs = tabs_get(f, &one);
@@ -667,6 +676,8 @@ int cf_add(cf_filter_t *f, const void *key, size_t len)
     uint64_t room = UINT64_MAX;
     if (cf_is_rb(f))
         return cf_rb_add(f, key, len, false, &room);
+    if (cf_is_grow(f))
+        return cf_grow_add(f, key, len, false, &room);
     return cf_add_hashed(f, hash_key(f, key, len), false, &room);
 }
 
@@ -675,6 +686,8 @@ int cf_add_nx(cf_filter_t *f, const void *key, size_t len)
     uint64_t room = UINT64_MAX;
     if (cf_is_rb(f))
         return cf_rb_add(f, key, len, true, &room);
+    if (cf_is_grow(f))
+        return cf_grow_add(f, key, len, true, &room);
     return cf_add_hashed(f, hash_key(f, key, len), true, &room);
 }
 
@@ -695,6 +708,8 @@ int cf_del(cf_filter_t *f, const void *key, size_t len)
 {
     if (cf_is_rb(f))
         return cf_rb_del(f, key, len);
+    if (cf_is_grow(f))
+        return cf_grow_del(f, key, len);
     cf_hash_t hk = hash_key(f, key, len);
     cf_table_t one, *tabs = tabs_get(f, &one);
     for (uint32_t k = f->nfilters; k-- > 0;) {
@@ -731,6 +746,10 @@ void cf_stats(const cf_filter_t *f, cf_stats_t *st)
 {
     if (cf_is_rb(f)) {
         cf_rb_stats(f, st);
+        return;
+    }
+    if (cf_is_grow(f)) {
+        cf_grow_stats(f, st);
         return;
     }
     memset(st, 0, sizeof(*st));

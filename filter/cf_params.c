@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "cf_grow.h"
 #include "cf_shape.h"
 
 void cf_params_default(cf_params_t *p)
@@ -25,7 +26,8 @@ int cf_params_check(const cf_params_t *p)
         !cf_encoding_valid(p->encoding, p->bucket_size, p->fp_bits) ||
         p->max_kicks < 1 || p->max_kicks > CF_MAX_KICKS ||
         p->expansion > CF_MAX_EXPANSION || p->max_filters < 1 ||
-        p->max_filters > CF_MAX_FILTERS)
+        p->max_filters > CF_MAX_FILTERS ||
+        (p->growable != 0 && (p->growable != 1 || p->bucket_size != 4)))
         return -EINVAL;
     return 0;
 }
@@ -34,6 +36,8 @@ uint64_t cf_params_table_bytes(const cf_params_t *p)
 {
     if (cf_params_check(p) < 0)
         return 0;
+    if (p->growable)
+        return cf_grow_initial_bytes(p);
     uint64_t nb = cf_buckets_for(p->capacity, p->bucket_size);
     const cf_shape_t *sh = cf_shape_of(p->encoding, p->bucket_size, p->fp_bits);
     uint64_t bytes = cf_table_bytes(nb, sh->bucket_bits);

@@ -1,0 +1,313 @@
+/*
+ * bench_grow_core.c - the growable shape as wired into filter/ (cf.h with
+ * cf_params_t.growable), measured for the growth issue's list:
+ *
+ *   bench_grow_core grow [N [C]]   reserve C, add N distinct items: buckets
+ *                                  read per lookup, false-positive rate,
+ *                                  bits per item (at the end and the most
+ *                                  over the run after the reserve), every
+ *                                  item looked up once (false negatives),
+ *                                  then batched lookups (50% present)
+ *                                  against a fixed filter (the default
+ *                                  12-bit shape, b = 4) and a growable one
+ *                                  reserved for N from the start, in 5
+ *                                  alternated rounds of thread CPU time
+ *   bench_grow_core ops [OPS [C]]  random adds and deletes against an exact
+ *                                  multiset from a reserve of C: false
+ *                                  negatives and deletes that found nothing
+ *
+ * Defaults: N = 100000000, C = 100000; OPS = 100000000, C = 1000.
+ * Every figure line carries the load average when it was printed.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cf.h"
+#include "cf_grow.h"
+
+/* Thread CPU time: the machine is shared. */
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static const char *load_avg(void)
+{
+    static char buf[64];
+    FILE *f = fopen("/proc/loadavg", "r");
+    buf[0] = '\0';
+    if (f != NULL) {
+        if (fgets(buf, sizeof(buf), f) == NULL)
+            buf[0] = '\0';
+        fclose(f);
+    }
+    char *sp = buf;
+    for (int i = 0; i < 3 && sp != NULL; i++)
+        sp = strchr(sp + 1, ' ');
+    if (sp != NULL)
+        *sp = '\0';
+    return buf;
+}
+
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 31;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 29;
+    x *= 0x94D049BB133111EBull;
+    return x ^ (x >> 32);
+}
+
+#define ABSENT (1ull << 63)
+#define QN 4000000 /* lookups per timed round */
+#define BATCH 1000
+
+static cf_filter_t *make(uint64_t cap, bool growable)
+{
+    cf_params_t p;
+    cf_params_default(&p);
+    p.capacity = cap;
+    p.seed = 42;
+    p.growable = growable;
+    p.expansion = growable ? 2 : 0;
+    cf_filter_t *f;
+    if (cf_create(&p, &f) != 0) {
+        fprintf(stderr, "cf_create failed\n");
+        exit(2);
+    }
+    return f;
+}
+
+static int fill(cf_filter_t *f, uint64_t n, uint64_t c, double *max_bpi)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        int rc = cf_add(f, &i, 8);
+        if (rc != 0) {
+            fprintf(stderr, "add %" PRIu64 " failed: %d\n", i, rc);
+            return -1;
+        }
+        if (max_bpi != NULL && i >= c && (i & 0xFFFF) == 0) {
+            double b = (double)cf_size_bytes(f) * 8 / (double)(i + 1);
+            if (b > *max_bpi)
+                *max_bpi = b;
+        }
+    }
+    return 0;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double lookups(const cf_filter_t *f, const void **kp, const size_t *lens,
+                      bool *out, double *hits)
+{
+    double t0 = now();
+    for (size_t i = 0; i < QN; i += BATCH)
+        cf_exists_many(f, BATCH, kp + i, lens + i, out + i);
+    double t = now() - t0;
+    for (size_t i = 0; i < QN; i++)
+        *hits += out[i];
+    return t;
+}
+
+static int grow(uint64_t n, uint64_t c)
+{
+    cf_filter_t *g = make(c, true);
+    double max_bpi = 0, t0 = now();
+    if (fill(g, n, c, &max_bpi) != 0)
+        return 1;
+    double t_grow = now() - t0;
+    cf_grow_info_t gi;
+    cf_grow_info(g, &gi);
+    printf("grow: reserve %" PRIu64 " (%" PRIu64 " buckets), %" PRIu64
+           " distinct adds in %.1f s CPU (%.2fM/s) [load %s]\n",
+           c, gi.n0, n, t_grow, (double)n / t_grow / 1e6, load_avg());
+    printf("  buckets %" PRIu64 " (level %" PRIu64 ", split %" PRIu64
+           "), load %.4f, forced splits %" PRIu64 ", voids %" PRIu64
+           ", stashed %" PRIu64 "\n",
+           gi.nbuckets, gi.level, gi.split,
+           (double)gi.entries / (double)(gi.nbuckets * 4), gi.forced, gi.voids,
+           gi.stashed);
+
+    /* The buckets a lookup reads are the two cf_grow_buckets() computes
+     * (the lookup code reads nothing else of the table): counted, as
+     * distinct buckets per item, over 1M absent items. */
+    uint64_t reads = 0, most = 0, fp = 0;
+    for (uint64_t i = 0; i < 1000000; i++) {
+        uint64_t k = ABSENT | i, b[2];
+        cf_grow_buckets(g, &k, 8, b);
+        uint64_t r = 1 + (b[0] != b[1]);
+        reads += r;
+        most = r > most ? r : most;
+        fp += cf_exists(g, &k, 8);
+    }
+    /* every item added, looked up once (batched) */
+    uint64_t lost = 0;
+    enum { LB = 4096 };
+    static uint64_t lk[LB];
+    static const void *lkp[LB];
+    static size_t llen[LB];
+    static bool lout[LB];
+    for (uint64_t i = 0; i < n; i += LB) {
+        size_t m = n - i < LB ? (size_t)(n - i) : LB;
+        for (size_t j = 0; j < m; j++) {
+            lk[j] = i + j;
+            lkp[j] = &lk[j];
+            llen[j] = 8;
+        }
+        cf_exists_many(g, m, lkp, llen, lout);
+        for (size_t j = 0; j < m; j++)
+            lost += !lout[j];
+    }
+    double bpi = (double)cf_size_bytes(g) * 8 / (double)n;
+    printf("  buckets read per lookup: mean %.3f, most %" PRIu64
+           " (counted over 1M lookups)\n",
+           (double)reads / 1e6, most);
+    printf("  FPR at the end %.4f%% (1M absent items; target <= 0.2%%: %s)\n",
+           (double)fp / 1e4, fp <= 2000 ? "met" : "MISSED");
+    printf("  bits/item at the end %.2f, most over the run after the reserve "
+           "%.2f (target <= 24: %s)\n",
+           bpi, max_bpi, bpi <= 24 ? "met" : "MISSED");
+    printf("  false negatives: %" PRIu64 " of %" PRIu64 " items added\n", lost,
+           n);
+
+    cf_filter_t *fx = make(n, false), *gr = make(n, true);
+    t0 = now();
+    if (fill(fx, n, 0, NULL) != 0)
+        return 1;
+    double t_fx = now() - t0;
+    t0 = now();
+    if (fill(gr, n, 0, NULL) != 0)
+        return 1;
+    double t_gr = now() - t0;
+    printf("  inserts/s: grown %.2fM, fixed 12-bit reserved %.2fM (%.2fx), "
+           "growable reserved %.2fM [load %s]\n",
+           (double)n / t_grow / 1e6, (double)n / t_fx / 1e6, t_grow / t_fx,
+           (double)n / t_gr / 1e6, load_avg());
+
+    uint64_t *keys = malloc(QN * sizeof(*keys));
+    bool *out = malloc(QN);
+    const void **kp = malloc(QN * sizeof(*kp));
+    size_t *lens = malloc(QN * sizeof(*lens));
+    if (keys == NULL || out == NULL || kp == NULL || lens == NULL)
+        return 2;
+    for (size_t i = 0; i < QN; i++) {
+        uint64_t x = mix(12345 + i);
+        keys[i] = (i & 1) ? (x % n) : (ABSENT | x);
+        kp[i] = &keys[i];
+        lens[i] = 8;
+    }
+    double tg[5], tf[5], tr[5], rf[5], rr[5], hits = 0;
+    for (int round = 0; round < 5; round++) {
+        tg[round] = lookups(g, kp, lens, out, &hits);
+        tf[round] = lookups(fx, kp, lens, out, &hits);
+        tr[round] = lookups(gr, kp, lens, out, &hits);
+        rf[round] = tg[round] / tf[round];
+        rr[round] = tg[round] / tr[round];
+    }
+    qsort(tg, 5, sizeof(double), cmp_d);
+    qsort(tf, 5, sizeof(double), cmp_d);
+    qsort(tr, 5, sizeof(double), cmp_d);
+    qsort(rf, 5, sizeof(double), cmp_d);
+    qsort(rr, 5, sizeof(double), cmp_d);
+    printf("  batched lookups/s (median of 5 alternated rounds, 50%% present): "
+           "grown %.2fM, fixed 12-bit reserved %.2fM, growable reserved "
+           "%.2fM [load %s]\n",
+           QN / tg[2] / 1e6, QN / tf[2] / 1e6, QN / tr[2] / 1e6, load_avg());
+    printf("  lookup time grown/fixed: median %.2f (range %.2f-%.2f; target "
+           "<= 1.3: %s); grown/growable reserved: median %.2f (range "
+           "%.2f-%.2f) [%.0f hits]\n",
+           rf[2], rf[0], rf[4], rf[2] <= 1.3 ? "met" : "MISSED", rr[2], rr[0],
+           rr[4], hits);
+    printf("  bits/item of the fixed 12-bit filter reserved for N: %.2f\n",
+           (double)cf_size_bytes(fx) * 8 / (double)n);
+    free(keys);
+    free(out);
+    free(kp);
+    free(lens);
+    cf_free(fx);
+    cf_free(gr);
+    cf_free(g);
+    return lost != 0;
+}
+
+/* Random adds (a few of items already in), deletes of items in, and
+ * lookups, against an exact multiset; every item in is looked up at
+ * every power-of-two operation. Deletes of items never added are not
+ * made: in any cuckoo filter they may take another item's entry. */
+static int ops(uint64_t nops, uint64_t c)
+{
+    cf_filter_t *f = make(c, true);
+    uint64_t *live = malloc(nops * sizeof(*live)), nlive = 0, next = 0;
+    uint64_t fn = 0, delmiss = 0, checks = 0, maxlive = 0, refused = 0;
+    if (live == NULL)
+        return 2;
+    double t0 = now();
+    for (uint64_t op = 0; op < nops; op++) {
+        uint64_t x = mix(op * 0x9E3779B97F4A7C15ull + 7);
+        unsigned r = (unsigned)(x % 100);
+        if (r < 60 || nlive == 0) {
+            uint64_t k = (r < 3 && nlive) ? live[(x >> 8) % nlive] : next++;
+            int rc = cf_add(f, &k, 8);
+            if (rc == -EOVERFLOW) {
+                refused++; /* full while the stash is held: not added */
+                continue;
+            }
+            if (rc != 0) {
+                fprintf(stderr, "add failed (%d) at op %" PRIu64 "\n", rc, op);
+                return 1;
+            }
+            live[nlive++] = k;
+        } else if (r < 97) {
+            uint64_t i = (x >> 8) % nlive, k = live[i];
+            delmiss += cf_del(f, &k, 8) != 1;
+            live[i] = live[--nlive];
+        } else {
+            fn += !cf_exists(f, &live[(x >> 8) % nlive], 8);
+            checks++;
+        }
+        maxlive = nlive > maxlive ? nlive : maxlive;
+        if ((op & (op - 1)) == 0 || op == nops - 1) {
+            for (uint64_t i = 0; i < nlive; i++)
+                fn += !cf_exists(f, &live[i], 8);
+            checks += nlive;
+        }
+    }
+    double t = now() - t0;
+    cf_grow_info_t gi;
+    cf_grow_info(f, &gi);
+    printf("ops: %" PRIu64 " random adds/deletes/lookups from a reserve of "
+           "%" PRIu64 " in %.1f s CPU: %" PRIu64 " items in at the end (most "
+           "%" PRIu64 "), level %" PRIu64 ", voids %" PRIu64
+           ", forced splits %" PRIu64 "; %" PRIu64
+           " lookups of items in: %" PRIu64 " false negatives; %" PRIu64
+           " deletes of items in found nothing; %" PRIu64
+           " adds refused [load %s]\n",
+           nops, c, t, nlive, maxlive, gi.level, gi.voids, gi.forced, checks,
+           fn, delmiss, refused, load_avg());
+    free(live);
+    cf_free(f);
+    return fn != 0 || delmiss != 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "grow";
+    uint64_t a = argc > 2 ? strtoull(argv[2], NULL, 10) : 0;
+    uint64_t b = argc > 3 ? strtoull(argv[3], NULL, 10) : 0;
+    if (strcmp(mode, "grow") == 0)
+        return grow(a ? a : 100000000, b ? b : 100000);
+    if (strcmp(mode, "ops") == 0)
+        return ops(a ? a : 100000000, b ? b : 1000);
+    fprintf(stderr, "usage: bench_grow_core grow|ops ...\n");
+    return 2;
+}

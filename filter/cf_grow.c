@@ -1,0 +1,762 @@
+/*
+ * cf_grow.c - the growable shape: lookups, inserts with splits, deletes
+ * that take the longest match, memory in segments. Serialisation is
+ * cf_grow_dump.c's. Why each rule keeps every item findable is
+ * docs/growth.md's argument; the comments here say where the code relies
+ * on it.
+ */
+#include "cf_grow_int.h"
+
+#include <errno.h>
+#include <sys/mman.h>
+
+#define mem (*cf_mem_allocator())
+
+/* Kicks before an insert splits buckets ahead of the load target: the
+ * table grows instead of failing, so MAXITERATIONS does not bound it. */
+#define GROW_KICKS 500
+/* Rounds of 16 forced splits one insert may make, and the load under
+ * which none is made (an item added more than 2b times does not fit
+ * however far the table grows: the stash takes it instead). */
+#define GROW_FORCED_ROUNDS 4
+#define GROW_FORCED_BATCH 16
+#define GROW_FORCE_MIN 5000 /* per 10,000 slots */
+
+/* splitmix64's finaliser: spreads a tag into the per-tag constants. */
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 31;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 29;
+    x *= 0x94D049BB133111EBull;
+    return x ^ (x >> 32);
+}
+
+void gr_constants(struct cf_grow *g, uint64_t seed)
+{
+    for (uint32_t t = 0; t < GR_TAGS; t++) {
+        g->h0[t] = mulhi(mix64(seed ^ (t + 1)), g->n0);
+        g->g[t] = mix64(seed ^ ((uint64_t)t << 32) ^ CF_GOLDEN);
+    }
+    g->nbig = g->n0 << g->level;
+    g->lmask = (1ull << g->level) - 1;
+}
+
+/* ---- memory ---- */
+
+uint64_t gr_size_of_cap(uint64_t cap)
+{
+    uint64_t nseg = (cap + CF_GROW_SEG - 1) >> CF_GROW_SEG_SHIFT;
+    return sizeof(cf_filter_t) + sizeof(struct cf_grow) + nseg * 8 + cap * 8;
+}
+
+uint64_t gr_next_cap(uint64_t cap)
+{
+    if (cap < CF_GROW_SEG) {
+        uint64_t step = cap / 8 < 64 ? 64 : cap / 8;
+        return cap + step > CF_GROW_SEG ? CF_GROW_SEG : cap + step;
+    }
+    /* an eighth of a segment at a time, aligned: a step never spans two
+     * segments, and a table just past a segment boundary is not a whole
+     * segment larger than it needs */
+    const uint64_t step = CF_GROW_SEG / 8;
+    return (cap / step + 1) * step;
+}
+
+/* Buckets segment k holds when cap buckets are allocated. */
+static uint64_t seg_len(uint64_t cap, uint64_t k)
+{
+    uint64_t lo = k << CF_GROW_SEG_SHIFT;
+    if (cap <= lo)
+        return 0;
+    return cap - lo > CF_GROW_SEG ? CF_GROW_SEG : cap - lo;
+}
+
+/* A whole segment is mapped from the kernel when the host allows tables
+ * that large to be; a partial one always comes from the allocator, so it
+ * can grow with realloc. The same answer at free time. */
+static bool seg_mapped(uint64_t n)
+{
+    return n == CF_GROW_SEG && cf_table_mapped(CF_GROW_SEG * 8);
+}
+
+static void seg_free(uint64_t *p, uint64_t n)
+{
+    if (p == NULL)
+        return;
+    if (seg_mapped(n))
+        munmap(p, (size_t)(n * 8));
+    else
+        mem.free_fn(p);
+}
+
+/* Segment k from old to n buckets (n > old), zeroed past old. */
+static int seg_resize(struct cf_grow *g, uint64_t k, uint64_t old, uint64_t n)
+{
+    if (k >= g->dircap) {
+        uint64_t **d = mem.realloc_fn(g->seg, (size_t)(k + 1) * sizeof(*d));
+        if (d == NULL)
+            return -ENOMEM;
+        g->seg = d;
+        for (uint64_t i = g->dircap; i <= k; i++)
+            d[i] = NULL;
+        g->dircap = k + 1;
+    }
+    uint64_t *p;
+    if (seg_mapped(n)) {
+        p = (uint64_t *)(void *)cf_table_map((size_t)(n * 8));
+        if (p == NULL)
+            return -ENOMEM;
+        if (old > 0) {
+            memcpy(p, g->seg[k], (size_t)(old * 8));
+            mem.free_fn(g->seg[k]);
+        }
+    } else if (old == 0) {
+        p = mem.calloc_fn((size_t)n, 8);
+        if (p == NULL)
+            return -ENOMEM;
+    } else {
+        p = mem.realloc_fn(g->seg[k], (size_t)(n * 8));
+        if (p == NULL)
+            return -ENOMEM;
+        memset(p + old, 0, (size_t)((n - old) * 8));
+    }
+    g->seg[k] = p;
+    return 0;
+}
+
+int gr_alloc_to(struct cf_grow *g, uint64_t cap)
+{
+    for (uint64_t k = g->cap >> CF_GROW_SEG_SHIFT;
+         (k << CF_GROW_SEG_SHIFT) < cap; k++) {
+        uint64_t old = seg_len(g->cap, k), n = seg_len(cap, k);
+        if (n > old) {
+            int rc = seg_resize(g, k, old, n);
+            if (rc < 0)
+                return rc;
+            g->cap = (k << CF_GROW_SEG_SHIFT) + n;
+        }
+    }
+    return 0;
+}
+
+/* One capacity step, taking what it adds off *room. */
+static int cap_step(struct cf_grow *g, uint64_t *room)
+{
+    uint64_t n = gr_next_cap(g->cap);
+    uint64_t add = gr_size_of_cap(n) - gr_size_of_cap(g->cap);
+    if (n * 8 > CF_ABS_MAX_BYTES || add > *room)
+        return -ENOMEM;
+    int rc = gr_alloc_to(g, n);
+    if (rc < 0)
+        return rc;
+    *room -= add;
+    g->steps++;
+    return 0;
+}
+
+void gr_free(struct cf_grow *g)
+{
+    if (g == NULL)
+        return;
+    for (uint64_t k = 0; k < g->dircap; k++)
+        seg_free(g->seg[k], seg_len(g->cap, k));
+    mem.free_fn(g->seg);
+    mem.free_fn(g);
+}
+
+void cf_grow_release(cf_filter_t *f)
+{
+    gr_free(f->u.gr);
+    f->u.gr = NULL;
+}
+
+uint64_t cf_grow_size_bytes(const cf_filter_t *f)
+{
+    return gr_size_of_cap(GR(f)->cap);
+}
+
+uint32_t cf_grow_gen(const cf_filter_t *f)
+{
+    return (uint32_t)(GR(f)->steps % (CF_RB_GENS - 1)) + 1;
+}
+
+uint64_t cf_grow_size_at(const cf_filter_t *f, uint32_t gen)
+{
+    const struct cf_grow *g = GR(f);
+    const uint64_t m = CF_RB_GENS - 1;
+    if (gen < 1 || gen > m)
+        return gr_size_of_cap(g->cap);
+    /* the latest step whose generation was gen, replayed from the first
+     * capacity: a few hundred steps at most for any size */
+    uint64_t back = (g->steps % m + m - (gen - 1)) % m;
+    if (back > g->steps)
+        return gr_size_of_cap(g->cap);
+    uint64_t cap = g->cap_init;
+    for (uint64_t s = 0; s < g->steps - back; s++)
+        cap = gr_next_cap(cap);
+    return gr_size_of_cap(cap);
+}
+
+/* ---- creation ---- */
+
+static uint64_t base_buckets(uint64_t capacity)
+{
+    unsigned __int128 slots = (unsigned __int128)capacity * 10000;
+    uint64_t per = (uint64_t)GR_B * CF_GROW_TARGET;
+    uint64_t n0 = (uint64_t)((slots + per - 1) / per);
+    return n0 < 1 ? 1 : n0;
+}
+
+uint64_t cf_grow_initial_bytes(const cf_params_t *p)
+{
+    if (p->capacity > CF_MAX_CAPACITY)
+        return 0;
+    uint64_t n0 = base_buckets(p->capacity);
+    if (n0 * 8 > CF_ABS_MAX_BYTES)
+        return 0;
+    return n0 * 8;
+}
+
+int gr_new(const gr_init_t *in, cf_filter_t **out)
+{
+    *out = NULL;
+    cf_filter_t *f = mem.calloc_fn(1, sizeof(*f));
+    struct cf_grow *g = mem.calloc_fn(1, sizeof(*g));
+    if (f == NULL || g == NULL) {
+        mem.free_fn(f);
+        mem.free_fn(g);
+        return -ENOMEM;
+    }
+    f->shape = CF_SHAPE_GROW;
+    f->nfilters = 1;
+    f->seed = in->seed;
+    f->max_kicks = (uint16_t)in->max_kicks;
+    f->expansion = (uint16_t)in->expansion;
+    f->max_filters = (uint8_t)in->max_filters;
+    f->u.gr = g;
+    g->n0 = in->n0;
+    g->level = in->level;
+    g->split = in->split;
+    g->target = in->target;
+    g->capacity = in->capacity;
+    g->rng = in->rng;
+    gr_constants(g, in->seed);
+    g->nb = g->nbig + g->split;
+    if (gr_alloc_to(g, g->nb) < 0) {
+        gr_free(g);
+        mem.free_fn(f);
+        return -ENOMEM;
+    }
+    g->cap_init = g->cap;
+    *out = f;
+    return 0;
+}
+
+int cf_grow_create(const cf_params_t *p, cf_filter_t **out)
+{
+    *out = NULL;
+    uint64_t bytes = cf_grow_initial_bytes(p);
+    if (bytes == 0)
+        return -ENOMEM;
+    uint64_t n0 = bytes / 8;
+    if (p->max_bytes && gr_size_of_cap(n0) > p->max_bytes)
+        return -ENOMEM;
+    gr_init_t in = {
+        .n0 = n0,
+        .target = CF_GROW_TARGET,
+        .capacity = p->capacity,
+        .rng = mix64(p->seed ^ CF_GOLDEN) | 1,
+        .seed = p->seed,
+        .max_kicks = p->max_kicks,
+        .expansion = p->expansion,
+        .max_filters = p->max_filters,
+    };
+    return gr_new(&in, out);
+}
+
+/* ---- addressing ---- */
+
+static inline uint64_t xorshift(struct cf_grow *g)
+{
+    uint64_t x = g->rng;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    g->rng = x;
+    return x;
+}
+
+/* The level of bucket b: one more below the split pointer and from nbig
+ * on (both halves of a split bucket). */
+static inline uint32_t level_of(const struct cf_grow *g, uint64_t b)
+{
+    return g->level + (uint32_t)(b < g->split || b >= g->nbig);
+}
+
+static inline uint32_t var_len(uint32_t v)
+{
+    return 31u - (uint32_t)__builtin_clz(v & GR_VAR_MASK);
+}
+
+static inline uint64_t lowmask(uint32_t n)
+{
+    return (1ull << n) - 1;
+}
+
+/* Does entry v (non-zero) match an item of tag t whose stream from the
+ * bucket's level on is q? */
+static inline bool entry_matches(uint32_t v, uint32_t t, uint64_t q)
+{
+    return v != 0 && (v >> GR_VAR_BITS) == t &&
+           (((v ^ (uint32_t)q) & lowmask(var_len(v))) == 0);
+}
+
+/* Items of the stash matching side sd of an item. */
+static inline bool stash_matches(const struct cf_grow *g, const gr_side_t *sd,
+                                 uint32_t t)
+{
+    return g->vv != 0 && g->vb == sd->b && entry_matches(g->vv, t, sd->q);
+}
+
+/* Places v in bucket b if it has an empty slot. */
+static bool bucket_put(struct cf_grow *g, uint64_t b, uint32_t v)
+{
+    uint64_t *p = gr_bucket(g, b), w = *p;
+    uint64_t e = gr_empty_lanes(w);
+    if (e == 0)
+        return false;
+    *p = w | (uint64_t)v << (uint32_t)__builtin_ctzll(e);
+    return true;
+}
+
+/* The partner of entry v held in bucket b: its bucket and value there.
+ * false when the partner's bucket needs a stream bit v no longer has. */
+static bool partner(const struct cf_grow *g, uint64_t b, uint32_t v,
+                    uint64_t *pb, uint32_t *pv)
+{
+    uint32_t t = v >> GR_VAR_BITS, len = var_len(v);
+    uint32_t lam = level_of(g, b), known = lam + len;
+    uint64_t j = b % g->n0, d = b / g->n0;
+    uint64_t s = (d | (uint64_t)(v & lowmask(len)) << lam) ^ g->g[t];
+    uint64_t b2 = gr_alt0(g, j, t) + g->n0 * (s & g->lmask);
+    uint32_t lev = g->level;
+    if (b2 < g->split) {
+        if (known <= g->level)
+            return false;
+        b2 += g->nbig & -((s >> g->level) & 1);
+        lev++;
+    }
+    uint32_t l2 = known - lev;
+    if (l2 > CF_GROW_STORED_BITS)
+        l2 = CF_GROW_STORED_BITS; /* a prefix of a prefix: still matched */
+    *pb = b2;
+    *pv = t << GR_VAR_BITS | 1u << l2 | (uint32_t)((s >> lev) & lowmask(l2));
+    return true;
+}
+
+/* ---- splits ---- */
+
+/* Splits the bucket at the split pointer into itself and nbig + split:
+ * each entry follows its next stream bit, which leaves the slot for the
+ * bucket's index (its known stream keeps its length); a void goes to
+ * both. -ENOMEM when the memory for the new bucket is not there, -EAGAIN
+ * when a void in the stash would find no room in the new bucket (nothing
+ * changes then). */
+static int split_one(struct cf_grow *g, uint64_t *room)
+{
+    if (g->nb >= g->cap) {
+        int rc = cap_step(g, room);
+        if (rc < 0) {
+            g->nomem = 1;
+            return rc;
+        }
+    }
+    uint64_t p = g->split, hb = p + g->nbig;
+    uint64_t *lo = gr_bucket(g, p), *hi = gr_bucket(g, hb);
+    uint64_t w = *lo, nl = 0, nh = 0;
+    uint32_t kl = 0, kh = 0, added = 0, voids = 0;
+    for (uint32_t k = 0; k < GR_B; k++) {
+        uint32_t v = (uint32_t)(w >> (16 * k)) & 0xFFFFu;
+        if (v == 0)
+            continue;
+        uint32_t var = v & GR_VAR_MASK;
+        if (var == 1) { /* its item may be in either half */
+            nl |= (uint64_t)v << (16 * kl++);
+            nh |= (uint64_t)v << (16 * kh++);
+            added++;
+            voids++;
+            continue;
+        }
+        uint64_t nv = (v & ~GR_VAR_MASK) | var >> 1;
+        if (var & 1)
+            nh |= nv << (16 * kh++);
+        else
+            nl |= nv << (16 * kl++);
+    }
+    bool stash_here = g->vv != 0 && g->vb == p;
+    if (stash_here && (g->vv & GR_VAR_MASK) == 1) {
+        if (kh == GR_B)
+            return -EAGAIN;
+        nh |= (uint64_t)g->vv << (16 * kh++);
+        added++;
+        voids++;
+    } else if (stash_here) {
+        uint32_t var = g->vv & GR_VAR_MASK;
+        if (var & 1)
+            g->vb = hb;
+        g->vv = (g->vv & ~GR_VAR_MASK) | var >> 1;
+    }
+    *lo = nl;
+    *hi = nh;
+    g->entries += added;
+    g->voids += voids;
+    g->nb++;
+    if (++g->split == g->nbig) {
+        g->level++;
+        g->split = 0;
+        g->nbig <<= 1;
+        g->lmask = lowmask(g->level);
+    }
+    return 0;
+}
+
+/* ---- inserts ---- */
+
+/* Places v in bucket b, kicking entries on to their partners; on failure
+ * the homeless entry is left in *b, *v. */
+static bool place(struct cf_grow *g, uint64_t *b, uint32_t *v)
+{
+    for (int n = 0; n < GROW_KICKS; n++) {
+        if (bucket_put(g, *b, *v))
+            return true;
+        uint64_t *p = gr_bucket(g, *b), w = *p, nb = 0;
+        uint32_t k0 = (uint32_t)(xorshift(g) % GR_B), nv = 0, k;
+        for (k = 0; k < GR_B; k++) {
+            uint32_t kk = (k0 + k) % GR_B;
+            uint32_t e = (uint32_t)(w >> (16 * kk)) & 0xFFFFu;
+            if (partner(g, *b, e, &nb, &nv)) {
+                *p = (w & ~(0xFFFFull << (16 * kk))) | (uint64_t)*v
+                                                           << (16 * kk);
+                break;
+            }
+        }
+        if (k == GR_B)
+            return false;
+        *b = nb;
+        *v = nv;
+    }
+    return false;
+}
+
+/* Whether forced splits may help: not while the table is half empty (a
+ * full pair there is an item added too many times). */
+static bool force_ok(const struct cf_grow *g)
+{
+    return g->entries * 10000 >= GROW_FORCE_MIN * g->nb * GR_B;
+}
+
+/* Places entry v of bucket b, splitting ahead of the load target while it
+ * finds no room (a homeless entry whose bucket is split follows its next
+ * stream bit) when force allows. 0 when placed, 1 when the homeless entry
+ * went to the stash (empty on entry). */
+static int insert_entry(struct cf_grow *g, uint64_t b, uint32_t v,
+                        uint64_t *room, bool force)
+{
+    for (int round = 0; !place(g, &b, &v); round++) {
+        bool split = force && round < GROW_FORCED_ROUNDS && force_ok(g);
+        for (int i = 0; split && i < GROW_FORCED_BATCH; i++) {
+            uint64_t n = g->nbig;
+            bool mine = g->split == b;
+            /* a homeless void would need a home in both halves: it waits
+             * in the stash instead */
+            if (mine && (v & GR_VAR_MASK) == 1)
+                break;
+            if (split_one(g, room) < 0) {
+                split = false;
+                break;
+            }
+            g->forced++;
+            if (mine) {
+                uint32_t var = v & GR_VAR_MASK;
+                if (var & 1)
+                    b += n;
+                v = (v & ~GR_VAR_MASK) | var >> 1;
+            }
+        }
+        if (!split || (v & GR_VAR_MASK) == 1) {
+            g->vb = b;
+            g->vv = v;
+            g->stashed++;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static inline uint32_t entry_full(uint32_t t, uint64_t q)
+{
+    return t << GR_VAR_BITS | 1u << CF_GROW_STORED_BITS |
+           (uint32_t)(q & lowmask(CF_GROW_STORED_BITS));
+}
+
+static bool has_item(const struct cf_grow *g, const gr_item_t *it)
+{
+    gr_side_t s0 = gr_side(g, it->j[0], it->s[0]);
+    gr_side_t s1 = gr_side(g, it->j[1], it->s[1]);
+    uint64_t m = gr_match(*gr_bucket(g, s0.b), gr_want(it->t, s0.q)) |
+                 gr_match(*gr_bucket(g, s1.b), gr_want(it->t, s1.q));
+    return m != 0 || stash_matches(g, &s0, it->t) ||
+           stash_matches(g, &s1, it->t);
+}
+
+/* Whether the stash holds one copy too many of an item: both buckets of
+ * its pair hold entries it matches. Splits cannot help that (the copies
+ * move together); they can help an entry that only ran out of kicks. */
+static bool stash_is_overflow(const struct cf_grow *g)
+{
+    uint32_t t = g->vv >> GR_VAR_BITS, pv;
+    uint64_t pb;
+    uint64_t m = gr_match(*gr_bucket(g, g->vb), gr_want(t, g->vv));
+    if (__builtin_popcountll(m) < GR_B || !partner(g, g->vb, g->vv, &pb, &pv))
+        return false;
+    return pb == g->vb ||
+           __builtin_popcountll(gr_match(*gr_bucket(g, pb), gr_want(t, pv))) ==
+               GR_B;
+}
+
+static int add_item(cf_filter_t *f, const gr_item_t *it, bool nx,
+                    uint64_t *room)
+{
+    struct cf_grow *g = GR(f);
+    if (nx && has_item(g, it))
+        return 0;
+    if (g->vv != 0) {
+        /* the stash first: while it is taken the filter is full */
+        uint64_t b = g->vb;
+        uint32_t v = g->vv;
+        /* Forced splits again unless the entry is a copy too many of an
+         * item (and memory was not what stopped them): every refused add
+         * would grow the table for nothing. */
+        bool force = g->nomem != 0 || !stash_is_overflow(g);
+        g->vv = 0;
+        g->nomem = 0;
+        if (insert_entry(g, b, v, room, force) != 0)
+            return g->nomem ? -ENOMEM : -EOVERFLOW;
+    }
+    g->nomem = 0;
+    while ((g->entries + 1) * 10000 > g->target * g->nb * GR_B)
+        if (split_one(g, room) < 0)
+            break; /* over the target, not full */
+    gr_side_t s0 = gr_side(g, it->j[0], it->s[0]);
+    gr_side_t s1 = gr_side(g, it->j[1], it->s[1]);
+    uint32_t v0 = entry_full(it->t, s0.q), v1 = entry_full(it->t, s1.q);
+    uint64_t e0 = gr_empty_lanes(*gr_bucket(g, s0.b));
+    uint64_t e1 = gr_empty_lanes(*gr_bucket(g, s1.b));
+    /* the emptier bucket; when both are full, a side chosen by the
+     * filter's own generator */
+    bool first;
+    if ((e0 | e1) == 0)
+        first = (xorshift(g) & 1) == 0;
+    else
+        first = __builtin_popcountll(e0) >= __builtin_popcountll(e1);
+    (void)insert_entry(g, first ? s0.b : s1.b, first ? v0 : v1, room, true);
+    g->entries++; /* placed, or its last homeless entry is in the stash */
+    g->items++;
+    return nx ? 1 : 0;
+}
+
+int cf_grow_add(cf_filter_t *f, const void *key, size_t len, bool nx,
+                uint64_t *room)
+{
+    gr_item_t it = gr_item(GR(f), f->seed, key, len);
+    return add_item(f, &it, nx, room);
+}
+
+void cf_grow_add_many(cf_filter_t *f, size_t n, const void *const *keys,
+                      const size_t *lens, bool nx, uint64_t *room, int *rc)
+{
+    enum { W = 8 };
+    for (size_t i = 0; i < n; i++) {
+        if (i + W < n)
+            cf_grow_prefetch(f, keys[i + W], lens[i + W]);
+        rc[i] = cf_grow_add(f, keys[i], lens[i], nx, room);
+    }
+}
+
+/* ---- lookups ---- */
+
+bool cf_grow_exists(const cf_filter_t *f, const void *key, size_t len)
+{
+    const struct cf_grow *g = GR(f);
+    gr_item_t it = gr_item(g, f->seed, key, len);
+    return has_item(g, &it);
+}
+
+void cf_grow_buckets(const cf_filter_t *f, const void *key, size_t len,
+                     uint64_t b[2])
+{
+    const struct cf_grow *g = GR(f);
+    gr_item_t it = gr_item(g, f->seed, key, len);
+    b[0] = gr_side(g, it.j[0], it.s[0]).b;
+    b[1] = gr_side(g, it.j[1], it.s[1]).b;
+}
+
+void cf_grow_prefetch(const cf_filter_t *f, const void *key, size_t len)
+{
+    const struct cf_grow *g = GR(f);
+    gr_item_t it = gr_item(g, f->seed, key, len);
+    prefetch(gr_bucket(g, gr_side(g, it.j[0], it.s[0]).b));
+    prefetch(gr_bucket(g, gr_side(g, it.j[1], it.s[1]).b));
+}
+
+uint64_t cf_grow_count(const cf_filter_t *f, const void *key, size_t len)
+{
+    const struct cf_grow *g = GR(f);
+    gr_item_t it = gr_item(g, f->seed, key, len);
+    gr_side_t s0 = gr_side(g, it.j[0], it.s[0]);
+    gr_side_t s1 = gr_side(g, it.j[1], it.s[1]);
+    uint64_t w0 = *gr_bucket(g, s0.b), w1 = *gr_bucket(g, s1.b);
+    uint64_t m0 = gr_match(w0, gr_want(it.t, s0.q));
+    uint64_t m1 = gr_match(w1, gr_want(it.t, s1.q));
+    /* both sides in one bucket (with different streams): a slot matching
+     * either is one entry */
+    uint64_t n =
+        s1.b == s0.b
+            ? (uint64_t)__builtin_popcountll(m0 | m1)
+            : (uint64_t)(__builtin_popcountll(m0) + __builtin_popcountll(m1));
+    return n + (stash_matches(g, &s0, it.t) || stash_matches(g, &s1, it.t));
+}
+
+/* The stash back into the table after a slot freed up, if its bucket or
+ * its partner has room now (no kicks). */
+static void stash_retry(struct cf_grow *g)
+{
+    if (g->vv == 0)
+        return;
+    uint64_t pb;
+    uint32_t pv;
+    if (bucket_put(g, g->vb, g->vv) ||
+        (partner(g, g->vb, g->vv, &pb, &pv) && bucket_put(g, pb, pv)))
+        g->vv = 0;
+}
+
+int cf_grow_del(cf_filter_t *f, const void *key, size_t len)
+{
+    struct cf_grow *g = GR(f);
+    gr_item_t it = gr_item(g, f->seed, key, len);
+    gr_side_t sd[2] = {gr_side(g, it.j[0], it.s[0]),
+                       gr_side(g, it.j[1], it.s[1])};
+    /* InfiniFilter's rule: of the matching entries, the one whose known
+     * stream (bucket level + stored bits) is longest; a shorter one may be
+     * another item's only entry (docs/growth.md). */
+    uint64_t *best = NULL;
+    uint32_t best_lane = 0;
+    int best_known = -1;
+    bool one = sd[1].b == sd[0].b;
+    for (int k = 0; k < 2 - one; k++) {
+        uint64_t *p = gr_bucket(g, sd[k].b);
+        uint64_t m = gr_match(*p, gr_want(it.t, sd[k].q));
+        if (one) /* both sides in one bucket, with different streams */
+            m |= gr_match(*p, gr_want(it.t, sd[1].q));
+        for (; m != 0; m &= m - 1) {
+            uint32_t lane = (uint32_t)__builtin_ctzll(m);
+            uint32_t v = (uint32_t)(*p >> lane) & 0xFFFFu;
+            int known = (int)(sd[k].lam + var_len(v));
+            if (known > best_known) {
+                best_known = known;
+                best = p;
+                best_lane = lane;
+            }
+        }
+    }
+    if (stash_matches(g, &sd[0], it.t) || stash_matches(g, &sd[1], it.t)) {
+        int known = (int)(level_of(g, g->vb) + var_len(g->vv));
+        if (known > best_known) {
+            g->vv = 0;
+            best = NULL;
+            goto removed;
+        }
+    }
+    if (best == NULL)
+        return 0;
+    *best &= ~(0xFFFFull << best_lane);
+    stash_retry(g);
+removed:
+    if (g->entries > 0)
+        g->entries--;
+    if (g->items > 0)
+        g->items--;
+    g->deleted++;
+    return 1;
+}
+
+void cf_grow_exists_many(const cf_filter_t *f, size_t n,
+                         const void *const *keys, const size_t *lens, bool *out)
+{
+    const struct cf_grow *g = GR(f);
+    const uint64_t seed = f->seed;
+    const bool stash = g->vv != 0;
+    const uint64_t *p0[CF_WINDOW], *p1[CF_WINDOW];
+    uint32_t w0[CF_WINDOW], w1[CF_WINDOW];
+    gr_side_t sd0[CF_WINDOW], sd1[CF_WINDOW];
+    uint32_t tag[CF_WINDOW];
+    for (size_t i = 0; i < n + CF_WINDOW; i++) {
+        size_t r = i % CF_WINDOW;
+        if (i >= CF_WINDOW) {
+            bool hit = (gr_match(*p0[r], w0[r]) | gr_match(*p1[r], w1[r])) != 0;
+            if (stash) /* the same way for every item of the call */
+                hit |= stash_matches(g, &sd0[r], tag[r]) ||
+                       stash_matches(g, &sd1[r], tag[r]);
+            out[i - CF_WINDOW] = hit;
+        }
+        if (i < n) {
+            gr_item_t it = gr_item(g, seed, keys[i], lens[i]);
+            sd0[r] = gr_side(g, it.j[0], it.s[0]);
+            sd1[r] = gr_side(g, it.j[1], it.s[1]);
+            tag[r] = it.t;
+            w0[r] = gr_want(it.t, sd0[r].q);
+            w1[r] = gr_want(it.t, sd1[r].q);
+            p0[r] = gr_bucket(g, sd0[r].b);
+            p1[r] = gr_bucket(g, sd1[r].b);
+            prefetch(p0[r]);
+            prefetch(p1[r]);
+        }
+    }
+}
+
+/* ---- stats ---- */
+
+void cf_grow_stats(const cf_filter_t *f, cf_stats_t *st)
+{
+    const struct cf_grow *g = GR(f);
+    memset(st, 0, sizeof(*st));
+    st->size_bytes = cf_grow_size_bytes(f);
+    st->nbuckets = g->nb;
+    st->nfilters = 1;
+    st->items = g->items;
+    st->deleted = g->deleted;
+    uint64_t held = g->nb * GR_B * g->target / 10000;
+    st->capacity = held > g->capacity ? held : g->capacity;
+    st->bucket_size = GR_B;
+    st->fp_bits = CF_GROW_TAG_BITS + CF_GROW_STORED_BITS;
+    st->expansion = f->expansion;
+    st->max_kicks = f->max_kicks;
+    st->max_filters = f->max_filters;
+    st->seed = f->seed;
+    st->encoding = CF_ENC_PLAIN;
+    st->form = CF_FORM_GROWABLE;
+}
+
+void cf_grow_info(const cf_filter_t *f, cf_grow_info_t *gi)
+{
+    const struct cf_grow *g = GR(f);
+    *gi = (cf_grow_info_t){.n0 = g->n0,
+                           .level = g->level,
+                           .split = g->split,
+                           .nbuckets = g->nb,
+                           .entries = g->entries,
+                           .voids = g->voids,
+                           .forced = g->forced,
+                           .stashed = g->stashed};
+}

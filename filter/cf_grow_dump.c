@@ -1,0 +1,190 @@
+/*
+ * cf_grow_dump.c - the growable form's serialised form (version 4 of the
+ * core's header, docs/growth.md "Serialised form"), validated on load.
+ *
+ * Header, little-endian, CF_GROW_HDR_LEN bytes:
+ *   0  u32 magic "CKF1"      4  u16 version 4     6  u16 header length
+ *   8  u32 bucket size (4)  12  u8 tag bits (5)  13  u8 stored bits (10)
+ *  14  u8 encoding (0)      15  u8 flags (2: growable)
+ *  16  u32 max kicks        20  u32 expansion    24  u32 max filters
+ *  28  u32 target load per 10,000
+ *  32  u64 seed             40  u64 items        48  u64 deleted
+ *  56  u64 n0               64  u32 level        68  u32 0
+ *  72  u64 split            80  u64 entries      88  u64 kick state
+ *  96  u64 stash bucket    104  u32 stash entry (0: empty)  108 u32 0
+ * 112  u64 capacity (as reserved)
+ * 120  u64 XXH3-64 of the 120 bytes before it
+ * followed by the data: n0 << level plus split buckets of four
+ * little-endian 16-bit slots, bucket 0 first.
+ */
+#include <errno.h>
+
+#include "cf_grow_int.h"
+
+#define GR_MAGIC 0x31464B43u /* "CKF1", the core's own */
+#define GR_VERSION 4
+#define GR_FLAG_GROWABLE 2
+#define GR_MAX_LEVEL 40
+#define GR_TARGET_MIN 5000
+#define GR_TARGET_MAX 9500
+
+void cf_grow_header(const cf_filter_t *f, void *buf)
+{
+    const struct cf_grow *g = GR(f);
+    uint8_t *p = buf;
+    memset(p, 0, CF_GROW_HDR_LEN);
+    le_store32(p, GR_MAGIC);
+    le_store16(p + 4, GR_VERSION);
+    le_store16(p + 6, CF_GROW_HDR_LEN);
+    le_store32(p + 8, GR_B);
+    p[12] = CF_GROW_TAG_BITS;
+    p[13] = CF_GROW_STORED_BITS;
+    p[14] = CF_ENC_PLAIN;
+    p[15] = GR_FLAG_GROWABLE;
+    le_store32(p + 16, f->max_kicks);
+    le_store32(p + 20, f->expansion);
+    le_store32(p + 24, f->max_filters);
+    le_store32(p + 28, g->target);
+    le_store64(p + 32, f->seed);
+    le_store64(p + 40, g->items);
+    le_store64(p + 48, g->deleted);
+    le_store64(p + 56, g->n0);
+    le_store32(p + 64, g->level);
+    le_store64(p + 72, g->split);
+    le_store64(p + 80, g->entries);
+    le_store64(p + 88, g->rng);
+    le_store64(p + 96, g->vv != 0 ? g->vb : 0);
+    le_store32(p + 104, g->vv);
+    le_store64(p + 112, g->capacity);
+    le_store64(p + CF_GROW_HDR_LEN - 8, XXH3_64bits(p, CF_GROW_HDR_LEN - 8));
+}
+
+int cf_grow_load_header(const void *buf, size_t len, const cf_limits_t *lim,
+                        cf_filter_t **out, size_t *used)
+{
+    const uint8_t *p = buf;
+    *out = NULL;
+    if (len < CF_GROW_HDR_LEN || le_load32(p) != GR_MAGIC ||
+        le_load16(p + 4) != GR_VERSION || le_load16(p + 6) != CF_GROW_HDR_LEN ||
+        le_load64(p + CF_GROW_HDR_LEN - 8) !=
+            XXH3_64bits(p, CF_GROW_HDR_LEN - 8))
+        return -EINVAL;
+    gr_init_t in = {
+        .max_kicks = le_load32(p + 16),
+        .expansion = le_load32(p + 20),
+        .max_filters = le_load32(p + 24),
+        .target = le_load32(p + 28),
+        .seed = le_load64(p + 32),
+        .n0 = le_load64(p + 56),
+        .level = le_load32(p + 64),
+        .split = le_load64(p + 72),
+        .rng = le_load64(p + 88),
+        .capacity = le_load64(p + 112),
+    };
+    uint64_t items = le_load64(p + 40), deleted = le_load64(p + 48);
+    uint64_t entries = le_load64(p + 80), vb = le_load64(p + 96);
+    uint32_t vv = le_load32(p + 104);
+    if (le_load32(p + 8) != GR_B || p[12] != CF_GROW_TAG_BITS ||
+        p[13] != CF_GROW_STORED_BITS || p[14] != CF_ENC_PLAIN ||
+        p[15] != GR_FLAG_GROWABLE || le_load32(p + 68) != 0 ||
+        le_load32(p + 108) != 0)
+        return -EINVAL;
+    if (in.max_kicks < 1 || in.max_kicks > CF_MAX_KICKS || in.expansion < 1 ||
+        in.expansion > CF_MAX_EXPANSION || in.max_filters < 1 ||
+        in.max_filters > CF_MAX_FILTERS || in.target < GR_TARGET_MIN ||
+        in.target > GR_TARGET_MAX || in.capacity < 1 ||
+        in.capacity > CF_MAX_CAPACITY || in.rng == 0)
+        return -EINVAL;
+    /* the shape: every size fits the absolute cap before any product */
+    const uint64_t max_nb = CF_ABS_MAX_BYTES / 8;
+    if (in.n0 < 1 || in.level > GR_MAX_LEVEL || in.n0 > max_nb >> in.level)
+        return in.n0 < 1 || in.level > GR_MAX_LEVEL ? -EINVAL : -ENOMEM;
+    uint64_t nbig = in.n0 << in.level;
+    if (in.split >= nbig)
+        return -EINVAL;
+    uint64_t nb = nbig + in.split;
+    if (nb > max_nb)
+        return -ENOMEM;
+    if (entries > nb * GR_B + 1 || items > entries)
+        return -EINVAL;
+    if (vv > 0xFFFFu ||
+        (vv == 0 ? vb != 0 : ((vv & GR_VAR_MASK) == 0 || vb >= nb)))
+        return -EINVAL;
+    if (lim != NULL && lim->max_bytes && nb * 8 > lim->max_bytes)
+        return -ENOMEM;
+    cf_filter_t *f;
+    int rc = gr_new(&in, &f);
+    if (rc < 0)
+        return rc;
+    struct cf_grow *g = GR(f);
+    g->items = items;
+    g->deleted = deleted;
+    g->entries = entries;
+    g->vb = vb;
+    g->vv = vv;
+    *out = f;
+    *used = CF_GROW_HDR_LEN;
+    return 0;
+}
+
+uint64_t cf_grow_data_len(const cf_filter_t *f)
+{
+    return GR(f)->nb * 8;
+}
+
+#define SEG_BYTES (CF_GROW_SEG * 8)
+
+size_t cf_grow_data_view(const cf_filter_t *f, uint64_t off, size_t max,
+                         const void **p)
+{
+    const struct cf_grow *g = GR(f);
+    uint64_t total = g->nb * 8;
+    if (off >= total) {
+        *p = NULL;
+        return 0;
+    }
+    uint64_t k = off / SEG_BYTES, in = off % SEG_BYTES;
+    uint64_t end = (k + 1) * SEG_BYTES < total ? (k + 1) * SEG_BYTES : total;
+    uint64_t n = end - off;
+    *p = (const uint8_t *)g->seg[k] + in;
+    return n < max ? (size_t)n : max;
+}
+
+int cf_grow_load_data(cf_filter_t *f, uint64_t off, const void *p, size_t len)
+{
+    struct cf_grow *g = GR(f);
+    uint64_t total = g->nb * 8;
+    if (off > total || len > total - off)
+        return -EINVAL;
+    const uint8_t *src = p;
+    uint64_t at = off;
+    size_t left = len;
+    while (left > 0) {
+        uint64_t k = at / SEG_BYTES, in = at % SEG_BYTES;
+        uint64_t n = SEG_BYTES - in;
+        if (n > left)
+            n = left;
+        memcpy((uint8_t *)g->seg[k] + in, src, (size_t)n);
+        src += n;
+        at += n;
+        left -= (size_t)n;
+    }
+    /* Every slot this range touched: a used slot has a marker. A slot
+     * split over two chunks is checked again, whole, by the second one
+     * (the bytes not yet loaded are zero). A bad slot is cleared, so the
+     * filter stays safe to use whatever the host does with the error. */
+    int rc = 0;
+    if (len == 0)
+        return 0;
+    for (uint64_t s = off / 2; s <= (off + len - 1) / 2; s++) {
+        uint64_t b = s / GR_B;
+        uint64_t *w = gr_bucket(g, b);
+        uint32_t sh = (uint32_t)(s % GR_B) * 16;
+        uint32_t v = (uint32_t)(*w >> sh) & 0xFFFFu;
+        if (v != 0 && (v & GR_VAR_MASK) == 0) {
+            *w &= ~(0xFFFFull << sh);
+            rc = -EINVAL;
+        }
+    }
+    return rc;
+}

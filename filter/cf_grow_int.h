@@ -1,0 +1,157 @@
+/*
+ * cf_grow_int.h - the growable form's state and its inline addressing,
+ * shared by cf_grow.c (operations) and cf_grow_dump.c (serialisation).
+ * Private to those two files.
+ */
+#ifndef CF_GROW_INT_H
+#define CF_GROW_INT_H
+
+#include "cf_alloc.h"
+#include "cf_grow.h"
+#include "cf_rb.h"
+
+#define GR_B 4
+#define GR_TAGS (1u << CF_GROW_TAG_BITS)
+#define GR_VAR_BITS (CF_GROW_STORED_BITS + 1)
+#define GR_VAR_MASK ((1u << GR_VAR_BITS) - 1)
+
+/* Lane patterns of a bucket word: 4 lanes of 16 bits. */
+#define GR_LO 0x0001000100010001ull
+#define GR_LANES_VAR (GR_LO * GR_VAR_MASK)
+#define GR_LANES_TAG (GR_LO * (0xFFFFu & ~GR_VAR_MASK))
+#define GR_LANES_LOW15 (GR_LO * 0x7FFFu)
+#define GR_LANES_HIGH (GR_LO * 0x8000u)
+
+_Static_assert(CF_GROW_TAG_BITS + GR_VAR_BITS == 16, "a slot is 16 bits");
+
+struct cf_grow {
+    uint64_t **seg;    /* segment k: buckets [k, k + 1) * CF_GROW_SEG */
+    uint64_t dircap;   /* entries of seg */
+    uint64_t cap;      /* buckets allocated */
+    uint64_t cap_init; /* cap when made or loaded (cf_grow_size_at()) */
+    uint64_t steps;    /* capacity steps since */
+    uint64_t n0;       /* base buckets */
+    uint64_t nbig;     /* n0 << level */
+    uint64_t lmask;    /* (1 << level) - 1 */
+    uint64_t split;    /* the split pointer, < nbig */
+    uint64_t nb;       /* buckets in use: nbig + split */
+    uint32_t level;
+    uint32_t target;  /* split past this load, per 10,000 slots */
+    uint64_t entries; /* used slots, plus the stash */
+    uint64_t items, deleted, capacity;
+    uint64_t rng; /* the kick generator (xorshift64, never 0) */
+    uint64_t vb;  /* the stash: bucket and entry (0: empty) */
+    uint32_t vv;
+    uint32_t nomem; /* a split found no memory in this insert, or in
+                       the one that filled the stash */
+    uint64_t voids, forced, stashed; /* counters, not serialised */
+    /* per tag: the base table's alternate offset and side 1's stream
+     * mask, from the seed and n0 */
+    uint64_t h0[GR_TAGS];
+    uint64_t g[GR_TAGS];
+};
+
+static inline struct cf_grow *GR(const cf_filter_t *f)
+{
+    return f->u.gr;
+}
+
+typedef struct gr_item {
+    uint64_t j[2]; /* base buckets of side 0 and 1 */
+    uint64_t s[2]; /* their streams */
+    uint32_t t;    /* the tag */
+} gr_item_t;
+
+typedef struct gr_side {
+    uint64_t b;   /* bucket */
+    uint64_t q;   /* the stream from the bucket's level on */
+    uint32_t lam; /* the bucket's level */
+} gr_side_t;
+
+/* The involution of the base table: (H(t) - j) mod n0. */
+static inline uint64_t gr_alt0(const struct cf_grow *g, uint64_t j, uint32_t t)
+{
+    uint64_t h = g->h0[t];
+    return h >= j ? h - j : h + g->n0 - j;
+}
+
+/* One 64-bit hash split as the fixed shapes split theirs: the tag from
+ * the low bits, the base bucket from the product with n0 (the high bits),
+ * the stream above the tag. */
+static inline __attribute__((always_inline)) gr_item_t
+gr_item(const struct cf_grow *g, uint64_t seed, const void *key, size_t len)
+{
+    uint64_t h = key_hash(key, len, seed);
+    gr_item_t it;
+    it.t = (uint32_t)h & (GR_TAGS - 1);
+    it.j[0] = mulhi(h, g->n0);
+    it.j[1] = gr_alt0(g, it.j[0], it.t);
+    it.s[0] = h >> CF_GROW_TAG_BITS;
+    it.s[1] = it.s[0] ^ g->g[it.t];
+    return it;
+}
+
+/* The bucket of base j and stream s; no branch on the split pointer. */
+static inline __attribute__((always_inline)) gr_side_t
+gr_side(const struct cf_grow *g, uint64_t j, uint64_t s)
+{
+    uint64_t b = j + g->n0 * (s & g->lmask);
+    uint64_t lt = b < g->split;
+    gr_side_t r;
+    r.b = b + (g->nbig & -(lt & (s >> g->level)));
+    r.lam = g->level + (uint32_t)lt;
+    r.q = s >> r.lam;
+    return r;
+}
+
+static inline uint64_t *gr_bucket(const struct cf_grow *g, uint64_t b)
+{
+    return g->seg[b >> CF_GROW_SEG_SHIFT] + (b & (CF_GROW_SEG - 1));
+}
+
+/* What a lane holding an entry of tag t for stream q compares equal to. */
+static inline uint32_t gr_want(uint32_t t, uint64_t q)
+{
+    return t << GR_VAR_BITS | ((uint32_t)q & (GR_VAR_MASK >> 1));
+}
+
+/* Bit 16k set for every lane k of w that matches want: same tag, and the
+ * stored bits below the lane's marker equal want's. Per lane, with no
+ * borrow out of it: x is the variable part of w ^ want with a guard bit
+ * above it, m = x ^ (x - 1) the mask up to its lowest set bit p, and the
+ * stored bits agree exactly when p is at or above the marker L, that is
+ * when m >= the lane's variable part (whose highest bit is L). The tag
+ * and "used" are zero tests of 5 and 11 bits. */
+static inline uint64_t gr_match(uint64_t w, uint32_t want)
+{
+    uint64_t d = w ^ (GR_LO * want);
+    uint64_t y = w & GR_LANES_VAR;
+    uint64_t x = (d & GR_LANES_VAR) | (GR_LO << 11);
+    uint64_t m = x ^ (x - GR_LO);
+    uint64_t ge = ((m | (GR_LO << 12)) - y) & (GR_LO << 12);
+    uint64_t tz = ((GR_LO << 5) - ((d >> 11) & (GR_LO * 0x1F))) & (GR_LO << 5);
+    uint64_t used = ~((GR_LO << 11) - y) & (GR_LO << 11);
+    return (ge >> 12) & (tz >> 5) & (used >> 11);
+}
+
+/* Bit 16k set for every empty lane k of w. */
+static inline uint64_t gr_empty_lanes(uint64_t w)
+{
+    return (~(((w & GR_LANES_LOW15) + GR_LANES_LOW15) | w) & GR_LANES_HIGH) >>
+           15;
+}
+
+/* A filter's state as made or loaded. */
+typedef struct gr_init {
+    uint64_t n0, split, capacity, rng, seed;
+    uint32_t level, target, max_kicks, expansion, max_filters;
+} gr_init_t;
+
+CF_HIDDEN int gr_new(const gr_init_t *in, cf_filter_t **out);
+CF_HIDDEN void gr_free(struct cf_grow *g);
+CF_HIDDEN void gr_constants(struct cf_grow *g, uint64_t seed);
+CF_HIDDEN int gr_alloc_to(struct cf_grow *g, uint64_t cap);
+CF_HIDDEN uint64_t gr_size_of_cap(uint64_t cap);
+CF_HIDDEN uint64_t gr_next_cap(uint64_t cap);
+
+#endif /* CF_GROW_INT_H */

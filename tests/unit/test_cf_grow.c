@@ -1,0 +1,568 @@
+/* Unit tests of the growable shape: random adds, deletes and lookups
+ * against an exact multiset through more than ten doublings (no false
+ * negative, counts never below the truth), the serialised form mid-growth
+ * in chunks, byte-identical filters from the same operations, refusals of
+ * lying headers and slots, the sizes a host counts, and the memory cap. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <xxhash.h>
+
+#include "cf.h"
+#include "cf_grow.h"
+
+/* splitmix64: distinct, unordered 8-byte keys */
+static uint64_t key_of(uint64_t i)
+{
+    uint64_t z = i + 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t rnd(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static cf_filter_t *make(uint64_t cap, uint64_t seed)
+{
+    cf_params_t p;
+    cf_params_default(&p);
+    p.capacity = cap;
+    p.expansion = 2;
+    p.seed = seed;
+    p.growable = 1;
+    cf_filter_t *f = NULL;
+    assert_int_equal(cf_create(&p, &f), 0);
+    return f;
+}
+
+static int add_id(cf_filter_t *f, uint64_t id)
+{
+    uint64_t k = key_of(id);
+    return cf_add(f, &k, sizeof(k));
+}
+
+static int del_id(cf_filter_t *f, uint64_t id)
+{
+    uint64_t k = key_of(id);
+    return cf_del(f, &k, sizeof(k));
+}
+
+static bool has_id(const cf_filter_t *f, uint64_t id)
+{
+    uint64_t k = key_of(id);
+    return cf_exists(f, &k, sizeof(k));
+}
+
+static uint64_t count_id(const cf_filter_t *f, uint64_t id)
+{
+    uint64_t k = key_of(id);
+    return cf_count(f, &k, sizeof(k));
+}
+
+/* The whole serialised form of f, in one buffer. */
+static uint8_t *dump(const cf_filter_t *f, size_t *n)
+{
+    size_t h = cf_header_len(f);
+    uint64_t d = cf_data_len(f);
+    uint8_t *buf = malloc(h + (size_t)d);
+    assert_non_null(buf);
+    cf_header_write(f, buf);
+    uint64_t off = 0;
+    while (off < d) {
+        const void *p;
+        size_t got = cf_data_view(f, off, 1000, &p);
+        assert_true(got > 0);
+        memcpy(buf + h + off, p, got);
+        off += got;
+    }
+    *n = h + (size_t)d;
+    return buf;
+}
+
+/* Loads buf (a dump) with data chunks of chunk bytes. */
+static cf_filter_t *load(const uint8_t *buf, size_t n, size_t chunk)
+{
+    cf_filter_t *f = NULL;
+    size_t used = 0;
+    assert_int_equal(cf_load_header(buf, n, NULL, &f, &used), 0);
+    assert_int_equal(used, CF_GROW_HDR_LEN);
+    assert_int_equal(cf_data_len(f), n - used);
+    for (size_t off = 0; off < n - used; off += chunk) {
+        size_t len = n - used - off < chunk ? n - used - off : chunk;
+        assert_int_equal(cf_load_data(f, off, buf + used + off, len), 0);
+    }
+    return f;
+}
+
+static void assert_same_bytes(const cf_filter_t *a, const cf_filter_t *b)
+{
+    size_t na, nb;
+    uint8_t *da = dump(a, &na), *db = dump(b, &nb);
+    assert_int_equal(na, nb);
+    assert_memory_equal(da, db, na);
+    free(da);
+    free(db);
+}
+
+#define UNIVERSE (1u << 19)
+
+/* Every live item is found, and counted at least as often as it was
+ * added and not deleted. */
+static void check_all(const cf_filter_t *f, const uint8_t *cnt)
+{
+    for (uint64_t id = 0; id < UNIVERSE; id++)
+        if (cnt[id]) {
+            assert_true(has_id(f, id));
+            assert_true(count_id(f, id) >= cnt[id]);
+        }
+}
+
+/* Adds (a few items more than once), deletes of present items and
+ * lookups, against exact counts, from 64 items to more than 1024 times
+ * that: no false negative at any point. */
+static void random_ops_through_ten_doublings(void **state)
+{
+    (void)state;
+    cf_filter_t *f = make(64, 11);
+    uint8_t *cnt = calloc(UNIVERSE, 1);
+    assert_non_null(cnt);
+    uint64_t s = 0x1234567, live = 0, next = 0, dels = 0;
+    for (uint64_t op = 0; live < 100000; op++) {
+        uint64_t r = rnd(&s) % 100;
+        if (r < 60 || live == 0) {
+            /* mostly new items, some copies of live ones */
+            uint64_t id = (r % 10 == 0 && next > 0) ? rnd(&s) % next : next++;
+            if (id >= UNIVERSE || cnt[id] >= 3)
+                continue;
+            assert_int_equal(add_id(f, id), 0);
+            cnt[id]++;
+            live++;
+        } else if (r < 85) {
+            uint64_t id = rnd(&s) % next;
+            if (cnt[id] == 0) {
+                /* deleting what was never there would break the
+                 * guarantee (as in any cuckoo filter): only absent
+                 * lookups then */
+                continue;
+            }
+            assert_int_equal(del_id(f, id), 1);
+            cnt[id]--;
+            live--;
+            dels++;
+        } else {
+            uint64_t id = rnd(&s) % next;
+            if (cnt[id]) {
+                assert_true(has_id(f, id));
+                assert_true(count_id(f, id) >= cnt[id]);
+            }
+        }
+        if (op % 50000 == 0)
+            check_all(f, cnt);
+    }
+    check_all(f, cnt);
+    cf_grow_info_t gi;
+    cf_grow_info(f, &gi);
+    /* 64 items reserve 19 buckets; 100,000 need more than ten doublings */
+    assert_true(gi.level >= 10);
+    cf_stats_t st;
+    cf_stats(f, &st);
+    assert_int_equal(st.nfilters, 1);
+    assert_int_equal(st.nbuckets, gi.nbuckets);
+    assert_int_equal(st.items, live);
+    assert_int_equal(st.deleted, dels);
+    assert_int_equal(st.form, CF_FORM_GROWABLE);
+    /* the memory follows the items: about 16 / 0.85 bits each */
+    assert_true(st.size_bytes * 8 < live * 24);
+    /* and every item's two buckets are in the table */
+    for (uint64_t id = 0; id < 1000; id++) {
+        uint64_t k = key_of(id), b[2];
+        cf_grow_buckets(f, &k, sizeof(k), b);
+        assert_true(b[0] < gi.nbuckets && b[1] < gi.nbuckets);
+    }
+    /* deleting everything empties it */
+    for (uint64_t id = 0; id < next && id < UNIVERSE; id++)
+        while (cnt[id]) {
+            assert_int_equal(del_id(f, id), 1);
+            cnt[id]--;
+        }
+    cf_stats(f, &st);
+    assert_int_equal(st.items, 0);
+    cf_free(f);
+    free(cnt);
+}
+
+/* A dump taken mid-growth (the split pointer inside a round) loads in
+ * chunks of any size into the same bytes, answers the same, and goes on
+ * growing exactly as the original does. */
+static void round_trip_mid_growth(void **state)
+{
+    (void)state;
+    cf_filter_t *f = make(100, 3);
+    for (uint64_t id = 0; id < 20000; id++)
+        assert_int_equal(add_id(f, id), 0);
+    for (uint64_t id = 0; id < 20000; id += 3)
+        assert_int_equal(del_id(f, id), 1);
+    cf_grow_info_t gi;
+    cf_grow_info(f, &gi);
+    assert_true(gi.split > 0);
+    size_t n;
+    uint8_t *buf = dump(f, &n);
+    static const size_t chunks[] = {1, 7, 777, 4096, 1 << 20};
+    for (size_t c = 0; c < sizeof(chunks) / sizeof(chunks[0]); c++) {
+        cf_filter_t *g = load(buf, n, chunks[c]);
+        assert_same_bytes(f, g);
+        for (uint64_t id = 0; id < 20000; id++)
+            if (id % 3 != 0)
+                assert_true(has_id(g, id));
+        cf_free(g);
+    }
+    cf_filter_t *g = load(buf, n, 1000);
+    for (uint64_t id = 20000; id < 60000; id++) {
+        assert_int_equal(add_id(f, id), 0);
+        assert_int_equal(add_id(g, id), 0);
+        if (id % 5 == 0 && id >= 21000) {
+            assert_int_equal(del_id(f, id - 1000), 1);
+            assert_int_equal(del_id(g, id - 1000), 1);
+        }
+    }
+    assert_same_bytes(f, g);
+    cf_free(g);
+    cf_free(f);
+    free(buf);
+}
+
+/* Two filters fed the same operations hold the same bytes: relocation
+ * choices come from the filter's own state. */
+static void same_ops_same_bytes(void **state)
+{
+    (void)state;
+    cf_filter_t *a = make(50, 9), *b = make(50, 9);
+    uint64_t s = 99;
+    for (int i = 0; i < 30000; i++) {
+        uint64_t id = rnd(&s) % 20000;
+        if (i % 4 == 3) {
+            assert_int_equal(del_id(a, id), del_id(b, id));
+        } else {
+            assert_int_equal(add_id(a, id), add_id(b, id));
+        }
+    }
+    assert_same_bytes(a, b);
+    /* the batched insert makes the same moves as one at a time */
+    cf_filter_t *c = make(50, 9), *d = make(50, 9);
+    enum { N = 5000 };
+    static uint64_t keys[N];
+    static const void *kp[N];
+    static size_t lens[N];
+    static int rc[N];
+    for (int i = 0; i < N; i++) {
+        keys[i] = key_of((uint64_t)i);
+        kp[i] = &keys[i];
+        lens[i] = 8;
+        assert_int_equal(cf_add(c, &keys[i], 8), 0);
+    }
+    cf_add_many(d, N, kp, lens, false, NULL, rc);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(rc[i], 0);
+    assert_same_bytes(c, d);
+    static bool out[N];
+    cf_exists_many(d, N, kp, lens, out);
+    for (int i = 0; i < N; i++)
+        assert_true(out[i]);
+    cf_free(a);
+    cf_free(b);
+    cf_free(c);
+    cf_free(d);
+}
+
+static void fix_sum(uint8_t *h)
+{
+    uint64_t sum = XXH3_64bits(h, CF_GROW_HDR_LEN - 8);
+    for (int i = 0; i < 8; i++)
+        h[CF_GROW_HDR_LEN - 8 + i] = (uint8_t)(sum >> (8 * i));
+}
+
+static void put(uint8_t *p, size_t at, uint64_t v, int bytes)
+{
+    for (int i = 0; i < bytes; i++)
+        p[at + (size_t)i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get(const uint8_t *p, size_t at, int bytes)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < bytes; i++)
+        v |= (uint64_t)p[at + (size_t)i] << (8 * i);
+    return v;
+}
+
+/* Every header field that could lie is checked: each lie is refused with
+ * -EINVAL (or -ENOMEM for sizes past any limit), never a crash. */
+static void lying_headers_refused(void **state)
+{
+    (void)state;
+    cf_filter_t *f = make(1000, 5);
+    for (uint64_t id = 0; id < 5000; id++)
+        assert_int_equal(add_id(f, id), 0);
+    uint8_t good[CF_GROW_HDR_LEN];
+    cf_header_write(f, good);
+    uint64_t nb = get(good, 56, 8) << get(good, 64, 4);
+    nb += get(good, 72, 8);
+    static const struct {
+        size_t at;
+        int bytes;
+        uint64_t v;
+        int rc;
+    } lies[] = {
+        {4, 2, 5, -EINVAL},                  /* version */
+        {6, 2, 120, -EINVAL},                /* header length */
+        {8, 4, 2, -EINVAL},                  /* bucket size */
+        {12, 1, 4, -EINVAL},                 /* tag bits */
+        {13, 1, 11, -EINVAL},                /* stored bits */
+        {14, 1, 1, -EINVAL},                 /* encoding */
+        {15, 1, 1, -EINVAL},                 /* flags */
+        {16, 4, 0, -EINVAL},                 /* max kicks */
+        {16, 4, 65536, -EINVAL},             /* max kicks */
+        {20, 4, 0, -EINVAL},                 /* expansion */
+        {20, 4, 40000, -EINVAL},             /* expansion */
+        {24, 4, 0, -EINVAL},                 /* max filters */
+        {24, 4, 65, -EINVAL},                /* max filters */
+        {28, 4, 4999, -EINVAL},              /* target load */
+        {28, 4, 9501, -EINVAL},              /* target load */
+        {56, 8, 0, -EINVAL},                 /* n0 */
+        {56, 8, 1ull << 40, -ENOMEM},        /* n0 */
+        {64, 4, 41, -EINVAL},                /* level */
+        {64, 4, 35, -ENOMEM},                /* level: past any table */
+        {68, 4, 1, -EINVAL},                 /* reserved */
+        {72, 8, 1ull << 40, -EINVAL},        /* split past the round */
+        {80, 8, 1ull << 40, -EINVAL},        /* entries past the slots */
+        {40, 8, 1ull << 40, -EINVAL},        /* items past the entries */
+        {88, 8, 0, -EINVAL},                 /* kick state */
+        {104, 4, 0x10000, -EINVAL},          /* stash entry wider than a slot */
+        {104, 4, 0xF800, -EINVAL},           /* stash entry without a marker */
+        {96, 8, 5, -EINVAL},                 /* stash bucket, stash empty */
+        {108, 4, 1, -EINVAL},                /* reserved */
+        {112, 8, 0, -EINVAL},                /* capacity */
+        {112, 8, (1ull << 50) + 1, -EINVAL}, /* capacity */
+    };
+    for (size_t i = 0; i < sizeof(lies) / sizeof(lies[0]); i++) {
+        uint8_t h[CF_GROW_HDR_LEN];
+        memcpy(h, good, sizeof(h));
+        put(h, lies[i].at, lies[i].v, lies[i].bytes);
+        fix_sum(h);
+        cf_filter_t *g = NULL;
+        size_t used = 0;
+        int rc = cf_load_header(h, sizeof(h), NULL, &g, &used);
+        if (rc != lies[i].rc)
+            fail_msg("lie %zu (byte %zu = %llu): %d", i, lies[i].at,
+                     (unsigned long long)lies[i].v, rc);
+        assert_null(g);
+    }
+    /* a stash in a bucket past the table */
+    uint8_t h[CF_GROW_HDR_LEN];
+    memcpy(h, good, sizeof(h));
+    put(h, 104, 0x0C00, 4);
+    put(h, 96, nb, 8);
+    fix_sum(h);
+    cf_filter_t *g = NULL;
+    size_t used;
+    assert_int_equal(cf_load_header(h, sizeof(h), NULL, &g, &used), -EINVAL);
+    /* a checksum that does not match, a short header */
+    memcpy(h, good, sizeof(h));
+    h[40] ^= 1;
+    assert_int_equal(cf_load_header(h, sizeof(h), NULL, &g, &used), -EINVAL);
+    assert_int_equal(cf_load_header(good, sizeof(good) - 1, NULL, &g, &used),
+                     -EINVAL);
+    /* a limit below the table */
+    cf_limits_t lim = {.max_bytes = nb * 8 - 1};
+    assert_int_equal(cf_load_header(good, sizeof(good), &lim, &g, &used),
+                     -ENOMEM);
+    lim.max_bytes = nb * 8;
+    assert_int_equal(cf_load_header(good, sizeof(good), &lim, &g, &used), 0);
+    /* a slot with a tag and no marker is refused and cleared; a range
+     * outside the data is refused */
+    uint8_t bad[8] = {0, 0xF8, 0x01, 0x00, 0, 0, 0, 0};
+    assert_int_equal(cf_load_data(g, 0, bad, sizeof(bad)), -EINVAL);
+    const void *p;
+    assert_int_equal(cf_data_view(g, 0, 8, &p), 8);
+    assert_int_equal(get(p, 0, 8), 0x0001ull << 16);
+    assert_int_equal(cf_load_data(g, nb * 8 - 4, bad, sizeof(bad)), -EINVAL);
+    /* the high byte of a slot alone, then its low byte: checked whole */
+    assert_int_equal(cf_load_data(g, 9, "\x08", 1), -EINVAL);
+    assert_int_equal(cf_load_data(g, 9, "\x00", 1), 0);
+    assert_int_equal(cf_load_data(g, 8, "\x01", 1), 0);
+    assert_int_equal(cf_load_data(g, 9, "\x08", 1), 0);
+    cf_free(g);
+    cf_free(f);
+}
+
+/* An item added more times than its two buckets hold: the table does not
+ * grow for it without bound; the extra copy waits in the stash, further
+ * adds are refused, and deletes give every copy back. */
+static void copies_of_one_item(void **state)
+{
+    (void)state;
+    cf_filter_t *f = make(1000, 1);
+    int stored = 0, rc = 0;
+    for (int i = 0; i < 100 && rc == 0; i++)
+        if ((rc = add_id(f, 42)) == 0)
+            stored++;
+    assert_int_equal(rc, -EOVERFLOW);
+    assert_true(stored >= 8);
+    assert_int_equal(count_id(f, 42), (uint64_t)stored);
+    cf_stats_t st;
+    cf_stats(f, &st);
+    uint64_t nb = st.nbuckets;
+    assert_int_equal(add_id(f, 43), -EOVERFLOW); /* full while stashed */
+    cf_stats(f, &st);
+    assert_int_equal(st.nbuckets, nb);
+    for (int i = 0; i < stored; i++)
+        assert_int_equal(del_id(f, 42), 1);
+    assert_int_equal(del_id(f, 42), 0);
+    assert_false(has_id(f, 42));
+    assert_int_equal(add_id(f, 43), 0);
+    cf_free(f);
+}
+
+/* The same with the table at its target load, where a homeless entry may
+ * force splits: each insert forces at most 64 (and makes at most one
+ * for the load target), and the adds refused while the copy waits in
+ * the stash force none. */
+static void copies_of_one_item_at_load(void **state)
+{
+    (void)state;
+    cf_filter_t *f = make(1000, 4);
+    for (uint64_t id = 1000; id < 6000; id++)
+        assert_int_equal(add_id(f, id), 0);
+    cf_stats_t st;
+    cf_stats(f, &st);
+    uint64_t nb0 = st.nbuckets;
+    int rc = 0, stored = 0;
+    for (int i = 0; i < 100 && rc == 0; i++)
+        if ((rc = add_id(f, 7)) == 0)
+            stored++;
+    assert_int_equal(rc, -EOVERFLOW);
+    cf_stats(f, &st);
+    uint64_t nb1 = st.nbuckets;
+    assert_true(nb1 <= nb0 + (uint64_t)(stored + 1) * (64 + 1));
+    for (uint64_t id = 6000; id < 6100; id++)
+        assert_int_equal(add_id(f, id), -EOVERFLOW);
+    cf_stats(f, &st);
+    assert_int_equal(st.nbuckets, nb1);
+    assert_int_equal(count_id(f, 7), (uint64_t)stored);
+    for (uint64_t id = 1000; id < 6000; id++)
+        assert_true(has_id(f, id));
+    cf_free(f);
+}
+
+/* What a host counted for a generation stays what the filter answers for
+ * it; growth under a byte cap takes no more than the cap. */
+static void sizes_and_room(void **state)
+{
+    (void)state;
+    cf_filter_t *f = make(10, 2);
+    uint64_t sizes[128] = {0};
+    uint32_t gen = cf_nfilters(f);
+    sizes[gen] = cf_size_bytes(f);
+    for (uint64_t id = 0; id < 200000; id++) {
+        assert_int_equal(add_id(f, id), 0);
+        uint32_t g2 = cf_nfilters(f);
+        if (g2 != gen) {
+            assert_true(g2 >= 1 && g2 < 128);
+            assert_true(cf_size_bytes_at(f, gen) == sizes[gen]);
+            gen = g2;
+            sizes[gen] = cf_size_bytes(f);
+        }
+        assert_int_equal(cf_size_bytes_at(f, gen), cf_size_bytes(f));
+    }
+    cf_free(f);
+
+    f = make(1000, 2);
+    enum { N = 20000 };
+    static uint64_t keys[N];
+    static const void *kp[N];
+    static size_t lens[N];
+    static int rc[N];
+    for (int i = 0; i < N; i++) {
+        keys[i] = key_of((uint64_t)i);
+        kp[i] = &keys[i];
+        lens[i] = 8;
+    }
+    uint64_t before = cf_size_bytes(f), room = 4096;
+    cf_add_many(f, N, kp, lens, false, &room, rc);
+    assert_true(cf_size_bytes(f) - before <= 4096);
+    assert_int_equal(cf_size_bytes(f) - before, 4096 - room);
+    int refused = 0;
+    for (int i = 0; i < N; i++) {
+        assert_true(rc[i] == 0 || rc[i] == -ENOMEM);
+        refused += rc[i] != 0;
+        if (rc[i] == 0)
+            assert_true(cf_exists(f, &keys[i], 8));
+    }
+    assert_true(refused > 0);
+    cf_free(f);
+}
+
+/* The parameters: bucket size 4 only; the reserve's size. */
+static void params(void **state)
+{
+    (void)state;
+    cf_params_t p;
+    cf_params_default(&p);
+    p.capacity = 100000;
+    p.growable = 1;
+    assert_int_equal(cf_params_check(&p), 0);
+    uint64_t bytes = cf_params_table_bytes(&p);
+    assert_int_equal(bytes, 8 * ((100000 * 10000 + 4 * 8500 - 1) / 34000));
+    p.bucket_size = 2;
+    assert_int_equal(cf_params_check(&p), -EINVAL);
+    p.bucket_size = 4;
+    p.growable = 2;
+    assert_int_equal(cf_params_check(&p), -EINVAL);
+    p.growable = 1;
+    p.max_bytes = 100;
+    cf_filter_t *f = NULL;
+    assert_int_equal(cf_create(&p, &f), -ENOMEM);
+    assert_null(f);
+    p.max_bytes = 0;
+    assert_int_equal(cf_create(&p, &f), 0);
+    cf_stats_t st;
+    cf_stats(f, &st);
+    assert_int_equal(st.capacity, 100000);
+    assert_int_equal(st.bucket_size, 4);
+    assert_int_equal(st.expansion, 1);
+    assert_int_equal(st.size_bytes, cf_size_bytes(f));
+    /* host bytes before a growable filter */
+    assert_int_equal(cf_resize_extra(&f, 0, 64), 0);
+    uint64_t k = 1;
+    assert_int_equal(cf_add(f, &k, 8), 0);
+    assert_true(cf_exists(f, &k, 8));
+    cf_free_extra(f, 64);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(random_ops_through_ten_doublings),
+        cmocka_unit_test(round_trip_mid_growth),
+        cmocka_unit_test(same_ops_same_bytes),
+        cmocka_unit_test(lying_headers_refused),
+        cmocka_unit_test(copies_of_one_item),
+        cmocka_unit_test(copies_of_one_item_at_load),
+        cmocka_unit_test(sizes_and_room),
+        cmocka_unit_test(params),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
