@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "cmdclock.h"
 #include "server_int.h"
 
 void loadprog_begin(server_t *s)
@@ -51,8 +52,10 @@ bool loadprog_step(server_t *s, uint64_t pos)
 {
     struct server_load *l = &s->load;
     l->loaded_bytes = l->done_bytes + pos;
-    if (s->cfg->key_load_delay != 0)
+    if (s->cfg->key_load_delay != 0) {
         key_delay(s->cfg->key_load_delay);
+        s->cmd_clock = cmdclock_now(); /* no replayed command's time */
+    }
     if (!l->active)
         return true;
     /* As Redis: every 1024 steps from the first, and every so many bytes;
@@ -69,6 +72,9 @@ bool loadprog_step(server_t *s, uint64_t pos)
         serve_clients(s);
         l->served_ns = uv_hrtime();
     }
+    /* Nor is the time the clients took. */
+    if (due)
+        s->cmd_clock = cmdclock_now();
     return !s->shutting_down;
 }
 

@@ -103,6 +103,11 @@ static void write_pidfile(const char *path)
  * monitor's command events (Redis splits those by the "fast" flag). */
 static void on_call(client_t *c, const resp_cmd_t *cmd, uint64_t ns)
 {
+    /* A command replayed from a file is no client's (as Redis's AOF
+     * client, never in the slow log or MONITOR); its client is not a
+     * connection and has no address. */
+    if (c->srv->loading)
+        return;
     const cmd_def_t *d = c->sub != NULL ? c->sub : c->cmd;
     /* EXEC is Redis's skip_slowlog: its commands are logged one by one. */
     if (d == NULL || !multi_is_exec(d))

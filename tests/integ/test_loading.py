@@ -320,3 +320,22 @@ def test_same_replies_as_redis_while_loading(tmp_path):
     finally:
         ours.cleanup()
         theirs.cleanup()
+
+
+def test_replayed_commands_are_not_a_clients(aof_server):
+    """As Redis's AOF client: what the load replays never reaches the slow
+    log (its client is no connection and has no address), however slow."""
+    srv = aof_server
+    srv.args += ["--slowlog-log-slower-than", "0", "--slowlog-max-len",
+                 "100000"]
+    srv.args[srv.args.index("--key-load-delay") + 1] = "0"
+    srv.start()
+    c = srv.raw()
+    try:
+        entries = c.command("SLOWLOG", "GET", "-1")
+        names = {e[3][0].upper() for e in entries}
+        assert names, "the slow log records nothing: nothing was tested"
+        assert not names & {b"CF.ADD", b"CF.LOADCHUNK", b"SELECT"}, names
+        assert c.command("CF.EXISTS", "k1", "item1") == 1
+    finally:
+        c.close()
