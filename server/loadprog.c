@@ -71,10 +71,8 @@ bool loadprog_step(server_t *s, uint64_t pos)
         l->served_at = l->loaded_bytes;
         serve_clients(s);
         l->served_ns = uv_hrtime();
+        s->cmd_clock = cmdclock_now(); /* nor is the clients' time */
     }
-    /* Nor is the time the clients took. */
-    if (due)
-        s->cmd_clock = cmdclock_now();
     return !s->shutting_down;
 }
 

@@ -113,21 +113,14 @@ void propagate_call_end(client_t *c, bool changed, bool exec,
     prop_frame_t *f = &p->cur;
     bool logged =
         !exec && f->mode != MODE_NONE && (changed || f->mode == MODE_FORCE);
-    /* The common case, a top-level command that produced nothing else: it
-     * is fed alone, at once, from the views it ran with (no copy). */
     if (logged && p->depth == 1 && p->n == 0) {
-        if (s->on_propagate == NULL)
-            ; /* switched off meanwhile: nothing more is fed */
-        else if (f->own != NULL)
-            feed(s, f->dbnum, f->own->argc, f->own->v);
-        else
-            feed(s, f->dbnum, f->argc, f->argv);
-        argv_free(f->own);
-        p->cur = *saved;
-        p->depth--;
-        return;
-    }
-    if (logged) {
+        /* The common case, a top-level command that produced nothing
+         * else: fed alone, at once, from the views it ran with (no copy);
+         * a feed switched off meanwhile gets nothing. */
+        if (s->on_propagate != NULL)
+            feed(s, f->dbnum, f->own != NULL ? f->own->argc : f->argc,
+                 f->own != NULL ? f->own->v : f->argv);
+    } else if (logged) {
         argv_t *a = f->own != NULL ? f->own : argv_copy(f->argc, f->argv);
         f->own = NULL;
         if (a == NULL)
