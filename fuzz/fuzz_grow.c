@@ -15,9 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <xxhash.h>
-
 #include "cf.h"
+#include "cf_fixture.h"
 
 #define UNIVERSE 4096
 
@@ -119,14 +118,7 @@ static void load(const uint8_t *data, size_t size)
     if (buf == NULL)
         return;
     memcpy(buf, data, size);
-    if (size >= 8) {
-        size_t hlen = (size_t)buf[6] | (size_t)buf[7] << 8;
-        if (hlen >= 16 && hlen <= size) {
-            uint64_t sum = XXH3_64bits(buf, hlen - 8);
-            for (int i = 0; i < 8; i++)
-                buf[hlen - 8 + i] = (uint8_t)(sum >> (8 * i));
-        }
-    }
+    fuzz_fix_header_sum(buf, size);
     cf_limits_t lim = {.max_bytes = 16u << 20};
     cf_filter_t *f = NULL;
     size_t used = 0;

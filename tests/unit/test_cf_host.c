@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "cf.h"
+#include "cf_same_bytes.h"
 
 /* A counting allocator: a size header in front of every block. */
 static size_t live_bytes, live_blocks;
@@ -160,28 +161,6 @@ static cf_filter_t *copy_of(const cf_filter_t *f)
         off += n;
     }
     return g;
-}
-
-static bool same_bytes(const cf_filter_t *a, const cf_filter_t *b)
-{
-    unsigned char ha[CF_HEADER_MAX], hb[CF_HEADER_MAX];
-    if (cf_header_len(a) != cf_header_len(b) ||
-        cf_data_len(a) != cf_data_len(b))
-        return false;
-    cf_header_write(a, ha);
-    cf_header_write(b, hb);
-    if (memcmp(ha, hb, cf_header_len(a)) != 0)
-        return false;
-    uint64_t off = 0;
-    const void *pa, *pb;
-    size_t n;
-    while ((n = cf_data_view(a, off, 1 << 20, &pa)) > 0) {
-        assert_int_equal(cf_data_view(b, off, n, &pb), n);
-        if (memcmp(pa, pb, n) != 0)
-            return false;
-        off += n;
-    }
-    return true;
 }
 
 /* A filter of under 2^22 buckets in one table is "small" (its table entry

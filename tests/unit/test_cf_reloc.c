@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "cf.h"
+#include "cf_same_bytes.h"
 
 static uint64_t key_of(uint64_t i)
 {
@@ -71,30 +72,6 @@ static double load_of(const cf_filter_t *f, uint64_t items)
     cf_stats_t st;
     cf_stats(f, &st);
     return (double)items / ((double)st.nbuckets * st.bucket_size);
-}
-
-/* The serialised form of a and b (header, victim stash included, and every
- * table byte) is the same. */
-static bool same_bytes(const cf_filter_t *a, const cf_filter_t *b)
-{
-    unsigned char ha[CF_HEADER_MAX], hb[CF_HEADER_MAX];
-    if (cf_header_len(a) != cf_header_len(b) ||
-        cf_data_len(a) != cf_data_len(b))
-        return false;
-    cf_header_write(a, ha);
-    cf_header_write(b, hb);
-    if (memcmp(ha, hb, cf_header_len(a)) != 0)
-        return false;
-    uint64_t off = 0;
-    const void *pa, *pb;
-    size_t n;
-    while ((n = cf_data_view(a, off, 1 << 20, &pa)) > 0) {
-        assert_int_equal(cf_data_view(b, off, n, &pb), n);
-        if (memcmp(pa, pb, n) != 0)
-            return false;
-        off += n;
-    }
-    return true;
 }
 
 static bool all_zero(const cf_filter_t *f)
