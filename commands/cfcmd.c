@@ -20,7 +20,9 @@
  *  - The max_expansions default is the cap on sub-filters (RedisBloom's 32).
  *  - CF.INFO "Error rate" is the bound for one lookup over every sub-filter:
  *    nfilters * cf_error_bound(), capped at 1. A last field, ours,
- *    "Encoding", says "plain" or "semi-sorted".
+ *    "Encoding", says "plain", "semi-sorted" or "growable" (whose
+ *    "Fingerprint bits" 15 and error rate are those of a new entry; older
+ *    entries compare fewer bits, docs/growth.md).
  *  - ERROR rate (ours) picks the encoding with the fewest bits per item
  *    whose bound meets the rate, plain or semi-sorted (cf.h); without it a
  *    filter is plain, with the configured width.
@@ -202,6 +204,20 @@ static void tiny_bucket(cf_params_t *p)
         p->bucket_size = RB_DEFAULT_BUCKET;
 }
 
+/* The growable shape (cf.h, docs/growth.md) for every filter that may
+ * grow: EXPANSION 1 or more, bucket size 4 (given or by default), no
+ * ERROR rate asked for in the command and a configured fingerprint width
+ * of at most the default 12 bits (plain): its slot compares 15 bits for
+ * new entries and its rate after a 1000x growth (about 0.16%) is that of
+ * a 12-bit table. Everything else keeps the fixed shapes, with the nested
+ * chain when it grows: a rate or a bucket size the growable slot does not
+ * offer is still served exactly. */
+static void choose_shape(cf_params_t *p, bool user_rate)
+{
+    p->growable = p->expansion >= 1 && p->bucket_size == 4 && !user_rate &&
+                  p->encoding == CF_ENC_PLAIN && p->fp_bits <= 12;
+}
+
 static void reply_bad_rate(const call_t *c)
 {
     reply_error(c, "ERR ERROR: rate must be a number between 0 and 1 that "
@@ -379,6 +395,7 @@ void cfcmd_reserve(const cfcmd_host_t *host, void *h, int argc,
         reply_bad_rate(&c);
         return;
     }
+    choose_shape(&p, user_rate);
     if (find_write(&c, &argv[1], &f) != 0)
         return;
     if (f != NULL) {
@@ -407,6 +424,7 @@ static cf_filter_t *get_or_create(const call_t *c, const arg_t *key,
         return f;
     params_default(c, &p, &rate);
     apply_rate(&p, rate, false);
+    choose_shape(&p, false);
     f = create_filter(c, key, &p);
     *created = f != NULL;
     return f;
@@ -525,6 +543,7 @@ static void insert_common(const call_t *c, int argc, const arg_t *argv, bool nx,
         reply_bad_rate(c);
         return;
     }
+    choose_shape(&p, user_rate);
 
     cf_filter_t *f;
     if (find_write(c, &argv[1], &f) != 0)
@@ -692,8 +711,11 @@ void cfcmd_info(const cfcmd_host_t *host, void *h, int argc, const arg_t *argv)
     info_field(&c, "Capacity", st.capacity);
     host->reply_bulk(h, "Error rate", strlen("Error rate"));
     host->reply_double(h, err < 1 ? err : 1);
-    /* ours, after RedisBloom's fields: "plain" or "semi-sorted" */
-    const char *enc = cf_encoding_name(st.encoding);
+    /* ours, after RedisBloom's fields: "plain", "semi-sorted" or
+     * "growable" */
+    const char *enc = st.form == CF_FORM_GROWABLE
+                          ? "growable"
+                          : cf_encoding_name(st.encoding);
     host->reply_bulk(h, "Encoding", strlen("Encoding"));
     host->reply_bulk(h, enc, strlen(enc));
 }

@@ -187,11 +187,11 @@ typedef struct cf_stats {
 #define CF_FORM_NATIVE 0
 #define CF_FORM_REDISBLOOM 1
 /* The growable shape (cf_params_t.growable): nfilters is 1, nbuckets the
- * buckets in use, capacity what they hold at the load where the table
- * splits (at least the capacity asked for), fp_bits 15 (the tag and the
- * stream bits a new entry compares; older entries compare fewer). For this
- * form cf_nfilters() is a generation number of the size, as for
- * RedisBloom's form. */
+ * buckets in use, capacity the capacity asked for until the table first
+ * splits, then what its buckets hold at the load where it splits, fp_bits 15
+ * (the tag and the stream bits a new entry compares; older entries compare
+ * fewer). For this form cf_nfilters() is a generation number of the size, as
+ * for RedisBloom's form. */
 #define CF_FORM_GROWABLE 2
 
 void cf_stats(const cf_filter_t *f, cf_stats_t *st);

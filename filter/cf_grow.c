@@ -243,12 +243,22 @@ int gr_new(const gr_init_t *in, cf_filter_t **out)
     g->rng = in->rng;
     gr_constants(g, in->seed);
     g->nb = g->nbig + g->split;
-    if (gr_alloc_to(g, g->nb) < 0) {
+    /* the capacity the steps from n0 reach first at nb: what the filter
+     * that was saved holds, so that a loaded copy holds (and CF.INFO
+     * reports) the same bytes as the original, and a replica as much as
+     * its master */
+    uint64_t cap = g->n0, steps = 0;
+    while (cap < g->nb) {
+        cap = gr_next_cap(cap);
+        steps++;
+    }
+    if (gr_alloc_to(g, cap) < 0) {
         gr_free(g);
         mem.free_fn(f);
         return -ENOMEM;
     }
-    g->cap_init = g->cap;
+    g->cap_init = g->n0;
+    g->steps = steps;
     *out = f;
     return 0;
 }
@@ -736,8 +746,11 @@ void cf_grow_stats(const cf_filter_t *f, cf_stats_t *st)
     st->nfilters = 1;
     st->items = g->items;
     st->deleted = g->deleted;
+    /* the reserve until the table first splits (as a fixed table reports
+     * what was asked for), then what the buckets in use hold at the
+     * target load */
     uint64_t held = g->nb * GR_B * g->target / 10000;
-    st->capacity = held > g->capacity ? held : g->capacity;
+    st->capacity = g->nb > g->n0 && held > g->capacity ? held : g->capacity;
     st->bucket_size = GR_B;
     st->fp_bits = CF_GROW_TAG_BITS + CF_GROW_STORED_BITS;
     st->expansion = f->expansion;

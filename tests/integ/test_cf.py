@@ -107,8 +107,11 @@ def test_reserve_defaults_and_info(raw2, key):
     assert inf[b"Bucket size"] == 4
     assert inf[b"Expansion rate"] == 1
     assert inf[b"Max iterations"] == 500
-    assert inf[b"Fingerprint bits"] == 12
-    assert inf[b"Capacity"] >= 1000
+    # the defaults grow (EXPANSION 1): the growable shape, whose new
+    # entries compare 15 bits
+    assert inf[b"Fingerprint bits"] == 15
+    assert inf[b"Encoding"] == b"growable"
+    assert inf[b"Capacity"] == 1000
     assert inf[b"Size"] > 0 and inf[b"Number of buckets"] >= 1000 // 4
     rate = float(inf[b"Error rate"])
     assert 0 < rate < 0.01
@@ -293,7 +296,8 @@ def test_add_autocreates_with_config_defaults(raw2, key):
     assert raw2.command("CF.ADD", key, "x") == 1
     inf = info2(raw2, key)
     assert inf[b"Bucket size"] == 4
-    assert inf[b"Fingerprint bits"] == 12
+    assert inf[b"Fingerprint bits"] == 15
+    assert inf[b"Encoding"] == b"growable"
     assert inf[b"Max iterations"] == 500
     assert inf[b"Expansion rate"] == 1
     assert inf[b"Capacity"] >= 1024
@@ -605,12 +609,14 @@ def test_command_docs_for_insert(raw2):
 
 # ---- SCANDUMP / LOADCHUNK ---------------------------------------------------
 
-# Plain 12-bit and semi-sorted 13-bit (ERROR 0.001) filters alike.
-@pytest.mark.parametrize("opts", [[], ["ERROR", "0.001"]])
-def test_dump_and_load_round_trip(raw2, key, opts):
-    # Big enough for several data chunks (about 7.5 MB of tables).
+# Growable (the defaults), plain 12-bit (EXPANSION 0) and semi-sorted
+# 13-bit (ERROR 0.001) filters alike.
+@pytest.mark.parametrize("opts,enc", [
+    ([], b"growable"), (["EXPANSION", "0"], b"plain"),
+    (["ERROR", "0.001"], b"semi-sorted")])
+def test_dump_and_load_round_trip(raw2, key, opts, enc):
+    # Big enough for several data chunks (7.5 to 11.8 MB of tables).
     assert raw2.command("CF.RESERVE", key, 5000000, *opts) == "OK"
-    enc = b"semi-sorted" if opts else b"plain"
     assert info2(raw2, key)[b"Encoding"] == enc
     items = [b"i%d" % i for i in range(20000)]
     other = [b"o%d" % i for i in range(20000)]

@@ -100,7 +100,8 @@ def test_flushall_without_save_points_writes_nothing(daemon):
 
 def big_keyspace(r):
     """A filter large enough that a background save of it takes a while."""
-    assert r.execute_command("CF.RESERVE", "big", 40000000) == b"OK"
+    assert r.execute_command("CF.RESERVE", "big", 40000000, "EXPANSION",
+                             0) == b"OK"
     fill(r)
 
 
@@ -138,7 +139,10 @@ def test_flushall_kills_a_running_bgsave(daemon, save):
 
 def big_filter(r, key="g"):
     """A filter whose first data chunk is a full 4 MB."""
-    assert r.execute_command("CF.RESERVE", key, 5000000) == b"OK"
+    # a fixed table (EXPANSION 0): its data chunks are CHUNK bytes, a
+    # growable filter's at most one of its 2 MB segments
+    assert r.execute_command("CF.RESERVE", key, 5000000, "EXPANSION",
+                             0) == b"OK"
     r.execute_command("CF.INSERT", key, "ITEMS",
                       *["item-%d" % i for i in range(20000)])
     it, chunk = r.execute_command("CF.SCANDUMP", key, 1)

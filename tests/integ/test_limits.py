@@ -31,7 +31,10 @@ def big_filter(r, key="g"):
     """A filter whose first data chunk is a full 4 MB, with some items in
     it so the chunk is not all zeros; returns CF.SCANDUMP's reply for it
     (the next iterator and the chunk)."""
-    assert r.execute_command("CF.RESERVE", key, 5000000) == b"OK"
+    # a fixed table (EXPANSION 0): its data chunks are CHUNK bytes, a
+    # growable filter's at most one of its 2 MB segments
+    assert r.execute_command("CF.RESERVE", key, 5000000, "EXPANSION",
+                             0) == b"OK"
     r.execute_command("CF.INSERT", key, "ITEMS",
                       *["item-%d" % i for i in range(20000)])
     it, chunk = r.execute_command("CF.SCANDUMP", key, 1)

@@ -667,6 +667,43 @@ def test_idle_timeout(daemon):
     kept.close()
 
 
+def test_maxmemory_growable_grows_to_the_limit(daemon):
+    """The growable shape takes memory a step at a time: under maxmemory
+    it grows until the next step would pass the limit, the add that needs
+    that step is refused with OOM and changes nothing, lookups go on, and
+    without the limit it grows again."""
+    d = daemon()
+    r = client(d)
+    r.execute_command("CF.RESERVE", "g", 20000)
+    used = r.info("memory")["used_memory"]
+    limit = used + 200000
+    r.config_set("maxmemory", limit)
+    n, refused = 0, None
+    while refused is None:
+        for i in range(n, n + 1000):
+            try:
+                assert r.execute_command("CF.ADD", "g", "i%d" % i) == 1
+                n += 1
+            except redis.ResponseError as e:
+                refused = str(e)
+                break
+        assert n < 1000000
+    assert refused == OOM
+    info = dict(zip(*[iter(r.execute_command("CF.INFO", "g"))] * 2))
+    assert info[b"Number of filters"] == 1
+    assert info[b"Number of items inserted"] == n
+    assert n > 20000  # it grew past its reserve
+    at = r.info("memory")["used_memory"]
+    assert used < at <= limit
+    assert r.execute_command("CF.EXISTS", "g", "i0") == 1
+    assert r.execute_command("CF.EXISTS", "g", "i%d" % (n - 1)) == 1
+    r.config_set("maxmemory", "0")
+    assert r.execute_command("CF.ADD", "g", "i%d" % n) == 1
+    for i in range(n + 1, n + 5000):
+        assert r.execute_command("CF.ADD", "g", "i%d" % i) == 1
+    assert r.info("memory")["used_memory"] > at
+
+
 def test_maxmemory_reserve_growth_loadchunk(daemon):
     d = daemon()
     r = client(d)
@@ -679,7 +716,9 @@ def test_maxmemory_reserve_growth_loadchunk(daemon):
         if it == 0:
             break
         chunks.append((it, data))
-    r.execute_command("CF.RESERVE", "g", 20000)
+    # the chain of tables (a bucket size of 2: not the growable shape,
+    # whose steps test_maxmemory_growable_grows_to_the_limit covers)
+    r.execute_command("CF.RESERVE", "g", 20000, "BUCKETSIZE", 2)
     table = dict(zip(*[iter(r.execute_command("CF.INFO", "g"))] * 2))[
         b"Size"]
 

@@ -8,6 +8,12 @@ from support.proc import use_redis_server, wait_until
 pytestmark = pytest.mark.skipif(use_redis_server(),
                                 reason="cuckood's own memory accounting")
 
+# The fixed shape of 12-bit plain fingerprints in buckets of 4, which grows
+# by a chain of tables: what an ERROR rate of 0.01 asks for. Without it a
+# filter that may grow is of the growable shape, whose cost
+# test_growable_small_filter_cost bounds.
+FIXED = ("ERROR", "0.01")
+
 
 def info(r, key):
     return dict(zip(*[iter(r.execute_command("CF.INFO", key))] * 2))
@@ -15,7 +21,7 @@ def info(r, key):
 
 def test_small_filter_costs_what_it_holds(daemon):
     r = daemon().client(socket_timeout=10)
-    r.execute_command("CF.RESERVE", "tenant:1", 100)
+    r.execute_command("CF.RESERVE", "tenant:1", 100, *FIXED)
     r.execute_command("CF.ADD", "tenant:1", "item")
     size = info(r, "tenant:1")[b"Size"]
     # capacity 100 at 12-bit fingerprints: 28 buckets of 6 bytes, 2 bytes
@@ -31,7 +37,7 @@ def test_small_filter_costs_what_it_holds(daemon):
     # the per-key budget (250 B) of a key of capacity 100 at 12-bit
     # fingerprints (a 40-byte struct, the 164-byte table, the entry, one
     # slot)
-    r.execute_command("CF.RESERVE", "tenant:999999", 100)
+    r.execute_command("CF.RESERVE", "tenant:999999", 100, *FIXED)
     assert r.memory_usage("tenant:999999") <= 250
     assert r.delete("tenant:999999") == 1
 
@@ -41,7 +47,7 @@ def test_small_filter_costs_what_it_holds(daemon):
     pipe = r.pipeline(transaction=False)
     keys = ["t:%d" % i for i in range(2000)]
     for k in keys:
-        pipe.execute_command("CF.RESERVE", k, 100)
+        pipe.execute_command("CF.RESERVE", k, 100, *FIXED)
         pipe.execute_command("CF.ADD", k, "x")
     pipe.execute()
     pipe = r.pipeline(transaction=False)
@@ -59,7 +65,7 @@ def test_small_filter_costs_what_it_holds(daemon):
 def test_small_filter_grows_and_comes_back_small(daemon):
     r = daemon().client(socket_timeout=10)
     m0 = r.info("memory")["used_memory"]
-    r.execute_command("CF.RESERVE", "g", 100, "EXPANSION", 2)
+    r.execute_command("CF.RESERVE", "g", 100, "EXPANSION", 2, *FIXED)
     small = r.memory_usage("g")
     items = []
     while info(r, "g")[b"Number of filters"] < 3:
@@ -84,7 +90,7 @@ def test_small_filter_grows_and_comes_back_small(daemon):
     assert info(r, "g")[b"Number of items deleted"] == deleted
     assert r.memory_usage("g") == grown
     assert r.delete("g") == 1
-    r.execute_command("CF.RESERVE", "g", 100, "EXPANSION", 2)
+    r.execute_command("CF.RESERVE", "g", 100, "EXPANSION", 2, *FIXED)
     assert r.memory_usage("g") == small
     r.delete("g")
     assert r.info("memory")["used_memory"] == m0
@@ -93,7 +99,7 @@ def test_small_filter_grows_and_comes_back_small(daemon):
 def info_size_of_new(r):
     """CF.INFO Size of a fresh capacity-100 filter (for the entry's share
     of MEMORY USAGE)."""
-    r.execute_command("CF.RESERVE", "probe", 100, "EXPANSION", 2)
+    r.execute_command("CF.RESERVE", "probe", 100, "EXPANSION", 2, *FIXED)
     size = info(r, "probe")[b"Size"]
     r.delete("probe")
     return size
@@ -105,7 +111,7 @@ def test_snapshot_of_many_small_filters(daemon):
     n = 5000
     pipe = r.pipeline(transaction=False)
     for i in range(n):
-        pipe.execute_command("CF.RESERVE", "tenant:%d" % i, 100)
+        pipe.execute_command("CF.RESERVE", "tenant:%d" % i, 100, *FIXED)
         pipe.execute_command("CF.ADD", "tenant:%d" % i, "seen:%d" % i)
     pipe.execute()
     # one of them grown into a chain, saved and loaded as one
@@ -130,6 +136,25 @@ def test_snapshot_of_many_small_filters(daemon):
     assert r.memory_usage("tenant:1") == usage
 
 
+def test_growable_small_filter_cost(daemon):
+    """A small filter of the growable shape (the defaults) costs its
+    struct, with the per-tag constants of its addressing, and 16-bit slots
+    at a load of 0.85: more than a fixed one, bounded, and counted alike
+    by CF.INFO, MEMORY USAGE and used_memory; deleted, it gives all back."""
+    r = daemon().client(socket_timeout=10)
+    m0 = r.info("memory")["used_memory"]
+    r.execute_command("CF.RESERVE", "g:1", 100)
+    r.execute_command("CF.ADD", "g:1", "item")
+    st = info(r, "g:1")
+    assert st[b"Encoding"] == b"growable"
+    assert 240 < st[b"Size"] <= 1000, st[b"Size"]
+    entry = (8 + 1 + 1 + len("g:1") + 7) // 8 * 8
+    assert r.memory_usage("g:1") == st[b"Size"] + entry + 8
+    assert r.info("memory")["used_memory"] - m0 >= st[b"Size"]
+    assert r.delete("g:1") == 1
+    assert r.info("memory")["used_memory"] == m0
+
+
 def rss(d):
     with open("/proc/%d/status" % d.proc.pid) as f:
         for line in f:
@@ -151,7 +176,8 @@ def test_deleting_many_small_filters_returns_memory(daemon):
     def fill():
         pipe = r.pipeline(transaction=False)
         for i in range(n):
-            pipe.execute_command("CF.RESERVE", "tenant:%d" % i, 100)
+            pipe.execute_command("CF.RESERVE", "tenant:%d" % i, 100,
+                                 *FIXED)
             pipe.execute_command("CF.ADD", "tenant:%d" % i, "x")
         pipe.execute()
 

@@ -120,8 +120,9 @@ def test_used_memory_counts_filters(servers):
     grown = r.info("memory")["used_memory"] - before
     info = r.execute_command("CF.INFO", "big")
     size = dict(zip(info[0::2], info[1::2]))[b"Size"]
-    # The table is about 15.8 MB; the allocator may round it up (jemalloc
-    # to 16 MiB; the sanitizer build's allocator does not).
+    # The growable table is about 23.5 MB (16-bit slots at a load of
+    # 0.85) in 2 MiB segments; the allocator may round up (jemalloc; the
+    # sanitizer build's allocator does not).
     assert size >= 15000000
     assert grown >= size
     r.delete("big")
@@ -152,7 +153,9 @@ def test_big_tables_hinted_for_huge_pages(servers):
     r = s.client()
     want = fill(r)  # a table of about 24 KB: left alone
     assert hinted_bytes(s.pid) == 0
-    r.execute_command("CF.RESERVE", "big", 10000000)
+    # a fixed table (EXPANSION 0) is one block; a growable filter's 2 MiB
+    # segments come from the server's allocator without a 2 MiB alignment
+    r.execute_command("CF.RESERVE", "big", 10000000, "EXPANSION", 0)
     r.execute_command("CF.INSERT", "big", "ITEMS", *ITEMS)
     # The 2 MiB pages wholly inside the 15.8 MB table: at least 6.
     assert hinted_bytes(s.pid) >= 6 * 2 * 1024 * 1024
@@ -165,8 +168,9 @@ def test_maxmemory_refuses_growth(servers):
     with pytest.raises(redis.ResponseError, match="OOM command not allowed"):
         r.execute_command("CF.RESERVE", "big", 10000000)
     assert r.exists("big") == 0
-    r.execute_command("CF.RESERVE", "a", 2000000)  # about 3.3 MB
-    r.execute_command("CF.RESERVE", "b", 2000000)
+    # fixed tables (EXPANSION 0) of about 3.3 MB
+    r.execute_command("CF.RESERVE", "a", 2000000, "EXPANSION", 0)
+    r.execute_command("CF.RESERVE", "b", 2000000, "EXPANSION", 0)
     # Past maxmemory the server itself refuses deny-oom commands.
     with pytest.raises(redis.ResponseError, match="OOM"):
         for k in "cdefgh":

@@ -295,9 +295,29 @@ static void test_reserve(void **state)
     EXPECT(fx, "-ERR item exists\r\n", "CF.RESERVE", "k", "1000");
     assert_int_equal(fx->srv.dirty, 1);
     assert_int_equal(info_field_of(fx, "k", "Bucket size"), 4);
-    assert_int_equal(info_field_of(fx, "k", "Fingerprint bits"), 12);
+    /* the defaults (EXPANSION 1) make the growable shape: 15 bits compared
+     * for a new entry */
+    assert_int_equal(info_field_of(fx, "k", "Fingerprint bits"), 15);
+    assert_non_null(strstr(fx->reply, "$8\r\nEncoding\r\n$8\r\ngrowable"));
+    assert_int_equal(info_field_of(fx, "k", "Number of filters"), 1);
     assert_int_equal(info_field_of(fx, "k", "Max iterations"), 500);
     assert_int_equal(info_field_of(fx, "k", "Expansion rate"), 1);
+    /* EXPANSION 0, a bucket size other than 4 or an ERROR rate keep the
+     * fixed shapes */
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "f0", "1000", "EXPANSION", "0");
+    assert_int_equal(info_field_of(fx, "f0", "Fingerprint bits"), 12);
+    assert_non_null(strstr(fx->reply, "$8\r\nEncoding\r\n$5\r\nplain"));
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "f2", "1000", "BUCKETSIZE", "2");
+    assert_int_equal(info_field_of(fx, "f2", "Fingerprint bits"), 12);
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "f4", "1000", "BUCKETSIZE", "4");
+    assert_int_equal(info_field_of(fx, "f4", "Fingerprint bits"), 15);
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "fe", "1000", "ERROR", "0.01");
+    assert_int_equal(info_field_of(fx, "fe", "Fingerprint bits"), 12);
+    fx->srv.cfg.cf_fingerprint_bits =
+        16; /* wider than a growable slot promises */
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "f16", "1000");
+    assert_int_equal(info_field_of(fx, "f16", "Fingerprint bits"), 16);
+    fx->srv.cfg.cf_fingerprint_bits = 12;
     assert_int_equal(info_field_of(fx, "k", "Capacity"), 1000);
     assert_int_equal(info_field_of(fx, "k", "Number of filters"), 1);
 
@@ -431,7 +451,7 @@ static void test_add_exists_del_count(void **state)
     RUN(fx, "CF.INFO", "k");
     assert_memory_equal(fx->reply, "%12\r\n$4\r\nSize\r\n:", 16);
     assert_non_null(strstr(fx->reply, "$10\r\nError rate\r\n,"));
-    assert_non_null(strstr(fx->reply, "$8\r\nEncoding\r\n$5\r\nplain\r\n"));
+    assert_non_null(strstr(fx->reply, "$8\r\nEncoding\r\n$8\r\ngrowable\r\n"));
 }
 
 static void test_missing_keys(void **state)
@@ -545,15 +565,19 @@ static void test_full_and_max_expansions(void **state)
 }
 
 /* Growth reported through the host's changed(): the keyspace's sum follows
- * it, and deleting the key returns the byte count to where it started. */
-static void test_growth_accounting(void **state)
+ * it, and deleting the key returns the byte count to where it started. For
+ * both ways to grow: the growable shape (the defaults) and the chain of
+ * tables (a bucket size of 2). */
+static void grow_and_account(fx_t *fx, uint32_t bucket_size)
 {
-    fx_t *fx = *state;
     uint64_t empty = ks_bytes(fx->c.db);
     char item[32];
 
     fx->srv.cfg.cf_initial_size = 16;
     fx->srv.cfg.cf_expansion_factor = 2;
+    fx->srv.cfg.cf_bucket_size = bucket_size;
+    EXPECT(fx, ":1\r\n", "CF.ADD", "k", "item-first");
+    int64_t buckets = info_field_of(fx, "k", "Number of buckets");
     for (int i = 0; i < 2000; i++) {
         snprintf(item, sizeof(item), "item%d", i);
         if (i % 2 == 0)
@@ -561,13 +585,26 @@ static void test_growth_accounting(void **state)
         else
             EXPECT(fx, "*1\r\n:1\r\n", "CF.INSERT", "k", "ITEMS", item);
     }
-    assert_true(info_field_of(fx, "k", "Number of filters") > 1);
+    if (bucket_size == 4) {
+        assert_int_equal(info_field_of(fx, "k", "Number of filters"), 1);
+        assert_true(info_field_of(fx, "k", "Number of buckets") > 10 * buckets);
+    } else {
+        assert_true(info_field_of(fx, "k", "Number of filters") > 1);
+    }
     assert_true(ks_bytes(fx->c.db) >=
                 empty + cf_size_bytes(ks_get(fx->c.db, "k", 1)));
     assert_true(ks_bytes(fx->c.db) <
                 empty + cf_size_bytes(ks_get(fx->c.db, "k", 1)) + 4096);
     assert_int_equal(ks_del(fx->c.db, "k", 1), 1);
     assert_int_equal(ks_bytes(fx->c.db), empty);
+    fx->srv.cfg.cf_bucket_size = 4;
+}
+
+static void test_growth_accounting(void **state)
+{
+    fx_t *fx = *state;
+    grow_and_account(fx, 4);
+    grow_and_account(fx, 2);
 }
 
 static void test_maxmemory(void **state)
@@ -587,27 +624,44 @@ static void test_maxmemory(void **state)
     set_limited(fx, true);
     EXPECT(fx, ":1\r\n", "CF.ADD", "k", "a"); /* no new table needed */
 
-    /* Growth past maxmemory: the add that needs a new table is refused and
-     * the filter stays as it was; with room again, it grows. */
-    set_limited(fx, false);
-    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "g", "8");
-    set_limited(fx, true);
-    char item[32];
-    int n = 0;
-    for (;; n++) {
-        snprintf(item, sizeof(item), "i%d", n);
-        if (strcmp(RUN(fx, "CF.ADD", "g", item), ":1\r\n") != 0)
-            break;
-        assert_true(n < 1000);
+    /* Growth past maxmemory: the add that needs more memory is refused and
+     * the filter stays as it was; with room again, it grows. Both ways to
+     * grow: the growable shape (defaults), the chain (bucket size 2). */
+    for (int shape = 0; shape < 2; shape++) {
+        const char *g = shape == 0 ? "g" : "g2";
+        set_limited(fx, false);
+        if (shape == 0)
+            EXPECT(fx, "+OK\r\n", "CF.RESERVE", g, "8");
+        else
+            EXPECT(fx, "+OK\r\n", "CF.RESERVE", g, "8", "BUCKETSIZE", "2");
+        int64_t buckets = info_field_of(fx, g, "Number of buckets");
+        int64_t size = info_field_of(fx, g, "Size");
+        set_limited(fx, true);
+        char item[32];
+        int n = 0;
+        for (;; n++) {
+            snprintf(item, sizeof(item), "i%d", n);
+            if (strcmp(RUN(fx, "CF.ADD", g, item), ":1\r\n") != 0)
+                break;
+            assert_true(n < 1000);
+        }
+        assert_true(n >= 8);
+        assert_string_equal(fx->reply, oom);
+        assert_int_equal(info_field_of(fx, g, "Number of filters"), 1);
+        assert_int_equal(info_field_of(fx, g, "Size"), size);
+        assert_int_equal(info_field_of(fx, g, "Number of items inserted"), n);
+        EXPECT(fx, "*1\r\n:-1\r\n", "CF.INSERT", g, "ITEMS", item);
+        assert_int_equal(info_field_of(fx, g, "Number of items inserted"), n);
+        set_limited(fx, false);
+        EXPECT(fx, ":1\r\n", "CF.ADD", g, item);
+        if (shape == 0) {
+            assert_int_equal(info_field_of(fx, g, "Number of filters"), 1);
+            assert_true(info_field_of(fx, g, "Number of buckets") > buckets);
+        } else {
+            assert_int_equal(info_field_of(fx, g, "Number of filters"), 2);
+        }
+        assert_true(info_field_of(fx, g, "Size") > size);
     }
-    assert_string_equal(fx->reply, oom);
-    assert_int_equal(info_field_of(fx, "g", "Number of filters"), 1);
-    assert_int_equal(info_field_of(fx, "g", "Number of items inserted"), n);
-    EXPECT(fx, "*1\r\n:-1\r\n", "CF.INSERT", "g", "ITEMS", item);
-    assert_int_equal(info_field_of(fx, "g", "Number of items inserted"), n);
-    set_limited(fx, false);
-    EXPECT(fx, ":1\r\n", "CF.ADD", "g", item);
-    assert_int_equal(info_field_of(fx, "g", "Number of filters"), 2);
 }
 
 #define RAM "-ERR capacity is too large for this machine's memory\r\n"
@@ -630,14 +684,17 @@ static void test_machine_memory(void **state)
     assert_int_equal(ks_bytes(fx->c.db), empty);
     assert_int_equal(fx->srv.dirty, 0);
 
-    /* 400000 items: about 667 KB. One fits, the second does not. */
-    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "a", "400000");
-    EXPECT(fx, RAM, "CF.RESERVE", "b", "400000");
+    /* 400000 items in fixed 12-bit tables: about 667 KB. One fits, the
+     * second does not. */
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "a", "400000", "EXPANSION", "0");
+    EXPECT(fx, RAM, "CF.RESERVE", "b", "400000", "EXPANSION", "0");
     assert_null(ks_get(fx->c.db, "b", 1));
 
     /* A second table 1024 times larger does not fit: the add that needs
-     * it is refused whole, the filter stays as it was. */
-    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "g", "1000", "EXPANSION", "1024");
+     * it is refused whole, the filter stays as it was (the chain of
+     * tables: a bucket size of 2). */
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "g", "1000", "EXPANSION", "1024",
+           "BUCKETSIZE", "2");
     uint64_t used = ks_bytes(fx->c.db);
     char item[32];
     int n = 0;
@@ -653,10 +710,40 @@ static void test_machine_memory(void **state)
     assert_int_equal(info_field_of(fx, "g", "Number of items inserted"), n);
     assert_int_equal(ks_bytes(fx->c.db), used);
 
-    /* A bigger machine lets it grow. */
+    /* The growable shape grows a step at a time until the machine's
+     * memory is used up; the add that needs one more step is refused and
+     * changes nothing. */
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "h", "1000");
+    int m = 0;
+    for (;; m++) {
+        snprintf(item, sizeof(item), "h%d", m);
+        if (strcmp(RUN(fx, "CF.ADD", "h", item), ":1\r\n") != 0)
+            break;
+        assert_true(m < 1000000);
+    }
+    assert_true(m > 1000);
+    assert_string_equal(fx->reply, RAM);
+    uint64_t full = ks_bytes(fx->c.db);
+    assert_true(full <= 1 << 20);
+    /* without memory for a step the table still takes what its kicks
+     * find room for (kicks are random, so a retry may find some), past
+     * its load target, and never more memory */
+    int again =
+        strcmp(RUN(fx, "CF.INSERT", "h", "ITEMS", item), "*1\r\n:1\r\n") == 0;
+    if (!again)
+        assert_string_equal(fx->reply, "*1\r\n:-1\r\n");
+    assert_int_equal(info_field_of(fx, "h", "Number of items inserted"),
+                     m + again);
+    assert_int_equal(ks_bytes(fx->c.db), full);
+
+    /* A bigger machine lets both grow. */
     fx->srv.phys = 1ull << 30;
+    snprintf(item, sizeof(item), "i%d", n);
     EXPECT(fx, ":1\r\n", "CF.ADD", "g", item);
     assert_int_equal(info_field_of(fx, "g", "Number of filters"), 2);
+    snprintf(item, sizeof(item), "h%d", m);
+    EXPECT(fx, ":1\r\n", "CF.ADD", "h", item);
+    assert_true(ks_bytes(fx->c.db) > full);
     EXPECT(fx, "+OK\r\n", "CF.RESERVE", "b", "400000");
 }
 
@@ -772,14 +859,15 @@ static void free_chunks(chunk_t *c, size_t n)
         free(c[i].data);
 }
 
-static void test_dump_load_round_trip(void **state)
+/* A filter of 3M items dumped and loaded back: over 4 MB of data, so more
+ * than one data chunk. The growable shape (the defaults) and a fixed table
+ * (EXPANSION 0, 12-bit slots). */
+static void dump_load_round_trip(fx_t *fx, const char *expansion)
 {
-    fx_t *fx = *state;
     chunk_t ch[16];
     char item[32];
 
-    /* 3M 12-bit slots: over 4 MB of data, so more than one data chunk. */
-    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "k", "3000000");
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "k", "3000000", "EXPANSION", expansion);
     for (int i = 0; i < 3000; i++) {
         snprintf(item, sizeof(item), "i%d", i);
         RUN(fx, "CF.ADD", "k", item);
@@ -821,6 +909,15 @@ static void test_dump_load_round_trip(void **state)
     }
     free_chunks(again, n);
     free_chunks(ch, n);
+    ks_del(fx->c.db, "k", 1);
+    ks_del(fx->c.db, "copy", 4);
+}
+
+static void test_dump_load_round_trip(void **state)
+{
+    fx_t *fx = *state;
+    dump_load_round_trip(fx, "1");
+    dump_load_round_trip(fx, "0");
 }
 
 static void test_empty_filter_dump(void **state)
@@ -963,8 +1060,11 @@ static void test_loadchunk_headroom(void **state)
         "-OOM command not allowed when used memory > 'maxmemory'.\r\n";
 
     fx->srv.phys = 8 << 20;
-    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "k", "3000000"); /* 4.8 MB */
-    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "s", "100");
+    /* fixed 12-bit tables (EXPANSION 0), whose header gives the bucket
+     * count at the offset resized_header() writes */
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "k", "3000000", "EXPANSION",
+           "0"); /* 4.8 MB */
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "s", "100", "EXPANSION", "0");
     uint64_t used = ks_bytes(fx->c.db);
     assert_true(used > 9 << 19); /* over 4.5 MB */
 
