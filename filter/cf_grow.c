@@ -32,12 +32,41 @@ static uint64_t mix64(uint64_t x)
     return x ^ (x >> 32);
 }
 
+/* Per tag, shared by every filter (read-only): mix64(t + 1) and
+ * mix64(t << 32 ^ CF_GOLDEN), splitmix64's finaliser below. A filter
+ * xors its own seeded word into them (gr_h0(), gr_g()), so that it needs
+ * no table of its own: a small filter is 512 bytes smaller. */
+const uint64_t gr_tag_h[GR_TAGS] = {
+    0x08AED0390BD5BAE2ull, 0x3FB6798525919E24ull, 0x306AA4FE48055565ull,
+    0x143D3CC553BDDDE8ull, 0x15D3F4E10DDCD9FAull, 0xF5A593B8F1B56699ull,
+    0x6B0F1B050E05E6DEull, 0x56D3529DF4E186D8ull, 0xFB74B31DA772B7E6ull,
+    0x26EFA42565A0C804ull, 0xF8FA299A44E2023Cull, 0xEB4B2770E36ACD32ull,
+    0x0817A3B4410A2226ull, 0xD61E360A1C0BCDBCull, 0x99D0BE24FB657402ull,
+    0x141E15E3507BBD69ull, 0x05FEAE9BA1D072F1ull, 0x9071F592287DFC64ull,
+    0xD31DDCA8E36B1A0Eull, 0x4DDF484ACB419008ull, 0xF322C03A126BFBC7ull,
+    0x86C49CF00DA5F5C7ull, 0xF57A90E3736079F2ull, 0x04EF27F3279BC19Cull,
+    0xAEE2278AC7CA27AFull, 0x0B7701CBAE1B14C4ull, 0x08CB2CCEF60DDF3Full,
+    0x410CB5D0E651BC87ull, 0x17B002985AF0F385ull, 0xC871C60310ED6034ull,
+    0x77D03F2AFDE649B6ull, 0x8EB39C6E0678CD7Aull,
+};
+const uint64_t gr_tag_g[GR_TAGS] = {
+    0x581D94C186728DEBull, 0x9E132642624382BCull, 0x285BEB035D10FFE4ull,
+    0xB12FC7C591D00FCAull, 0xD11181F9ED980EFCull, 0x020902AF312FCD21ull,
+    0x4BD1AB99D4670B8Bull, 0x9D71635D46BE5263ull, 0x790D7D48E52F1F3Dull,
+    0x04B63340F709A6C9ull, 0x40B7E2853E6275D8ull, 0x4A87A647BEED957Eull,
+    0x3A36A94FAE1D9CCFull, 0x0632D088C322D9F0ull, 0x001B3622AED40BD2ull,
+    0xB0E6CA768A6A11BEull, 0xDE675F2F00FF9286ull, 0x1A88D71D7585F460ull,
+    0xD59A129E2C5E9A30ull, 0x21BA4BF80F274EC2ull, 0xAFD4656584E9F4A1ull,
+    0x7A7061F7AAF5494Aull, 0x6DC66913F678A3FAull, 0xDE7F216A5974A07Full,
+    0x0B5A3F25D3602111ull, 0x40D8E9393EE52125ull, 0xA08F0651E601F6CDull,
+    0xDAD00962DF3CF086ull, 0x38FF3B466E0454A9ull, 0x84AE1CD417E47413ull,
+    0x54742F37C0AEA230ull, 0x6297C960DD9E1094ull,
+};
+
 void gr_constants(struct cf_grow *g, uint64_t seed)
 {
-    for (uint32_t t = 0; t < GR_TAGS; t++) {
-        g->h0[t] = mulhi(mix64(seed ^ (t + 1)), g->n0);
-        g->g[t] = mix64(seed ^ ((uint64_t)t << 32) ^ CF_GOLDEN);
-    }
+    g->hs = mix64(seed ^ 0x5851F42D4C957F2Dull);
+    g->gs = mix64(seed ^ CF_GOLDEN ^ 0x2545F4914F6CDD1Dull);
     g->nbig = g->n0 << g->level;
     g->lmask = (1ull << g->level) - 1;
 }
@@ -348,7 +377,7 @@ static bool partner(const struct cf_grow *g, uint64_t b, uint32_t v,
     uint32_t t = v >> GR_VAR_BITS, len = var_len(v);
     uint32_t lam = level_of(g, b), known = lam + len;
     uint64_t j = b % g->n0, d = b / g->n0;
-    uint64_t s = (d | (uint64_t)(v & lowmask(len)) << lam) ^ g->g[t];
+    uint64_t s = (d | (uint64_t)(v & lowmask(len)) << lam) ^ gr_g(g, t);
     uint64_t b2 = gr_alt0(g, j, t) + g->n0 * (s & g->lmask);
     uint32_t lev = g->level;
     if (b2 < g->split) {

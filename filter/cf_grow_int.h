@@ -45,11 +45,25 @@ struct cf_grow {
     uint32_t nomem; /* a split found no memory in this insert, or in
                        the one that filled the stash */
     uint64_t voids, forced, stashed; /* counters, not serialised */
-    /* per tag: the base table's alternate offset and side 1's stream
-     * mask, from the seed and n0 */
-    uint64_t h0[GR_TAGS];
-    uint64_t g[GR_TAGS];
+    /* the seeded words of the per-tag constants (gr_h0(), gr_g()) */
+    uint64_t hs, gs;
 };
+
+/* The shared per-tag words (cf_grow.c). */
+extern CF_HIDDEN const uint64_t gr_tag_h[GR_TAGS];
+extern CF_HIDDEN const uint64_t gr_tag_g[GR_TAGS];
+
+/* Per tag t: H(t), the base table's alternate offset (< n0), and G(t),
+ * side 1's stream mask; from the seed (through hs, gs) and n0. */
+static inline uint64_t gr_h0(const struct cf_grow *g, uint32_t t)
+{
+    return mulhi(gr_tag_h[t] ^ g->hs, g->n0);
+}
+
+static inline uint64_t gr_g(const struct cf_grow *g, uint32_t t)
+{
+    return gr_tag_g[t] ^ g->gs;
+}
 
 static inline struct cf_grow *GR(const cf_filter_t *f)
 {
@@ -71,7 +85,7 @@ typedef struct gr_side {
 /* The involution of the base table: (H(t) - j) mod n0. */
 static inline uint64_t gr_alt0(const struct cf_grow *g, uint64_t j, uint32_t t)
 {
-    uint64_t h = g->h0[t];
+    uint64_t h = gr_h0(g, t);
     return h >= j ? h - j : h + g->n0 - j;
 }
 
@@ -87,7 +101,7 @@ gr_item(const struct cf_grow *g, uint64_t seed, const void *key, size_t len)
     it.j[0] = mulhi(h, g->n0);
     it.j[1] = gr_alt0(g, it.j[0], it.t);
     it.s[0] = h >> CF_GROW_TAG_BITS;
-    it.s[1] = it.s[0] ^ g->g[it.t];
+    it.s[1] = it.s[0] ^ gr_g(g, it.t);
     return it;
 }
 
