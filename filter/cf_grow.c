@@ -219,7 +219,9 @@ uint64_t cf_grow_size_at(const cf_filter_t *f, uint32_t gen)
     /* the latest step whose generation was gen, replayed from the first
      * capacity: a few hundred steps at most for any size */
     uint64_t back = (g->steps % m + m - (gen - 1)) % m;
-    if (back > g->steps)
+    /* the current generation (what a host asks after every write) without
+     * replaying every step */
+    if (back == 0 || back > g->steps)
         return gr_size_of_cap(g->cap);
     uint64_t cap = g->cap_init;
     for (uint64_t s = 0; s < g->steps - back; s++)
@@ -462,14 +464,26 @@ static int split_one(struct cf_grow *g, uint64_t *room)
 
 /* ---- inserts ---- */
 
+/* A record of the bucket words kicks overwrote, to put them back. */
+typedef struct kick_log {
+    uint64_t *at[GROW_KICKS];
+    uint64_t was[GROW_KICKS];
+    int n;
+} kick_log_t;
+
 /* Places v in bucket b, kicking entries on to their partners; on failure
- * the homeless entry is left in *b, *v. */
-static bool place(struct cf_grow *g, uint64_t *b, uint32_t *v)
+ * the homeless entry is left in *b, *v. With a log, the words it
+ * overwrites are recorded there (undo_kicks() puts them back). */
+static bool place(struct cf_grow *g, uint64_t *b, uint32_t *v, kick_log_t *log)
 {
     for (int n = 0; n < GROW_KICKS; n++) {
         if (bucket_put(g, *b, *v))
             return true;
         uint64_t *p = gr_bucket(g, *b), w = *p, nb = 0;
+        if (log != NULL) {
+            log->at[log->n] = p;
+            log->was[log->n++] = w;
+        }
         uint32_t k0 = (uint32_t)(xorshift(g) % GR_B), nv = 0, k;
         for (k = 0; k < GR_B; k++) {
             uint32_t kk = (k0 + k) % GR_B;
@@ -488,11 +502,31 @@ static bool place(struct cf_grow *g, uint64_t *b, uint32_t *v)
     return false;
 }
 
-/* Whether forced splits may help: not while the table is half empty (a
- * full pair there is an item added too many times). */
-static bool force_ok(const struct cf_grow *g)
+/* Whether entry v, homeless in bucket b, is one copy too many of an
+ * item: both buckets of its pair hold entries it matches. Splits cannot
+ * help that (the copies move together); they can help an entry that only
+ * ran out of kicks. */
+static bool is_overflow(const struct cf_grow *g, uint64_t b, uint32_t v)
 {
-    return g->entries * 10000 >= GROW_FORCE_MIN * g->nb * GR_B;
+    uint32_t t = v >> GR_VAR_BITS, pv;
+    uint64_t pb;
+    uint64_t m = gr_match(*gr_bucket(g, b), gr_want(t, v));
+    if (__builtin_popcountll(m) < GR_B || !partner(g, b, v, &pb, &pv))
+        return false;
+    return pb == b || __builtin_popcountll(
+                          gr_match(*gr_bucket(g, pb), gr_want(t, pv))) == GR_B;
+}
+
+/* Whether forced splits may help the homeless entry v of bucket b: when
+ * the table is at least half full, or when v is not a copy too many. A
+ * small table can fill a bucket pair while half empty (its few buckets
+ * cover large ranges of the hash until they are split): refusing the
+ * splits there refused adds of items added once, in about 2% of filters
+ * reserved at 64 under random adds and deletes. */
+static bool force_ok(const struct cf_grow *g, uint64_t b, uint32_t v)
+{
+    return g->entries * 10000 >= GROW_FORCE_MIN * g->nb * GR_B ||
+           !is_overflow(g, b, v);
 }
 
 /* Places entry v of bucket b, splitting ahead of the load target while it
@@ -502,8 +536,8 @@ static bool force_ok(const struct cf_grow *g)
 static int insert_entry(struct cf_grow *g, uint64_t b, uint32_t v,
                         uint64_t *room, bool force)
 {
-    for (int round = 0; !place(g, &b, &v); round++) {
-        bool split = force && round < GROW_FORCED_ROUNDS && force_ok(g);
+    for (int round = 0; !place(g, &b, &v, NULL); round++) {
+        bool split = force && round < GROW_FORCED_ROUNDS && force_ok(g, b, v);
         for (int i = 0; split && i < GROW_FORCED_BATCH; i++) {
             uint64_t n = g->nbig;
             bool mine = g->split == b;
@@ -549,40 +583,26 @@ static bool has_item(const struct cf_grow *g, const gr_item_t *it)
            stash_matches(g, &s1, it->t);
 }
 
-/* Whether the stash holds one copy too many of an item: both buckets of
- * its pair hold entries it matches. Splits cannot help that (the copies
- * move together); they can help an entry that only ran out of kicks. */
-static bool stash_is_overflow(const struct cf_grow *g)
-{
-    uint32_t t = g->vv >> GR_VAR_BITS, pv;
-    uint64_t pb;
-    uint64_t m = gr_match(*gr_bucket(g, g->vb), gr_want(t, g->vv));
-    if (__builtin_popcountll(m) < GR_B || !partner(g, g->vb, g->vv, &pb, &pv))
-        return false;
-    return pb == g->vb ||
-           __builtin_popcountll(gr_match(*gr_bucket(g, pb), gr_want(t, pv))) ==
-               GR_B;
-}
-
 static int add_item(cf_filter_t *f, const gr_item_t *it, bool nx,
                     uint64_t *room)
 {
     struct cf_grow *g = GR(f);
     if (nx && has_item(g, it))
         return 0;
+    bool stashed = false;
     if (g->vv != 0) {
-        /* the stash first: while it is taken the filter is full */
+        /* the stash first */
         uint64_t b = g->vb;
         uint32_t v = g->vv;
         /* Forced splits again unless the entry is a copy too many of an
          * item (and memory was not what stopped them): every refused add
          * would grow the table for nothing. */
-        bool force = g->nomem != 0 || !stash_is_overflow(g);
+        bool force = g->nomem != 0 || !is_overflow(g, g->vb, g->vv);
         g->vv = 0;
         g->nomem = 0;
-        if (insert_entry(g, b, v, room, force) != 0)
-            return g->nomem ? -ENOMEM : -EOVERFLOW;
+        stashed = insert_entry(g, b, v, room, force) != 0;
     }
+    int full = g->nomem ? -ENOMEM : -EOVERFLOW;
     g->nomem = 0;
     while ((g->entries + 1) * 10000 > g->target * g->nb * GR_B)
         if (split_one(g, room) < 0)
@@ -592,6 +612,34 @@ static int add_item(cf_filter_t *f, const gr_item_t *it, bool nx,
     uint32_t v0 = entry_full(it->t, s0.q), v1 = entry_full(it->t, s1.q);
     uint64_t e0 = gr_empty_lanes(*gr_bucket(g, s0.b));
     uint64_t e1 = gr_empty_lanes(*gr_bucket(g, s1.b));
+    /* A copy too many of one item (both buckets full of entries it
+     * matches) is refused and stores nothing, as RedisBloom refuses it:
+     * no split can help it, and in the stash it would hold up the adds of
+     * every other item. */
+    if ((e0 | e1) == 0 && is_overflow(g, s0.b, v0))
+        return full;
+    /* While the stash is still taken (a bucket pair full of entries of
+     * several items that only a split of that pair can part, until the
+     * split pointer gets there), an item whose buckets are full is placed
+     * by kicks only if they find room: otherwise they are undone (a
+     * second homeless entry would have nowhere to wait) and it is
+     * refused. */
+    if (stashed && (e0 | e1) == 0) {
+        kick_log_t log; /* 8 KB of the caller's stack */
+        uint64_t b = s0.b;
+        uint32_t v = v0;
+        log.n = 0;
+        if (!place(g, &b, &v, &log)) {
+            while (log.n > 0) {
+                log.n--;
+                *log.at[log.n] = log.was[log.n];
+            }
+            return full;
+        }
+        g->entries++;
+        g->items++;
+        return nx ? 1 : 0;
+    }
     /* the emptier bucket; when both are full, a side chosen by the
      * filter's own generator */
     bool first;
@@ -599,7 +647,10 @@ static int add_item(cf_filter_t *f, const gr_item_t *it, bool nx,
         first = (xorshift(g) & 1) == 0;
     else
         first = __builtin_popcountll(e0) >= __builtin_popcountll(e1);
-    (void)insert_entry(g, first ? s0.b : s1.b, first ? v0 : v1, room, true);
+    if (stashed)
+        (void)bucket_put(g, first ? s0.b : s1.b, first ? v0 : v1);
+    else
+        (void)insert_entry(g, first ? s0.b : s1.b, first ? v0 : v1, room, true);
     g->entries++; /* placed, or its last homeless entry is in the stash */
     g->items++;
     return nx ? 1 : 0;
