@@ -696,29 +696,45 @@ void cf_grow_exists_many(const cf_filter_t *f, size_t n,
 {
     const struct cf_grow *g = GR(f);
     const uint64_t seed = f->seed;
-    const bool stash = g->vv != 0;
+    if (g->vv != 0) { /* the stash is rare: one item at a time */
+        for (size_t i = 0; i < n; i++) {
+            gr_item_t it = gr_item(g, seed, keys[i], lens[i]);
+            out[i] = has_item(g, &it);
+        }
+        return;
+    }
+    /* The filter's numbers in locals: the stores to out may alias *g (bool
+     * is a character type), which would reload them for every item. */
+    uint64_t *const *const seg = g->seg;
+    const uint64_t n0 = g->n0, nbig = g->nbig, lmask = g->lmask;
+    const uint64_t split = g->split;
+    const uint32_t level = g->level;
     const uint64_t *p0[CF_WINDOW], *p1[CF_WINDOW];
     uint32_t w0[CF_WINDOW], w1[CF_WINDOW];
-    gr_side_t sd0[CF_WINDOW], sd1[CF_WINDOW];
-    uint32_t tag[CF_WINDOW];
     for (size_t i = 0; i < n + CF_WINDOW; i++) {
         size_t r = i % CF_WINDOW;
-        if (i >= CF_WINDOW) {
-            bool hit = (gr_match(*p0[r], w0[r]) | gr_match(*p1[r], w1[r])) != 0;
-            if (stash) /* the same way for every item of the call */
-                hit |= stash_matches(g, &sd0[r], tag[r]) ||
-                       stash_matches(g, &sd1[r], tag[r]);
-            out[i - CF_WINDOW] = hit;
-        }
+        if (i >= CF_WINDOW)
+            out[i - CF_WINDOW] = gr_match2(*p0[r], *p1[r], w0[r], w1[r]);
         if (i < n) {
-            gr_item_t it = gr_item(g, seed, keys[i], lens[i]);
-            sd0[r] = gr_side(g, it.j[0], it.s[0]);
-            sd1[r] = gr_side(g, it.j[1], it.s[1]);
-            tag[r] = it.t;
-            w0[r] = gr_want(it.t, sd0[r].q);
-            w1[r] = gr_want(it.t, sd1[r].q);
-            p0[r] = gr_bucket(g, sd0[r].b);
-            p1[r] = gr_bucket(g, sd1[r].b);
+            /* gr_item(), gr_side(), gr_want() and gr_bucket() on the
+             * locals */
+            uint64_t h = key_hash(keys[i], lens[i], seed);
+            uint32_t t = (uint32_t)h & (GR_TAGS - 1);
+            uint64_t j0 = mulhi(h, n0), hh = g->h0[t];
+            uint64_t j1 = hh >= j0 ? hh - j0 : hh + n0 - j0;
+            uint64_t s0 = h >> CF_GROW_TAG_BITS, s1 = s0 ^ g->g[t];
+            uint64_t b0 = j0 + n0 * (s0 & lmask);
+            uint64_t b1 = j1 + n0 * (s1 & lmask);
+            uint64_t l0 = b0 < split, l1 = b1 < split;
+            uint64_t u0 = s0 >> level, u1 = s1 >> level;
+            b0 += nbig & -(l0 & u0);
+            b1 += nbig & -(l1 & u1);
+            w0[r] =
+                t << GR_VAR_BITS | ((uint32_t)(u0 >> l0) & (GR_VAR_MASK >> 1));
+            w1[r] =
+                t << GR_VAR_BITS | ((uint32_t)(u1 >> l1) & (GR_VAR_MASK >> 1));
+            p0[r] = seg[b0 >> CF_GROW_SEG_SHIFT] + (b0 & (CF_GROW_SEG - 1));
+            p1[r] = seg[b1 >> CF_GROW_SEG_SHIFT] + (b1 & (CF_GROW_SEG - 1));
             prefetch(p0[r]);
             prefetch(p1[r]);
         }

@@ -10,6 +10,10 @@
 #include "cf_grow.h"
 #include "cf_rb.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #define GR_B 4
 #define GR_TAGS (1u << CF_GROW_TAG_BITS)
 #define GR_VAR_BITS (CF_GROW_STORED_BITS + 1)
@@ -133,6 +137,43 @@ static inline uint64_t gr_match(uint64_t w, uint32_t want)
     uint64_t used = ~((GR_LO << 11) - y) & (GR_LO << 11);
     return (ge >> 12) & (tz >> 5) & (used >> 11);
 }
+
+/* Whether any lane of bucket w0 matches want0 or any lane of w1 matches
+ * want1: gr_match(w0, want0) | gr_match(w1, want1), non-zero or not. The
+ * two buckets sit in the eight 16-bit lanes of one SSE2 register, where
+ * each lane has its own borrow and compare, so the guard bit and the
+ * lane-zero tests of the SWAR form are not needed: with d = lane ^ want,
+ * x = d's variable part with the guard bit 11 set and m = x ^ (x - 1),
+ * the stored bits agree when m >= the lane's variable part v (as in
+ * gr_match()), that is when the saturating v - m is 0; the tag agrees
+ * when d's bits 11..15 are 0; and the lane is used when v != 0. */
+#if defined(__SSE2__)
+static inline __attribute__((always_inline)) bool
+gr_match2(uint64_t w0, uint64_t w1, uint32_t want0, uint32_t want1)
+{
+    const __m128i var = _mm_set1_epi16((short)GR_VAR_MASK);
+    const __m128i guard = _mm_set1_epi16((short)(1 << GR_VAR_BITS));
+    const __m128i tag = _mm_set1_epi16((short)(0xFFFF & ~GR_VAR_MASK));
+    const __m128i zero = _mm_setzero_si128();
+    __m128i w = _mm_set_epi64x((long long)w1, (long long)w0);
+    __m128i want = _mm_unpacklo_epi64(_mm_set1_epi16((short)want0),
+                                      _mm_set1_epi16((short)want1));
+    __m128i d = _mm_xor_si128(w, want);
+    __m128i v = _mm_and_si128(w, var);
+    __m128i x = _mm_or_si128(_mm_and_si128(d, var), guard);
+    __m128i m = _mm_xor_si128(x, _mm_add_epi16(x, _mm_set1_epi16(-1)));
+    __m128i bad = _mm_or_si128(_mm_subs_epu16(v, m), _mm_and_si128(d, tag));
+    __m128i ok =
+        _mm_andnot_si128(_mm_cmpeq_epi16(v, zero), _mm_cmpeq_epi16(bad, zero));
+    return _mm_movemask_epi8(ok) != 0;
+}
+#else
+static inline bool gr_match2(uint64_t w0, uint64_t w1, uint32_t want0,
+                             uint32_t want1)
+{
+    return (gr_match(w0, want0) | gr_match(w1, want1)) != 0;
+}
+#endif
 
 /* Bit 16k set for every empty lane k of w. */
 static inline uint64_t gr_empty_lanes(uint64_t w)
