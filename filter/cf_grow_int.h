@@ -139,25 +139,27 @@ static inline uint64_t gr_match(uint64_t w, uint32_t want)
 }
 
 /* Whether any lane of bucket w0 matches want0 or any lane of w1 matches
- * want1: gr_match(w0, want0) | gr_match(w1, want1), non-zero or not. The
- * two buckets sit in the eight 16-bit lanes of one SSE2 register, where
- * each lane has its own borrow and compare, so the guard bit and the
- * lane-zero tests of the SWAR form are not needed: with d = lane ^ want,
- * x = d's variable part with the guard bit 11 set and m = x ^ (x - 1),
- * the stored bits agree when m >= the lane's variable part v (as in
- * gr_match()), that is when the saturating v - m is 0; the tag agrees
- * when d's bits 11..15 are 0; and the lane is used when v != 0. */
+ * want1, given as one word (wp = want0 | want1 << 16): gr_match(w0,
+ * want0) | gr_match(w1, want1), non-zero or not. The two buckets sit in the
+ * eight 16-bit lanes of one SSE2 register, where each lane has its own borrow
+ * and compare, so the guard bit and the lane-zero tests of the SWAR form
+ * are not needed: with d = lane ^ want, x = d's variable part with the
+ * guard bit 11 set and m = x ^ (x - 1), the stored bits agree when m >= the
+ * lane's variable part v (as in gr_match()), that is when the saturating
+ * v - m is 0; the tag agrees when d's bits 11..15 are 0; and the lane is
+ * used when v != 0. */
 #if defined(__SSE2__)
 static inline __attribute__((always_inline)) bool
-gr_match2(uint64_t w0, uint64_t w1, uint32_t want0, uint32_t want1)
+gr_match2(uint64_t w0, uint64_t w1, uint32_t wp)
 {
     const __m128i var = _mm_set1_epi16((short)GR_VAR_MASK);
     const __m128i guard = _mm_set1_epi16((short)(1 << GR_VAR_BITS));
     const __m128i tag = _mm_set1_epi16((short)(0xFFFF & ~GR_VAR_MASK));
     const __m128i zero = _mm_setzero_si128();
     __m128i w = _mm_set_epi64x((long long)w1, (long long)w0);
-    __m128i want = _mm_unpacklo_epi64(_mm_set1_epi16((short)want0),
-                                      _mm_set1_epi16((short)want1));
+    __m128i want = _mm_cvtsi32_si128((int)wp);
+    want = _mm_unpacklo_epi16(want, want); /* w0 w0 w1 w1 */
+    want = _mm_unpacklo_epi32(want, want); /* w0 x4, w1 x4 */
     __m128i d = _mm_xor_si128(w, want);
     __m128i v = _mm_and_si128(w, var);
     __m128i x = _mm_or_si128(_mm_and_si128(d, var), guard);
@@ -168,10 +170,9 @@ gr_match2(uint64_t w0, uint64_t w1, uint32_t want0, uint32_t want1)
     return _mm_movemask_epi8(ok) != 0;
 }
 #else
-static inline bool gr_match2(uint64_t w0, uint64_t w1, uint32_t want0,
-                             uint32_t want1)
+static inline bool gr_match2(uint64_t w0, uint64_t w1, uint32_t wp)
 {
-    return (gr_match(w0, want0) | gr_match(w1, want1)) != 0;
+    return (gr_match(w0, wp & 0xFFFFu) | gr_match(w1, wp >> 16)) != 0;
 }
 #endif
 
