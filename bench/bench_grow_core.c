@@ -14,6 +14,9 @@
  *                                  reserved for N from the start, in R
  *                                  (5) alternated rounds of Q (4M) lookups,
  *                                  thread CPU time
+ *   bench_grow_core look [N [- [Q [R]]]]
+ *                                  lookups only: a growable and a fixed
+ *                                  filter reserved for N, as in grow
  *   bench_grow_core ops [OPS [C]]  random adds and deletes against an exact
  *                                  multiset from a reserve of C: false
  *                                  negatives and deletes that found nothing
@@ -274,6 +277,52 @@ static int grow(uint64_t n, uint64_t c)
     return lost != 0;
 }
 
+/* Lookups only, for tuning: a growable and a fixed filter both reserved
+ * for N and filled with N items (growth itself costs the lookups next to
+ * nothing: see grow's grown/growable reserved ratio), compared as in
+ * grow. */
+static int look(uint64_t n)
+{
+    cf_filter_t *fx = make(n, false), *gr = make(n, true);
+    if (fill(fx, n, 0, NULL) != 0 || fill(gr, n, 0, NULL) != 0)
+        return 1;
+    uint64_t *keys = malloc(QN * sizeof(*keys));
+    bool *out = malloc(QN);
+    const void **kp = malloc(QN * sizeof(*kp));
+    size_t *lens = malloc(QN * sizeof(*lens));
+    if (keys == NULL || out == NULL || kp == NULL || lens == NULL)
+        return 2;
+    for (size_t i = 0; i < QN; i++) {
+        uint64_t x = mix(12345 + i);
+        keys[i] = (i & 1) ? (x % n) : (ABSENT | x);
+        kp[i] = &keys[i];
+        lens[i] = 8;
+    }
+    double tf[MAX_ROUNDS], tr[MAX_ROUNDS], rf[MAX_ROUNDS], hits = 0;
+    const int R = rounds, M = rounds / 2;
+    for (int round = 0; round < R; round++) {
+        tr[round] = lookups(gr, kp, lens, out, &hits);
+        tf[round] = lookups(fx, kp, lens, out, &hits);
+        rf[round] = tr[round] / tf[round];
+    }
+    qsort(tf, (size_t)R, sizeof(double), cmp_d);
+    qsort(tr, (size_t)R, sizeof(double), cmp_d);
+    qsort(rf, (size_t)R, sizeof(double), cmp_d);
+    printf("look %" PRIu64 ": batched lookups/s (median of %d alternated "
+           "rounds of %zu): growable reserved %.2fM, fixed 12-bit reserved "
+           "%.2fM; time growable/fixed median %.2f (range %.2f-%.2f) [%.0f "
+           "hits] [load %s]\n",
+           n, R, QN, QN / tr[M] / 1e6, QN / tf[M] / 1e6, rf[M], rf[0],
+           rf[R - 1], hits, load_avg());
+    free(keys);
+    free(out);
+    free(kp);
+    free(lens);
+    cf_free(fx);
+    cf_free(gr);
+    return 0;
+}
+
 /* Random adds (a few of items already in), deletes of items in, and
  * lookups, against an exact multiset; every item in is looked up at
  * every power-of-two operation. Deletes of items never added are not
@@ -346,8 +395,10 @@ int main(int argc, char **argv)
     }
     if (strcmp(mode, "grow") == 0)
         return grow(a ? a : 100000000, b ? b : 100000);
+    if (strcmp(mode, "look") == 0)
+        return look(a ? a : 100000000);
     if (strcmp(mode, "ops") == 0)
         return ops(a ? a : 100000000, b ? b : 1000);
-    fprintf(stderr, "usage: bench_grow_core grow|ops ...\n");
+    fprintf(stderr, "usage: bench_grow_core grow|look|ops ...\n");
     return 2;
 }

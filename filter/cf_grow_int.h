@@ -140,14 +140,17 @@ static inline uint64_t gr_match(uint64_t w, uint32_t want)
 
 /* Whether any lane of bucket w0 matches want0 or any lane of w1 matches
  * want1, given as one word (wp = want0 | want1 << 16): gr_match(w0,
- * want0) | gr_match(w1, want1), non-zero or not. The two buckets sit in the
- * eight 16-bit lanes of one SSE2 register, where each lane has its own borrow
- * and compare, so the guard bit and the lane-zero tests of the SWAR form
- * are not needed: with d = lane ^ want, x = d's variable part with the
- * guard bit 11 set and m = x ^ (x - 1), the stored bits agree when m >= the
- * lane's variable part v (as in gr_match()), that is when the saturating
- * v - m is 0; the tag agrees when d's bits 11..15 are 0; and the lane is
- * used when v != 0. */
+ * want0) | gr_match(w1, want1), non-zero or not. The two buckets sit in
+ * the eight 16-bit lanes of one SSE2 register, where each lane has its
+ * own borrow and compare, so the lane-zero tests of the SWAR form are not
+ * needed. Per lane, with d = lane ^ want: x = d with the guard bit 11 set
+ * and m = x ^ (x - 1), the mask up to x's lowest set bit p (bits above
+ * the guard do not change it), cut to the 11 bits of the variable part:
+ * the stored bits agree when m >= the lane's variable part v (as in
+ * gr_match(); when p is 11, m is all ones and v fits). With vt = v under
+ * d's tag bits, the saturating vt - m is 0 exactly when the tags agree
+ * (else vt > 0x7FF >= m) and the stored bits do; the lane is used when
+ * v != 0. */
 #if defined(__SSE2__)
 static inline __attribute__((always_inline)) bool
 gr_match2(uint64_t w0, uint64_t w1, uint32_t wp)
@@ -160,13 +163,13 @@ gr_match2(uint64_t w0, uint64_t w1, uint32_t wp)
     __m128i want = _mm_cvtsi32_si128((int)wp);
     want = _mm_unpacklo_epi16(want, want); /* w0 w0 w1 w1 */
     want = _mm_unpacklo_epi32(want, want); /* w0 x4, w1 x4 */
-    __m128i d = _mm_xor_si128(w, want);
-    __m128i v = _mm_and_si128(w, var);
-    __m128i x = _mm_or_si128(_mm_and_si128(d, var), guard);
+    __m128i x = _mm_or_si128(_mm_xor_si128(w, want), guard);
     __m128i m = _mm_xor_si128(x, _mm_add_epi16(x, _mm_set1_epi16(-1)));
-    __m128i bad = _mm_or_si128(_mm_subs_epu16(v, m), _mm_and_si128(d, tag));
-    __m128i ok =
-        _mm_andnot_si128(_mm_cmpeq_epi16(v, zero), _mm_cmpeq_epi16(bad, zero));
+    m = _mm_and_si128(m, var);
+    __m128i vt = _mm_xor_si128(w, _mm_and_si128(want, tag));
+    __m128i bad = _mm_subs_epu16(vt, m);
+    __m128i ok = _mm_andnot_si128(_mm_cmpeq_epi16(_mm_and_si128(w, var), zero),
+                                  _mm_cmpeq_epi16(bad, zero));
     return _mm_movemask_epi8(ok) != 0;
 }
 #else
