@@ -2,7 +2,8 @@
  * bench_grow_core.c - the growable shape as wired into filter/ (cf.h with
  * cf_params_t.growable), measured for the growth issue's list:
  *
- *   bench_grow_core grow [N [C]]   reserve C, add N distinct items: buckets
+ *   bench_grow_core grow [N [C [Q [R]]]]
+ *                                  reserve C, add N distinct items: buckets
  *                                  read per lookup, false-positive rate,
  *                                  bits per item (at the end and the most
  *                                  over the run after the reserve), every
@@ -10,8 +11,12 @@
  *                                  then batched lookups (50% present)
  *                                  against a fixed filter (the default
  *                                  12-bit shape, b = 4) and a growable one
- *                                  reserved for N from the start, in 5
- *                                  alternated rounds of thread CPU time
+ *                                  reserved for N from the start, in R
+ *                                  (5) alternated rounds of Q (4M) lookups,
+ *                                  thread CPU time
+ *   bench_grow_core look [N [- [Q [R]]]]
+ *                                  lookups only: a growable and a fixed
+ *                                  filter reserved for N, as in grow
  *   bench_grow_core ops [OPS [C]]  random adds and deletes against an exact
  *                                  multiset from a reserve of C: false
  *                                  negatives and deletes that found nothing
@@ -65,8 +70,29 @@ static uint64_t mix(uint64_t x)
 }
 
 #define ABSENT (1ull << 63)
-#define QN 4000000 /* lookups per timed round */
+static size_t QN = 4000000; /* lookups per timed round */
 #define BATCH 1000
+#define MAX_ROUNDS 15
+static int rounds = 5; /* alternated timed rounds (odd: a true median) */
+
+/* AnonHugePages and Rss of the process, kB: how much of the tables
+ * transparent huge pages back (deltas between filters are theirs). */
+static void huge_kb(uint64_t *huge, uint64_t *rss)
+{
+    char line[256];
+    FILE *f = fopen("/proc/self/smaps_rollup", "r");
+    *huge = *rss = 0;
+    if (f == NULL)
+        return;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        unsigned long long v;
+        if (sscanf(line, "AnonHugePages: %llu", &v) == 1)
+            *huge = v;
+        else if (sscanf(line, "Rss: %llu", &v) == 1)
+            *rss = v;
+    }
+    fclose(f);
+}
 
 static cf_filter_t *make(uint64_t cap, bool growable)
 {
@@ -128,6 +154,8 @@ static int grow(uint64_t n, uint64_t c)
     double t_grow = now() - t0;
     cf_grow_info_t gi;
     cf_grow_info(g, &gi);
+    uint64_t hg, rg, hf, rf0, hr, rr0;
+    huge_kb(&hg, &rg);
     printf("grow: reserve %" PRIu64 " (%" PRIu64 " buckets), %" PRIu64
            " distinct adds in %.1f s CPU (%.2fM/s) [load %s]\n",
            c, gi.n0, n, t_grow, (double)n / t_grow / 1e6, load_avg());
@@ -185,14 +213,20 @@ static int grow(uint64_t n, uint64_t c)
     if (fill(fx, n, 0, NULL) != 0)
         return 1;
     double t_fx = now() - t0;
+    huge_kb(&hf, &rf0);
     t0 = now();
     if (fill(gr, n, 0, NULL) != 0)
         return 1;
     double t_gr = now() - t0;
+    huge_kb(&hr, &rr0);
     printf("  inserts/s: grown %.2fM, fixed 12-bit reserved %.2fM (%.2fx), "
            "growable reserved %.2fM [load %s]\n",
            (double)n / t_grow / 1e6, (double)n / t_fx / 1e6, t_grow / t_fx,
            (double)n / t_gr / 1e6, load_avg());
+    printf("  huge pages (AnonHugePages / Rss, MiB): grown %.0f / %.0f, fixed "
+           "12-bit reserved %.0f / %.0f, growable reserved %.0f / %.0f\n",
+           hg / 1024.0, rg / 1024.0, (hf - hg) / 1024.0, (rf0 - rg) / 1024.0,
+           (hr - hf) / 1024.0, (rr0 - rf0) / 1024.0);
 
     uint64_t *keys = malloc(QN * sizeof(*keys));
     bool *out = malloc(QN);
@@ -206,28 +240,31 @@ static int grow(uint64_t n, uint64_t c)
         kp[i] = &keys[i];
         lens[i] = 8;
     }
-    double tg[5], tf[5], tr[5], rf[5], rr[5], hits = 0;
-    for (int round = 0; round < 5; round++) {
+    double tg[MAX_ROUNDS], tf[MAX_ROUNDS], tr[MAX_ROUNDS], rf[MAX_ROUNDS],
+        rr[MAX_ROUNDS], hits = 0;
+    const int R = rounds, M = rounds / 2;
+    for (int round = 0; round < R; round++) {
         tg[round] = lookups(g, kp, lens, out, &hits);
         tf[round] = lookups(fx, kp, lens, out, &hits);
         tr[round] = lookups(gr, kp, lens, out, &hits);
         rf[round] = tg[round] / tf[round];
         rr[round] = tg[round] / tr[round];
     }
-    qsort(tg, 5, sizeof(double), cmp_d);
-    qsort(tf, 5, sizeof(double), cmp_d);
-    qsort(tr, 5, sizeof(double), cmp_d);
-    qsort(rf, 5, sizeof(double), cmp_d);
-    qsort(rr, 5, sizeof(double), cmp_d);
-    printf("  batched lookups/s (median of 5 alternated rounds, 50%% present): "
-           "grown %.2fM, fixed 12-bit reserved %.2fM, growable reserved "
-           "%.2fM [load %s]\n",
-           QN / tg[2] / 1e6, QN / tf[2] / 1e6, QN / tr[2] / 1e6, load_avg());
+    qsort(tg, (size_t)R, sizeof(double), cmp_d);
+    qsort(tf, (size_t)R, sizeof(double), cmp_d);
+    qsort(tr, (size_t)R, sizeof(double), cmp_d);
+    qsort(rf, (size_t)R, sizeof(double), cmp_d);
+    qsort(rr, (size_t)R, sizeof(double), cmp_d);
+    printf("  batched lookups/s (median of %d alternated rounds of %zu, 50%% "
+           "present): grown %.2fM, fixed 12-bit reserved %.2fM, growable "
+           "reserved %.2fM [load %s]\n",
+           R, QN, QN / tg[M] / 1e6, QN / tf[M] / 1e6, QN / tr[M] / 1e6,
+           load_avg());
     printf("  lookup time grown/fixed: median %.2f (range %.2f-%.2f; target "
            "<= 1.3: %s); grown/growable reserved: median %.2f (range "
            "%.2f-%.2f) [%.0f hits]\n",
-           rf[2], rf[0], rf[4], rf[2] <= 1.3 ? "met" : "MISSED", rr[2], rr[0],
-           rr[4], hits);
+           rf[M], rf[0], rf[R - 1], rf[M] <= 1.3 ? "met" : "MISSED", rr[M],
+           rr[0], rr[R - 1], hits);
     printf("  bits/item of the fixed 12-bit filter reserved for N: %.2f\n",
            (double)cf_size_bytes(fx) * 8 / (double)n);
     free(keys);
@@ -238,6 +275,52 @@ static int grow(uint64_t n, uint64_t c)
     cf_free(gr);
     cf_free(g);
     return lost != 0;
+}
+
+/* Lookups only, for tuning: a growable and a fixed filter both reserved
+ * for N and filled with N items (growth itself costs the lookups next to
+ * nothing: see grow's grown/growable reserved ratio), compared as in
+ * grow. */
+static int look(uint64_t n)
+{
+    cf_filter_t *fx = make(n, false), *gr = make(n, true);
+    if (fill(fx, n, 0, NULL) != 0 || fill(gr, n, 0, NULL) != 0)
+        return 1;
+    uint64_t *keys = malloc(QN * sizeof(*keys));
+    bool *out = malloc(QN);
+    const void **kp = malloc(QN * sizeof(*kp));
+    size_t *lens = malloc(QN * sizeof(*lens));
+    if (keys == NULL || out == NULL || kp == NULL || lens == NULL)
+        return 2;
+    for (size_t i = 0; i < QN; i++) {
+        uint64_t x = mix(12345 + i);
+        keys[i] = (i & 1) ? (x % n) : (ABSENT | x);
+        kp[i] = &keys[i];
+        lens[i] = 8;
+    }
+    double tf[MAX_ROUNDS], tr[MAX_ROUNDS], rf[MAX_ROUNDS], hits = 0;
+    const int R = rounds, M = rounds / 2;
+    for (int round = 0; round < R; round++) {
+        tr[round] = lookups(gr, kp, lens, out, &hits);
+        tf[round] = lookups(fx, kp, lens, out, &hits);
+        rf[round] = tr[round] / tf[round];
+    }
+    qsort(tf, (size_t)R, sizeof(double), cmp_d);
+    qsort(tr, (size_t)R, sizeof(double), cmp_d);
+    qsort(rf, (size_t)R, sizeof(double), cmp_d);
+    printf("look %" PRIu64 ": batched lookups/s (median of %d alternated "
+           "rounds of %zu): growable reserved %.2fM, fixed 12-bit reserved "
+           "%.2fM; time growable/fixed median %.2f (range %.2f-%.2f) [%.0f "
+           "hits] [load %s]\n",
+           n, R, QN, QN / tr[M] / 1e6, QN / tf[M] / 1e6, rf[M], rf[0],
+           rf[R - 1], hits, load_avg());
+    free(keys);
+    free(out);
+    free(kp);
+    free(lens);
+    cf_free(fx);
+    cf_free(gr);
+    return 0;
 }
 
 /* Random adds (a few of items already in), deletes of items in, and
@@ -304,10 +387,18 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "grow";
     uint64_t a = argc > 2 ? strtoull(argv[2], NULL, 10) : 0;
     uint64_t b = argc > 3 ? strtoull(argv[3], NULL, 10) : 0;
+    if (argc > 4 && strtoull(argv[4], NULL, 10) >= BATCH)
+        QN = (size_t)strtoull(argv[4], NULL, 10) / BATCH * BATCH;
+    if (argc > 5) {
+        long r = strtol(argv[5], NULL, 10);
+        rounds = r < 1 ? 1 : r > MAX_ROUNDS ? MAX_ROUNDS : (int)r;
+    }
     if (strcmp(mode, "grow") == 0)
         return grow(a ? a : 100000000, b ? b : 100000);
+    if (strcmp(mode, "look") == 0)
+        return look(a ? a : 100000000);
     if (strcmp(mode, "ops") == 0)
         return ops(a ? a : 100000000, b ? b : 1000);
-    fprintf(stderr, "usage: bench_grow_core grow|ops ...\n");
+    fprintf(stderr, "usage: bench_grow_core grow|look|ops ...\n");
     return 2;
 }

@@ -781,38 +781,88 @@ removed:
     return 1;
 }
 
+/* The batched lookup's view of a filter: its numbers in locals (the
+ * stores to out may alias the filter, bool being a character type, which
+ * would reload them for every item), and a window of items hashed and
+ * prefetched ahead of the one compared. */
+typedef struct gr_look {
+    uint64_t *const *seg;
+    uint64_t hs, gs; /* the seeded words of gr_h0(), gr_g() */
+    uint64_t seed, n0, nbig, lmask, split;
+    uint32_t level;
+    const uint64_t *p0[CF_WINDOW], *p1[CF_WINDOW];
+    uint32_t wp[CF_WINDOW]; /* side 0's want | side 1's << 16 */
+} gr_look_t;
+
+/* gr_item(), gr_side(), gr_want() and gr_bucket() of one item into slot r
+ * of the window, and its two buckets prefetched. */
+static inline __attribute__((always_inline)) void
+look_stage(gr_look_t *L, size_t r, const void *key, size_t len)
+{
+    uint64_t h = key_hash(key, len, L->seed);
+    uint32_t t = (uint32_t)h & (GR_TAGS - 1);
+    uint64_t n0 = L->n0, j0 = mulhi(h, n0);
+    uint64_t hh = mulhi(gr_tag_h[t] ^ L->hs, n0);
+    uint64_t j1 = hh >= j0 ? hh - j0 : hh + n0 - j0;
+    uint64_t s0 = h >> CF_GROW_TAG_BITS, s1 = s0 ^ gr_tag_g[t] ^ L->gs;
+    uint64_t b0 = j0 + n0 * (s0 & L->lmask);
+    uint64_t b1 = j1 + n0 * (s1 & L->lmask);
+    uint64_t l0 = b0 < L->split, l1 = b1 < L->split;
+    uint64_t u0 = s0 >> L->level, u1 = s1 >> L->level;
+    b0 += L->nbig & -(l0 & u0);
+    b1 += L->nbig & -(l1 & u1);
+    uint32_t tw = t << GR_VAR_BITS;
+    uint32_t want0 = tw | ((uint32_t)(u0 >> l0) & (GR_VAR_MASK >> 1));
+    uint32_t want1 = tw | ((uint32_t)(u1 >> l1) & (GR_VAR_MASK >> 1));
+    L->wp[r] = want0 | want1 << 16;
+    const uint64_t *p0 =
+        L->seg[b0 >> CF_GROW_SEG_SHIFT] + (b0 & (CF_GROW_SEG - 1));
+    const uint64_t *p1 =
+        L->seg[b1 >> CF_GROW_SEG_SHIFT] + (b1 & (CF_GROW_SEG - 1));
+    L->p0[r] = p0;
+    L->p1[r] = p1;
+    prefetch(p0);
+    prefetch(p1);
+}
+
+static inline __attribute__((always_inline)) bool look_probe(const gr_look_t *L,
+                                                             size_t r)
+{
+    return gr_match2(*L->p0[r], *L->p1[r], L->wp[r]);
+}
+
 void cf_grow_exists_many(const cf_filter_t *f, size_t n,
                          const void *const *keys, const size_t *lens, bool *out)
 {
     const struct cf_grow *g = GR(f);
-    const uint64_t seed = f->seed;
-    const bool stash = g->vv != 0;
-    const uint64_t *p0[CF_WINDOW], *p1[CF_WINDOW];
-    uint32_t w0[CF_WINDOW], w1[CF_WINDOW];
-    gr_side_t sd0[CF_WINDOW], sd1[CF_WINDOW];
-    uint32_t tag[CF_WINDOW];
-    for (size_t i = 0; i < n + CF_WINDOW; i++) {
-        size_t r = i % CF_WINDOW;
-        if (i >= CF_WINDOW) {
-            bool hit = (gr_match(*p0[r], w0[r]) | gr_match(*p1[r], w1[r])) != 0;
-            if (stash) /* the same way for every item of the call */
-                hit |= stash_matches(g, &sd0[r], tag[r]) ||
-                       stash_matches(g, &sd1[r], tag[r]);
-            out[i - CF_WINDOW] = hit;
+    if (g->vv != 0) { /* the stash is rare: one item at a time */
+        for (size_t i = 0; i < n; i++) {
+            gr_item_t it = gr_item(g, f->seed, keys[i], lens[i]);
+            out[i] = has_item(g, &it);
         }
-        if (i < n) {
-            gr_item_t it = gr_item(g, seed, keys[i], lens[i]);
-            sd0[r] = gr_side(g, it.j[0], it.s[0]);
-            sd1[r] = gr_side(g, it.j[1], it.s[1]);
-            tag[r] = it.t;
-            w0[r] = gr_want(it.t, sd0[r].q);
-            w1[r] = gr_want(it.t, sd1[r].q);
-            p0[r] = gr_bucket(g, sd0[r].b);
-            p1[r] = gr_bucket(g, sd1[r].b);
-            prefetch(p0[r]);
-            prefetch(p1[r]);
-        }
+        return;
     }
+    gr_look_t L;
+    L.seg = g->seg;
+    L.hs = g->hs;
+    L.gs = g->gs;
+    L.seed = f->seed;
+    L.n0 = g->n0;
+    L.nbig = g->nbig;
+    L.lmask = g->lmask;
+    L.split = g->split;
+    L.level = g->level;
+    const size_t W = CF_WINDOW, head = n < W ? n : W;
+    size_t i = 0;
+    for (; i < head; i++)
+        look_stage(&L, i, keys[i], lens[i]);
+    for (; i < n; i++) {
+        size_t r = i % W;
+        out[i - W] = look_probe(&L, r);
+        look_stage(&L, r, keys[i], lens[i]);
+    }
+    for (size_t k = n - head; k < n; k++)
+        out[k] = look_probe(&L, k % W);
 }
 
 /* ---- stats ---- */

@@ -10,6 +10,10 @@
 #include "cf_grow.h"
 #include "cf_rb.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #define GR_B 4
 #define GR_TAGS (1u << CF_GROW_TAG_BITS)
 #define GR_VAR_BITS (CF_GROW_STORED_BITS + 1)
@@ -147,6 +151,47 @@ static inline uint64_t gr_match(uint64_t w, uint32_t want)
     uint64_t used = ~((GR_LO << 11) - y) & (GR_LO << 11);
     return (ge >> 12) & (tz >> 5) & (used >> 11);
 }
+
+/* Whether any lane of bucket w0 matches want0 or any lane of w1 matches
+ * want1, given as one word (wp = want0 | want1 << 16): gr_match(w0,
+ * want0) | gr_match(w1, want1), non-zero or not. The two buckets sit in
+ * the eight 16-bit lanes of one SSE2 register, where each lane has its
+ * own borrow and compare, so the lane-zero tests of the SWAR form are not
+ * needed. Per lane, with d = lane ^ want: x = d with the guard bit 11 set
+ * and m = x ^ (x - 1), the mask up to x's lowest set bit p (bits above
+ * the guard do not change it), cut to the 11 bits of the variable part:
+ * the stored bits agree when m >= the lane's variable part v (as in
+ * gr_match(); when p is 11, m is all ones and v fits). With vt = v under
+ * d's tag bits, the saturating vt - m is 0 exactly when the tags agree
+ * (else vt > 0x7FF >= m) and the stored bits do; the lane is used when
+ * v != 0. */
+#if defined(__SSE2__)
+static inline __attribute__((always_inline)) bool
+gr_match2(uint64_t w0, uint64_t w1, uint32_t wp)
+{
+    const __m128i var = _mm_set1_epi16((short)GR_VAR_MASK);
+    const __m128i guard = _mm_set1_epi16((short)(1 << GR_VAR_BITS));
+    const __m128i tag = _mm_set1_epi16((short)(0xFFFF & ~GR_VAR_MASK));
+    const __m128i zero = _mm_setzero_si128();
+    __m128i w = _mm_set_epi64x((long long)w1, (long long)w0);
+    __m128i want = _mm_cvtsi32_si128((int)wp);
+    want = _mm_unpacklo_epi16(want, want); /* w0 w0 w1 w1 */
+    want = _mm_unpacklo_epi32(want, want); /* w0 x4, w1 x4 */
+    __m128i x = _mm_or_si128(_mm_xor_si128(w, want), guard);
+    __m128i m = _mm_xor_si128(x, _mm_add_epi16(x, _mm_set1_epi16(-1)));
+    m = _mm_and_si128(m, var);
+    __m128i vt = _mm_xor_si128(w, _mm_and_si128(want, tag));
+    __m128i bad = _mm_subs_epu16(vt, m);
+    __m128i ok = _mm_andnot_si128(_mm_cmpeq_epi16(_mm_and_si128(w, var), zero),
+                                  _mm_cmpeq_epi16(bad, zero));
+    return _mm_movemask_epi8(ok) != 0;
+}
+#else
+static inline bool gr_match2(uint64_t w0, uint64_t w1, uint32_t wp)
+{
+    return (gr_match(w0, wp & 0xFFFFu) | gr_match(w1, wp >> 16)) != 0;
+}
+#endif
 
 /* Bit 16k set for every empty lane k of w. */
 static inline uint64_t gr_empty_lanes(uint64_t w)

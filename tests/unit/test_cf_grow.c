@@ -17,6 +17,7 @@
 
 #include "cf.h"
 #include "cf_grow.h"
+#include "cf_grow_int.h"
 
 /* splitmix64: distinct, unordered 8-byte keys */
 static uint64_t key_of(uint64_t i)
@@ -604,6 +605,128 @@ static void params(void **state)
     cf_free_extra(f, 64);
 }
 
+/* One lane by the rule itself: used, the same tag, and the stored bits
+ * below the marker equal to want's low bits. */
+static bool lane_matches(uint32_t v, uint32_t want)
+{
+    uint32_t var = v & GR_VAR_MASK;
+    if (var == 0 || (v >> GR_VAR_BITS) != (want >> GR_VAR_BITS))
+        return false;
+    uint32_t len = 31u - (uint32_t)__builtin_clz(var);
+    return ((v ^ want) & ((1u << len) - 1)) == 0;
+}
+
+/* A lane for want: empty, another tag, any bits, or an entry of want's
+ * tag whose stored bits (0 to 10 of them) differ from want's in one bit
+ * or agree (about one lane in six matches). */
+static uint64_t lane_near(uint64_t *rs, uint32_t want)
+{
+    uint64_t r = rnd(rs);
+    uint32_t len = (uint32_t)(r % (GR_VAR_BITS));
+    uint32_t t = want >> GR_VAR_BITS;
+    switch ((r >> 8) % 12) {
+    case 0:
+        return 0;
+    case 1:
+    case 2:
+    case 3:
+    case 4:
+        t ^= 1u + (uint32_t)((r >> 16) % (GR_TAGS - 1));
+        break;
+    case 5:
+    case 6:
+    case 7:
+    case 8:
+        if (len > 0)
+            want ^= 1u << ((r >> 24) % len);
+        break;
+    case 9:
+        return (r >> 32) & 0xFFFF; /* anything, even a lying slot */
+    default:                       /* a match */
+        break;
+    }
+    return t << GR_VAR_BITS | 1u << len | (want & ((1u << len) - 1));
+}
+
+/* The two-bucket compare of the batched lookups (vector form where the
+ * target has one) against the one-bucket SWAR form and the rule. */
+static void lane_compare_forms_agree(void **state)
+{
+    (void)state;
+    uint64_t rs = 99;
+    uint64_t hits = 0;
+    for (int i = 0; i < 2000000; i++) {
+        uint32_t want[2], any[2] = {0, 0};
+        uint64_t w[2] = {0, 0};
+        for (int k = 0; k < 2; k++) {
+            uint64_t r = rnd(&rs);
+            want[k] = (uint32_t)(r & 0x7FFF) & ~(1u << (GR_VAR_BITS - 1));
+            for (int l = 0; l < GR_B; l++) {
+                uint64_t lane = lane_near(&rs, want[k]);
+                w[k] |= lane << (16 * l);
+                any[k] |= lane_matches((uint32_t)lane, want[k]);
+                assert_int_equal(lane_matches((uint32_t)lane, want[k]),
+                                 (gr_match(w[k], want[k]) >> (16 * l)) & 1);
+            }
+        }
+        bool two = gr_match2(w[0], w[1], want[0] | want[1] << 16);
+        assert_int_equal(two, any[0] || any[1]);
+        hits += two;
+    }
+    /* both answers occur often */
+    assert_true(hits > 400000 && hits < 1800000);
+}
+
+/* cf_exists_many() answers as cf_exists() for every item, present or
+ * not, at every size while the filter grows, with the stash empty and
+ * held, for batches shorter and longer than the prefetch window. */
+static void batched_lookups_agree(void **state)
+{
+    (void)state;
+    enum { N = 3000 };
+    static uint64_t keys[N];
+    static const void *kp[N];
+    static size_t lens[N];
+    static bool out[N];
+    for (uint64_t seed = 1; seed <= 2; seed++) {
+        cf_filter_t *f = make(100, seed);
+        uint64_t next = 0, positives = 0;
+        for (int round = 0; round < 14; round++) {
+            for (uint64_t end = next + (100ull << round); next < end; next++)
+                assert_int_equal(add_id(f, next), 0);
+            if (round == 13) { /* the stash held by copies of one item */
+                int rc = 0;
+                for (int i = 0; i < 100 && rc == 0; i++)
+                    rc = add_id(f, 7);
+                assert_int_equal(rc, -EOVERFLOW);
+            }
+            for (size_t i = 0; i < N; i++) {
+                /* every third absent: hits there are false positives */
+                keys[i] = key_of(i % 3 ? (rnd(&seed) % next) : next + i);
+                kp[i] = &keys[i];
+                lens[i] = 8;
+            }
+            size_t sizes[] = {1, 7, 16, 17, 1000, N};
+            for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+                for (size_t at = 0; at < N; at += sizes[si]) {
+                    size_t m = N - at < sizes[si] ? N - at : sizes[si];
+                    cf_exists_many(f, m, kp + at, lens + at, out + at);
+                }
+                for (size_t i = 0; i < N; i++) {
+                    assert_int_equal(out[i], cf_exists(f, kp[i], 8));
+                    positives += out[i];
+                }
+            }
+        }
+        cf_grow_info_t gi;
+        cf_grow_info(f, &gi);
+        assert_true(gi.level >= 10);
+        assert_true(gi.split > 0);
+        assert_true(positives >= 14 * 6 * (N * 2 / 3));
+        cf_free(f);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -616,6 +739,8 @@ int main(void)
         cmocka_unit_test(small_reserves_never_refuse),
         cmocka_unit_test(sizes_and_room),
         cmocka_unit_test(params),
+        cmocka_unit_test(lane_compare_forms_agree),
+        cmocka_unit_test(batched_lookups_agree),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
