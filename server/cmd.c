@@ -75,6 +75,29 @@ static bool name_eq(const char *lower, const char *s, size_t len)
     return lower[len] == '\0';
 }
 
+/* Whether the len bytes at a and b are equal: short names (most) in two
+ * overlapping loads each, without a call. */
+static inline bool same_name(const char *a, const char *b, size_t len)
+{
+    uint64_t x, y, u, v;
+    if (len >= 8 && len <= 16) {
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        memcpy(&u, a + len - 8, 8);
+        memcpy(&v, b + len - 8, 8);
+        return ((x ^ y) | (u ^ v)) == 0;
+    }
+    if (len >= 4 && len < 8) {
+        uint32_t p, q, r, t;
+        memcpy(&p, a, 4);
+        memcpy(&q, b, 4);
+        memcpy(&r, a + len - 4, 4);
+        memcpy(&t, b + len - 4, 4);
+        return ((p ^ q) | (r ^ t)) == 0;
+    }
+    return memcmp(a, b, len) == 0;
+}
+
 static size_t table_len(const cmd_def_t *t)
 {
     size_t n = 0;
@@ -170,7 +193,7 @@ static cmd_entry_t *lookup_entry(const server_t *s, const char *name,
     cmd_index_t *ix = s->cmds;
     if (len == 0 || len > CMD_NAME_MAX)
         return NULL;
-    if (len == ix->last_len && memcmp(name, ix->last_raw, len) == 0)
+    if (len == ix->last_len && same_name(name, ix->last_raw, len))
         return ix->last;
     cmd_entry_t *e = NULL;
     if (ix->last != NULL && name_eq(ix->last->def->name, name, len)) {
