@@ -28,6 +28,7 @@
 #   CLIENTS=50      redis-benchmark connections
 #   SIZE=10000000   items in the queried filter
 #   PIPES="1 32"    pipeline depths
+#   COMMANDS="PING EXISTS ADD MEXISTS INSERT"  the commands measured
 #   BUILD_DIR=build the build holding server/cuckood and module/cuckoo.so
 #   CUCKOOD=path    the daemon (default $BUILD_DIR/server/cuckood)
 #   CUCKOOD_B=path  a second daemon build measured beside the first (A/B)
@@ -49,6 +50,7 @@ BULK=${BULK:-100}
 CLIENTS=${CLIENTS:-50}
 SIZE=${SIZE:-10000000}
 PIPES=${PIPES:-"1 32"}
+COMMANDS=${COMMANDS:-"PING EXISTS ADD MEXISTS INSERT"}
 BUILD=${BUILD_DIR:-build}
 CUCKOOD=${CUCKOOD:-$BUILD/server/cuckood}
 CUCKOOD_B=${CUCKOOD_B:-}
@@ -189,21 +191,21 @@ for _ in $(seq "$BULK"); do items+=(__rand_int__); done
 for r in $(seq "$RUNS"); do
     for p in $PIPES; do
         if [[ $p == 1 ]]; then n=$N1 nb=$NB1; else n=$N32 nb=$NB32; fi
-        for s in "${SERVERS[@]}"; do
-            [[ $s == rb ]] || run "$s" "$p" PING "$n" 1 PING
-        done
-        for s in "${CF_SERVERS[@]}"; do
-            run "$s" "$p" EXISTS "$n" 1 CF.EXISTS bench __rand_int__
-        done
-        for s in "${CF_SERVERS[@]}"; do
-            run "$s" "$p" ADD "$n" 1 CF.ADD fresh __rand_int__
-        done
-        for s in "${CF_SERVERS[@]}"; do
-            run "$s" "$p" MEXISTS "$nb" "$BULK" CF.MEXISTS bench "${items[@]}"
-        done
-        for s in "${CF_SERVERS[@]}"; do
-            run "$s" "$p" INSERT "$nb" "$BULK" \
-                CF.INSERT fresh NOCREATE ITEMS "${items[@]}"
+        for c in $COMMANDS; do
+            for s in "${SERVERS[@]}"; do
+                [[ $s == rs && $c != PING ]] && continue
+                [[ $s == rb && $c == PING ]] && continue
+                case $c in
+                PING) run "$s" "$p" PING "$n" 1 PING ;;
+                EXISTS) run "$s" "$p" EXISTS "$n" 1 \
+                    CF.EXISTS bench __rand_int__ ;;
+                ADD) run "$s" "$p" ADD "$n" 1 CF.ADD fresh __rand_int__ ;;
+                MEXISTS) run "$s" "$p" MEXISTS "$nb" "$BULK" \
+                    CF.MEXISTS bench "${items[@]}" ;;
+                INSERT) run "$s" "$p" INSERT "$nb" "$BULK" \
+                    CF.INSERT fresh NOCREATE ITEMS "${items[@]}" ;;
+                esac
+            done
         done
     done
 done
@@ -223,7 +225,7 @@ printf '%-36s' ""
 for p in $PIPES; do printf ' %10s %8s' "-P $p" "/r PING"; done
 echo
 for s in "${SERVERS[@]}"; do
-    for c in PING EXISTS ADD MEXISTS INSERT; do
+    for c in $COMMANDS; do
         [[ $s == rs && $c != PING ]] && continue
         [[ $s == rb && $c == PING ]] && continue
         label="$c"
@@ -254,7 +256,7 @@ ratio_row() { # label a-server,command b-server,command
 ratio_row "cuckood CF.EXISTS / redis PING" cd,EXISTS rs,PING
 ratio_row "cuckood PING / redis PING" cd,PING rs,PING
 if [[ -n $CUCKOOD_B ]]; then
-    for c in PING EXISTS ADD MEXISTS INSERT; do
+    for c in $COMMANDS; do
         ratio_row "cuckood B / cuckood, $c" "cdb,$c" "cd,$c"
     done
 fi

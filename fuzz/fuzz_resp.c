@@ -5,9 +5,12 @@
  * frame cut anywhere is exercised; small limits make every cap reachable.
  * Each returned command is checked against the contract: argc >= 1 and
  * every argument NUL-terminated past its length. The same input fed whole
- * must give the same commands and the same error as the split feeds.
+ * must give the same commands and the same error as the split feeds, and
+ * so must it with looks ahead (resp_parser_peek) of varying depth between
+ * the commands, whose frames the parser then takes from what it kept.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -40,15 +43,30 @@ static uint64_t check_cmd(uint64_t h, const resp_cmd_t *c)
     return h;
 }
 
-/* Returns next()'s last result after draining everything ready. */
-static int drain(resp_parser_t *p, uint64_t *h)
+/* Returns next()'s last result after draining everything ready; with
+ * peek, looks ahead now and then first (up to 1, 2, ... 5 frames). */
+static int drain(resp_parser_t *p, uint64_t *h, bool peek)
 {
     resp_cmd_t *c;
+    size_t ahead = 0, n = 0;
     int rc;
 
-    while ((rc = resp_parser_next(p, &c)) == 1)
+    for (;;) {
+        if (peek && ahead == 0) {
+            const resp_peek_t *pk;
+            size_t k = resp_parser_peek(p, &pk, 1 + n % 5, 3);
+            for (size_t i = 0; i < k; i++)
+                if (pk[i].argc < 1 || pk[i].argv[0].ptr == NULL)
+                    abort();
+            ahead = 1 + n % 3;
+        }
+        if ((rc = resp_parser_next(p, &c)) != 1)
+            return rc;
         *h = check_cmd(*h, c);
-    return rc;
+        n++;
+        if (ahead > 0)
+            ahead--;
+    }
 }
 
 static void check_error(resp_parser_t *p, int rc)
@@ -76,8 +94,8 @@ static void set_limits(resp_limits_t *lim)
 
 /* Feeds data in one piece, or two when cut < size; returns the last
  * result, the digest of the commands in *h and the error text in err. */
-static int run(const uint8_t *data, size_t size, size_t cut, uint64_t *h,
-               char *err, size_t errlen)
+static int run(const uint8_t *data, size_t size, size_t cut, bool peek,
+               uint64_t *h, char *err, size_t errlen)
 {
     resp_limits_t lim;
     resp_parser_t *p;
@@ -90,11 +108,11 @@ static int run(const uint8_t *data, size_t size, size_t cut, uint64_t *h,
     *h = 0xcbf29ce484222325ull;
     rc = resp_parser_feed(p, (const char *)data, cut);
     if (rc == 0)
-        rc = drain(p, h);
+        rc = drain(p, h, peek);
     if (rc == 0 && cut < size) {
         rc = resp_parser_feed(p, (const char *)data + cut, size - cut);
         if (rc == 0)
-            rc = drain(p, h);
+            rc = drain(p, h, peek);
     }
     check_error(p, rc);
     if (rc == 0 && resp_parser_pending(p) > size)
@@ -119,10 +137,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (cut > size)
         cut = size;
 
-    rc1 = run(data, size, cut, &h1, err1, sizeof(err1));
+    rc1 = run(data, size, cut, false, &h1, err1, sizeof(err1));
+    rc2 = run(data, size, cut, true, &h2, err2, sizeof(err2));
+    if (rc1 != rc2 || h1 != h2 || strcmp(err1, err2) != 0)
+        abort();
     if (size > 4096)
         return 0; /* whole, it would pass the query buffer limit */
-    rc2 = run(data, size, size, &h2, err2, sizeof(err2));
+    rc2 = run(data, size, size, false, &h2, err2, sizeof(err2));
     if (rc1 != rc2 || h1 != h2 || strcmp(err1, err2) != 0)
         abort();
     return 0;

@@ -75,16 +75,21 @@ typedef struct resp_peek {
     arg_t argv[3];
 } resp_peek_t;
 
-/* Describes up to max complete multibulk commands buffered ahead, without
- * consuming or checking them beyond their framing. Right after a feed, the
- * first complete frame is already scanned and is not described (the look
- * starts after it); after resp_parser_next() has returned a command, the
- * look starts with the next one. Stops at the first frame that is
- * incomplete or unusual (inline, oversized, malformed) or has more than
- * max_argc elements (so that the look does not walk the many arguments of
- * a bulk command it has no use for). Returns how many it described. Meant
- * for prefetching what a pipeline will touch before running it. */
-size_t resp_parser_peek(const resp_parser_t *p, resp_peek_t *out, size_t max,
+/* Describes up to max (at most RESP_PEEK_MAX) complete multibulk commands
+ * buffered ahead, without consuming or checking them beyond their framing,
+ * in an array of the parser's (*out) valid until the next call of any
+ * parser function. Right after a feed, the first complete frame is already
+ * scanned and is not described (the look starts after it); after
+ * resp_parser_next() has returned a command, the look starts with the next
+ * one. Stops at the first frame that is incomplete or unusual (inline,
+ * oversized, malformed) or has more than max_argc elements (so that the
+ * look does not walk the many arguments of a bulk command it has no use
+ * for). Returns how many it described. Meant for prefetching what a
+ * pipeline will touch before running it; resp_parser_next() then takes the
+ * frames of up to three elements it described without walking them
+ * again. */
+#define RESP_PEEK_MAX 32
+size_t resp_parser_peek(resp_parser_t *p, const resp_peek_t **out, size_t max,
                         size_t max_argc);
 
 /* Bytes fed but not yet consumed by a returned command (query buffer). */

@@ -58,6 +58,10 @@
 
 /* Longest number line string2ll can accept: "-9223372036854775808". */
 #define RESP_NUM_MAX 20
+/* Where a frame described by resp_parser_peek() lies: ibuf[start, end). */
+struct pk_span {
+    size_t start, end;
+};
 
 enum scan_state {
     ST_START,       /* at a command boundary */
@@ -89,6 +93,17 @@ struct resp_parser {
     size_t linelen;  /* bytes seen on the current line */
     bool cr;         /* the last byte of the line was '\r' */
     char num[RESP_NUM_MAX + 1];
+
+    /* What the last resp_parser_peek() described (up to RESP_PEEK_MAX
+     * frames) and where they lie. The first pk_n have at most three
+     * elements, so their description is the whole command:
+     * resp_parser_next() takes them from pk_i on without walking them
+     * again, as pkcmd. Allocated at the first look; forgotten at every
+     * feed (which may move the buffer) and change of limits. */
+    resp_peek_t *pk;
+    struct pk_span *pk_at;
+    size_t pk_i, pk_n;
+    resp_cmd_t pkcmd;
 
     /* The command handed out by resp_parser_next(). */
     resp_cmd_t cmd;
@@ -256,12 +271,15 @@ void resp_parser_free(resp_parser_t *p)
     free(p->ibuf);
     free(p->cmd.argv);
     free(p->arena);
+    free(p->pk);
+    free(p->pk_at);
     free(p);
 }
 
 void resp_parser_set_limits(resp_parser_t *p, const resp_limits_t *lim)
 {
     set_limits(p, lim);
+    p->pk_n = 0; /* walked under the old limits */
 }
 
 const char *resp_parser_error(const resp_parser_t *p)
@@ -480,22 +498,45 @@ static bool frame_fast(resp_parser_t *p)
     return true;
 }
 
-size_t resp_parser_peek(const resp_parser_t *p, resp_peek_t *out, size_t max,
+size_t resp_parser_peek(resp_parser_t *p, const resp_peek_t **out, size_t max,
                         size_t max_argc)
 {
+    p->pk_i = p->pk_n = 0;
+    *out = NULL;
     /* At a frame boundary, or just after a complete frame (feeding scans
      * ahead to check limits): spos is where the next frame starts. */
     if (p->err != 0 || (p->st != ST_START && p->st != ST_DONE_MB &&
                         p->st != ST_DONE_WHOLE && p->st != ST_DONE_INLINE))
         return 0;
+    if (p->pk == NULL) {
+        p->pk = malloc(RESP_PEEK_MAX * sizeof(*p->pk));
+        p->pk_at = malloc(RESP_PEEK_MAX * sizeof(*p->pk_at));
+        if (p->pk == NULL || p->pk_at == NULL) {
+            free(p->pk);
+            free(p->pk_at);
+            p->pk = NULL;
+            p->pk_at = NULL;
+            return 0; /* no look: nothing is lost but the prefetch */
+        }
+    }
+    if (max > RESP_PEEK_MAX)
+        max = RESP_PEEK_MAX;
     const char *q = p->ibuf + p->spos, *end = p->ibuf + p->ilen;
     size_t k = 0;
     uint64_t n;
     size_t payload;
-    while (k < max && q < end && *q == '*' &&
-           (q = frame_walk(p, q, end, &n, &payload, &out[k],
-                           (uint64_t)max_argc)) != NULL)
+    while (k < max && q < end && *q == '*') {
+        const char *start = q;
+        if ((q = frame_walk(p, q, end, &n, &payload, &p->pk[k],
+                            (uint64_t)max_argc)) == NULL)
+            break;
+        p->pk_at[k].start = (size_t)(start - p->ibuf);
+        p->pk_at[k].end = (size_t)(q - p->ibuf);
+        if (p->pk_n == k && n <= 3)
+            p->pk_n++;
         k++;
+    }
+    *out = p->pk;
     return k;
 }
 
@@ -658,6 +699,7 @@ int resp_parser_feed(resp_parser_t *p, const char *buf, size_t len)
         return p->err;
     if (len == 0)
         return 0;
+    p->pk_n = 0; /* the buffer may move */
     if (len > p->lim.max_query_buf ||
         resp_parser_pending(p) > p->lim.max_query_buf - len) {
         fail(p, -EPROTO, RESP_ERR_QUERYBUF);
@@ -823,11 +865,68 @@ static int take_inline(resp_parser_t *p, resp_cmd_t **out)
     return 1;
 }
 
+/* The frames after the first of a read, in one pass: a whole, ordinary
+ * multibulk frame at ihead (== spos, at a frame boundary) is walked once
+ * and its arguments pointed at where they lie, as frame_walk() and
+ * take_whole() would in two. 0, with nothing taken, for anything else
+ * (incomplete, unusual or larger than the argument array at hand): the
+ * byte-wise scan decides then. */
+static int take_fast(resp_parser_t *p, resp_cmd_t **out)
+{
+    const char *q = p->ibuf + p->spos + 1, *end = p->ibuf + p->ilen;
+    uint64_t n, len;
+    int rc;
+
+    /* A frame the last look walked already. */
+    while (p->pk_i < p->pk_n && p->pk_at[p->pk_i].start < p->spos)
+        p->pk_i++;
+    if (p->pk_i < p->pk_n && p->pk_at[p->pk_i].start == p->spos) {
+        const resp_peek_t *f = &p->pk[p->pk_i];
+        for (int i = 0; i < f->argc; i++)
+            p->ibuf[(size_t)(f->argv[i].ptr - p->ibuf) + f->argv[i].len] = '\0';
+        p->pkcmd.argc = f->argc;
+        p->pkcmd.argv = (arg_t *)f->argv;
+        p->ihead = p->spos = p->pk_at[p->pk_i++].end;
+        *out = &p->pkcmd;
+        return 1;
+    }
+    if (!fast_num(&q, end, &n) || n == 0 || n > p->lim.max_args ||
+        (n > 16 && n > p->argcap))
+        return 0;
+    if ((rc = reserve(p, (size_t)n, 0)) < 0)
+        return rc;
+    for (size_t i = 0; i < n; i++) {
+        arg_t *a = &p->cmd.argv[i];
+        if (q >= end || *q != '$')
+            return 0;
+        q++;
+        if (!fast_num(&q, end, &len) || len > p->lim.max_bulk_len ||
+            (uint64_t)(end - q) < len + 2)
+            return 0;
+        a->ptr = q;
+        a->len = (size_t)len;
+        q += len + 2;
+    }
+    /* Only a frame taken is changed: the '\r' after each payload becomes
+     * its NUL. */
+    for (size_t i = 0; i < n; i++)
+        p->ibuf[(size_t)(p->cmd.argv[i].ptr - p->ibuf) + p->cmd.argv[i].len] =
+            '\0';
+    p->cmd.argc = (int)n;
+    p->ihead = p->spos = (size_t)(q - p->ibuf);
+    *out = &p->cmd;
+    return 1;
+}
+
 int resp_parser_next(resp_parser_t *p, resp_cmd_t **out)
 {
     int rc;
 
     *out = NULL;
+    if (p->st == ST_START && p->err == 0 && p->spos == p->ihead &&
+        p->spos < p->ilen && p->ibuf[p->spos] == '*' &&
+        (rc = take_fast(p, out)) != 0)
+        return rc;
     for (;;) {
         if (p->st == ST_DONE_WHOLE)
             return take_whole(p, out);

@@ -78,12 +78,12 @@ static bool too_big(resp_out_t *o, size_t len)
     return false;
 }
 
-/* Returns room for n more bytes at o->buf + o->len, or NULL (sticky). */
-static char *reserve(resp_out_t *o, size_t n)
+/* reserve()'s slow path: grows the buffer to room for n more bytes. */
+static char *grow(resp_out_t *o, size_t n)
 {
     if (o->failed)
         return NULL;
-    if (o->cap - o->len < n) {
+    {
         size_t need = o->len + n;
         size_t cap = o->cap < 256 ? 256 : o->cap;
         char *nb;
@@ -103,6 +103,15 @@ static char *reserve(resp_out_t *o, size_t n)
         o->cap = cap;
     }
     return o->buf + o->len;
+}
+
+/* Returns room for n more bytes at o->buf + o->len, or NULL (sticky);
+ * inline, as the common case is two tests. */
+static inline char *reserve(resp_out_t *o, size_t n)
+{
+    if (!o->failed && o->cap - o->len >= n)
+        return o->buf + o->len;
+    return grow(o, n);
 }
 
 /* Writes v in decimal at d; returns the number of characters. */

@@ -38,8 +38,12 @@ struct cmd_index {
     const cmd_entry_t **order; /* table order, for COMMAND and INFO */
     size_t n;
     /* The entry found last: a pipeline mostly repeats one command, and
-     * comparing its name is cheaper than hashing it. */
+     * comparing its name is cheaper than hashing it. last_raw holds the
+     * name as the client spelled it then (last_len bytes), so a repeat in
+     * the same case is one memcmp without folding. */
     cmd_entry_t *last;
+    size_t last_len;
+    char last_raw[CMD_NAME_MAX];
     /* Every command and subcommand by ACL id, with its parent (NULL for a
      * top-level command). */
     const cmd_def_t **by_id, **parent_of;
@@ -69,6 +73,29 @@ static bool name_eq(const char *lower, const char *s, size_t len)
         if (lower[i] == '\0' || lower[i] != (char)fold((unsigned char)s[i]))
             return false;
     return lower[len] == '\0';
+}
+
+/* Whether the len bytes at a and b are equal: short names (most) in two
+ * overlapping loads each, without a call. */
+static inline bool same_name(const char *a, const char *b, size_t len)
+{
+    uint64_t x, y, u, v;
+    if (len >= 8 && len <= 16) {
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        memcpy(&u, a + len - 8, 8);
+        memcpy(&v, b + len - 8, 8);
+        return ((x ^ y) | (u ^ v)) == 0;
+    }
+    if (len >= 4 && len < 8) {
+        uint32_t p, q, r, t;
+        memcpy(&p, a, 4);
+        memcpy(&q, b, 4);
+        memcpy(&r, a + len - 4, 4);
+        memcpy(&t, b + len - 4, 4);
+        return ((p ^ q) | (r ^ t)) == 0;
+    }
+    return memcmp(a, b, len) == 0;
 }
 
 static size_t table_len(const cmd_def_t *t)
@@ -166,17 +193,29 @@ static cmd_entry_t *lookup_entry(const server_t *s, const char *name,
     cmd_index_t *ix = s->cmds;
     if (len == 0 || len > CMD_NAME_MAX)
         return NULL;
-    if (ix->last != NULL && name_eq(ix->last->def->name, name, len))
+    if (len == ix->last_len && same_name(name, ix->last_raw, len))
         return ix->last;
-    uint64_t h = name_hash(name, len);
-    size_t i = (size_t)h & (ix->nslots - 1);
-    while (ix->slots[i].def != NULL) {
-        if (ix->slots[i].hash == h &&
-            name_eq(ix->slots[i].def->name, name, len))
-            return ix->last = &ix->slots[i];
-        i = (i + 1) & (ix->nslots - 1);
+    cmd_entry_t *e = NULL;
+    if (ix->last != NULL && name_eq(ix->last->def->name, name, len)) {
+        e = ix->last;
+    } else {
+        uint64_t h = name_hash(name, len);
+        size_t i = (size_t)h & (ix->nslots - 1);
+        while (ix->slots[i].def != NULL) {
+            if (ix->slots[i].hash == h &&
+                name_eq(ix->slots[i].def->name, name, len)) {
+                e = &ix->slots[i];
+                break;
+            }
+            i = (i + 1) & (ix->nslots - 1);
+        }
+        if (e == NULL)
+            return NULL;
     }
-    return NULL;
+    ix->last = e;
+    ix->last_len = len;
+    memcpy(ix->last_raw, name, len);
+    return e;
 }
 
 const cmd_def_t *cmd_lookup(const server_t *s, const char *name, size_t len)
@@ -392,6 +431,15 @@ void cmd_prefetch_queued(client_t *c, const void *cmd, const argv_t *a)
     const cmd_def_t *d = ((const cmd_entry_t *)cmd)->def;
     if (d->prefetch != NULL)
         d->prefetch(c, d, a->argc, a->v);
+}
+
+bool cmd_prefetches(client_t *c, const resp_peek_t *next)
+{
+    if (c->mstate != NULL && multi_active(c))
+        return false;
+    const cmd_entry_t *e =
+        lookup_entry(c->srv, next->argv[0].ptr, next->argv[0].len);
+    return e != NULL && e->def->prefetch != NULL;
 }
 
 void cmd_prefetch(client_t *c, const resp_peek_t *next, size_t n)

@@ -40,6 +40,11 @@ void cmd_prefetch_queued(client_t *c, const void *cmd, const argv_t *a);
  * hook of those that have one, pass their arity and that c may run. */
 void cmd_prefetch(client_t *c, const resp_peek_t *next, size_t n);
 
+/* Whether the command next looks at has a prefetch hook (c outside a
+ * transaction): a pipeline whose next command has none is not looked at
+ * further ahead. */
+bool cmd_prefetches(client_t *c, const resp_peek_t *next);
+
 /* Calls fn for every command that was called or rejected (INFO
  * commandstats). failed counts the calls that replied with an error. */
 typedef void cmd_stat_fn(void *ctx, const char *name, uint64_t calls,

@@ -63,7 +63,7 @@ static void ping_proc(client_t *c, int argc, const arg_t *argv)
     if (argc == 2)
         resp_add_bulk(&c->out, argv[1].ptr, argv[1].len);
     else
-        resp_add_simple(&c->out, "PONG");
+        resp_add_raw(&c->out, "+PONG\r\n", 7);
 }
 
 static void echo_proc(client_t *c, int argc, const arg_t *argv)

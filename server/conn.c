@@ -426,7 +426,7 @@ static bool conn_run_postponed(conn_t *c)
 static void conn_run(conn_t *c)
 {
     resp_cmd_t *cmd;
-    resp_peek_t next[CONN_PEEK];
+    const resp_peek_t *next = NULL;
     size_t ahead = 0; /* commands left of those last looked at */
     c->cl.srv->cmd_clock = cmdclock_now();
     for (;;) {
@@ -456,8 +456,12 @@ static void conn_run(conn_t *c)
             if (ahead == 0 && multi_active(&c->cl)) {
                 ahead = 1; /* queued: EXEC prefetches what it runs */
             } else if (ahead == 0) {
-                ahead = resp_parser_peek(c->parser, next, CONN_PEEK,
-                                         CONN_PEEK_ARGS);
+                /* The next command decides: one without a prefetch hook
+                 * (PING) is not worth walking the pipeline for. */
+                ahead = resp_parser_peek(c->parser, &next, 1, CONN_PEEK_ARGS);
+                if (ahead == 1 && cmd_prefetches(&c->cl, &next[0]))
+                    ahead = resp_parser_peek(c->parser, &next, CONN_PEEK,
+                                             CONN_PEEK_ARGS);
                 if (ahead > 1)
                     cmd_prefetch(&c->cl, next, ahead);
                 else

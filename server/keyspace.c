@@ -69,6 +69,10 @@ struct ks_db {
     size_t nexpires;        /* keys with E_EXPIRES */
     uint64_t expire_cursor; /* ks_expire_step()'s place in the walk */
     uint64_t avg_ttl;       /* ks_avg_ttl() */
+    /* The filter ks_get() found last (a pipeline mostly asks for one key
+     * again): its key is compared before hashing. Forgotten whenever a
+     * filter is linked, unlinked or moved, so it is always linked. */
+    cf_filter_t *hit;
 };
 
 /* 32 bits: the bucket array never has more than 2^32 buckets. */
@@ -224,6 +228,7 @@ ks_db_t *ks_db_new(void)
 
 static void free_chains(ks_db_t *db)
 {
+    db->hit = NULL;
     for (size_t i = 0; i < db->nbuckets; i++) {
         cf_filter_t *f = db->buckets[i];
         while (f != NULL) {
@@ -248,6 +253,7 @@ void ks_db_free(ks_db_t *db)
  * keeps its current size (a too-full table is slower, not wrong). */
 static void resize(ks_db_t *db, size_t n)
 {
+    db->hit = NULL;
     cf_filter_t **nb = calloc(n, sizeof(nb[0]));
     if (nb == NULL)
         return;
@@ -305,7 +311,17 @@ static uint8_t *find_link(const ks_db_t *db, const void *key, size_t len,
 
 cf_filter_t *ks_get(const ks_db_t *db, const void *key, size_t len)
 {
-    return get_ptr(find_link(db, key, len, ks_hash(db, key, len)));
+    cf_filter_t *f = db->hit;
+    if (f != NULL) {
+        size_t klen;
+        const uint8_t *k = entry_key(f, &klen);
+        if (klen == len && (len == 0 || memcmp(k, key, len) == 0))
+            return f;
+    }
+    f = get_ptr(find_link(db, key, len, ks_hash(db, key, len)));
+    if (f != NULL)
+        ((ks_db_t *)db)->hit = f; /* a cache: the table is not changed */
+    return f;
 }
 
 /* Puts f (its entry written but for next and tables, its expiry time
@@ -313,6 +329,7 @@ cf_filter_t *ks_get(const ks_db_t *db, const void *key, size_t len)
  * it has now. */
 static void link_filter(ks_db_t *db, cf_filter_t *f, uint32_t h, bool exp)
 {
+    db->hit = NULL;
     size_t i = (size_t)h & (db->nbuckets - 1);
     put_ptr(field(f, E_NEXT), db->buckets[i]);
     db->buckets[i] = f;
@@ -325,6 +342,7 @@ static void link_filter(ks_db_t *db, cf_filter_t *f, uint32_t h, bool exp)
 /* Unlinks link's filter and takes it out of the accounting. */
 static cf_filter_t *unlink_filter(ks_db_t *db, uint8_t *link)
 {
+    db->hit = NULL;
     cf_filter_t *f = get_ptr(link);
     put_ptr(link, entry_next(f));
     db->size--;
@@ -378,6 +396,7 @@ int ks_rename(ks_db_t *db, const void *src, size_t slen, const void *dst,
     uint8_t tables = *field(f, E_TABLES);
     bool exp = entry_expires(f);
     int64_t when = exp ? entry_when(f) : -1;
+    db->hit = NULL; /* f may move */
     if (cf_resize_extra(&f, entry_bytes(f), entry_size(dlen, exp)) != 0)
         return -ENOMEM;
     put_ptr(slink, next);
@@ -561,6 +580,7 @@ static int reshape(ks_db_t *db, uint8_t *link, const void *key, size_t len,
     uint64_t was = counted(f);
     cf_filter_t *next = entry_next(f);
     uint8_t tables = entry_tables(f);
+    db->hit = NULL; /* f may move */
     if (cf_resize_extra(&f, entry_bytes(f), entry_size(len, exp)) != 0)
         return -ENOMEM;
     put_ptr(link, f);

@@ -106,14 +106,24 @@ static void on_call(client_t *c, const resp_cmd_t *cmd, uint64_t ns)
     /* A command replayed from a file is no client's (as Redis's AOF
      * client, never in the slow log or MONITOR); its client is not a
      * connection and has no address. */
-    if (c->srv->loading)
+    server_t *s = c->srv;
+    if (s->loading)
+        return;
+    /* Most calls are recorded nowhere: nobody monitors, and the call took
+     * less than both thresholds (the same tests the recorders make). */
+    const cfg_t *cfg = s->cfg;
+    if (s->nmonitors == 0 &&
+        (cfg->slowlog_log_slower_than < 0 || cfg->slowlog_max_len == 0 ||
+         ns / 1000 < (uint64_t)cfg->slowlog_log_slower_than) &&
+        (cfg->latency_monitor_threshold == 0 ||
+         ns / 1000000 < cfg->latency_monitor_threshold))
         return;
     const cmd_def_t *d = c->sub != NULL ? c->sub : c->cmd;
     /* EXEC is Redis's skip_slowlog: its commands are logged one by one. */
     if (d == NULL || !multi_is_exec(d))
-        slowlog_record(c->srv, c, cmd, ns / 1000, conn_addr(c));
+        slowlog_record(s, c, cmd, ns / 1000, conn_addr(c));
     monitor_feed(c, cmd);
-    latency_add(c->srv,
+    latency_add(s,
                 d != NULL && (d->flags & CMD_FAST) ? "fast-command" : "command",
                 ns / 1000000);
 }

@@ -722,6 +722,75 @@ static void test_key_too_long(void **state)
     cf_free(f);
 }
 
+/* ks_foreach callback: the stored address of the key in ctx. */
+typedef struct linked {
+    const char *key;
+    const cf_filter_t *f;
+} linked_t;
+
+static int find_linked(void *ctx, const void *key, size_t len,
+                       const cf_filter_t *f)
+{
+    linked_t *l = ctx;
+    if (len == strlen(l->key) && memcmp(key, l->key, len) == 0)
+        l->f = f;
+    return 0;
+}
+
+/* The filter the table holds for key now, found without ks_get(). */
+static const cf_filter_t *linked(const ks_db_t *db, const char *key)
+{
+    linked_t l = {key, NULL};
+    assert_int_equal(ks_foreach(db, find_linked, &l), 0);
+    return l.f;
+}
+
+/* ks_get() remembers the filter it found last; whatever links, unlinks or
+ * moves a filter makes it look again (every realloc here moves, so a
+ * stale address would be a freed one). */
+static void test_get_after_changes(void **state)
+{
+    ks_db_t *db = *state;
+    ks_db_t *other = ks_db_new();
+    assert_non_null(other);
+    add_new(db, "k", 1, 10);
+    assert_ptr_equal(ks_get(db, "k", 1), linked(db, "k"));
+    /* An expiry time resizes the entry: the filter moves. */
+    assert_int_equal(ks_set_expire(db, "k", 1, 1000), 0);
+    assert_ptr_equal(ks_get(db, "k", 1), linked(db, "k"));
+    assert_int_equal(ks_clear_expire(db, "k", 1), 1);
+    assert_ptr_equal(ks_get(db, "k", 1), linked(db, "k"));
+    /* Renamed away, and another key under the old name. */
+    assert_int_equal(ks_rename(db, "k", 1, "a-longer-name", 13), 0);
+    assert_null(ks_get(db, "k", 1));
+    assert_ptr_equal(ks_get(db, "a-longer-name", 13),
+                     linked(db, "a-longer-name"));
+    cf_filter_t *g = add_new(db, "k", 1, 10);
+    assert_ptr_equal(ks_get(db, "k", 1), g);
+    assert_int_equal(ks_del(db, "k", 1), 1);
+    assert_null(ks_get(db, "k", 1));
+    /* Moved to another table. */
+    assert_non_null(ks_get(db, "a-longer-name", 13));
+    assert_int_equal(ks_move(db, other, "a-longer-name", 13), 0);
+    assert_null(ks_get(db, "a-longer-name", 13));
+    assert_ptr_equal(ks_get(other, "a-longer-name", 13),
+                     linked(other, "a-longer-name"));
+    /* Expired by the step, and flushed. */
+    add_new(db, "e", 1, 10);
+    assert_int_equal(ks_set_expire(db, "e", 1, 5), 0);
+    assert_non_null(ks_get(db, "e", 1));
+    ks_expire_stats_t st;
+    size_t expired = 0;
+    for (int i = 0; i < 64 && ks_size(db) > 0; i++)
+        ks_expire_step(db, 10, 64, 64, count_expired, &expired, &st);
+    assert_int_equal(expired, 1);
+    assert_null(ks_get(db, "e", 1));
+    assert_non_null(ks_get(other, "a-longer-name", 13));
+    ks_flush(other);
+    assert_null(ks_get(other, "a-longer-name", 13));
+    ks_db_free(other);
+}
+
 /* When the filter cannot be resized for its entry, ks_add leaves it to the
  * caller untouched and ks_rename changes nothing. */
 static void test_resize_failure_changes_nothing(void **state)
@@ -894,6 +963,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_expire_step, setup, teardown),
         cmocka_unit_test_setup_teardown(test_large_filter_entry, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_get_after_changes, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_resize_failure_changes_nothing,
                                         setup, teardown),

@@ -816,7 +816,7 @@ static void test_args_in_place(void **state)
 static void test_peek(void **state)
 {
     resp_parser_t *p = new_parser(NULL);
-    resp_peek_t pk[8];
+    const resp_peek_t *pk;
     resp_cmd_t *cmd;
     const char *in = "*3\r\n$9\r\nCF.EXISTS\r\n$1\r\nk\r\n$2\r\nab\r\n"
                      "*1\r\n$4\r\nPING\r\n"
@@ -824,12 +824,12 @@ static void test_peek(void **state)
                      "*2\r\n$4\r\nECHO\r\n$5\r\nhel"; /* incomplete */
     (void)state;
 
-    assert_int_equal(resp_parser_peek(p, pk, 8, 8), 0); /* nothing fed */
+    assert_int_equal(resp_parser_peek(p, &pk, 8, 8), 0); /* nothing fed */
     assert_int_equal(resp_parser_feed(p, in, strlen(in)), 0);
     /* The first command is the one resp_parser_next() returns next (it
      * runs at once, nothing to fetch ahead for it): the look starts after
      * it. */
-    assert_int_equal(resp_parser_peek(p, pk, 8, 8), 2);
+    assert_int_equal(resp_parser_peek(p, &pk, 8, 8), 2);
     assert_int_equal(pk[0].argc, 1);
     assert_memory_equal(pk[0].argv[0].ptr, "PING", 4);
     assert_int_equal(pk[1].argc, 4); /* only the first three described */
@@ -837,11 +837,11 @@ static void test_peek(void **state)
     assert_memory_equal(pk[1].argv[0].ptr, "CF.ADD", 6);
     assert_memory_equal(pk[1].argv[1].ptr, "k", 1);
     assert_memory_equal(pk[1].argv[2].ptr, "x", 1);
-    assert_int_equal(resp_parser_peek(p, pk, 1, 8), 1); /* max respected */
+    assert_int_equal(resp_parser_peek(p, &pk, 1, 8), 1); /* max respected */
     /* A frame with more elements than max_argc ends the look. */
-    assert_int_equal(resp_parser_peek(p, pk, 8, 3), 1);
+    assert_int_equal(resp_parser_peek(p, &pk, 8, 3), 1);
     assert_int_equal(pk[0].argc, 1);
-    assert_int_equal(resp_parser_peek(p, pk, 8, 4), 2);
+    assert_int_equal(resp_parser_peek(p, &pk, 8, 4), 2);
 
     /* Peeking consumed nothing: the commands still come, in order. */
     assert_int_equal(resp_parser_next(p, &cmd), 1);
@@ -851,17 +851,78 @@ static void test_peek(void **state)
     assert_int_equal(cmd->argc, 1);
     assert_int_equal(resp_parser_next(p, &cmd), 1);
     assert_int_equal(cmd->argc, 4);
-    assert_int_equal(resp_parser_peek(p, pk, 8, 8), 0); /* ECHO incomplete */
+    assert_int_equal(resp_parser_peek(p, &pk, 8, 8), 0); /* ECHO incomplete */
     assert_int_equal(resp_parser_next(p, &cmd), 0);
     const char *more = "lo\r\nPING\r\n*1\r\n$4\r\nPING\r\n";
     assert_int_equal(resp_parser_feed(p, more, strlen(more)), 0);
     /* ECHO is next; then an inline command, which stops the look */
-    assert_int_equal(resp_parser_peek(p, pk, 8, 8), 0);
+    assert_int_equal(resp_parser_peek(p, &pk, 8, 8), 0);
     assert_int_equal(resp_parser_next(p, &cmd), 1);
     assert_int_equal(cmd->argc, 2);
     assert_int_equal(resp_parser_next(p, &cmd), 1); /* inline PING */
     assert_int_equal(resp_parser_next(p, &cmd), 1); /* multibulk PING */
     assert_int_equal(resp_parser_next(p, &cmd), 0);
+    resp_parser_free(p);
+}
+
+/* The frames a look walked are taken from what it kept: the same arguments
+ * (NUL-terminated), in order; a change of limits or a feed in between
+ * (which may move the buffer) makes the parser walk them afresh. */
+static void test_peek_kept(void **state)
+{
+    resp_parser_t *p = new_parser(NULL);
+    const resp_peek_t *pk;
+    resp_cmd_t *cmd;
+    const char *in = "*1\r\n$4\r\nPING\r\n"
+                     "*3\r\n$9\r\nCF.EXISTS\r\n$1\r\nk\r\n$2\r\nab\r\n"
+                     "*2\r\n$3\r\nGET\r\n$3\r\nkey\r\n"
+                     "*2\r\n$4\r\nECHO\r\n$12\r\nabcdefghijkl\r\n";
+    (void)state;
+
+    assert_int_equal(resp_parser_feed(p, in, strlen(in)), 0);
+    assert_int_equal(resp_parser_next(p, &cmd), 1); /* PING */
+    assert_int_equal(resp_parser_peek(p, &pk, 8, 3), 3);
+    assert_int_equal(resp_parser_next(p, &cmd), 1);
+    assert_int_equal(cmd->argc, 3);
+    assert_string_equal(cmd->argv[0].ptr, "CF.EXISTS");
+    assert_string_equal(cmd->argv[2].ptr, "ab");
+    assert_int_equal(cmd->argv[2].len, 2);
+    assert_int_equal(resp_parser_next(p, &cmd), 1);
+    assert_int_equal(cmd->argc, 2);
+    assert_string_equal(cmd->argv[1].ptr, "key");
+    /* Tighter limits now: the kept ECHO frame is checked against them. */
+    resp_limits_t lim;
+    resp_limits_default(&lim);
+    lim.max_bulk_len = 10;
+    resp_parser_set_limits(p, &lim);
+    assert_int_equal(resp_parser_next(p, &cmd), -EPROTO);
+    resp_parser_free(p);
+
+    /* A feed between the look and the last kept frame: the taken frames'
+     * bytes are moved out (the buffer shifts), and the buffer grows. */
+    p = new_parser(NULL);
+    assert_int_equal(resp_parser_feed(p, in, strlen(in)), 0);
+    assert_int_equal(resp_parser_peek(p, &pk, 8, 3), 3);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(resp_parser_next(p, &cmd), 1);
+    size_t big = 100000;
+    char *more = malloc(big + 32);
+    assert_non_null(more);
+    int n = snprintf(more, 32, "*2\r\n$4\r\nECHO\r\n$%zu\r\n", big);
+    memset(more + n, 'x', big);
+    memcpy(more + n + big, "\r\n", 2);
+    assert_int_equal(resp_parser_feed(p, more, (size_t)n + big + 2), 0);
+    assert_int_equal(resp_parser_next(p, &cmd), 1);
+    assert_int_equal(cmd->argc, 2);
+    assert_string_equal(cmd->argv[0].ptr, "ECHO");
+    assert_string_equal(cmd->argv[1].ptr, "abcdefghijkl");
+    assert_int_equal(resp_parser_next(p, &cmd), 1);
+    assert_string_equal(cmd->argv[0].ptr, "ECHO");
+    assert_int_equal(cmd->argv[1].len, big);
+    assert_int_equal(cmd->argv[1].ptr[big], '\0');
+    assert_int_equal(resp_parser_next(p, &cmd), 0);
+    assert_int_equal(resp_parser_pending(p), 0);
+    free(more);
     resp_parser_free(p);
 }
 
@@ -1043,6 +1104,7 @@ int main(void)
         cmocka_unit_test(test_large_bulk),
         cmocka_unit_test(test_pending),
         cmocka_unit_test(test_peek),
+        cmocka_unit_test(test_peek_kept),
         cmocka_unit_test(test_args_in_place),
         cmocka_unit_test(test_short_lengths_whole_frames),
         cmocka_unit_test(test_ready_frame_then_feed),
