@@ -144,6 +144,16 @@ static int seg_resize(struct cf_grow *g, uint64_t k, uint64_t old, uint64_t n)
         p = mem.calloc_fn((size_t)n, 8);
         if (p == NULL)
             return -ENOMEM;
+    } else if (n == CF_GROW_SEG) {
+        /* a segment made whole: a new block, copied, rather than a
+         * realloc, whose copy would touch the pages before a host that
+         * hints its large blocks for huge pages (the module) could */
+        p = mem.malloc_fn((size_t)(n * 8));
+        if (p == NULL)
+            return -ENOMEM;
+        memcpy(p, g->seg[k], (size_t)(old * 8));
+        memset(p + old, 0, (size_t)((n - old) * 8));
+        mem.free_fn(g->seg[k]);
     } else {
         p = mem.realloc_fn(g->seg[k], (size_t)(n * 8));
         if (p == NULL)

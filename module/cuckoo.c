@@ -689,23 +689,27 @@ static int register_command(RedisModuleCtx *ctx, const cfcmd_def_t *d,
     return rc;
 }
 
-/* Blocks from this size up (a big filter's table) are hinted for
- * transparent huge pages, the 2 MiB-aligned whole pages inside them: a
- * lookup's random probes into a table far larger than the TLB's reach
- * otherwise pay a page walk each. The memory stays the allocator's (the
- * server counts it); the hint only changes how the kernel backs the range
- * (THP "madvise" mode; a server that disabled THP for itself ignores it). */
-#define HUGE_MIN ((size_t)4 << 20)
+/* Blocks from this size up (a big filter's table, a growable filter's
+ * 2 MiB segment) are hinted for transparent huge pages: a lookup's random
+ * probes into a table far larger than the TLB's reach otherwise pay a page
+ * walk each. The hint covers the 2 MiB-aligned pages the block touches,
+ * its edges included: the allocator does not align 2 MiB blocks to 2 MiB,
+ * so the pages wholly inside one are often none, while the segments of one
+ * filter lie side by side. The pages at the edges may also hold the
+ * allocator's other blocks; the hint lets the kernel back them with huge
+ * pages too, nothing else. The memory stays the allocator's (the server
+ * counts it) (THP "madvise" mode; a server that disabled THP for itself
+ * ignores it). */
+#define HUGE_MIN ((size_t)2 << 20)
 #define HUGE_PAGE ((uintptr_t)2 << 20)
 
 static void *huge_hint(void *p, size_t n)
 {
 #ifdef MADV_HUGEPAGE
     if (p != NULL && n >= HUGE_MIN) {
-        uintptr_t a = ((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
-        uintptr_t e = ((uintptr_t)p + n) & ~(HUGE_PAGE - 1);
-        if (e > a)
-            (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+        uintptr_t a = (uintptr_t)p & ~(HUGE_PAGE - 1);
+        uintptr_t e = ((uintptr_t)p + n + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+        (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
     }
 #else
     (void)n;
