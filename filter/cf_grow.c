@@ -797,7 +797,7 @@ removed:
  * prefetched ahead of the one compared. */
 typedef struct gr_look {
     uint64_t *const *seg;
-    uint64_t hs, gs; /* the seeded words of gr_h0(), gr_g() */
+    uint64_t h0[GR_TAGS], g[GR_TAGS]; /* gr_h0(), gr_g() of every tag */
     uint64_t seed, n0, nbig, lmask, split;
     uint32_t level;
     const uint64_t *p0[CF_WINDOW], *p1[CF_WINDOW];
@@ -811,10 +811,9 @@ look_stage(gr_look_t *L, size_t r, const void *key, size_t len)
 {
     uint64_t h = key_hash(key, len, L->seed);
     uint32_t t = (uint32_t)h & (GR_TAGS - 1);
-    uint64_t n0 = L->n0, j0 = mulhi(h, n0);
-    uint64_t hh = mulhi(gr_tag_h[t] ^ L->hs, n0);
+    uint64_t n0 = L->n0, j0 = mulhi(h, n0), hh = L->h0[t];
     uint64_t j1 = hh >= j0 ? hh - j0 : hh + n0 - j0;
-    uint64_t s0 = h >> CF_GROW_TAG_BITS, s1 = s0 ^ gr_tag_g[t] ^ L->gs;
+    uint64_t s0 = h >> CF_GROW_TAG_BITS, s1 = s0 ^ L->g[t];
     uint64_t b0 = j0 + n0 * (s0 & L->lmask);
     uint64_t b1 = j1 + n0 * (s1 & L->lmask);
     uint64_t l0 = b0 < L->split, l1 = b1 < L->split;
@@ -854,8 +853,12 @@ void cf_grow_exists_many(const cf_filter_t *f, size_t n,
     }
     gr_look_t L;
     L.seg = g->seg;
-    L.hs = g->hs;
-    L.gs = g->gs;
+    /* the per-tag words once per call (the filter keeps only their seeded
+     * parts), not a multiply per item */
+    for (uint32_t t = 0; t < GR_TAGS; t++) {
+        L.h0[t] = gr_h0(g, t);
+        L.g[t] = gr_g(g, t);
+    }
     L.seed = f->seed;
     L.n0 = g->n0;
     L.nbig = g->nbig;
