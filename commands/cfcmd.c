@@ -134,15 +134,29 @@ static void params_default(const call_t *c, cf_params_t *p, double *rate)
     *rate = d->error_rate;
 }
 
+/* The growable shape (cf.h, docs/growth.md) for every filter that may
+ * grow: EXPANSION 1 or more, bucket size 4 (given or by default), no
+ * ERROR rate asked for in the command and a configured fingerprint width
+ * of at most the default 12 bits (plain): its slot compares 15 bits for
+ * new entries and its rate after a 1000x growth (about 0.16%) is that of
+ * a 12-bit table. Everything else keeps the fixed shapes, with the nested
+ * chain when it grows: a rate or a bucket size the growable slot does not
+ * offer is still served exactly. */
+static void choose_shape(cf_params_t *p, bool user_rate)
+{
+    p->growable = p->expansion >= 1 && p->bucket_size == 4 && !user_rate &&
+                  p->encoding == CF_ENC_PLAIN && p->fp_bits <= 12;
+}
+
 /* Applies rate to p's encoding and fingerprint width: the smallest, plain
- * or semi-sorted, whose bound meets it (cf_params_for_error_rate). A rate
- * the user asked for must be achievable; one from the defaults falls back
- * to their (plain) width. */
+ * or semi-sorted, whose bound meets it (cf_params_for_error_rate), then
+ * chooses the shape (choose_shape()). A rate the user asked for must be
+ * achievable; one from the defaults falls back to their (plain) width. */
 static bool apply_rate(cf_params_t *p, double rate, bool from_user)
 {
-    if (rate <= 0)
-        return true;
-    return cf_params_for_error_rate(p, rate) == 0 || !from_user;
+    bool ok = rate <= 0 || cf_params_for_error_rate(p, rate) == 0 || !from_user;
+    choose_shape(p, from_user);
+    return ok;
 }
 
 /* Parses "NAME value" for an integer option with RedisBloom's bounds. */
@@ -202,20 +216,6 @@ static void tiny_bucket(cf_params_t *p)
     if (p->capacity < 2 * (uint64_t)p->bucket_size &&
         p->capacity >= 2 * RB_DEFAULT_BUCKET)
         p->bucket_size = RB_DEFAULT_BUCKET;
-}
-
-/* The growable shape (cf.h, docs/growth.md) for every filter that may
- * grow: EXPANSION 1 or more, bucket size 4 (given or by default), no
- * ERROR rate asked for in the command and a configured fingerprint width
- * of at most the default 12 bits (plain): its slot compares 15 bits for
- * new entries and its rate after a 1000x growth (about 0.16%) is that of
- * a 12-bit table. Everything else keeps the fixed shapes, with the nested
- * chain when it grows: a rate or a bucket size the growable slot does not
- * offer is still served exactly. */
-static void choose_shape(cf_params_t *p, bool user_rate)
-{
-    p->growable = p->expansion >= 1 && p->bucket_size == 4 && !user_rate &&
-                  p->encoding == CF_ENC_PLAIN && p->fp_bits <= 12;
 }
 
 static void reply_bad_rate(const call_t *c)
@@ -395,7 +395,6 @@ void cfcmd_reserve(const cfcmd_host_t *host, void *h, int argc,
         reply_bad_rate(&c);
         return;
     }
-    choose_shape(&p, user_rate);
     if (find_write(&c, &argv[1], &f) != 0)
         return;
     if (f != NULL) {
@@ -424,7 +423,6 @@ static cf_filter_t *get_or_create(const call_t *c, const arg_t *key,
         return f;
     params_default(c, &p, &rate);
     apply_rate(&p, rate, false);
-    choose_shape(&p, false);
     f = create_filter(c, key, &p);
     *created = f != NULL;
     return f;
@@ -543,7 +541,6 @@ static void insert_common(const call_t *c, int argc, const arg_t *argv, bool nx,
         reply_bad_rate(c);
         return;
     }
-    choose_shape(&p, user_rate);
 
     cf_filter_t *f;
     if (find_write(c, &argv[1], &f) != 0)
