@@ -481,6 +481,15 @@ typedef struct kick_log {
     int n;
 } kick_log_t;
 
+/* Puts back the words log recorded, newest first. */
+static void undo_kicks(kick_log_t *log)
+{
+    while (log->n > 0) {
+        log->n--;
+        *log->at[log->n] = log->was[log->n];
+    }
+}
+
 /* Places v in bucket b, kicking entries on to their partners; on failure
  * the homeless entry is left in *b, *v. With a log, the words it
  * overwrites are recorded there (undo_kicks() puts them back). */
@@ -628,28 +637,6 @@ static int add_item(cf_filter_t *f, const gr_item_t *it, bool nx,
      * every other item. */
     if ((e0 | e1) == 0 && is_overflow(g, s0.b, v0))
         return full;
-    /* While the stash is still taken (a bucket pair full of entries of
-     * several items that only a split of that pair can part, until the
-     * split pointer gets there), an item whose buckets are full is placed
-     * by kicks only if they find room: otherwise they are undone (a
-     * second homeless entry would have nowhere to wait) and it is
-     * refused. */
-    if (stashed && (e0 | e1) == 0) {
-        kick_log_t log; /* 8 KB of the caller's stack */
-        uint64_t b = s0.b;
-        uint32_t v = v0;
-        log.n = 0;
-        if (!place(g, &b, &v, &log)) {
-            while (log.n > 0) {
-                log.n--;
-                *log.at[log.n] = log.was[log.n];
-            }
-            return full;
-        }
-        g->entries++;
-        g->items++;
-        return nx ? 1 : 0;
-    }
     /* the emptier bucket; when both are full, a side chosen by the
      * filter's own generator */
     bool first;
@@ -657,10 +644,23 @@ static int add_item(cf_filter_t *f, const gr_item_t *it, bool nx,
         first = (xorshift(g) & 1) == 0;
     else
         first = __builtin_popcountll(e0) >= __builtin_popcountll(e1);
-    if (stashed)
-        (void)bucket_put(g, first ? s0.b : s1.b, first ? v0 : v1);
-    else
-        (void)insert_entry(g, first ? s0.b : s1.b, first ? v0 : v1, room, true);
+    uint64_t b = first ? s0.b : s1.b;
+    uint32_t v = first ? v0 : v1;
+    if (stashed) {
+        /* While the stash is still taken (a bucket pair full of entries
+         * of several items that only a split of that pair can part, until
+         * the split pointer gets there), the item is placed by kicks only
+         * if they find room: otherwise they are undone (a second homeless
+         * entry would have nowhere to wait) and it is refused. */
+        kick_log_t log; /* 8 KB of the caller's stack */
+        log.n = 0;
+        if (!place(g, &b, &v, &log)) {
+            undo_kicks(&log);
+            return full;
+        }
+    } else {
+        (void)insert_entry(g, b, v, room, true);
+    }
     g->entries++; /* placed, or its last homeless entry is in the stash */
     g->items++;
     return nx ? 1 : 0;
