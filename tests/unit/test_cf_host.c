@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "cf.h"
-#include "cf_same_bytes.h"
+#include "cf_serial.h"
 
 /* A counting allocator: a size header in front of every block. */
 static size_t live_bytes, live_blocks;
@@ -143,24 +143,6 @@ static void test_map_min_splits_by_size(void **state)
     cf_free(big);
     assert_int_equal(live_bytes, 0);
     cf_set_allocator(NULL);
-}
-
-/* A copy of f made through its serialised form. */
-static cf_filter_t *copy_of(const cf_filter_t *f)
-{
-    unsigned char hdr[CF_HEADER_MAX];
-    size_t used;
-    cf_filter_t *g = NULL;
-    cf_header_write(f, hdr);
-    assert_int_equal(cf_load_header(hdr, cf_header_len(f), NULL, &g, &used), 0);
-    uint64_t off = 0;
-    const void *p;
-    size_t n;
-    while ((n = cf_data_view(f, off, 1 << 20, &p)) > 0) {
-        assert_int_equal(cf_load_data(g, off, p, n), 0);
-        off += n;
-    }
-    return g;
 }
 
 /* A filter of under 2^22 buckets in one table is "small" (its table entry

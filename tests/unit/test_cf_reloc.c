@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "cf.h"
-#include "cf_same_bytes.h"
+#include "cf_serial.h"
 
 static uint64_t key_of(uint64_t i)
 {
@@ -86,25 +86,6 @@ static bool all_zero(const cf_filter_t *f)
         off += n;
     }
     return true;
-}
-
-/* A copy of f through its serialised form: what a replica or a restart
- * starts from. */
-static cf_filter_t *copy_of(const cf_filter_t *f)
-{
-    unsigned char hdr[CF_HEADER_MAX];
-    size_t used;
-    cf_filter_t *g = NULL;
-    cf_header_write(f, hdr);
-    assert_int_equal(cf_load_header(hdr, cf_header_len(f), NULL, &g, &used), 0);
-    uint64_t off = 0;
-    const void *p;
-    size_t n;
-    while ((n = cf_data_view(f, off, 1 << 20, &p)) > 0) {
-        assert_int_equal(cf_load_data(g, off, p, n), 0);
-        off += n;
-    }
-    return g;
 }
 
 /* Every item of a table filled to its first failure is still found, and
