@@ -1,13 +1,17 @@
 /*
  * cf_fixture.h - what the filter fuzzers share: untrusted bytes given a
- * valid header checksum, so that the fuzzer reaches the checks behind it.
+ * valid header checksum, so that the fuzzer reaches the checks behind it,
+ * and the batched paths run on a loaded filter.
  */
 #ifndef FUZZ_CF_FIXTURE_H
 #define FUZZ_CF_FIXTURE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <xxhash.h>
+
+#include "cf.h"
 
 /* When buf's bytes 6-7 give a plausible header length, writes the XXH3
  * checksum of the header into its last 8 bytes, as the core expects. */
@@ -21,6 +25,26 @@ static inline void fuzz_fix_header_sum(uint8_t *buf, size_t size)
     uint64_t sum = XXH3_64bits(buf, hlen - 8);
     for (int i = 0; i < 8; i++)
         buf[hlen - 8 + i] = (uint8_t)(sum >> (8 * i));
+}
+
+/* The batched paths on keys of 4 bytes from buf (at most 64): a lookup
+ * of all, then an add of all (nx as given), growth capped by *room as a
+ * host caps it: a header may declare one bucket and a huge capacity,
+ * whose next table would be huge. */
+static inline void fuzz_batched(cf_filter_t *f, const uint8_t *buf, size_t size,
+                                bool nx, uint64_t *room)
+{
+    const void *keys[64];
+    size_t lens[64];
+    bool out[64];
+    int rc[64];
+    size_t n = 0;
+    for (size_t i = 0; i + 4 <= size && n < 64; i += 4, n++) {
+        keys[n] = buf + i;
+        lens[n] = 4;
+    }
+    cf_exists_many(f, n, keys, lens, out);
+    cf_add_many(f, n, keys, lens, nx, room, rc);
 }
 
 #endif

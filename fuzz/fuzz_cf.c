@@ -31,20 +31,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             rest = (size_t)total;
         (void)cf_load_data(f, 0, buf + used, rest);
         /* the batched paths too (one straight-line probe per shape) */
-        const void *keys[64];
-        size_t lens[64];
-        bool out[64];
-        int rc[64];
-        size_t n = 0;
-        for (size_t i = 0; i + 4 <= size && n < 64; i += 4, n++) {
-            keys[n] = buf + i;
-            lens[n] = 4;
-        }
-        cf_exists_many(f, n, keys, lens, out);
-        /* growth capped as a host caps it: a header may declare one
-         * bucket and a huge capacity, whose next table would be huge */
         uint64_t room = 16u << 20;
-        cf_add_many(f, n, keys, lens, (size & 1) != 0, &room, rc);
+        fuzz_batched(f, buf, size, (size & 1) != 0, &room);
         for (size_t i = 0; i + 4 <= size && i < 256; i += 4) {
             const void *k = buf + i;
             size_t kl = 4;

@@ -133,18 +133,8 @@ static void load(const uint8_t *data, size_t size)
             half = rest;
         (void)cf_load_data(f, 0, buf + used, half);
         (void)cf_load_data(f, half, buf + used + half, rest - half);
-        const void *keys[64];
-        size_t lens[64];
-        bool out[64];
-        int rc[64];
-        size_t n = 0;
-        for (size_t i = 0; i + 4 <= size && n < 64; i += 4, n++) {
-            keys[n] = buf + i;
-            lens[n] = 4;
-        }
-        cf_exists_many(f, n, keys, lens, out);
         uint64_t room = 16u << 20;
-        cf_add_many(f, n, keys, lens, (size & 2) != 0, &room, rc);
+        fuzz_batched(f, buf, size, (size & 2) != 0, &room);
         for (size_t i = 0; i + 4 <= size && i < 256; i += 4) {
             (void)cf_exists(f, buf + i, 4);
             (void)cf_count(f, buf + i, 4);
