@@ -602,32 +602,13 @@ static bool has_item(const struct cf_grow *g, const gr_item_t *it)
            stash_matches(g, &s1, it->t);
 }
 
-static int add_item(cf_filter_t *f, const gr_item_t *it, bool nx,
-                    uint64_t *room)
+/* The end of add_item() for an item whose two buckets are both full,
+ * after the stash and the splits: s0 and s1 its sides, stashed whether
+ * the stash is still taken, full what a refusal returns. */
+static __attribute__((noinline)) int
+add_crowded(struct cf_grow *g, const gr_item_t *it, gr_side_t s0, gr_side_t s1,
+            bool stashed, int full, bool nx, uint64_t *room)
 {
-    struct cf_grow *g = GR(f);
-    if (nx && has_item(g, it))
-        return 0;
-    bool stashed = false;
-    if (g->vv != 0) {
-        /* the stash first */
-        uint64_t b = g->vb;
-        uint32_t v = g->vv;
-        /* Forced splits again unless the entry is a copy too many of an
-         * item (and memory was not what stopped them): every refused add
-         * would grow the table for nothing. */
-        bool force = g->nomem != 0 || !is_overflow(g, g->vb, g->vv);
-        g->vv = 0;
-        g->nomem = 0;
-        stashed = insert_entry(g, b, v, room, force) != 0;
-    }
-    int full = g->nomem ? -ENOMEM : -EOVERFLOW;
-    g->nomem = 0;
-    while ((g->entries + 1) * 10000 > g->target * g->nb * GR_B)
-        if (split_one(g, room) < 0)
-            break; /* over the target, not full */
-    gr_side_t s0 = gr_side(g, it->j[0], it->s[0]);
-    gr_side_t s1 = gr_side(g, it->j[1], it->s[1]);
     uint32_t v0 = entry_full(it->t, s0.q), v1 = entry_full(it->t, s1.q);
     uint64_t e0 = gr_empty_lanes(*gr_bucket(g, s0.b));
     uint64_t e1 = gr_empty_lanes(*gr_bucket(g, s1.b));
@@ -666,22 +647,108 @@ static int add_item(cf_filter_t *f, const gr_item_t *it, bool nx,
     return nx ? 1 : 0;
 }
 
+/* The stash before an add: back into the table if it can go, with forced
+ * splits again unless the entry is a copy too many of an item (and memory
+ * was not what stopped them): every refused add would grow the table for
+ * nothing. true when it is still taken. */
+static __attribute__((noinline)) bool stash_first(struct cf_grow *g,
+                                                  uint64_t *room)
+{
+    uint64_t b = g->vb;
+    uint32_t v = g->vv;
+    bool force = g->nomem != 0 || !is_overflow(g, g->vb, g->vv);
+    g->vv = 0;
+    g->nomem = 0;
+    return insert_entry(g, b, v, room, force) != 0;
+}
+
+/* Splits ahead of the target load for one more entry (over the target,
+ * not full, when a split finds no memory). */
+static __attribute__((noinline)) void split_for_one(struct cf_grow *g,
+                                                    uint64_t *room)
+{
+    while ((g->entries + 1) * 10000 > g->target * g->nb * GR_B)
+        if (split_one(g, room) < 0)
+            break;
+}
+
+/* One add of a hashed item: the nx test, the stash first, the splits
+ * the load needs, then the emptier of the item's two buckets. The common
+ * case (no stash, a free slot) is inline in both callers, cf_grow_add()
+ * and the batched loop, so that the two place every item alike. */
+static inline __attribute__((always_inline)) int
+add_item(struct cf_grow *g, const gr_item_t *it, bool nx, uint64_t *room)
+{
+    if (nx && has_item(g, it))
+        return 0;
+    bool stashed = g->vv != 0 && stash_first(g, room);
+    int full = g->nomem ? -ENOMEM : -EOVERFLOW;
+    g->nomem = 0;
+    if ((g->entries + 1) * 10000 > g->target * g->nb * GR_B)
+        split_for_one(g, room);
+    gr_side_t s0 = gr_side(g, it->j[0], it->s[0]);
+    gr_side_t s1 = gr_side(g, it->j[1], it->s[1]);
+    uint64_t *p0 = gr_bucket(g, s0.b), *p1 = gr_bucket(g, s1.b);
+    uint64_t w0 = *p0, w1 = *p1;
+    uint64_t e0 = gr_empty_lanes(w0), e1 = gr_empty_lanes(w1);
+    if ((e0 | e1) == 0 || stashed)
+        return add_crowded(g, it, s0, s1, stashed, full, nx, room);
+    /* insert_entry()'s first bucket_put() into the emptier bucket, its
+     * lowest empty lane; chosen with masks, not a branch (which bucket is
+     * emptier is a coin toss) */
+    uint64_t sel =
+        -(uint64_t)(__builtin_popcountll(e0) >= __builtin_popcountll(e1));
+    uint64_t e = (e0 & sel) | (e1 & ~sel);
+    uint64_t q = (s0.q & sel) | (s1.q & ~sel);
+    uint64_t *p = (uint64_t *)(((uintptr_t)p0 & sel) | ((uintptr_t)p1 & ~sel));
+    uint64_t w = (w0 & sel) | (w1 & ~sel);
+    *p = w | (uint64_t)entry_full(it->t, q) << __builtin_ctzll(e);
+    g->entries++;
+    g->items++;
+    return nx ? 1 : 0;
+}
+
 int cf_grow_add(cf_filter_t *f, const void *key, size_t len, bool nx,
                 uint64_t *room)
 {
-    gr_item_t it = gr_item(GR(f), f->seed, key, len);
-    return add_item(f, &it, nx, room);
+    struct cf_grow *g = GR(f);
+    gr_item_t it = gr_item(g, f->seed, key, len);
+    return add_item(g, &it, nx, room);
 }
 
+/* Items hashed and their buckets prefetched ahead of the one added. An
+ * add costs more than a lookup, so fewer are needed in flight. */
+#define GROW_ADD_WINDOW 16
+
+/* In the same order as n cf_grow_add() calls and through the same
+ * add_item(), so the filter ends byte for byte as they would leave it and
+ * every rc is theirs; an item is hashed once, GROW_ADD_WINDOW items ahead
+ * of its add, when its buckets (as the table is split at that moment: a
+ * prefetch is only a hint) are fetched. Hashed items keep: their base
+ * buckets and streams depend on n0 alone. */
 void cf_grow_add_many(cf_filter_t *f, size_t n, const void *const *keys,
                       const size_t *lens, bool nx, uint64_t *room, int *rc)
 {
-    enum { W = 8 };
-    for (size_t i = 0; i < n; i++) {
-        if (i + W < n)
-            cf_grow_prefetch(f, keys[i + W], lens[i + W]);
-        rc[i] = cf_grow_add(f, keys[i], lens[i], nx, room);
+    struct cf_grow *g = GR(f);
+    const uint64_t seed = f->seed;
+    enum { W = GROW_ADD_WINDOW };
+    gr_item_t it[W];
+    const size_t head = n < W ? n : W;
+    size_t i = 0;
+    for (; i < head; i++) {
+        it[i] = gr_item(g, seed, keys[i], lens[i]);
+        prefetch(gr_bucket(g, gr_side(g, it[i].j[0], it[i].s[0]).b));
+        prefetch(gr_bucket(g, gr_side(g, it[i].j[1], it[i].s[1]).b));
     }
+    for (; i < n; i++) {
+        size_t r = i % W;
+        rc[i - W] = add_item(g, &it[r], nx, room);
+        it[r] = gr_item(g, seed, keys[i], lens[i]);
+        prefetch(gr_bucket(g, gr_side(g, it[r].j[0], it[r].s[0]).b));
+        prefetch(gr_bucket(g, gr_side(g, it[r].j[1], it[r].s[1]).b));
+    }
+    for (size_t k = n - head; k < n; k++)
+        rc[k] = add_item(g, &it[k % W], nx, room);
 }
 
 /* ---- lookups ---- */
