@@ -695,9 +695,10 @@ add_item(struct cf_grow *g, const gr_item_t *it, bool nx, uint64_t *room)
         return add_crowded(g, it, s0, s1, stashed, full, nx, room);
     /* insert_entry()'s first bucket_put() into the emptier bucket, its
      * lowest empty lane; chosen with masks, not a branch (which bucket is
-     * emptier is a coin toss) */
-    uint64_t sel =
-        -(uint64_t)(__builtin_popcountll(e0) >= __builtin_popcountll(e1));
+     * emptier is a coin toss). The empty lanes are counted by a multiply
+     * that sums the four lane bits into the top lane: without -mpopcnt a
+     * popcount is a library call. */
+    uint64_t sel = -(uint64_t)((e0 * GR_LO) >> 48 >= (e1 * GR_LO) >> 48);
     uint64_t e = (e0 & sel) | (e1 & ~sel);
     uint64_t q = (s0.q & sel) | (s1.q & ~sel);
     uint64_t *p = (uint64_t *)(((uintptr_t)p0 & sel) | ((uintptr_t)p1 & ~sel));
