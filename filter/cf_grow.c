@@ -672,13 +672,31 @@ static __attribute__((noinline)) void split_for_one(struct cf_grow *g,
             break;
 }
 
+/* A hashed item and its two sides as the table was split when they were
+ * computed (at nb buckets). The sides are a function of
+ * n0 and nb alone, so they hold as long as nb does. */
+typedef struct gr_staged {
+    gr_item_t it;
+    gr_side_t s[2];
+    uint64_t nb;
+} gr_staged_t;
+
+static inline __attribute__((always_inline)) void
+stage_sides(const struct cf_grow *g, gr_staged_t *st)
+{
+    st->s[0] = gr_side(g, st->it.j[0], st->it.s[0]);
+    st->s[1] = gr_side(g, st->it.j[1], st->it.s[1]);
+    st->nb = g->nb;
+}
+
 /* One add of a hashed item: the nx test, the stash first, the splits
  * the load needs, then the emptier of the item's two buckets. The common
  * case (no stash, a free slot) is inline in both callers, cf_grow_add()
  * and the batched loop, so that the two place every item alike. */
 static inline __attribute__((always_inline)) int
-add_item(struct cf_grow *g, const gr_item_t *it, bool nx, uint64_t *room)
+add_item(struct cf_grow *g, gr_staged_t *st, bool nx, uint64_t *room)
 {
+    const gr_item_t *it = &st->it;
     if (nx && has_item(g, it))
         return 0;
     bool stashed = g->vv != 0 && stash_first(g, room);
@@ -686,8 +704,9 @@ add_item(struct cf_grow *g, const gr_item_t *it, bool nx, uint64_t *room)
     g->nomem = 0;
     if ((g->entries + 1) * 10000 > g->target * g->nb * GR_B)
         split_for_one(g, room);
-    gr_side_t s0 = gr_side(g, it->j[0], it->s[0]);
-    gr_side_t s1 = gr_side(g, it->j[1], it->s[1]);
+    if (st->nb != g->nb)
+        stage_sides(g, st);
+    gr_side_t s0 = st->s[0], s1 = st->s[1];
     uint64_t *p0 = gr_bucket(g, s0.b), *p1 = gr_bucket(g, s1.b);
     uint64_t w0 = *p0, w1 = *p1;
     uint64_t e0 = gr_empty_lanes(w0), e1 = gr_empty_lanes(w1);
@@ -713,43 +732,51 @@ int cf_grow_add(cf_filter_t *f, const void *key, size_t len, bool nx,
                 uint64_t *room)
 {
     struct cf_grow *g = GR(f);
-    gr_item_t it = gr_item(g, f->seed, key, len);
-    return add_item(g, &it, nx, room);
+    gr_staged_t st;
+    st.it = gr_item(g, f->seed, key, len);
+    stage_sides(g, &st);
+    return add_item(g, &st, nx, room);
 }
 
 /* Items hashed and their buckets prefetched ahead of the one added. An
  * add costs more than a lookup, so fewer are needed in flight. */
 #define GROW_ADD_WINDOW 16
 
+/* Hashes item i into st and prefetches its buckets. */
+static inline __attribute__((always_inline)) void
+add_stage(const struct cf_grow *g, uint64_t seed, gr_staged_t *st,
+          const void *key, size_t len)
+{
+    st->it = gr_item(g, seed, key, len);
+    stage_sides(g, st);
+    prefetch(gr_bucket(g, st->s[0].b));
+    prefetch(gr_bucket(g, st->s[1].b));
+}
+
 /* In the same order as n cf_grow_add() calls and through the same
  * add_item(), so the filter ends byte for byte as they would leave it and
- * every rc is theirs; an item is hashed once, GROW_ADD_WINDOW items ahead
- * of its add, when its buckets (as the table is split at that moment: a
- * prefetch is only a hint) are fetched. Hashed items keep: their base
- * buckets and streams depend on n0 alone. */
+ * every rc is theirs. An item is hashed once, GROW_ADD_WINDOW items ahead
+ * of its add, when its buckets are computed and fetched; they are used
+ * unless a split came in between (hashed items keep: their base buckets
+ * and streams depend on n0 alone). */
 void cf_grow_add_many(cf_filter_t *f, size_t n, const void *const *keys,
                       const size_t *lens, bool nx, uint64_t *room, int *rc)
 {
     struct cf_grow *g = GR(f);
     const uint64_t seed = f->seed;
     enum { W = GROW_ADD_WINDOW };
-    gr_item_t it[W];
+    gr_staged_t st[W];
     const size_t head = n < W ? n : W;
     size_t i = 0;
-    for (; i < head; i++) {
-        it[i] = gr_item(g, seed, keys[i], lens[i]);
-        prefetch(gr_bucket(g, gr_side(g, it[i].j[0], it[i].s[0]).b));
-        prefetch(gr_bucket(g, gr_side(g, it[i].j[1], it[i].s[1]).b));
-    }
+    for (; i < head; i++)
+        add_stage(g, seed, &st[i], keys[i], lens[i]);
     for (; i < n; i++) {
         size_t r = i % W;
-        rc[i - W] = add_item(g, &it[r], nx, room);
-        it[r] = gr_item(g, seed, keys[i], lens[i]);
-        prefetch(gr_bucket(g, gr_side(g, it[r].j[0], it[r].s[0]).b));
-        prefetch(gr_bucket(g, gr_side(g, it[r].j[1], it[r].s[1]).b));
+        rc[i - W] = add_item(g, &st[r], nx, room);
+        add_stage(g, seed, &st[r], keys[i], lens[i]);
     }
     for (size_t k = n - head; k < n; k++)
-        rc[k] = add_item(g, &it[k % W], nx, room);
+        rc[k] = add_item(g, &st[k % W], nx, room);
 }
 
 /* ---- lookups ---- */
