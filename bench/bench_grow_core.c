@@ -432,6 +432,7 @@ static void fill_timed(uint64_t n, bool growable, size_t b, double t[2])
     cf_free(f);
 }
 
+/* Sorts v (n values) and returns the middle one. */
 static double median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof(double), cmp_d);
@@ -475,12 +476,13 @@ static int insert(uint64_t n, size_t b)
                name[v], a * 1e9 / (double)(n / 2),
                c * 1e9 / (double)(n - n / 2), (a + c) * 1e9 / (double)n);
     }
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < 2; k++) {
+        double m0 = median(ratio[k][0], R), m1 = median(ratio[k][1], R);
         printf("  growable/fixed %s: %.2f to half (range %.2f-%.2f), %.2f over "
                "the second half (range %.2f-%.2f)\n",
-               k ? "single " : "batched", median(ratio[k][0], R),
-               ratio[k][0][0], ratio[k][0][R - 1], median(ratio[k][1], R),
-               ratio[k][1][0], ratio[k][1][R - 1]);
+               k ? "single " : "batched", m0, ratio[k][0][0],
+               ratio[k][0][R - 1], m1, ratio[k][1][0], ratio[k][1][R - 1]);
+    }
     printf("  [load %s]\n", load_avg());
     return 0;
 }
