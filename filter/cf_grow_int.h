@@ -1,7 +1,7 @@
 /*
  * cf_grow_int.h - the growable form's state and its inline addressing,
- * shared by cf_grow.c (operations) and cf_grow_dump.c (serialisation).
- * Private to those two files.
+ * shared by cf_grow.c (operations), cf_grow_mem.c (memory) and
+ * cf_grow_dump.c (serialisation). Private to those files.
  */
 #ifndef CF_GROW_INT_H
 #define CF_GROW_INT_H
@@ -210,6 +210,9 @@ CF_HIDDEN int gr_new(const gr_init_t *in, cf_filter_t **out);
 CF_HIDDEN void gr_free(struct cf_grow *g);
 CF_HIDDEN void gr_constants(struct cf_grow *g, uint64_t seed);
 CF_HIDDEN int gr_alloc_to(struct cf_grow *g, uint64_t cap);
+/* One capacity step, taking what it adds off *room: -ENOMEM when it does
+ * not fit (nothing changes then). */
+CF_HIDDEN int gr_cap_step(struct cf_grow *g, uint64_t *room);
 CF_HIDDEN uint64_t gr_size_of_cap(uint64_t cap);
 CF_HIDDEN uint64_t gr_next_cap(uint64_t cap);
 
