@@ -433,6 +433,88 @@ static bool has_item(const struct cf_grow *g, const gr_item_t *it)
            stash_matches(g, &s1, it->t);
 }
 
+/* The breadth-first search for a relocation path visits at most this
+ * many buckets: the item's two, then 8, 32 and 128 partners, and part of
+ * the next level. */
+#define GROW_BFS_NODES 256
+#define GROW_BFS_ROOT UINT16_MAX
+
+/* A bucket the search reached: entry v (the partner form of the entry in
+ * lane `lane` of the parent's bucket) can move into it. */
+typedef struct gr_bfs_node {
+    uint64_t b;
+    uint32_t v;
+    uint16_t parent; /* GROW_BFS_ROOT for the item's own buckets */
+    uint8_t lane;
+} gr_bfs_node_t;
+
+/* Is bucket b on the path from a root to node q (q included)? A path
+ * through one bucket twice would move an entry out of a slot another move
+ * of the same path has already refilled. */
+static bool bfs_on_path(const gr_bfs_node_t *nodes, uint32_t q, uint64_t b)
+{
+    for (; q != GROW_BFS_ROOT; q = nodes[q].parent)
+        if (nodes[q].b == b)
+            return true;
+    return false;
+}
+
+/* Looks for the shortest path of kicks from the full buckets b0 and b1
+ * (for the item's entries v0 and v1) to a bucket with a free slot, level
+ * by level: every bucket of a level is prefetched before any is read, so
+ * a level costs one round trip to memory, where the random walk pays one
+ * per kick. Within a level the first bucket in order wins: the choice is
+ * a function of the table. On success every entry of the path moves one
+ * step and the item's entry takes the freed slot of its bucket; on
+ * failure nothing was written. */
+static bool bfs_place(struct cf_grow *g, uint64_t b0, uint32_t v0, uint64_t b1,
+                      uint32_t v1)
+{
+    gr_bfs_node_t nodes[GROW_BFS_NODES];
+    uint32_t n = 0;
+    nodes[n++] = (gr_bfs_node_t){.b = b0, .v = v0, .parent = GROW_BFS_ROOT};
+    if (b1 != b0)
+        nodes[n++] = (gr_bfs_node_t){.b = b1, .v = v1, .parent = GROW_BFS_ROOT};
+    uint32_t lo = 0, hi = n; /* the level last found full */
+    while (n < GROW_BFS_NODES) {
+        for (uint32_t q = lo; q < hi && n < GROW_BFS_NODES; q++) {
+            uint64_t w = *gr_bucket(g, nodes[q].b);
+            for (uint32_t k = 0; k < GR_B && n < GROW_BFS_NODES; k++) {
+                uint32_t e = (uint32_t)(w >> (16 * k)) & 0xFFFFu;
+                uint64_t pb;
+                uint32_t pv;
+                if (!partner(g, nodes[q].b, e, &pb, &pv) ||
+                    bfs_on_path(nodes, q, pb))
+                    continue;
+                prefetch(gr_bucket(g, pb));
+                nodes[n++] = (gr_bfs_node_t){.b = pb,
+                                             .v = pv,
+                                             .parent = (uint16_t)q,
+                                             .lane = (uint8_t)k};
+            }
+        }
+        if (n == hi)
+            return false;
+        for (uint32_t q = hi; q < n; q++) {
+            if (gr_empty_lanes(*gr_bucket(g, nodes[q].b)) == 0)
+                continue;
+            /* from the free slot back to the root: each bucket of the path
+             * is written once, so the lanes read above still hold */
+            (void)bucket_put(g, nodes[q].b, nodes[q].v);
+            for (; nodes[q].parent != GROW_BFS_ROOT; q = nodes[q].parent) {
+                const gr_bfs_node_t *p = &nodes[nodes[q].parent];
+                uint64_t *w = gr_bucket(g, p->b);
+                uint32_t sh = 16u * nodes[q].lane;
+                *w = (*w & ~(0xFFFFull << sh)) | (uint64_t)p->v << sh;
+            }
+            return true;
+        }
+        lo = hi;
+        hi = n;
+    }
+    return false;
+}
+
 /* The end of add_item() for an item whose two buckets are both full,
  * after the stash and the splits: s0 and s1 its sides, stashed whether
  * the stash is still taken, full what a refusal returns. */
@@ -449,6 +531,13 @@ add_crowded(struct cf_grow *g, const gr_item_t *it, gr_side_t s0, gr_side_t s1,
      * every other item. */
     if ((e0 | e1) == 0 && is_overflow(g, s0.b, v0))
         return full;
+    /* both full: the shortest path of kicks from either, when the search
+     * reaches one */
+    if ((e0 | e1) == 0 && bfs_place(g, s0.b, v0, s1.b, v1)) {
+        g->entries++;
+        g->items++;
+        return nx ? 1 : 0;
+    }
     /* the emptier bucket; when both are full, a side chosen by the
      * filter's own generator */
     bool first;
