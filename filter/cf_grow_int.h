@@ -1,7 +1,8 @@
 /*
  * cf_grow_int.h - the growable form's state and its inline addressing,
- * shared by cf_grow.c (operations), cf_grow_mem.c (memory) and
- * cf_grow_dump.c (serialisation). Private to those files.
+ * shared by cf_grow.c (inserts, splits, deletes), cf_grow_look.c
+ * (lookups, stats), cf_grow_mem.c (memory) and cf_grow_dump.c
+ * (serialisation). Private to those files.
  */
 #ifndef CF_GROW_INT_H
 #define CF_GROW_INT_H
@@ -198,6 +199,43 @@ static inline uint64_t gr_empty_lanes(uint64_t w)
 {
     return (~(((w & GR_LANES_LOW15) + GR_LANES_LOW15) | w) & GR_LANES_HIGH) >>
            15;
+}
+
+/* The length L of an entry's stored stream bits (below its marker). */
+static inline uint32_t var_len(uint32_t v)
+{
+    return 31u - (uint32_t)__builtin_clz(v & GR_VAR_MASK);
+}
+
+static inline uint64_t lowmask(uint32_t n)
+{
+    return (1ull << n) - 1;
+}
+
+/* Does entry v (non-zero) match an item of tag t whose stream from the
+ * bucket's level on is q? */
+static inline bool entry_matches(uint32_t v, uint32_t t, uint64_t q)
+{
+    return v != 0 && (v >> GR_VAR_BITS) == t &&
+           (((v ^ (uint32_t)q) & lowmask(var_len(v))) == 0);
+}
+
+/* Items of the stash matching side sd of an item. */
+static inline bool stash_matches(const struct cf_grow *g, const gr_side_t *sd,
+                                 uint32_t t)
+{
+    return g->vv != 0 && g->vb == sd->b && entry_matches(g->vv, t, sd->q);
+}
+
+/* Does the table or the stash hold an entry the item matches? */
+static inline bool has_item(const struct cf_grow *g, const gr_item_t *it)
+{
+    gr_side_t s0 = gr_side(g, it->j[0], it->s[0]);
+    gr_side_t s1 = gr_side(g, it->j[1], it->s[1]);
+    uint64_t m = gr_match(*gr_bucket(g, s0.b), gr_want(it->t, s0.q)) |
+                 gr_match(*gr_bucket(g, s1.b), gr_want(it->t, s1.q));
+    return m != 0 || stash_matches(g, &s0, it->t) ||
+           stash_matches(g, &s1, it->t);
 }
 
 /* A filter's state as made or loaded. */
