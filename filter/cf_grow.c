@@ -198,6 +198,7 @@ void gr_free(struct cf_grow *g)
 {
     if (g == NULL)
         return;
+    gr_over_free(g);
     for (uint64_t k = 0; k < g->dircap; k++)
         seg_free(g->seg[k], seg_len(g->cap, k));
     mem.free_fn(g->seg);
@@ -212,12 +213,19 @@ void cf_grow_release(cf_filter_t *f)
 
 uint64_t cf_grow_size_bytes(const cf_filter_t *f)
 {
-    return gr_size_of_cap(GR(f)->cap);
+    const struct cf_grow *g = GR(f);
+    return gr_size_of_cap(g->cap) + gr_over_bytes(gr_over_ndbl(g));
+}
+
+/* Size changes: the capacity steps and the overflow's doublings. */
+static uint64_t size_events(const struct cf_grow *g)
+{
+    return g->steps + gr_over_ndbl(g);
 }
 
 uint32_t cf_grow_gen(const cf_filter_t *f)
 {
-    return (uint32_t)(GR(f)->steps % (CF_RB_GENS - 1)) + 1;
+    return (uint32_t)(size_events(GR(f)) % (CF_RB_GENS - 1)) + 1;
 }
 
 uint64_t cf_grow_size_at(const cf_filter_t *f, uint32_t gen)
@@ -228,15 +236,17 @@ uint64_t cf_grow_size_at(const cf_filter_t *f, uint32_t gen)
         return gr_size_of_cap(g->cap);
     /* the latest step whose generation was gen, replayed from the first
      * capacity: a few hundred steps at most for any size */
-    uint64_t back = (g->steps % m + m - (gen - 1)) % m;
+    uint64_t ev = size_events(g);
+    uint64_t back = (ev % m + m - (gen - 1)) % m;
     /* the current generation (what a host asks after every write) without
      * replaying every step */
-    if (back == 0 || back > g->steps)
-        return gr_size_of_cap(g->cap);
+    if (back == 0 || back > ev)
+        return cf_grow_size_bytes(f);
+    uint32_t d = gr_over_dbl_before(g, ev - back);
     uint64_t cap = g->cap_init;
-    for (uint64_t s = 0; s < g->steps - back; s++)
+    for (uint64_t s = 0; s < ev - back - d; s++)
         cap = gr_next_cap(cap);
-    return gr_size_of_cap(cap);
+    return gr_size_of_cap(cap) + gr_over_bytes(d);
 }
 
 /* ---- creation ---- */
@@ -599,7 +609,7 @@ static bool has_item(const struct cf_grow *g, const gr_item_t *it)
     uint64_t m = gr_match(*gr_bucket(g, s0.b), gr_want(it->t, s0.q)) |
                  gr_match(*gr_bucket(g, s1.b), gr_want(it->t, s1.q));
     return m != 0 || stash_matches(g, &s0, it->t) ||
-           stash_matches(g, &s1, it->t);
+           stash_matches(g, &s1, it->t) || gr_over_get(g, it->h) != 0;
 }
 
 static int add_item(cf_filter_t *f, const gr_item_t *it, bool nx,
@@ -629,14 +639,18 @@ static int add_item(cf_filter_t *f, const gr_item_t *it, bool nx,
     gr_side_t s0 = gr_side(g, it->j[0], it->s[0]);
     gr_side_t s1 = gr_side(g, it->j[1], it->s[1]);
     uint32_t v0 = entry_full(it->t, s0.q), v1 = entry_full(it->t, s1.q);
-    uint64_t e0 = gr_empty_lanes(*gr_bucket(g, s0.b));
-    uint64_t e1 = gr_empty_lanes(*gr_bucket(g, s1.b));
-    /* A copy too many of one item (both buckets full of entries it
-     * matches) is refused and stores nothing, as RedisBloom refuses it:
-     * no split can help it, and in the stash it would hold up the adds of
-     * every other item. */
-    if ((e0 | e1) == 0 && is_overflow(g, s0.b, v0))
-        return full;
+    uint64_t w0 = *gr_bucket(g, s0.b), w1 = *gr_bucket(g, s1.b);
+    uint64_t e0 = gr_empty_lanes(w0), e1 = gr_empty_lanes(w1);
+    /* Both buckets full, and the item already there (another copy): kicks
+     * mostly swap its own copies between the two buckets, and when the
+     * pair holds nothing else no split can part them either. A copy the
+     * table cannot take goes to the overflow, as RedisBloom takes it into
+     * a new sub-filter; left homeless in the stash, it would hold up the
+     * adds of every other item. */
+    bool copy = (e0 | e1) == 0 && (gr_match(w0, gr_want(it->t, s0.q)) |
+                                   gr_match(w1, gr_want(it->t, s1.q))) != 0;
+    if (copy && is_overflow(g, s0.b, v0))
+        goto overflow;
     /* the emptier bucket; when both are full, a side chosen by the
      * filter's own generator */
     bool first;
@@ -646,22 +660,31 @@ static int add_item(cf_filter_t *f, const gr_item_t *it, bool nx,
         first = __builtin_popcountll(e0) >= __builtin_popcountll(e1);
     uint64_t b = first ? s0.b : s1.b;
     uint32_t v = first ? v0 : v1;
-    if (stashed) {
+    if (stashed || copy) {
         /* While the stash is still taken (a bucket pair full of entries
          * of several items that only a split of that pair can part, until
          * the split pointer gets there), the item is placed by kicks only
          * if they find room: otherwise they are undone (a second homeless
-         * entry would have nowhere to wait) and it is refused. */
+         * entry would have nowhere to wait) and it is refused. A copy is
+         * placed the same way, or goes to the overflow. */
         kick_log_t log; /* 8 KB of the caller's stack */
         log.n = 0;
         if (!place(g, &b, &v, &log)) {
             undo_kicks(&log);
+            if (copy)
+                goto overflow;
             return full;
         }
     } else {
         (void)insert_entry(g, b, v, room, true);
     }
     g->entries++; /* placed, or its last homeless entry is in the stash */
+    g->items++;
+    return nx ? 1 : 0;
+overflow:;
+    int rc = gr_over_add(g, it->h, room);
+    if (rc < 0)
+        return rc == -ENOMEM ? rc : full;
     g->items++;
     return nx ? 1 : 0;
 }
@@ -725,7 +748,8 @@ uint64_t cf_grow_count(const cf_filter_t *f, const void *key, size_t len)
         s1.b == s0.b
             ? (uint64_t)__builtin_popcountll(m0 | m1)
             : (uint64_t)(__builtin_popcountll(m0) + __builtin_popcountll(m1));
-    return n + (stash_matches(g, &s0, it.t) || stash_matches(g, &s1, it.t));
+    return n + (stash_matches(g, &s0, it.t) || stash_matches(g, &s1, it.t)) +
+           gr_over_get(g, it.h);
 }
 
 /* The stash back into the table after a slot freed up, if its bucket or
@@ -745,6 +769,14 @@ int cf_grow_del(cf_filter_t *f, const void *key, size_t len)
 {
     struct cf_grow *g = GR(f);
     gr_item_t it = gr_item(g, f->seed, key, len);
+    /* the overflow's copies first: the table's entries stay while the
+     * item has copies anywhere */
+    if (gr_over_del(g, it.h)) {
+        if (g->items > 0)
+            g->items--;
+        g->deleted++;
+        return 1;
+    }
     gr_side_t sd[2] = {gr_side(g, it.j[0], it.s[0]),
                        gr_side(g, it.j[1], it.s[1])};
     /* InfiniFilter's rule: of the matching entries, the one whose known
@@ -876,6 +908,10 @@ void cf_grow_exists_many(const cf_filter_t *f, size_t n,
     }
     for (size_t k = n - head; k < n; k++)
         out[k] = look_probe(&L, k % W);
+    if (g->over != NULL && g->over->used != 0) /* what the table missed */
+        for (size_t k = 0; k < n; k++)
+            if (!out[k])
+                out[k] = gr_over_get(g, key_hash(keys[k], lens[k], f->seed));
 }
 
 /* ---- stats ---- */

@@ -51,6 +51,20 @@ struct cf_grow {
     uint64_t voids, forced, stashed; /* counters, not serialised */
     /* the seeded words of the per-tag constants (gr_h0(), gr_g()) */
     uint64_t hs, gs;
+    struct gr_over *over; /* copies past an item's buckets; NULL: none */
+};
+
+/* The overflow (cf_grow_over.c): (hash, copies) slots, open-addressed. */
+#define GR_OVER_MIN 16
+#define GR_OVER_MAX_DBL 28 /* at most GR_OVER_MIN << 27 slots */
+struct gr_over {
+    uint64_t *slots; /* cap pairs: the item's hash, its copies (0: free) */
+    uint64_t cap;    /* GR_OVER_MIN << (ndbl - 1) */
+    uint64_t used;   /* slots with copies */
+    uint32_t ndbl;   /* doublings so far (the first table is one) */
+    /* the size change each doubling was, numbered with the capacity
+     * steps: steps + doublings before it */
+    uint64_t at[GR_OVER_MAX_DBL];
 };
 
 /* The shared per-tag words (cf_grow.c). */
@@ -78,6 +92,7 @@ typedef struct gr_item {
     uint64_t j[2]; /* base buckets of side 0 and 1 */
     uint64_t s[2]; /* their streams */
     uint32_t t;    /* the tag */
+    uint64_t h;    /* the hash (the overflow's key) */
 } gr_item_t;
 
 typedef struct gr_side {
@@ -101,6 +116,7 @@ gr_item(const struct cf_grow *g, uint64_t seed, const void *key, size_t len)
 {
     uint64_t h = key_hash(key, len, seed);
     gr_item_t it;
+    it.h = h;
     it.t = (uint32_t)h & (GR_TAGS - 1);
     it.j[0] = mulhi(h, g->n0);
     it.j[1] = gr_alt0(g, it.j[0], it.t);
@@ -212,5 +228,24 @@ CF_HIDDEN void gr_constants(struct cf_grow *g, uint64_t seed);
 CF_HIDDEN int gr_alloc_to(struct cf_grow *g, uint64_t cap);
 CF_HIDDEN uint64_t gr_size_of_cap(uint64_t cap);
 CF_HIDDEN uint64_t gr_next_cap(uint64_t cap);
+
+/* The overflow. gr_over_add() counts one more copy of h (0; -ENOMEM when
+ * a larger slot table would pass *room, which it takes off; -EOVERFLOW at
+ * 2^64 - 1 copies); gr_over_del() one fewer (false: none here). */
+CF_HIDDEN uint64_t gr_over_get(const struct cf_grow *g, uint64_t h);
+CF_HIDDEN int gr_over_add(struct cf_grow *g, uint64_t h, uint64_t *room);
+CF_HIDDEN bool gr_over_del(struct cf_grow *g, uint64_t h);
+/* Bytes of an overflow after ndbl doublings (0: none). */
+CF_HIDDEN uint64_t gr_over_bytes(uint32_t ndbl);
+/* Doublings among the first `event` size changes. */
+CF_HIDDEN uint32_t gr_over_dbl_before(const struct cf_grow *g, uint64_t event);
+/* An empty slot table of cap slots (0: none) for a load, used as saved. */
+CF_HIDDEN int gr_over_load(struct cf_grow *g, uint64_t cap, uint64_t used);
+CF_HIDDEN void gr_over_free(struct cf_grow *g);
+
+static inline uint32_t gr_over_ndbl(const struct cf_grow *g)
+{
+    return g->over != NULL ? g->over->ndbl : 0;
+}
 
 #endif /* CF_GROW_INT_H */
