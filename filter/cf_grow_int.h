@@ -56,7 +56,7 @@ struct cf_grow {
 
 /* The overflow (cf_grow_over.c): (hash, copies) slots, open-addressed. */
 #define GR_OVER_MIN 16
-#define GR_OVER_MAX_DBL 28 /* at most GR_OVER_MIN << 27 slots */
+#define GR_OVER_MAX_DBL 27 /* at most GR_OVER_MIN << 26 slots (16 GiB) */
 struct gr_over {
     uint64_t *slots; /* cap pairs: the item's hash, its copies (0: free) */
     uint64_t cap;    /* GR_OVER_MIN << (ndbl - 1) */

@@ -349,7 +349,7 @@ static void lying_headers_refused(void **state)
         {68, 4, 1, -EINVAL},                 /* overflow slots */
         {68, 4, 8, -EINVAL},                 /* overflow slots: too few */
         {68, 4, 48, -EINVAL},                /* overflow slots: not 2^k */
-        {68, 4, 1u << 31, -ENOMEM},          /* overflow slots: past any */
+        {68, 4, 1u << 31, -EINVAL},          /* overflow slots: past any */
         {72, 8, 1ull << 40, -EINVAL},        /* split past the round */
         {80, 8, 1ull << 40, -EINVAL},        /* entries past the slots */
         {40, 8, 1ull << 40, -EINVAL},        /* items past the entries */
