@@ -22,7 +22,14 @@
 #   CUCKOOD=path    the daemon (default $BUILD_DIR/server/cuckood)
 #   CUCKOOD_B=path  a second daemon build counted after the first (A/B)
 #   SKIP_REDIS=1    no redis-server row
+#   SKIP_CUCKOOD=1  no daemon rows
+#   MODULE=path     also redis-server with this build of cuckoo.so loaded
+#                   (PING and CF.EXISTS)
+#   RB_SO=path      also redis-server with RedisBloom's redisbloom.so
 #   TOP=12          functions listed per run (0: none)
+#   INCL=fn         also print fn's inclusive instructions per request
+#                   (e.g. RedisModuleCommandDispatcher: a module's whole
+#                   command below redis-server's dispatch)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,7 +41,11 @@ BUILD=${BUILD_DIR:-build}
 CUCKOOD=${CUCKOOD:-$BUILD/server/cuckood}
 CUCKOOD_B=${CUCKOOD_B:-}
 SKIP_REDIS=${SKIP_REDIS:-}
+SKIP_CUCKOOD=${SKIP_CUCKOOD:-}
+MODULE=${MODULE:-}
+RB_SO=${RB_SO:-}
 TOP=${TOP:-12}
+INCL=${INCL:-}
 CLIENT=$BUILD/bench/bench_client
 
 for tool in valgrind callgrind_control callgrind_annotate redis-benchmark \
@@ -88,6 +99,15 @@ count() {
         printf '%-12s %-10s %8.1f user instructions/request  (load %s)\n' \
             "$label" "${c%% *}" "$(awk -v t="$total" -v n="$N" \
             'BEGIN { print t / n }')" "$(cut -d' ' -f1 /proc/loadavg)"
+        if [[ -n $INCL ]]; then
+            callgrind_annotate --inclusive=yes "$f" 2>/dev/null |
+                awk -v n="$N" -v fn="$INCL" '
+                    $0 ~ (":" fn "( |$)") {
+                        v = $1; gsub(",", "", v)
+                        printf "    %8.1f  %s, inclusive\n", v / n, fn
+                        exit
+                    }' || true
+        fi
         if ((TOP > 0)); then
             callgrind_annotate "$f" 2>/dev/null |
                 awk -v n="$N" -v top="$TOP" '
@@ -105,7 +125,11 @@ count() {
     wait "$vp" 2>/dev/null || true
 }
 
-count "cuckood" cd "$CUCKOOD"
-[[ -n $CUCKOOD_B ]] && count "cuckood B" cdb "$CUCKOOD_B"
+[[ -z $SKIP_CUCKOOD ]] && count "cuckood" cd "$CUCKOOD"
+[[ -z $SKIP_CUCKOOD && -n $CUCKOOD_B ]] && count "cuckood B" cdb "$CUCKOOD_B"
 [[ -z $SKIP_REDIS ]] && count "redis" rs redis-server --appendonly no
+[[ -n $MODULE ]] && count "module" md redis-server --appendonly no \
+    --loadmodule "$(realpath "$MODULE")"
+[[ -n $RB_SO ]] && count "redisbloom" rb redis-server --appendonly no \
+    --loadmodule "$(realpath "$RB_SO")"
 true

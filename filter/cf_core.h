@@ -149,6 +149,12 @@ _Static_assert((SMALL_NB * CF_MAX_BUCKET_SIZE) + 1 < UINT32_MAX,
 
 #define SH(f) (&cf_shapes[(f)->shape])
 
+/* cf_shape_index() of the shape of CF_WIDTHS of encoding enc and fp bits
+ * at b = CF_SS_B, as a constant expression (a case label). */
+#define CF_SHAPE_B4(enc, fp)                                                   \
+    ((enc) == CF_ENC_SEMISORTED ? 3 * CF_PLAIN_STRIDE + ((fp)-9) / 4           \
+                                : ((fp) / 4 - 2) * CF_PLAIN_STRIDE + CF_SS_B)
+
 /* The tables of f: its array, or a view of a small filter's one table in
  * *one. */
 static inline __attribute__((always_inline)) cf_table_t *

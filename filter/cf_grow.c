@@ -488,14 +488,18 @@ add_crowded(struct cf_grow *g, const gr_item_t *it, gr_side_t s0, gr_side_t s1,
             bool stashed, int full, bool nx, uint64_t *room)
 {
     uint32_t v0 = entry_full(it->t, s0.q), v1 = entry_full(it->t, s1.q);
-    uint64_t e0 = gr_empty_lanes(*gr_bucket(g, s0.b));
-    uint64_t e1 = gr_empty_lanes(*gr_bucket(g, s1.b));
-    /* A copy too many of one item (both buckets full of entries it
-     * matches) is refused and stores nothing, as RedisBloom refuses it:
-     * no split can help it, and in the stash it would hold up the adds of
-     * every other item. */
-    if ((e0 | e1) == 0 && is_overflow(g, s0.b, v0))
-        return full;
+    uint64_t w0 = *gr_bucket(g, s0.b), w1 = *gr_bucket(g, s1.b);
+    uint64_t e0 = gr_empty_lanes(w0), e1 = gr_empty_lanes(w1);
+    /* Both buckets full, and the item already there (another copy): kicks
+     * mostly swap its own copies between the two buckets, and when the
+     * pair holds nothing else no split can part them either. A copy the
+     * table cannot take goes to the overflow, as RedisBloom takes it into
+     * a new sub-filter; left homeless in the stash, it would hold up the
+     * adds of every other item. */
+    bool copy = (e0 | e1) == 0 && (gr_match(w0, gr_want(it->t, s0.q)) |
+                                   gr_match(w1, gr_want(it->t, s1.q))) != 0;
+    if (copy && is_overflow(g, s0.b, v0))
+        goto overflow;
     /* both full: the shortest path of kicks from either, when the search
      * reaches one */
     if ((e0 | e1) == 0 && bfs_place(g, s0.b, v0, s1.b, v1)) {
@@ -512,22 +516,31 @@ add_crowded(struct cf_grow *g, const gr_item_t *it, gr_side_t s0, gr_side_t s1,
         first = __builtin_popcountll(e0) >= __builtin_popcountll(e1);
     uint64_t b = first ? s0.b : s1.b;
     uint32_t v = first ? v0 : v1;
-    if (stashed) {
+    if (stashed || copy) {
         /* While the stash is still taken (a bucket pair full of entries
          * of several items that only a split of that pair can part, until
          * the split pointer gets there), the item is placed by kicks only
          * if they find room: otherwise they are undone (a second homeless
-         * entry would have nowhere to wait) and it is refused. */
+         * entry would have nowhere to wait) and it is refused. A copy is
+         * placed the same way, or goes to the overflow. */
         kick_log_t log; /* 8 KB of the caller's stack */
         log.n = 0;
         if (!place(g, &b, &v, &log)) {
             undo_kicks(&log);
+            if (copy)
+                goto overflow;
             return full;
         }
     } else {
         (void)insert_entry(g, b, v, room, true);
     }
     g->entries++; /* placed, or its last homeless entry is in the stash */
+    g->items++;
+    return nx ? 1 : 0;
+overflow:;
+    int rc = gr_over_add(g, it->h, room);
+    if (rc < 0)
+        return rc == -ENOMEM ? rc : full;
     g->items++;
     return nx ? 1 : 0;
 }
@@ -681,6 +694,14 @@ int cf_grow_del(cf_filter_t *f, const void *key, size_t len)
 {
     struct cf_grow *g = GR(f);
     gr_item_t it = gr_item(g, f->seed, key, len);
+    /* the overflow's copies first: the table's entries stay while the
+     * item has copies anywhere */
+    if (gr_over_del(g, it.h)) {
+        if (g->items > 0)
+            g->items--;
+        g->deleted++;
+        return 1;
+    }
     gr_side_t sd[2] = {gr_side(g, it.j[0], it.s[0]),
                        gr_side(g, it.j[1], it.s[1])};
     /* InfiniFilter's rule: of the matching entries, the one whose known

@@ -9,13 +9,17 @@
  *  16  u32 max kicks        20  u32 expansion    24  u32 max filters
  *  28  u32 target load per 10,000
  *  32  u64 seed             40  u64 items        48  u64 deleted
- *  56  u64 n0               64  u32 level        68  u32 0
+ *  56  u64 n0               64  u32 level        68  u32 overflow slots
  *  72  u64 split            80  u64 entries      88  u64 kick state
- *  96  u64 stash bucket    104  u32 stash entry (0: empty)  108 u32 0
+ *  96  u64 stash bucket    104  u32 stash entry (0: empty)
+ * 108  u32 overflow slots in use
  * 112  u64 capacity (as reserved)
  * 120  u64 XXH3-64 of the 120 bytes before it
  * followed by the data: n0 << level plus split buckets of four
- * little-endian 16-bit slots, bucket 0 first.
+ * little-endian 16-bit slots, bucket 0 first; then the overflow's slots
+ * (cf_grow_over.c), each a little-endian u64 hash and u64 copies (0: a
+ * free slot). Files written before the overflow existed have 0 for both
+ * of its fields (they were reserved as 0) and load as they did.
  */
 #include <errno.h>
 
@@ -55,6 +59,10 @@ void cf_grow_header(const cf_filter_t *f, void *buf)
     le_store64(p + 88, g->rng);
     le_store64(p + 96, g->vv != 0 ? g->vb : 0);
     le_store32(p + 104, g->vv);
+    if (g->over != NULL) {
+        le_store32(p + 68, (uint32_t)g->over->cap);
+        le_store32(p + 108, (uint32_t)g->over->used);
+    }
     le_store64(p + 112, g->capacity);
     le_store64(p + CF_GROW_HDR_LEN - 8, XXH3_64bits(p, CF_GROW_HDR_LEN - 8));
 }
@@ -84,10 +92,16 @@ int cf_grow_load_header(const void *buf, size_t len, const cf_limits_t *lim,
     uint64_t items = le_load64(p + 40), deleted = le_load64(p + 48);
     uint64_t entries = le_load64(p + 80), vb = le_load64(p + 96);
     uint32_t vv = le_load32(p + 104);
+    uint64_t ocap = le_load32(p + 68), oused = le_load32(p + 108);
     if (le_load32(p + 8) != GR_B || p[12] != CF_GROW_TAG_BITS ||
         p[13] != CF_GROW_STORED_BITS || p[14] != CF_ENC_PLAIN ||
-        p[15] != GR_FLAG_GROWABLE || le_load32(p + 68) != 0 ||
-        le_load32(p + 108) != 0)
+        p[15] != GR_FLAG_GROWABLE)
+        return -EINVAL;
+    /* the overflow: none, or a power of two of slots at most half used */
+    if (ocap == 0 ? oused != 0
+                  : (ocap & (ocap - 1)) != 0 || ocap < GR_OVER_MIN ||
+                        ocap > (uint64_t)GR_OVER_MIN << (GR_OVER_MAX_DBL - 1) ||
+                        oused * 2 > ocap)
         return -EINVAL;
     if (in.max_kicks < 1 || in.max_kicks > CF_MAX_KICKS || in.expansion < 1 ||
         in.expansion > CF_MAX_EXPANSION || in.max_filters < 1 ||
@@ -103,20 +117,26 @@ int cf_grow_load_header(const void *buf, size_t len, const cf_limits_t *lim,
     if (in.split >= nbig)
         return -EINVAL;
     uint64_t nb = nbig + in.split;
-    if (nb > max_nb)
+    if (nb > max_nb || ocap * 16 > CF_ABS_MAX_BYTES - nb * 8)
         return -ENOMEM;
-    if (entries > nb * GR_B + 1 || items > entries)
+    /* items past the entries are copies in the overflow */
+    if (entries > nb * GR_B + 1 || (items > entries && ocap == 0))
         return -EINVAL;
     if (vv > 0xFFFFu ||
         (vv == 0 ? vb != 0 : ((vv & GR_VAR_MASK) == 0 || vb >= nb)))
         return -EINVAL;
-    if (lim != NULL && lim->max_bytes && nb * 8 > lim->max_bytes)
+    if (lim != NULL && lim->max_bytes && nb * 8 + ocap * 16 > lim->max_bytes)
         return -ENOMEM;
     cf_filter_t *f;
     int rc = gr_new(&in, &f);
     if (rc < 0)
         return rc;
     struct cf_grow *g = GR(f);
+    rc = gr_over_load(g, ocap, oused);
+    if (rc < 0) {
+        cf_free(f);
+        return rc;
+    }
     g->items = items;
     g->deleted = deleted;
     g->entries = entries;
@@ -127,9 +147,14 @@ int cf_grow_load_header(const void *buf, size_t len, const cf_limits_t *lim,
     return 0;
 }
 
+static uint64_t over_len(const struct cf_grow *g)
+{
+    return g->over != NULL ? g->over->cap * 16 : 0;
+}
+
 uint64_t cf_grow_data_len(const cf_filter_t *f)
 {
-    return GR(f)->nb * 8;
+    return GR(f)->nb * 8 + over_len(GR(f));
 }
 
 #define SEG_BYTES (CF_GROW_SEG * 8)
@@ -140,8 +165,13 @@ size_t cf_grow_data_view(const cf_filter_t *f, uint64_t off, size_t max,
     const struct cf_grow *g = GR(f);
     uint64_t total = g->nb * 8;
     if (off >= total) {
-        *p = NULL;
-        return 0;
+        uint64_t o = off - total, olen = over_len(g);
+        if (o >= olen) {
+            *p = NULL;
+            return 0;
+        }
+        *p = (const uint8_t *)g->over->slots + o;
+        return olen - o < max ? (size_t)(olen - o) : max;
     }
     uint64_t k = off / SEG_BYTES, in = off % SEG_BYTES;
     uint64_t end = (k + 1) * SEG_BYTES < total ? (k + 1) * SEG_BYTES : total;
@@ -153,9 +183,18 @@ size_t cf_grow_data_view(const cf_filter_t *f, uint64_t off, size_t max,
 int cf_grow_load_data(cf_filter_t *f, uint64_t off, const void *p, size_t len)
 {
     struct cf_grow *g = GR(f);
-    uint64_t total = g->nb * 8;
-    if (off > total || len > total - off)
+    uint64_t total = g->nb * 8, olen = over_len(g);
+    if (off > total + olen || len > total + olen - off)
         return -EINVAL;
+    if (off + len > total) {
+        /* the overflow's slots: any bytes are safe to hold (a probe stops
+         * after every slot; a slot with 0 copies is free) */
+        uint64_t from = off > total ? off - total : 0;
+        memcpy((uint8_t *)g->over->slots + from,
+               (const uint8_t *)p + (from + total - off),
+               (size_t)(off + len - total - from));
+        len = off >= total ? 0 : (size_t)(total - off);
+    }
     const uint8_t *src = p;
     uint64_t at = off;
     size_t left = len;

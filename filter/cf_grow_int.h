@@ -52,6 +52,20 @@ struct cf_grow {
     uint64_t voids, forced, stashed; /* counters, not serialised */
     /* the seeded words of the per-tag constants (gr_h0(), gr_g()) */
     uint64_t hs, gs;
+    struct gr_over *over; /* copies past an item's buckets; NULL: none */
+};
+
+/* The overflow (cf_grow_over.c): (hash, copies) slots, open-addressed. */
+#define GR_OVER_MIN 16
+#define GR_OVER_MAX_DBL 27 /* at most GR_OVER_MIN << 26 slots (16 GiB) */
+struct gr_over {
+    uint64_t *slots; /* cap pairs: the item's hash, its copies (0: free) */
+    uint64_t cap;    /* GR_OVER_MIN << (ndbl - 1) */
+    uint64_t used;   /* slots with copies */
+    uint32_t ndbl;   /* doublings so far (the first table is one) */
+    /* the size change each doubling was, numbered with the capacity
+     * steps: steps + doublings before it */
+    uint64_t at[GR_OVER_MAX_DBL];
 };
 
 /* The shared per-tag words (cf_grow.c). */
@@ -79,6 +93,7 @@ typedef struct gr_item {
     uint64_t j[2]; /* base buckets of side 0 and 1 */
     uint64_t s[2]; /* their streams */
     uint32_t t;    /* the tag */
+    uint64_t h;    /* the hash (the overflow's key) */
 } gr_item_t;
 
 typedef struct gr_side {
@@ -102,6 +117,7 @@ gr_item(const struct cf_grow *g, uint64_t seed, const void *key, size_t len)
 {
     uint64_t h = key_hash(key, len, seed);
     gr_item_t it;
+    it.h = h;
     it.t = (uint32_t)h & (GR_TAGS - 1);
     it.j[0] = mulhi(h, g->n0);
     it.j[1] = gr_alt0(g, it.j[0], it.t);
@@ -227,17 +243,6 @@ static inline bool stash_matches(const struct cf_grow *g, const gr_side_t *sd,
     return g->vv != 0 && g->vb == sd->b && entry_matches(g->vv, t, sd->q);
 }
 
-/* Does the table or the stash hold an entry the item matches? */
-static inline bool has_item(const struct cf_grow *g, const gr_item_t *it)
-{
-    gr_side_t s0 = gr_side(g, it->j[0], it->s[0]);
-    gr_side_t s1 = gr_side(g, it->j[1], it->s[1]);
-    uint64_t m = gr_match(*gr_bucket(g, s0.b), gr_want(it->t, s0.q)) |
-                 gr_match(*gr_bucket(g, s1.b), gr_want(it->t, s1.q));
-    return m != 0 || stash_matches(g, &s0, it->t) ||
-           stash_matches(g, &s1, it->t);
-}
-
 /* A filter's state as made or loaded. */
 typedef struct gr_init {
     uint64_t n0, split, capacity, rng, seed;
@@ -253,5 +258,35 @@ CF_HIDDEN int gr_alloc_to(struct cf_grow *g, uint64_t cap);
 CF_HIDDEN int gr_cap_step(struct cf_grow *g, uint64_t *room);
 CF_HIDDEN uint64_t gr_size_of_cap(uint64_t cap);
 CF_HIDDEN uint64_t gr_next_cap(uint64_t cap);
+
+/* The overflow. gr_over_add() counts one more copy of h (0; -ENOMEM when
+ * a larger slot table would pass *room, which it takes off; -EOVERFLOW at
+ * 2^64 - 1 copies); gr_over_del() one fewer (false: none here). */
+CF_HIDDEN uint64_t gr_over_get(const struct cf_grow *g, uint64_t h);
+CF_HIDDEN int gr_over_add(struct cf_grow *g, uint64_t h, uint64_t *room);
+CF_HIDDEN bool gr_over_del(struct cf_grow *g, uint64_t h);
+/* Bytes of an overflow after ndbl doublings (0: none). */
+CF_HIDDEN uint64_t gr_over_bytes(uint32_t ndbl);
+/* Doublings among the first `event` size changes. */
+CF_HIDDEN uint32_t gr_over_dbl_before(const struct cf_grow *g, uint64_t event);
+/* An empty slot table of cap slots (0: none) for a load, used as saved. */
+CF_HIDDEN int gr_over_load(struct cf_grow *g, uint64_t cap, uint64_t used);
+CF_HIDDEN void gr_over_free(struct cf_grow *g);
+
+static inline uint32_t gr_over_ndbl(const struct cf_grow *g)
+{
+    return g->over != NULL ? g->over->ndbl : 0;
+}
+
+/* Does the table, the stash or the overflow hold the item? */
+static inline bool has_item(const struct cf_grow *g, const gr_item_t *it)
+{
+    gr_side_t s0 = gr_side(g, it->j[0], it->s[0]);
+    gr_side_t s1 = gr_side(g, it->j[1], it->s[1]);
+    uint64_t m = gr_match(*gr_bucket(g, s0.b), gr_want(it->t, s0.q)) |
+                 gr_match(*gr_bucket(g, s1.b), gr_want(it->t, s1.q));
+    return m != 0 || stash_matches(g, &s0, it->t) ||
+           stash_matches(g, &s1, it->t) || gr_over_get(g, it->h) != 0;
+}
 
 #endif /* CF_GROW_INT_H */

@@ -44,7 +44,8 @@ uint64_t cf_grow_count(const cf_filter_t *f, const void *key, size_t len)
         s1.b == s0.b
             ? (uint64_t)__builtin_popcountll(m0 | m1)
             : (uint64_t)(__builtin_popcountll(m0) + __builtin_popcountll(m1));
-    return n + (stash_matches(g, &s0, it.t) || stash_matches(g, &s1, it.t));
+    return n + (stash_matches(g, &s0, it.t) || stash_matches(g, &s1, it.t)) +
+           gr_over_get(g, it.h);
 }
 
 /* The batched lookup's view of a filter: its numbers in locals (the
@@ -132,6 +133,10 @@ void cf_grow_exists_many(const cf_filter_t *f, size_t n,
     }
     for (size_t k = n - head; k < n; k++)
         out[k] = look_probe(&L, k % W);
+    if (g->over != NULL && g->over->used != 0) /* what the table missed */
+        for (size_t k = 0; k < n; k++)
+            if (!out[k])
+                out[k] = gr_over_get(g, key_hash(keys[k], lens[k], f->seed));
 }
 
 /* ---- stats ---- */

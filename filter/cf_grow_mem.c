@@ -134,6 +134,7 @@ void gr_free(struct cf_grow *g)
 {
     if (g == NULL)
         return;
+    gr_over_free(g);
     for (uint64_t k = 0; k < g->dircap; k++)
         seg_free(g->seg[k], seg_len(g->cap, k));
     mem.free_fn(g->seg);
@@ -148,12 +149,19 @@ void cf_grow_release(cf_filter_t *f)
 
 uint64_t cf_grow_size_bytes(const cf_filter_t *f)
 {
-    return gr_size_of_cap(GR(f)->cap);
+    const struct cf_grow *g = GR(f);
+    return gr_size_of_cap(g->cap) + gr_over_bytes(gr_over_ndbl(g));
+}
+
+/* Size changes: the capacity steps and the overflow's doublings. */
+static uint64_t size_events(const struct cf_grow *g)
+{
+    return g->steps + gr_over_ndbl(g);
 }
 
 uint32_t cf_grow_gen(const cf_filter_t *f)
 {
-    return (uint32_t)(GR(f)->steps % (CF_RB_GENS - 1)) + 1;
+    return (uint32_t)(size_events(GR(f)) % (CF_RB_GENS - 1)) + 1;
 }
 
 uint64_t cf_grow_size_at(const cf_filter_t *f, uint32_t gen)
@@ -164,13 +172,15 @@ uint64_t cf_grow_size_at(const cf_filter_t *f, uint32_t gen)
         return gr_size_of_cap(g->cap);
     /* the latest step whose generation was gen, replayed from the first
      * capacity: a few hundred steps at most for any size */
-    uint64_t back = (g->steps % m + m - (gen - 1)) % m;
+    uint64_t ev = size_events(g);
+    uint64_t back = (ev % m + m - (gen - 1)) % m;
     /* the current generation (what a host asks after every write) without
      * replaying every step */
-    if (back == 0 || back > g->steps)
-        return gr_size_of_cap(g->cap);
+    if (back == 0 || back > ev)
+        return cf_grow_size_bytes(f);
+    uint32_t d = gr_over_dbl_before(g, ev - back);
     uint64_t cap = g->cap_init;
-    for (uint64_t s = 0; s < g->steps - back; s++)
+    for (uint64_t s = 0; s < ev - back - d; s++)
         cap = gr_next_cap(cap);
-    return gr_size_of_cap(cap);
+    return gr_size_of_cap(cap) + gr_over_bytes(d);
 }

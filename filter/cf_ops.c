@@ -393,9 +393,14 @@ static uint32_t bucket_free(const cf_filter_t *f, const cf_table_t *t,
  * word already loaded and stored back whole (the bytes of a neighbour
  * that a 64-bit word takes in go back unchanged; writers are exclusive).
  * Semi-sorted: a slot is empty exactly when its prefix and suffix are both
- * zero, so the empties are the zero lanes of the two OR'd. */
+ * zero, so the empties are the zero lanes of the two OR'd.
+ *
+ * The one-at-a-time insert runs this for every item, and its cost is
+ * counted in instructions (see add_one()): no branch on the buckets'
+ * contents but the rare "both full", the emptier bucket chosen with
+ * conditional moves, the empty lane found with one bit scan. */
 static inline __attribute__((always_inline)) bool
-place_fast(const cf_filter_t *f, cf_table_t *t, uint64_t i1, uint64_t i2,
+place_fast(const cf_filter_t *f, uint8_t *data, uint64_t i1, uint64_t i2,
            uint32_t fp, bool ss, uint32_t lane, uint32_t bits)
 {
     uint64_t ones = 0;
@@ -403,30 +408,35 @@ place_fast(const cf_filter_t *f, cf_table_t *t, uint64_t i1, uint64_t i2,
         ones |= 1ull << (j * lane);
     const uint64_t highs = ones << (lane - 1);
     const uint64_t low = ((ones << lane) - ones) & ~highs;
-    uint8_t *p1 = t->data + ((i1 * bits) >> 3);
-    uint8_t *p2 = t->data + ((i2 * bits) >> 3);
+    /* every width of CF_WIDTHS makes whole bytes */
+    uint8_t *p1 = data + i1 * (bits / 8);
+    uint8_t *p2 = data + i2 * (bits / 8);
     uint64_t w1 = bits == 32 ? le_load32(p1) : le_load64(p1);
     uint64_t w2 = bits == 32 ? le_load32(p2) : le_load64(p2);
     uint64_t x1 = ss ? ss_prefix_lanes(w1, lane) | (w1 >> CF_SS_IDX_BITS) : w1;
     uint64_t x2 = ss ? ss_prefix_lanes(w2, lane) | (w2 >> CF_SS_IDX_BITS) : w2;
     uint64_t m1 = ~(((x1 & low) + low) | x1) & highs;
     uint64_t m2 = ~(((x2 & low) + low) | x2) & highs;
-    if ((m1 | m2) == 0)
+    if (__builtin_expect((m1 | m2) == 0, 0))
         return false;
-    /* The emptier bucket, selected with masks (see place_table()): the
-     * empty lanes counted as lanes_count() does, in the top lane of
-     * CF_SS_B; the count, at most 4, takes 3 bits. */
+    /* The emptier bucket, the first on a tie ("two choices"). Its empty
+     * lanes are counted as lanes_count() does: the marks moved to the
+     * lanes' bottoms and multiplied by the lane pattern sum up in the top
+     * lane of CF_SS_B, at most 4 (3 bits). Which bucket wins is a coin
+     * toss, so it is chosen without a branch (a predictor would miss half
+     * the time, each miss a stall until the buckets arrive). */
     const uint32_t top = (CF_SS_B - 1) * lane, count_mask = 7;
-    uint32_t c1 = (uint32_t)((((m1 >> (lane - 1)) * ones) >> top) & count_mask);
-    uint32_t c2 = (uint32_t)((((m2 >> (lane - 1)) * ones) >> top) & count_mask);
-    uint64_t sel = -(uint64_t)(c1 >= c2);
-    uint64_t m = (m1 & sel) | (m2 & ~sel);
-    uint32_t j = (uint32_t)__builtin_ctzll(m) / lane;
-    uint8_t *p = (uint8_t *)(((uintptr_t)p1 & sel) | ((uintptr_t)p2 & ~sel));
+    uint64_t c1 = (((m1 >> (lane - 1)) * ones) >> top) & count_mask;
+    uint64_t c2 = (((m2 >> (lane - 1)) * ones) >> top) & count_mask;
+    bool first = __builtin_expect_with_probability(c1 >= c2, 1, 0.5);
+    uint64_t m = first ? m1 : m2;
+    uint8_t *p = first ? p1 : p2;
     if (ss) {
-        cf_ss_set(SH(f), p, j, fp);
+        cf_ss_set(SH(f), p, (uint32_t)__builtin_ctzll(m) / lane, fp);
     } else {
-        uint64_t w = ((w1 & sel) | (w2 & ~sel)) | (uint64_t)fp << (lane * j);
+        /* fp into the first empty lane, whose top bit is m's lowest */
+        uint64_t w = (first ? w1 : w2) |
+                     (uint64_t)fp << (__builtin_ctzll(m) - (lane - 1));
         if (bits == 32)
             le_store32(p, (uint32_t)w);
         else
@@ -446,8 +456,8 @@ static bool place_table(cf_filter_t *f, cf_table_t *t, cf_hash_t hk)
     switch (SH(f)->b == CF_SS_B ? SH(f)->fp_bits : 0) {
 #define CF_X(enc, fp, lane, bits)                                              \
     case fp:                                                                   \
-        return place_fast(f, t, i1, i2, fpv, (enc) == CF_ENC_SEMISORTED, lane, \
-                          bits);
+        return place_fast(f, t->data, i1, i2, fpv, (enc) == CF_ENC_SEMISORTED, \
+                          lane, bits);
         CF_WIDTHS(CF_X)
 #undef CF_X
     default:
@@ -617,7 +627,8 @@ add_many_shape(cf_filter_t *f, size_t n, const void *const *keys,
     for (size_t i = 0; i < n + W; i++) {
         size_t r = i % W;
         if (i >= W) {
-            if (place_fast(f, t, b1[r], b2[r], hk[r].fp, ss, lane, bits)) {
+            if (place_fast(f, t->data, b1[r], b2[r], hk[r].fp, ss, lane,
+                           bits)) {
                 rc[i - W] = 0;
                 added++;
             } else {
@@ -671,7 +682,18 @@ size_t cf_add_many_fast(cf_filter_t *f, size_t n, const void *const *keys,
     }
 }
 
-int cf_add(cf_filter_t *f, const void *key, size_t len)
+/* cf_add() of an item whose buckets are both full. Out of line, so that
+ * the common case of add_one() stays a short run of instructions. */
+static __attribute__((noinline)) int add_slow(cf_filter_t *f, uint64_t h,
+                                              uint32_t fp)
+{
+    uint64_t room = UINT64_MAX;
+    return cf_add_hashed(f, (cf_hash_t){.h = h, .fp = fp}, false, &room);
+}
+
+/* cf_add() of a filter that add_one() does not serve. */
+static __attribute__((noinline)) int add_other(cf_filter_t *f, const void *key,
+                                               size_t len)
 {
     uint64_t room = UINT64_MAX;
     if (cf_is_rb(f))
@@ -679,6 +701,63 @@ int cf_add(cf_filter_t *f, const void *key, size_t len)
     if (cf_is_grow(f))
         return cf_grow_add(f, key, len, false, &room);
     return cf_add_hashed(f, hash_key(f, key, len), false, &room);
+}
+
+/* cf_add() into a filter of one table of a fast b = 4 shape given as
+ * constants (see place_fast()): what insert_hashed() does for it, in as
+ * few instructions as the item's hash and its two bucket loads allow.
+ * Consecutive calls are independent until their buckets arrive, so the
+ * processor can start the next call's loads while this call's are still
+ * on their way from memory, but only as far ahead as its window of
+ * instructions (and of registers to rename) reaches: every instruction
+ * between one call's loads and the next's pushes that overlap back. */
+static inline __attribute__((always_inline)) int
+add_one(cf_filter_t *f, const void *key, size_t len, bool ss, uint32_t fpb,
+        uint32_t lane, uint32_t bits)
+{
+    uint8_t *data = f->big ? f->u.arr->data : f->data;
+    uint64_t nb = f->big ? f->u.arr->nbuckets : f->u.one & (SMALL_NB - 1);
+    uint64_t h = key_hash(key, len, f->seed);
+    uint32_t fp = fp_of(h, (1u << fpb) - 1);
+    uint64_t i1 = mulhi(h, nb), i2 = alt_of(nb, i1, fp);
+    if (__builtin_expect(!place_fast(f, data, i1, i2, fp, ss, lane, bits), 0))
+        return add_slow(f, h, fp);
+    if (f->big)
+        f->n.items++;
+    else
+        f->n.s.items++;
+    return 0;
+}
+
+/* add_one() for each shape of CF_WIDTHS, each a small function of its own
+ * (inlined into one big cf_add(), the hash's helpers would stay calls and
+ * the registers they clobber would be saved and restored on every
+ * insert). */
+#define CF_X(enc, fp, lane, bits)                                              \
+    static __attribute__((noinline)) int add_##fp(cf_filter_t *f,              \
+                                                  const void *key, size_t len) \
+    {                                                                          \
+        return add_one(f, key, len, (enc) == CF_ENC_SEMISORTED, fp, lane,      \
+                       bits);                                                  \
+    }
+CF_WIDTHS(CF_X)
+#undef CF_X
+
+int cf_add(cf_filter_t *f, const void *key, size_t len)
+{
+    /* One table of a shape of CF_WIDTHS takes add_one(); the RedisBloom
+     * and growable forms have shape numbers past the table's. */
+    if (f->nfilters == 1)
+        switch (f->shape) {
+#define CF_X(enc, fp, lane, bits)                                              \
+    case CF_SHAPE_B4(enc, fp):                                                 \
+        return add_##fp(f, key, len);
+            CF_WIDTHS(CF_X)
+#undef CF_X
+        default:
+            break;
+        }
+    return add_other(f, key, len);
 }
 
 int cf_add_nx(cf_filter_t *f, const void *key, size_t len)

@@ -275,3 +275,49 @@ def test_reserve_expansion_not_an_integer(server, val):
         assert c.command("EXISTS", "bad") == 0
         assert rep in (RespError("ERR Couldn't parse EXPANSION"),
                        RespError("Couldn't parse EXPANSION")), rep
+
+
+@pytest.mark.parametrize("create", ["reserve", "auto-add"])
+def test_one_item_added_again_and_again(workdir, create):
+    """A "seen" filter fed the same key on every event: RedisBloom takes
+    every CF.ADD of one item (past the two buckets' eight copies it grows
+    a sub-filter), and so does the default filter here, whose table cannot
+    hold more copies of one item than its two buckets do. The copies are
+    counted, kept by SAVE (then kill -9), DUMP / RESTORE and CF.SCANDUMP /
+    CF.LOADCHUNK, and every delete gives one back."""
+    s = workdir("--save", "", "--appendonly", "no")
+    key = "seen"
+    with s.raw() as c:
+        if create == "reserve":
+            assert c.call("CF.RESERVE", key, 1000) == "OK"
+        for i in range(40):
+            assert c.call("CF.ADD", key, "user:1") == 1, "add %d" % i
+        assert c.call("CF.ADDNX", key, "user:1") == 0
+        assert c.call("CF.INSERT", key, "ITEMS", "user:1", "user:1",
+                      "user:2") == [1, 1, 1]
+        assert c.call("CF.COUNT", key, "user:1") == 42
+        inf = info(c, key)
+        assert inf[b"Number of items inserted"] == 43
+        assert inf[b"Number of filters"] == 1
+        assert c.call("SAVE") == "OK"
+    s.kill()
+    s.start()
+    with s.raw() as c:
+        assert c.call("CF.COUNT", key, "user:1") == 42
+        payload = c.call("DUMP", key)
+        assert c.call("RESTORE", "seen:dump", 0, payload) == "OK"
+        it = 0
+        while True:
+            it, data = c.call("CF.SCANDUMP", key, it)
+            if it == 0:
+                break
+            assert c.call("CF.LOADCHUNK", "seen:chunks", it, data) == "OK"
+        want = info(c, key)
+        for k in (key, "seen:dump", "seen:chunks"):
+            assert c.call("CF.COUNT", k, "user:1") == 42, k
+            assert info(c, k) == want
+            for i in range(42):
+                assert c.call("CF.DEL", k, "user:1") == 1, (k, i)
+            assert c.call("CF.DEL", k, "user:1") == 0
+            assert c.call("CF.EXISTS", k, "user:1") == 0
+            assert c.call("CF.EXISTS", k, "user:2") == 1

@@ -140,7 +140,7 @@ def test_growable_small_filter_cost(daemon):
     """A small filter of the growable shape (the defaults) costs its
     structs (the filter's, the growable state's, the segment directory)
     and 16-bit slots at a load of 0.85: more than a fixed one, bounded
-    (472 bytes for a capacity of 100), and counted alike by CF.INFO,
+    (480 bytes for a capacity of 100), and counted alike by CF.INFO,
     MEMORY USAGE and used_memory; deleted, it gives all back."""
     r = daemon().client(socket_timeout=10)
     m0 = r.info("memory")["used_memory"]

@@ -79,3 +79,36 @@ def test_replica_holds_the_same_bytes_through_growth(servers):
             grow(mc, key, models[key], 80000, insert=insert)
         waited(mc)
     same_bytes(m, r, models)
+
+
+def test_copies_past_the_buckets_on_a_replica(servers):
+    """One item added 40 times (RedisBloom takes every add; past its two
+    buckets the copies are counted beside the table): the replica holds
+    the same bytes, and after a full sync too; deletes give every copy
+    back on both."""
+    m = servers()
+    r = servers("--replicaof", "127.0.0.1", str(m.port))
+    linked(r)
+    with m.raw() as mc:
+        assert mc.call("CF.RESERVE", "seen", 1000) == "OK"
+        for i in range(40):
+            assert mc.call("CF.ADD", "seen", "user:1") == 1, i
+        assert mc.call("CF.INSERT", "seen", "ITEMS", "user:1",
+                       "user:2") == [1, 1]
+        assert mc.call("CF.COUNT", "seen", "user:1") == 41
+        waited(mc)
+    with m.raw() as mc, r.raw() as rc:
+        assert mc.call("DUMP", "seen") == rc.call("DUMP", "seen")
+        assert rc.call("CF.COUNT", "seen", "user:1") == 41
+    r.stop()
+    r.start()
+    linked(r)
+    with m.raw() as mc, r.raw() as rc:
+        waited(mc)
+        assert mc.call("DUMP", "seen") == rc.call("DUMP", "seen")
+        for i in range(41):
+            assert mc.call("CF.DEL", "seen", "user:1") == 1, i
+        waited(mc)
+        assert mc.call("DUMP", "seen") == rc.call("DUMP", "seen")
+        assert rc.call("CF.EXISTS", "seen", "user:1") == 0
+        assert rc.call("CF.EXISTS", "seen", "user:2") == 1

@@ -213,6 +213,50 @@ static void test_deterministic(void **state)
     }
 }
 
+/* A table of more than 2^22 buckets keeps its entry out of the filter's
+ * struct and its item count in 64 bits: the one-at-a-time insert's fast
+ * path reads both from there, and leaves the same bytes and count as the
+ * batched path. */
+static void test_deterministic_large_table(void **state)
+{
+    (void)state;
+    const uint32_t fps[] = {8, 9}; /* 4-byte buckets: the smallest table */
+    const uint64_t cap = 16000000; /* 4.2M buckets */
+    const uint64_t n = 200000;
+    for (size_t j = 0; j < sizeof(fps) / sizeof(fps[0]); j++) {
+        cf_filter_t *a = make(cap, 4, fps[j], 500, 0, 5);
+        cf_filter_t *b = make(cap, 4, fps[j], 500, 0, 5);
+        cf_stats_t st;
+        cf_stats(a, &st);
+        assert_true(st.nbuckets > (1u << 22));
+        const void *ptr[64];
+        size_t len[64];
+        int rc[64];
+        uint64_t keys[64];
+        for (uint64_t i = 0; i < n; i += 64) {
+            size_t w = n - i < 64 ? (size_t)(n - i) : 64;
+            for (size_t m = 0; m < w; m++) {
+                keys[m] = key_of(i + m);
+                ptr[m] = &keys[m];
+                len[m] = sizeof(keys[m]);
+                assert_int_equal(cf_add(a, &keys[m], sizeof(keys[m])), 0);
+            }
+            cf_add_many(b, w, ptr, len, false, NULL, rc);
+            for (size_t m = 0; m < w; m++)
+                assert_int_equal(rc[m], 0);
+        }
+        assert_true(same_bytes(a, b));
+        cf_stats(a, &st);
+        assert_int_equal(st.items, n);
+        for (uint64_t i = 0; i < n; i += 997) {
+            uint64_t k = key_of(i);
+            assert_true(cf_exists(a, &k, sizeof(k)));
+        }
+        cf_free(a);
+        cf_free(b);
+    }
+}
+
 /* Once the first insert has failed (the victim stash is taken), a later one
  * either finds a free slot in its own buckets or fails and leaves the
  * filter exactly as it was; deletes make room again. */
@@ -283,6 +327,7 @@ int main(void)
         cmocka_unit_test(test_fill_and_empty_other_sizes),
         cmocka_unit_test(test_one_kick_goes_two_deep),
         cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_deterministic_large_table),
         cmocka_unit_test(test_full_table_unchanged),
         cmocka_unit_test(test_one_bucket),
     };
