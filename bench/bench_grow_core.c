@@ -20,8 +20,18 @@
  *   bench_grow_core ops [OPS [C]]  random adds and deletes against an exact
  *                                  multiset from a reserve of C: false
  *                                  negatives and deletes that found nothing
+ *   bench_grow_core insert [N [B [- [R]]]]
+ *                                  inserts: a growable and a fixed filter
+ *                                  (the default 12-bit shape, b = 4) both
+ *                                  reserved for N, each filled to N by
+ *                                  cf_add_many() in batches of B (100, as
+ *                                  CF.INSERT x100) and by cf_add() one at a
+ *                                  time, in R (5) alternated rounds: ns per
+ *                                  item to half the capacity and over the
+ *                                  second half, thread CPU time
  *
- * Defaults: N = 100000000, C = 100000; OPS = 100000000, C = 1000.
+ * Defaults: N = 100000000, C = 100000; OPS = 100000000, C = 1000;
+ * insert: N = 10000000.
  * Every figure line carries the load average when it was printed.
  */
 #include <errno.h>
@@ -382,6 +392,101 @@ static int ops(uint64_t nops, uint64_t c)
     return fn != 0 || delmiss != 0;
 }
 
+/* One fill of a new filter reserved for n: seconds of thread CPU time to
+ * n / 2 items and for the rest, batched (b items a call) or one at a
+ * time (b = 0). */
+static void fill_timed(uint64_t n, bool growable, size_t b, double t[2])
+{
+    cf_filter_t *f = make(n, growable);
+    static uint64_t k[BATCH];
+    static const void *kp[BATCH];
+    static size_t lens[BATCH];
+    static int rc[BATCH];
+    uint64_t refused = 0;
+    for (size_t j = 0; j < BATCH; j++) {
+        kp[j] = &k[j];
+        lens[j] = 8;
+    }
+    for (int half = 0; half < 2; half++) {
+        uint64_t lo = half ? n / 2 : 0, hi = half ? n : n / 2;
+        double t0 = now();
+        if (b == 0) {
+            for (uint64_t i = lo; i < hi; i++) {
+                uint64_t key = mix(i);
+                refused += cf_add(f, &key, 8) != 0;
+            }
+        } else {
+            for (uint64_t i = lo; i < hi; i += b) {
+                size_t m = hi - i < b ? (size_t)(hi - i) : b;
+                for (size_t j = 0; j < m; j++)
+                    k[j] = mix(i + j);
+                cf_add_many(f, m, kp, lens, false, NULL, rc);
+                for (size_t j = 0; j < m; j++)
+                    refused += rc[j] != 0;
+            }
+        }
+        t[half] = now() - t0;
+    }
+    if (refused != 0)
+        fprintf(stderr, "insert: %" PRIu64 " adds refused\n", refused);
+    cf_free(f);
+}
+
+/* Sorts v (n values) and returns the middle one. */
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(double), cmp_d);
+    return v[n / 2];
+}
+
+static int insert(uint64_t n, size_t b)
+{
+    if (b < 1 || b > BATCH)
+        b = 100;
+    /* growable batched, fixed batched, growable single, fixed single */
+    static const char *name[4] = {"growable batched", "fixed batched",
+                                  "growable single", "fixed single"};
+    double t[4][2][MAX_ROUNDS], ratio[2][2][MAX_ROUNDS];
+    const int R = rounds;
+    for (int round = 0; round < R; round++) {
+        for (int v = 0; v < 4; v++) {
+            double x[2];
+            fill_timed(n, v % 2 == 0, v < 2 ? b : 0, x);
+            t[v][0][round] = x[0];
+            t[v][1][round] = x[1];
+        }
+        for (int h = 0; h < 2; h++) {
+            ratio[0][h][round] = t[0][h][round] / t[1][h][round];
+            ratio[1][h][round] = t[2][h][round] / t[3][h][round];
+        }
+        printf("insert round %d: ns/item (to half | second half):", round + 1);
+        for (int v = 0; v < 4; v++)
+            printf(" %s %.1f | %.1f;", name[v],
+                   t[v][0][round] * 1e9 / (double)(n / 2),
+                   t[v][1][round] * 1e9 / (double)(n - n / 2));
+        printf(" [load %s]\n", load_avg());
+    }
+    printf("insert %" PRIu64 " (reserved for N, filled to N; batches of %zu; "
+           "median of %d alternated rounds, thread CPU):\n",
+           n, b, R);
+    for (int v = 0; v < 4; v++) {
+        double a = median(t[v][0], R), c = median(t[v][1], R);
+        printf("  %-17s %6.1f ns/item to half, %6.1f over the second half, "
+               "%6.1f in all\n",
+               name[v], a * 1e9 / (double)(n / 2),
+               c * 1e9 / (double)(n - n / 2), (a + c) * 1e9 / (double)n);
+    }
+    for (int k = 0; k < 2; k++) {
+        double m0 = median(ratio[k][0], R), m1 = median(ratio[k][1], R);
+        printf("  growable/fixed %s: %.2f to half (range %.2f-%.2f), %.2f over "
+               "the second half (range %.2f-%.2f)\n",
+               k ? "single " : "batched", m0, ratio[k][0][0],
+               ratio[k][0][R - 1], m1, ratio[k][1][0], ratio[k][1][R - 1]);
+    }
+    printf("  [load %s]\n", load_avg());
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "grow";
@@ -399,6 +504,8 @@ int main(int argc, char **argv)
         return look(a ? a : 100000000);
     if (strcmp(mode, "ops") == 0)
         return ops(a ? a : 100000000, b ? b : 1000);
-    fprintf(stderr, "usage: bench_grow_core grow|look|ops ...\n");
+    if (strcmp(mode, "insert") == 0)
+        return insert(a ? a : 10000000, b ? (size_t)b : 100);
+    fprintf(stderr, "usage: bench_grow_core grow|look|ops|insert ...\n");
     return 2;
 }

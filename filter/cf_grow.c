@@ -1,14 +1,13 @@
 /*
- * cf_grow.c - the growable shape: lookups, inserts with splits, deletes
- * that take the longest match, memory in segments. Serialisation is
- * cf_grow_dump.c's. Why each rule keeps every item findable is
- * docs/growth.md's argument; the comments here say where the code relies
- * on it.
+ * cf_grow.c - the growable shape: inserts with splits and kicks, deletes
+ * that take the longest match. Lookups are cf_grow_look.c's, memory
+ * cf_grow_mem.c's, serialisation cf_grow_dump.c's. Why each rule keeps
+ * every item findable is docs/growth.md's argument; the comments here say where
+ * the code relies on it.
  */
 #include "cf_grow_int.h"
 
 #include <errno.h>
-#include <sys/mman.h>
 
 #define mem (*cf_mem_allocator())
 
@@ -69,184 +68,6 @@ void gr_constants(struct cf_grow *g, uint64_t seed)
     g->gs = mix64(seed ^ CF_GOLDEN ^ 0x2545F4914F6CDD1Dull);
     g->nbig = g->n0 << g->level;
     g->lmask = (1ull << g->level) - 1;
-}
-
-/* ---- memory ---- */
-
-uint64_t gr_size_of_cap(uint64_t cap)
-{
-    uint64_t nseg = (cap + CF_GROW_SEG - 1) >> CF_GROW_SEG_SHIFT;
-    return sizeof(cf_filter_t) + sizeof(struct cf_grow) + nseg * 8 + cap * 8;
-}
-
-uint64_t gr_next_cap(uint64_t cap)
-{
-    if (cap < CF_GROW_SEG) {
-        uint64_t step = cap / 8 < 64 ? 64 : cap / 8;
-        return cap + step > CF_GROW_SEG ? CF_GROW_SEG : cap + step;
-    }
-    /* an eighth of a segment at a time, aligned: a step never spans two
-     * segments, and a table just past a segment boundary is not a whole
-     * segment larger than it needs */
-    const uint64_t step = CF_GROW_SEG / 8;
-    return (cap / step + 1) * step;
-}
-
-/* Buckets segment k holds when cap buckets are allocated. */
-static uint64_t seg_len(uint64_t cap, uint64_t k)
-{
-    uint64_t lo = k << CF_GROW_SEG_SHIFT;
-    if (cap <= lo)
-        return 0;
-    return cap - lo > CF_GROW_SEG ? CF_GROW_SEG : cap - lo;
-}
-
-/* A whole segment is mapped from the kernel when the host allows tables
- * that large to be; a partial one always comes from the allocator, so it
- * can grow with realloc. The same answer at free time. */
-static bool seg_mapped(uint64_t n)
-{
-    return n == CF_GROW_SEG && cf_table_mapped(CF_GROW_SEG * 8);
-}
-
-static void seg_free(uint64_t *p, uint64_t n)
-{
-    if (p == NULL)
-        return;
-    if (seg_mapped(n))
-        munmap(p, (size_t)(n * 8));
-    else
-        mem.free_fn(p);
-}
-
-/* Segment k from old to n buckets (n > old), zeroed past old. */
-static int seg_resize(struct cf_grow *g, uint64_t k, uint64_t old, uint64_t n)
-{
-    if (k >= g->dircap) {
-        uint64_t **d = mem.realloc_fn(g->seg, (size_t)(k + 1) * sizeof(*d));
-        if (d == NULL)
-            return -ENOMEM;
-        g->seg = d;
-        for (uint64_t i = g->dircap; i <= k; i++)
-            d[i] = NULL;
-        g->dircap = k + 1;
-    }
-    uint64_t *p;
-    if (seg_mapped(n)) {
-        p = (uint64_t *)(void *)cf_table_map((size_t)(n * 8));
-        if (p == NULL)
-            return -ENOMEM;
-        if (old > 0) {
-            memcpy(p, g->seg[k], (size_t)(old * 8));
-            mem.free_fn(g->seg[k]);
-        }
-    } else if (old == 0) {
-        p = mem.calloc_fn((size_t)n, 8);
-        if (p == NULL)
-            return -ENOMEM;
-    } else if (n == CF_GROW_SEG) {
-        /* a segment made whole: a new block, copied, rather than a
-         * realloc, whose copy would touch the pages before a host that
-         * hints its large blocks for huge pages (the module) could */
-        p = mem.malloc_fn((size_t)(n * 8));
-        if (p == NULL)
-            return -ENOMEM;
-        memcpy(p, g->seg[k], (size_t)(old * 8));
-        memset(p + old, 0, (size_t)((n - old) * 8));
-        mem.free_fn(g->seg[k]);
-    } else {
-        p = mem.realloc_fn(g->seg[k], (size_t)(n * 8));
-        if (p == NULL)
-            return -ENOMEM;
-        memset(p + old, 0, (size_t)((n - old) * 8));
-    }
-    g->seg[k] = p;
-    return 0;
-}
-
-int gr_alloc_to(struct cf_grow *g, uint64_t cap)
-{
-    for (uint64_t k = g->cap >> CF_GROW_SEG_SHIFT;
-         (k << CF_GROW_SEG_SHIFT) < cap; k++) {
-        uint64_t old = seg_len(g->cap, k), n = seg_len(cap, k);
-        if (n > old) {
-            int rc = seg_resize(g, k, old, n);
-            if (rc < 0)
-                return rc;
-            g->cap = (k << CF_GROW_SEG_SHIFT) + n;
-        }
-    }
-    return 0;
-}
-
-/* One capacity step, taking what it adds off *room. */
-static int cap_step(struct cf_grow *g, uint64_t *room)
-{
-    uint64_t n = gr_next_cap(g->cap);
-    uint64_t add = gr_size_of_cap(n) - gr_size_of_cap(g->cap);
-    if (n * 8 > CF_ABS_MAX_BYTES || add > *room)
-        return -ENOMEM;
-    int rc = gr_alloc_to(g, n);
-    if (rc < 0)
-        return rc;
-    *room -= add;
-    g->steps++;
-    return 0;
-}
-
-void gr_free(struct cf_grow *g)
-{
-    if (g == NULL)
-        return;
-    gr_over_free(g);
-    for (uint64_t k = 0; k < g->dircap; k++)
-        seg_free(g->seg[k], seg_len(g->cap, k));
-    mem.free_fn(g->seg);
-    mem.free_fn(g);
-}
-
-void cf_grow_release(cf_filter_t *f)
-{
-    gr_free(f->u.gr);
-    f->u.gr = NULL;
-}
-
-uint64_t cf_grow_size_bytes(const cf_filter_t *f)
-{
-    const struct cf_grow *g = GR(f);
-    return gr_size_of_cap(g->cap) + gr_over_bytes(gr_over_ndbl(g));
-}
-
-/* Size changes: the capacity steps and the overflow's doublings. */
-static uint64_t size_events(const struct cf_grow *g)
-{
-    return g->steps + gr_over_ndbl(g);
-}
-
-uint32_t cf_grow_gen(const cf_filter_t *f)
-{
-    return (uint32_t)(size_events(GR(f)) % (CF_RB_GENS - 1)) + 1;
-}
-
-uint64_t cf_grow_size_at(const cf_filter_t *f, uint32_t gen)
-{
-    const struct cf_grow *g = GR(f);
-    const uint64_t m = CF_RB_GENS - 1;
-    if (gen < 1 || gen > m)
-        return gr_size_of_cap(g->cap);
-    /* the latest step whose generation was gen, replayed from the first
-     * capacity: a few hundred steps at most for any size */
-    uint64_t ev = size_events(g);
-    uint64_t back = (ev % m + m - (gen - 1)) % m;
-    /* the current generation (what a host asks after every write) without
-     * replaying every step */
-    if (back == 0 || back > ev)
-        return cf_grow_size_bytes(f);
-    uint32_t d = gr_over_dbl_before(g, ev - back);
-    uint64_t cap = g->cap_init;
-    for (uint64_t s = 0; s < ev - back - d; s++)
-        cap = gr_next_cap(cap);
-    return gr_size_of_cap(cap) + gr_over_bytes(d);
 }
 
 /* ---- creation ---- */
@@ -355,31 +176,6 @@ static inline uint32_t level_of(const struct cf_grow *g, uint64_t b)
     return g->level + (uint32_t)(b < g->split || b >= g->nbig);
 }
 
-static inline uint32_t var_len(uint32_t v)
-{
-    return 31u - (uint32_t)__builtin_clz(v & GR_VAR_MASK);
-}
-
-static inline uint64_t lowmask(uint32_t n)
-{
-    return (1ull << n) - 1;
-}
-
-/* Does entry v (non-zero) match an item of tag t whose stream from the
- * bucket's level on is q? */
-static inline bool entry_matches(uint32_t v, uint32_t t, uint64_t q)
-{
-    return v != 0 && (v >> GR_VAR_BITS) == t &&
-           (((v ^ (uint32_t)q) & lowmask(var_len(v))) == 0);
-}
-
-/* Items of the stash matching side sd of an item. */
-static inline bool stash_matches(const struct cf_grow *g, const gr_side_t *sd,
-                                 uint32_t t)
-{
-    return g->vv != 0 && g->vb == sd->b && entry_matches(g->vv, t, sd->q);
-}
-
 /* Places v in bucket b if it has an empty slot. */
 static bool bucket_put(struct cf_grow *g, uint64_t b, uint32_t v)
 {
@@ -427,7 +223,7 @@ static bool partner(const struct cf_grow *g, uint64_t b, uint32_t v,
 static int split_one(struct cf_grow *g, uint64_t *room)
 {
     if (g->nb >= g->cap) {
-        int rc = cap_step(g, room);
+        int rc = gr_cap_step(g, room);
         if (rc < 0) {
             g->nomem = 1;
             return rc;
@@ -602,42 +398,95 @@ static inline uint32_t entry_full(uint32_t t, uint64_t q)
            (uint32_t)(q & lowmask(CF_GROW_STORED_BITS));
 }
 
-static bool has_item(const struct cf_grow *g, const gr_item_t *it)
+/* The breadth-first search for a relocation path visits at most this
+ * many buckets: the item's two, then 8, 32 and 128 partners, and part of
+ * the next level. */
+#define GROW_BFS_NODES 256
+#define GROW_BFS_ROOT UINT16_MAX
+
+/* A bucket the search reached: entry v (the partner form of the entry in
+ * lane `lane` of the parent's bucket) can move into it. */
+typedef struct gr_bfs_node {
+    uint64_t b;
+    uint32_t v;
+    uint16_t parent; /* GROW_BFS_ROOT for the item's own buckets */
+    uint8_t lane;
+} gr_bfs_node_t;
+
+/* Is bucket b on the path from a root to node q (q included)? A path
+ * through one bucket twice would move an entry out of a slot another move
+ * of the same path has already refilled. */
+static bool bfs_on_path(const gr_bfs_node_t *nodes, uint32_t q, uint64_t b)
 {
-    gr_side_t s0 = gr_side(g, it->j[0], it->s[0]);
-    gr_side_t s1 = gr_side(g, it->j[1], it->s[1]);
-    uint64_t m = gr_match(*gr_bucket(g, s0.b), gr_want(it->t, s0.q)) |
-                 gr_match(*gr_bucket(g, s1.b), gr_want(it->t, s1.q));
-    return m != 0 || stash_matches(g, &s0, it->t) ||
-           stash_matches(g, &s1, it->t) || gr_over_get(g, it->h) != 0;
+    for (; q != GROW_BFS_ROOT; q = nodes[q].parent)
+        if (nodes[q].b == b)
+            return true;
+    return false;
 }
 
-static int add_item(cf_filter_t *f, const gr_item_t *it, bool nx,
-                    uint64_t *room)
+/* Looks for the shortest path of kicks from the full buckets b0 and b1
+ * (for the item's entries v0 and v1) to a bucket with a free slot, level
+ * by level: every bucket of a level is prefetched before any is read, so
+ * a level costs one round trip to memory, where the random walk pays one
+ * per kick. Within a level the first bucket in order wins: the choice is
+ * a function of the table. On success every entry of the path moves one
+ * step and the item's entry takes the freed slot of its bucket; on
+ * failure nothing was written. */
+static bool bfs_place(struct cf_grow *g, uint64_t b0, uint32_t v0, uint64_t b1,
+                      uint32_t v1)
 {
-    struct cf_grow *g = GR(f);
-    if (nx && has_item(g, it))
-        return 0;
-    bool stashed = false;
-    if (g->vv != 0) {
-        /* the stash first */
-        uint64_t b = g->vb;
-        uint32_t v = g->vv;
-        /* Forced splits again unless the entry is a copy too many of an
-         * item (and memory was not what stopped them): every refused add
-         * would grow the table for nothing. */
-        bool force = g->nomem != 0 || !is_overflow(g, g->vb, g->vv);
-        g->vv = 0;
-        g->nomem = 0;
-        stashed = insert_entry(g, b, v, room, force) != 0;
+    gr_bfs_node_t nodes[GROW_BFS_NODES];
+    uint32_t n = 0;
+    nodes[n++] = (gr_bfs_node_t){.b = b0, .v = v0, .parent = GROW_BFS_ROOT};
+    if (b1 != b0)
+        nodes[n++] = (gr_bfs_node_t){.b = b1, .v = v1, .parent = GROW_BFS_ROOT};
+    uint32_t lo = 0, hi = n; /* the level last found full */
+    while (n < GROW_BFS_NODES) {
+        for (uint32_t q = lo; q < hi && n < GROW_BFS_NODES; q++) {
+            uint64_t w = *gr_bucket(g, nodes[q].b);
+            for (uint32_t k = 0; k < GR_B && n < GROW_BFS_NODES; k++) {
+                uint32_t e = (uint32_t)(w >> (16 * k)) & 0xFFFFu;
+                uint64_t pb;
+                uint32_t pv;
+                if (!partner(g, nodes[q].b, e, &pb, &pv) ||
+                    bfs_on_path(nodes, q, pb))
+                    continue;
+                prefetch(gr_bucket(g, pb));
+                nodes[n++] = (gr_bfs_node_t){.b = pb,
+                                             .v = pv,
+                                             .parent = (uint16_t)q,
+                                             .lane = (uint8_t)k};
+            }
+        }
+        if (n == hi)
+            return false;
+        for (uint32_t q = hi; q < n; q++) {
+            if (gr_empty_lanes(*gr_bucket(g, nodes[q].b)) == 0)
+                continue;
+            /* from the free slot back to the root: each bucket of the path
+             * is written once, so the lanes read above still hold */
+            (void)bucket_put(g, nodes[q].b, nodes[q].v);
+            for (; nodes[q].parent != GROW_BFS_ROOT; q = nodes[q].parent) {
+                const gr_bfs_node_t *p = &nodes[nodes[q].parent];
+                uint64_t *w = gr_bucket(g, p->b);
+                uint32_t sh = 16u * nodes[q].lane;
+                *w = (*w & ~(0xFFFFull << sh)) | (uint64_t)p->v << sh;
+            }
+            return true;
+        }
+        lo = hi;
+        hi = n;
     }
-    int full = g->nomem ? -ENOMEM : -EOVERFLOW;
-    g->nomem = 0;
-    while ((g->entries + 1) * 10000 > g->target * g->nb * GR_B)
-        if (split_one(g, room) < 0)
-            break; /* over the target, not full */
-    gr_side_t s0 = gr_side(g, it->j[0], it->s[0]);
-    gr_side_t s1 = gr_side(g, it->j[1], it->s[1]);
+    return false;
+}
+
+/* The end of add_item() for an item whose two buckets are both full,
+ * after the stash and the splits: s0 and s1 its sides, stashed whether
+ * the stash is still taken, full what a refusal returns. */
+static __attribute__((noinline)) int
+add_crowded(struct cf_grow *g, const gr_item_t *it, gr_side_t s0, gr_side_t s1,
+            bool stashed, int full, bool nx, uint64_t *room)
+{
     uint32_t v0 = entry_full(it->t, s0.q), v1 = entry_full(it->t, s1.q);
     uint64_t w0 = *gr_bucket(g, s0.b), w1 = *gr_bucket(g, s1.b);
     uint64_t e0 = gr_empty_lanes(w0), e1 = gr_empty_lanes(w1);
@@ -651,6 +500,13 @@ static int add_item(cf_filter_t *f, const gr_item_t *it, bool nx,
                                    gr_match(w1, gr_want(it->t, s1.q))) != 0;
     if (copy && is_overflow(g, s0.b, v0))
         goto overflow;
+    /* both full: the shortest path of kicks from either, when the search
+     * reaches one */
+    if ((e0 | e1) == 0 && bfs_place(g, s0.b, v0, s1.b, v1)) {
+        g->entries++;
+        g->items++;
+        return nx ? 1 : 0;
+    }
     /* the emptier bucket; when both are full, a side chosen by the
      * filter's own generator */
     bool first;
@@ -689,67 +545,136 @@ overflow:;
     return nx ? 1 : 0;
 }
 
+/* The stash before an add: back into the table if it can go, with forced
+ * splits again unless the entry is a copy too many of an item (and memory
+ * was not what stopped them): every refused add would grow the table for
+ * nothing. true when it is still taken. */
+static __attribute__((noinline)) bool stash_first(struct cf_grow *g,
+                                                  uint64_t *room)
+{
+    uint64_t b = g->vb;
+    uint32_t v = g->vv;
+    bool force = g->nomem != 0 || !is_overflow(g, g->vb, g->vv);
+    g->vv = 0;
+    g->nomem = 0;
+    return insert_entry(g, b, v, room, force) != 0;
+}
+
+/* Splits ahead of the target load for one more entry (over the target,
+ * not full, when a split finds no memory). */
+static __attribute__((noinline)) void split_for_one(struct cf_grow *g,
+                                                    uint64_t *room)
+{
+    while ((g->entries + 1) * 10000 > g->target * g->nb * GR_B)
+        if (split_one(g, room) < 0)
+            break;
+}
+
+/* A hashed item and its two sides as the table was split when they were
+ * computed (at nb buckets). The sides are a function of
+ * n0 and nb alone, so they hold as long as nb does. */
+typedef struct gr_staged {
+    gr_item_t it;
+    gr_side_t s[2];
+    uint64_t nb;
+} gr_staged_t;
+
+static inline __attribute__((always_inline)) void
+stage_sides(const struct cf_grow *g, gr_staged_t *st)
+{
+    st->s[0] = gr_side(g, st->it.j[0], st->it.s[0]);
+    st->s[1] = gr_side(g, st->it.j[1], st->it.s[1]);
+    st->nb = g->nb;
+}
+
+/* One add of a hashed item: the nx test, the stash first, the splits
+ * the load needs, then the emptier of the item's two buckets. The common
+ * case (no stash, a free slot) is inline in both callers, cf_grow_add()
+ * and the batched loop, so that the two place every item alike. */
+static inline __attribute__((always_inline)) int
+add_item(struct cf_grow *g, gr_staged_t *st, bool nx, uint64_t *room)
+{
+    const gr_item_t *it = &st->it;
+    if (nx && has_item(g, it))
+        return 0;
+    bool stashed = g->vv != 0 && stash_first(g, room);
+    int full = g->nomem ? -ENOMEM : -EOVERFLOW;
+    g->nomem = 0;
+    if ((g->entries + 1) * 10000 > g->target * g->nb * GR_B)
+        split_for_one(g, room);
+    if (st->nb != g->nb)
+        stage_sides(g, st);
+    gr_side_t s0 = st->s[0], s1 = st->s[1];
+    uint64_t *p0 = gr_bucket(g, s0.b), *p1 = gr_bucket(g, s1.b);
+    uint64_t w0 = *p0, w1 = *p1;
+    uint64_t e0 = gr_empty_lanes(w0), e1 = gr_empty_lanes(w1);
+    if ((e0 | e1) == 0 || stashed)
+        return add_crowded(g, it, s0, s1, stashed, full, nx, room);
+    /* insert_entry()'s first bucket_put() into the emptier bucket, its
+     * lowest empty lane; chosen with masks, not a branch (which bucket is
+     * emptier is a coin toss). The empty lanes are counted by a multiply
+     * that sums the four lane bits into the top lane: without -mpopcnt a
+     * popcount is a library call. */
+    uint64_t sel = -(uint64_t)((e0 * GR_LO) >> 48 >= (e1 * GR_LO) >> 48);
+    uint64_t e = (e0 & sel) | (e1 & ~sel);
+    uint64_t q = (s0.q & sel) | (s1.q & ~sel);
+    uint64_t *p = (uint64_t *)(((uintptr_t)p0 & sel) | ((uintptr_t)p1 & ~sel));
+    uint64_t w = (w0 & sel) | (w1 & ~sel);
+    *p = w | (uint64_t)entry_full(it->t, q) << __builtin_ctzll(e);
+    g->entries++;
+    g->items++;
+    return nx ? 1 : 0;
+}
+
 int cf_grow_add(cf_filter_t *f, const void *key, size_t len, bool nx,
                 uint64_t *room)
 {
-    gr_item_t it = gr_item(GR(f), f->seed, key, len);
-    return add_item(f, &it, nx, room);
+    struct cf_grow *g = GR(f);
+    gr_staged_t st;
+    st.it = gr_item(g, f->seed, key, len);
+    stage_sides(g, &st);
+    return add_item(g, &st, nx, room);
 }
 
+/* Items hashed and their buckets prefetched ahead of the one added. An
+ * add costs more than a lookup, so fewer are needed in flight. */
+#define GROW_ADD_WINDOW 16
+
+/* Hashes item i into st and prefetches its buckets. */
+static inline __attribute__((always_inline)) void
+add_stage(const struct cf_grow *g, uint64_t seed, gr_staged_t *st,
+          const void *key, size_t len)
+{
+    st->it = gr_item(g, seed, key, len);
+    stage_sides(g, st);
+    prefetch(gr_bucket(g, st->s[0].b));
+    prefetch(gr_bucket(g, st->s[1].b));
+}
+
+/* In the same order as n cf_grow_add() calls and through the same
+ * add_item(), so the filter ends byte for byte as they would leave it and
+ * every rc is theirs. An item is hashed once, GROW_ADD_WINDOW items ahead
+ * of its add, when its buckets are computed and fetched; they are used
+ * unless a split came in between (hashed items keep: their base buckets
+ * and streams depend on n0 alone). */
 void cf_grow_add_many(cf_filter_t *f, size_t n, const void *const *keys,
                       const size_t *lens, bool nx, uint64_t *room, int *rc)
 {
-    enum { W = 8 };
-    for (size_t i = 0; i < n; i++) {
-        if (i + W < n)
-            cf_grow_prefetch(f, keys[i + W], lens[i + W]);
-        rc[i] = cf_grow_add(f, keys[i], lens[i], nx, room);
+    struct cf_grow *g = GR(f);
+    const uint64_t seed = f->seed;
+    enum { W = GROW_ADD_WINDOW };
+    gr_staged_t st[W];
+    const size_t head = n < W ? n : W;
+    size_t i = 0;
+    for (; i < head; i++)
+        add_stage(g, seed, &st[i], keys[i], lens[i]);
+    for (; i < n; i++) {
+        size_t r = i % W;
+        rc[i - W] = add_item(g, &st[r], nx, room);
+        add_stage(g, seed, &st[r], keys[i], lens[i]);
     }
-}
-
-/* ---- lookups ---- */
-
-bool cf_grow_exists(const cf_filter_t *f, const void *key, size_t len)
-{
-    const struct cf_grow *g = GR(f);
-    gr_item_t it = gr_item(g, f->seed, key, len);
-    return has_item(g, &it);
-}
-
-void cf_grow_buckets(const cf_filter_t *f, const void *key, size_t len,
-                     uint64_t b[2])
-{
-    const struct cf_grow *g = GR(f);
-    gr_item_t it = gr_item(g, f->seed, key, len);
-    b[0] = gr_side(g, it.j[0], it.s[0]).b;
-    b[1] = gr_side(g, it.j[1], it.s[1]).b;
-}
-
-void cf_grow_prefetch(const cf_filter_t *f, const void *key, size_t len)
-{
-    const struct cf_grow *g = GR(f);
-    gr_item_t it = gr_item(g, f->seed, key, len);
-    prefetch(gr_bucket(g, gr_side(g, it.j[0], it.s[0]).b));
-    prefetch(gr_bucket(g, gr_side(g, it.j[1], it.s[1]).b));
-}
-
-uint64_t cf_grow_count(const cf_filter_t *f, const void *key, size_t len)
-{
-    const struct cf_grow *g = GR(f);
-    gr_item_t it = gr_item(g, f->seed, key, len);
-    gr_side_t s0 = gr_side(g, it.j[0], it.s[0]);
-    gr_side_t s1 = gr_side(g, it.j[1], it.s[1]);
-    uint64_t w0 = *gr_bucket(g, s0.b), w1 = *gr_bucket(g, s1.b);
-    uint64_t m0 = gr_match(w0, gr_want(it.t, s0.q));
-    uint64_t m1 = gr_match(w1, gr_want(it.t, s1.q));
-    /* both sides in one bucket (with different streams): a slot matching
-     * either is one entry */
-    uint64_t n =
-        s1.b == s0.b
-            ? (uint64_t)__builtin_popcountll(m0 | m1)
-            : (uint64_t)(__builtin_popcountll(m0) + __builtin_popcountll(m1));
-    return n + (stash_matches(g, &s0, it.t) || stash_matches(g, &s1, it.t)) +
-           gr_over_get(g, it.h);
+    for (size_t k = n - head; k < n; k++)
+        rc[k] = add_item(g, &st[k % W], nx, room);
 }
 
 /* The stash back into the table after a slot freed up, if its bucket or
@@ -821,134 +746,4 @@ removed:
         g->items--;
     g->deleted++;
     return 1;
-}
-
-/* The batched lookup's view of a filter: its numbers in locals (the
- * stores to out may alias the filter, bool being a character type, which
- * would reload them for every item), and a window of items hashed and
- * prefetched ahead of the one compared. */
-typedef struct gr_look {
-    uint64_t *const *seg;
-    uint64_t h0[GR_TAGS], g[GR_TAGS]; /* gr_h0(), gr_g() of every tag */
-    uint64_t seed, n0, nbig, lmask, split;
-    uint32_t level;
-    const uint64_t *p0[CF_WINDOW], *p1[CF_WINDOW];
-    uint32_t wp[CF_WINDOW]; /* side 0's want | side 1's << 16 */
-} gr_look_t;
-
-/* gr_item(), gr_side(), gr_want() and gr_bucket() of one item into slot r
- * of the window, and its two buckets prefetched. */
-static inline __attribute__((always_inline)) void
-look_stage(gr_look_t *L, size_t r, const void *key, size_t len)
-{
-    uint64_t h = key_hash(key, len, L->seed);
-    uint32_t t = (uint32_t)h & (GR_TAGS - 1);
-    uint64_t n0 = L->n0, j0 = mulhi(h, n0), hh = L->h0[t];
-    uint64_t j1 = hh >= j0 ? hh - j0 : hh + n0 - j0;
-    uint64_t s0 = h >> CF_GROW_TAG_BITS, s1 = s0 ^ L->g[t];
-    uint64_t b0 = j0 + n0 * (s0 & L->lmask);
-    uint64_t b1 = j1 + n0 * (s1 & L->lmask);
-    uint64_t l0 = b0 < L->split, l1 = b1 < L->split;
-    uint64_t u0 = s0 >> L->level, u1 = s1 >> L->level;
-    b0 += L->nbig & -(l0 & u0);
-    b1 += L->nbig & -(l1 & u1);
-    uint32_t tw = t << GR_VAR_BITS;
-    uint32_t want0 = tw | ((uint32_t)(u0 >> l0) & (GR_VAR_MASK >> 1));
-    uint32_t want1 = tw | ((uint32_t)(u1 >> l1) & (GR_VAR_MASK >> 1));
-    L->wp[r] = want0 | want1 << 16;
-    const uint64_t *p0 =
-        L->seg[b0 >> CF_GROW_SEG_SHIFT] + (b0 & (CF_GROW_SEG - 1));
-    const uint64_t *p1 =
-        L->seg[b1 >> CF_GROW_SEG_SHIFT] + (b1 & (CF_GROW_SEG - 1));
-    L->p0[r] = p0;
-    L->p1[r] = p1;
-    prefetch(p0);
-    prefetch(p1);
-}
-
-static inline __attribute__((always_inline)) bool look_probe(const gr_look_t *L,
-                                                             size_t r)
-{
-    return gr_match2(*L->p0[r], *L->p1[r], L->wp[r]);
-}
-
-void cf_grow_exists_many(const cf_filter_t *f, size_t n,
-                         const void *const *keys, const size_t *lens, bool *out)
-{
-    const struct cf_grow *g = GR(f);
-    if (g->vv != 0) { /* the stash is rare: one item at a time */
-        for (size_t i = 0; i < n; i++) {
-            gr_item_t it = gr_item(g, f->seed, keys[i], lens[i]);
-            out[i] = has_item(g, &it);
-        }
-        return;
-    }
-    gr_look_t L;
-    L.seg = g->seg;
-    /* the per-tag words once per call (the filter keeps only their seeded
-     * parts), not a multiply per item */
-    for (uint32_t t = 0; t < GR_TAGS; t++) {
-        L.h0[t] = gr_h0(g, t);
-        L.g[t] = gr_g(g, t);
-    }
-    L.seed = f->seed;
-    L.n0 = g->n0;
-    L.nbig = g->nbig;
-    L.lmask = g->lmask;
-    L.split = g->split;
-    L.level = g->level;
-    const size_t W = CF_WINDOW, head = n < W ? n : W;
-    size_t i = 0;
-    for (; i < head; i++)
-        look_stage(&L, i, keys[i], lens[i]);
-    for (; i < n; i++) {
-        size_t r = i % W;
-        out[i - W] = look_probe(&L, r);
-        look_stage(&L, r, keys[i], lens[i]);
-    }
-    for (size_t k = n - head; k < n; k++)
-        out[k] = look_probe(&L, k % W);
-    if (g->over != NULL && g->over->used != 0) /* what the table missed */
-        for (size_t k = 0; k < n; k++)
-            if (!out[k])
-                out[k] = gr_over_get(g, key_hash(keys[k], lens[k], f->seed));
-}
-
-/* ---- stats ---- */
-
-void cf_grow_stats(const cf_filter_t *f, cf_stats_t *st)
-{
-    const struct cf_grow *g = GR(f);
-    memset(st, 0, sizeof(*st));
-    st->size_bytes = cf_grow_size_bytes(f);
-    st->nbuckets = g->nb;
-    st->nfilters = 1;
-    st->items = g->items;
-    st->deleted = g->deleted;
-    /* the reserve until the table first splits (as a fixed table reports
-     * what was asked for), then what the buckets in use hold at the
-     * target load */
-    uint64_t held = g->nb * GR_B * g->target / 10000;
-    st->capacity = g->nb > g->n0 && held > g->capacity ? held : g->capacity;
-    st->bucket_size = GR_B;
-    st->fp_bits = CF_GROW_TAG_BITS + CF_GROW_STORED_BITS;
-    st->expansion = f->expansion;
-    st->max_kicks = f->max_kicks;
-    st->max_filters = f->max_filters;
-    st->seed = f->seed;
-    st->encoding = CF_ENC_PLAIN;
-    st->form = CF_FORM_GROWABLE;
-}
-
-void cf_grow_info(const cf_filter_t *f, cf_grow_info_t *gi)
-{
-    const struct cf_grow *g = GR(f);
-    *gi = (cf_grow_info_t){.n0 = g->n0,
-                           .level = g->level,
-                           .split = g->split,
-                           .nbuckets = g->nb,
-                           .entries = g->entries,
-                           .voids = g->voids,
-                           .forced = g->forced,
-                           .stashed = g->stashed};
 }

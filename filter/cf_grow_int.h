@@ -1,7 +1,8 @@
 /*
  * cf_grow_int.h - the growable form's state and its inline addressing,
- * shared by cf_grow.c (operations) and cf_grow_dump.c (serialisation).
- * Private to those two files.
+ * shared by cf_grow.c (inserts, splits, deletes), cf_grow_look.c
+ * (lookups, stats), cf_grow_mem.c (memory) and cf_grow_dump.c
+ * (serialisation). Private to those files.
  */
 #ifndef CF_GROW_INT_H
 #define CF_GROW_INT_H
@@ -216,6 +217,32 @@ static inline uint64_t gr_empty_lanes(uint64_t w)
            15;
 }
 
+/* The length L of an entry's stored stream bits (below its marker). */
+static inline uint32_t var_len(uint32_t v)
+{
+    return 31u - (uint32_t)__builtin_clz(v & GR_VAR_MASK);
+}
+
+static inline uint64_t lowmask(uint32_t n)
+{
+    return (1ull << n) - 1;
+}
+
+/* Does entry v (non-zero) match an item of tag t whose stream from the
+ * bucket's level on is q? */
+static inline bool entry_matches(uint32_t v, uint32_t t, uint64_t q)
+{
+    return v != 0 && (v >> GR_VAR_BITS) == t &&
+           (((v ^ (uint32_t)q) & lowmask(var_len(v))) == 0);
+}
+
+/* Items of the stash matching side sd of an item. */
+static inline bool stash_matches(const struct cf_grow *g, const gr_side_t *sd,
+                                 uint32_t t)
+{
+    return g->vv != 0 && g->vb == sd->b && entry_matches(g->vv, t, sd->q);
+}
+
 /* A filter's state as made or loaded. */
 typedef struct gr_init {
     uint64_t n0, split, capacity, rng, seed;
@@ -226,6 +253,9 @@ CF_HIDDEN int gr_new(const gr_init_t *in, cf_filter_t **out);
 CF_HIDDEN void gr_free(struct cf_grow *g);
 CF_HIDDEN void gr_constants(struct cf_grow *g, uint64_t seed);
 CF_HIDDEN int gr_alloc_to(struct cf_grow *g, uint64_t cap);
+/* One capacity step, taking what it adds off *room: -ENOMEM when it does
+ * not fit (nothing changes then). */
+CF_HIDDEN int gr_cap_step(struct cf_grow *g, uint64_t *room);
 CF_HIDDEN uint64_t gr_size_of_cap(uint64_t cap);
 CF_HIDDEN uint64_t gr_next_cap(uint64_t cap);
 
@@ -246,6 +276,17 @@ CF_HIDDEN void gr_over_free(struct cf_grow *g);
 static inline uint32_t gr_over_ndbl(const struct cf_grow *g)
 {
     return g->over != NULL ? g->over->ndbl : 0;
+}
+
+/* Does the table, the stash or the overflow hold the item? */
+static inline bool has_item(const struct cf_grow *g, const gr_item_t *it)
+{
+    gr_side_t s0 = gr_side(g, it->j[0], it->s[0]);
+    gr_side_t s1 = gr_side(g, it->j[1], it->s[1]);
+    uint64_t m = gr_match(*gr_bucket(g, s0.b), gr_want(it->t, s0.q)) |
+                 gr_match(*gr_bucket(g, s1.b), gr_want(it->t, s1.q));
+    return m != 0 || stash_matches(g, &s0, it->t) ||
+           stash_matches(g, &s1, it->t) || gr_over_get(g, it->h) != 0;
 }
 
 #endif /* CF_GROW_INT_H */
