@@ -18,66 +18,14 @@
 
 #include "cf.h"
 #include "cf_grow.h"
+#include "cf_grow_fixture.h"
 #include "cf_grow_int.h"
-
-static uint64_t key_of(uint64_t i)
-{
-    uint64_t z = i + 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static uint64_t rnd(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
-
-static cf_filter_t *make(uint64_t cap, uint64_t seed)
-{
-    cf_params_t p;
-    cf_params_default(&p);
-    p.capacity = cap;
-    p.expansion = 2;
-    p.seed = seed;
-    p.growable = 1;
-    cf_filter_t *f = NULL;
-    assert_int_equal(cf_create(&p, &f), 0);
-    return f;
-}
-
-static uint8_t *dump(const cf_filter_t *f, size_t *n)
-{
-    size_t h = cf_header_len(f);
-    uint64_t d = cf_data_len(f);
-    uint8_t *buf = malloc(h + (size_t)d);
-    assert_non_null(buf);
-    cf_header_write(f, buf);
-    uint64_t off = 0;
-    while (off < d) {
-        const void *p;
-        size_t got = cf_data_view(f, off, 1 << 20, &p);
-        assert_true(got > 0);
-        memcpy(buf + h + off, p, got);
-        off += got;
-    }
-    *n = h + (size_t)d;
-    return buf;
-}
 
 /* The serialised bytes, and the state that is not serialised but steers
  * the next adds. */
 static void assert_same(const cf_filter_t *a, const cf_filter_t *b)
 {
-    size_t na, nb;
-    uint8_t *da = dump(a, &na), *db = dump(b, &nb);
-    assert_int_equal(na, nb);
-    assert_memory_equal(da, db, na);
-    free(da);
-    free(db);
+    assert_same_bytes(a, b);
     const struct cf_grow *ga = a->u.gr, *gb = b->u.gr;
     assert_int_equal(ga->nomem, gb->nomem);
     assert_int_equal(ga->cap, gb->cap);
