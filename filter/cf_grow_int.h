@@ -261,10 +261,23 @@ CF_HIDDEN uint64_t gr_next_cap(uint64_t cap);
 
 /* The overflow. gr_over_add() counts one more copy of h (0; -ENOMEM when
  * a larger slot table would pass *room, which it takes off; -EOVERFLOW at
- * 2^64 - 1 copies); gr_over_del() one fewer (false: none here). */
-CF_HIDDEN uint64_t gr_over_get(const struct cf_grow *g, uint64_t h);
+ * 2^64 - 1 copies); gr_over_del() one fewer (false: none here). The
+ * lookups and the delete are inline up to "no overflow": what every
+ * filter without one pays on a lookup the table answers "no". */
+CF_HIDDEN uint64_t gr_over_copies(const struct gr_over *o, uint64_t h);
+CF_HIDDEN bool gr_over_take(struct gr_over *o, uint64_t h);
 CF_HIDDEN int gr_over_add(struct cf_grow *g, uint64_t h, uint64_t *room);
-CF_HIDDEN bool gr_over_del(struct cf_grow *g, uint64_t h);
+
+static inline uint64_t gr_over_get(const struct cf_grow *g, uint64_t h)
+{
+    return g->over != NULL && g->over->used != 0 ? gr_over_copies(g->over, h)
+                                                 : 0;
+}
+
+static inline bool gr_over_del(struct cf_grow *g, uint64_t h)
+{
+    return g->over != NULL && g->over->used != 0 && gr_over_take(g->over, h);
+}
 /* Bytes of an overflow after ndbl doublings (0: none). */
 CF_HIDDEN uint64_t gr_over_bytes(uint32_t ndbl);
 /* Doublings among the first `event` size changes. */

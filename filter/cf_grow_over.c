@@ -63,11 +63,8 @@ static uint64_t probe(const struct gr_over *o, uint64_t h, bool *found)
     return UINT64_MAX;
 }
 
-uint64_t gr_over_get(const struct cf_grow *g, uint64_t h)
+uint64_t gr_over_copies(const struct gr_over *o, uint64_t h)
 {
-    const struct gr_over *o = g->over;
-    if (o == NULL || o->used == 0)
-        return 0;
     bool found;
     uint64_t i = probe(o, h, &found);
     return found ? o->slots[2 * i + 1] : 0;
@@ -140,11 +137,8 @@ int gr_over_add(struct cf_grow *g, uint64_t h, uint64_t *room)
     return 0;
 }
 
-bool gr_over_del(struct cf_grow *g, uint64_t h)
+bool gr_over_take(struct gr_over *o, uint64_t h)
 {
-    struct gr_over *o = g->over;
-    if (o == NULL || o->used == 0)
-        return false;
     bool found;
     uint64_t i = probe(o, h, &found);
     if (!found)
