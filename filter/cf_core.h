@@ -149,6 +149,33 @@ _Static_assert((SMALL_NB * CF_MAX_BUCKET_SIZE) + 1 < UINT32_MAX,
 
 #define SH(f) (&cf_shapes[(f)->shape])
 
+/* The breadth-first search for a relocation path (cf_ops.c for the fixed
+ * shapes, cf_grow.c for the growable one) visits at most this many
+ * buckets: both of the item's, then (b = 4) 8, 32 and 128 alternates,
+ * and part of the next level. */
+#define CF_BFS_NODES 256
+#define CF_BFS_ROOT UINT16_MAX
+
+/* A bucket the search reached: fp (the entry as it would be stored
+ * here), in slot `slot` of the parent's bucket, can move here. */
+typedef struct bfs_node {
+    uint64_t bucket;
+    uint32_t fp;
+    uint16_t parent; /* CF_BFS_ROOT for the item's own buckets */
+    uint8_t slot;
+} bfs_node_t;
+
+/* Is bucket i on the path from the root to node q (q included)? A path
+ * through one bucket twice would move an entry out of a slot that
+ * another move of the same path has already refilled. */
+static inline bool bfs_on_path(const bfs_node_t *nodes, uint32_t q, uint64_t i)
+{
+    for (; q != CF_BFS_ROOT; q = nodes[q].parent)
+        if (nodes[q].bucket == i)
+            return true;
+    return false;
+}
+
 /* cf_shape_index() of the shape of CF_WIDTHS of encoding enc and fp bits
  * at b = CF_SS_B, as a constant expression (a case label). */
 #define CF_SHAPE_B4(enc, fp)                                                   \

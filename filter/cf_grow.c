@@ -398,32 +398,6 @@ static inline uint32_t entry_full(uint32_t t, uint64_t q)
            (uint32_t)(q & lowmask(CF_GROW_STORED_BITS));
 }
 
-/* The breadth-first search for a relocation path visits at most this
- * many buckets: the item's two, then 8, 32 and 128 partners, and part of
- * the next level. */
-#define GROW_BFS_NODES 256
-#define GROW_BFS_ROOT UINT16_MAX
-
-/* A bucket the search reached: entry v (the partner form of the entry in
- * lane `lane` of the parent's bucket) can move into it. */
-typedef struct gr_bfs_node {
-    uint64_t b;
-    uint32_t v;
-    uint16_t parent; /* GROW_BFS_ROOT for the item's own buckets */
-    uint8_t lane;
-} gr_bfs_node_t;
-
-/* Is bucket b on the path from a root to node q (q included)? A path
- * through one bucket twice would move an entry out of a slot another move
- * of the same path has already refilled. */
-static bool bfs_on_path(const gr_bfs_node_t *nodes, uint32_t q, uint64_t b)
-{
-    for (; q != GROW_BFS_ROOT; q = nodes[q].parent)
-        if (nodes[q].b == b)
-            return true;
-    return false;
-}
-
 /* Looks for the shortest path of kicks from the full buckets b0 and b1
  * (for the item's entries v0 and v1) to a bucket with a free slot, level
  * by level: every bucket of a level is prefetched before any is read, so
@@ -435,42 +409,43 @@ static bool bfs_on_path(const gr_bfs_node_t *nodes, uint32_t q, uint64_t b)
 static bool bfs_place(struct cf_grow *g, uint64_t b0, uint32_t v0, uint64_t b1,
                       uint32_t v1)
 {
-    gr_bfs_node_t nodes[GROW_BFS_NODES];
+    bfs_node_t nodes[CF_BFS_NODES];
     uint32_t n = 0;
-    nodes[n++] = (gr_bfs_node_t){.b = b0, .v = v0, .parent = GROW_BFS_ROOT};
+    nodes[n++] = (bfs_node_t){.bucket = b0, .fp = v0, .parent = CF_BFS_ROOT};
     if (b1 != b0)
-        nodes[n++] = (gr_bfs_node_t){.b = b1, .v = v1, .parent = GROW_BFS_ROOT};
+        nodes[n++] =
+            (bfs_node_t){.bucket = b1, .fp = v1, .parent = CF_BFS_ROOT};
     uint32_t lo = 0, hi = n; /* the level last found full */
-    while (n < GROW_BFS_NODES) {
-        for (uint32_t q = lo; q < hi && n < GROW_BFS_NODES; q++) {
-            uint64_t w = *gr_bucket(g, nodes[q].b);
-            for (uint32_t k = 0; k < GR_B && n < GROW_BFS_NODES; k++) {
+    while (n < CF_BFS_NODES) {
+        for (uint32_t q = lo; q < hi && n < CF_BFS_NODES; q++) {
+            uint64_t w = *gr_bucket(g, nodes[q].bucket);
+            for (uint32_t k = 0; k < GR_B && n < CF_BFS_NODES; k++) {
                 uint32_t e = (uint32_t)(w >> (16 * k)) & 0xFFFFu;
                 uint64_t pb;
                 uint32_t pv;
-                if (!partner(g, nodes[q].b, e, &pb, &pv) ||
+                if (!partner(g, nodes[q].bucket, e, &pb, &pv) ||
                     bfs_on_path(nodes, q, pb))
                     continue;
                 prefetch(gr_bucket(g, pb));
-                nodes[n++] = (gr_bfs_node_t){.b = pb,
-                                             .v = pv,
-                                             .parent = (uint16_t)q,
-                                             .lane = (uint8_t)k};
+                nodes[n++] = (bfs_node_t){.bucket = pb,
+                                          .fp = pv,
+                                          .parent = (uint16_t)q,
+                                          .slot = (uint8_t)k};
             }
         }
         if (n == hi)
             return false;
         for (uint32_t q = hi; q < n; q++) {
-            if (gr_empty_lanes(*gr_bucket(g, nodes[q].b)) == 0)
+            if (gr_empty_lanes(*gr_bucket(g, nodes[q].bucket)) == 0)
                 continue;
             /* from the free slot back to the root: each bucket of the path
              * is written once, so the lanes read above still hold */
-            (void)bucket_put(g, nodes[q].b, nodes[q].v);
-            for (; nodes[q].parent != GROW_BFS_ROOT; q = nodes[q].parent) {
-                const gr_bfs_node_t *p = &nodes[nodes[q].parent];
-                uint64_t *w = gr_bucket(g, p->b);
-                uint32_t sh = 16u * nodes[q].lane;
-                *w = (*w & ~(0xFFFFull << sh)) | (uint64_t)p->v << sh;
+            (void)bucket_put(g, nodes[q].bucket, nodes[q].fp);
+            for (; nodes[q].parent != CF_BFS_ROOT; q = nodes[q].parent) {
+                const bfs_node_t *p = &nodes[nodes[q].parent];
+                uint64_t *w = gr_bucket(g, p->bucket);
+                uint32_t sh = 16u * nodes[q].slot;
+                *w = (*w & ~(0xFFFFull << sh)) | (uint64_t)p->fp << sh;
             }
             return true;
         }

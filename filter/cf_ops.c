@@ -252,32 +252,6 @@ static bool lookahead_place(cf_filter_t *f, cf_table_t *t, const uint64_t *in,
     return false;
 }
 
-/* The breadth-first search for a relocation path visits at most this many
- * buckets: both of the item's, then (b = 4) 8, 32 and 128 alternates, and
- * part of the next level. */
-#define CF_BFS_NODES 256
-#define CF_BFS_ROOT UINT16_MAX
-
-/* A bucket the search reached: fp, in slot `slot` of the parent's bucket,
- * can move here. */
-typedef struct bfs_node {
-    uint64_t bucket;
-    uint32_t fp;
-    uint16_t parent; /* CF_BFS_ROOT for the item's own buckets */
-    uint8_t slot;
-} bfs_node_t;
-
-/* Is bucket i on the path from the root to node q (q included)? A path
- * through one bucket twice would move a fingerprint out of a slot that
- * another move of the same path has already refilled. */
-static bool bfs_on_path(const bfs_node_t *nodes, uint32_t q, uint64_t i)
-{
-    for (; q != CF_BFS_ROOT; q = nodes[q].parent)
-        if (nodes[q].bucket == i)
-            return true;
-    return false;
-}
-
 /* Carries out the path that ends at node q, whose bucket has a free slot:
  * from the free slot back to the root, each fingerprint moves one step
  * (every bucket of the path is written once, so slot numbers read before
