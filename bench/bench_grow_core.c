@@ -143,6 +143,42 @@ static int cmp_d(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The QN timed lookups of grow and look: every other one an item in
+ * (of the N filled), the rest absent. */
+typedef struct queries {
+    uint64_t *keys;
+    const void **kp;
+    size_t *lens;
+    bool *out;
+} queries_t;
+
+static void queries_free(queries_t *q)
+{
+    free(q->keys);
+    free(q->kp);
+    free(q->lens);
+    free(q->out);
+}
+
+static int queries_make(queries_t *q, uint64_t n)
+{
+    q->keys = malloc(QN * sizeof(*q->keys));
+    q->kp = malloc(QN * sizeof(*q->kp));
+    q->lens = malloc(QN * sizeof(*q->lens));
+    q->out = malloc(QN);
+    if (q->keys == NULL || q->kp == NULL || q->lens == NULL || q->out == NULL) {
+        queries_free(q);
+        return -1;
+    }
+    for (size_t i = 0; i < QN; i++) {
+        uint64_t x = mix(12345 + i);
+        q->keys[i] = (i & 1) ? (x % n) : (ABSENT | x);
+        q->kp[i] = &q->keys[i];
+        q->lens[i] = 8;
+    }
+    return 0;
+}
+
 static double lookups(const cf_filter_t *f, const void **kp, const size_t *lens,
                       bool *out, double *hits)
 {
@@ -238,18 +274,12 @@ static int grow(uint64_t n, uint64_t c)
            hg / 1024.0, rg / 1024.0, (hf - hg) / 1024.0, (rf0 - rg) / 1024.0,
            (hr - hf) / 1024.0, (rr0 - rf0) / 1024.0);
 
-    uint64_t *keys = malloc(QN * sizeof(*keys));
-    bool *out = malloc(QN);
-    const void **kp = malloc(QN * sizeof(*kp));
-    size_t *lens = malloc(QN * sizeof(*lens));
-    if (keys == NULL || out == NULL || kp == NULL || lens == NULL)
+    queries_t qs;
+    if (queries_make(&qs, n) != 0)
         return 2;
-    for (size_t i = 0; i < QN; i++) {
-        uint64_t x = mix(12345 + i);
-        keys[i] = (i & 1) ? (x % n) : (ABSENT | x);
-        kp[i] = &keys[i];
-        lens[i] = 8;
-    }
+    const void **kp = qs.kp;
+    const size_t *lens = qs.lens;
+    bool *out = qs.out;
     double tg[MAX_ROUNDS], tf[MAX_ROUNDS], tr[MAX_ROUNDS], rf[MAX_ROUNDS],
         rr[MAX_ROUNDS], hits = 0;
     const int R = rounds, M = rounds / 2;
@@ -277,10 +307,7 @@ static int grow(uint64_t n, uint64_t c)
            rr[0], rr[R - 1], hits);
     printf("  bits/item of the fixed 12-bit filter reserved for N: %.2f\n",
            (double)cf_size_bytes(fx) * 8 / (double)n);
-    free(keys);
-    free(out);
-    free(kp);
-    free(lens);
+    queries_free(&qs);
     cf_free(fx);
     cf_free(gr);
     cf_free(g);
@@ -296,18 +323,12 @@ static int look(uint64_t n)
     cf_filter_t *fx = make(n, false), *gr = make(n, true);
     if (fill(fx, n, 0, NULL) != 0 || fill(gr, n, 0, NULL) != 0)
         return 1;
-    uint64_t *keys = malloc(QN * sizeof(*keys));
-    bool *out = malloc(QN);
-    const void **kp = malloc(QN * sizeof(*kp));
-    size_t *lens = malloc(QN * sizeof(*lens));
-    if (keys == NULL || out == NULL || kp == NULL || lens == NULL)
+    queries_t qs;
+    if (queries_make(&qs, n) != 0)
         return 2;
-    for (size_t i = 0; i < QN; i++) {
-        uint64_t x = mix(12345 + i);
-        keys[i] = (i & 1) ? (x % n) : (ABSENT | x);
-        kp[i] = &keys[i];
-        lens[i] = 8;
-    }
+    const void **kp = qs.kp;
+    const size_t *lens = qs.lens;
+    bool *out = qs.out;
     double tf[MAX_ROUNDS], tr[MAX_ROUNDS], rf[MAX_ROUNDS], hits = 0;
     const int R = rounds, M = rounds / 2;
     for (int round = 0; round < R; round++) {
@@ -324,10 +345,7 @@ static int look(uint64_t n)
            "hits] [load %s]\n",
            n, R, QN, QN / tr[M] / 1e6, QN / tf[M] / 1e6, rf[M], rf[0],
            rf[R - 1], hits, load_avg());
-    free(keys);
-    free(out);
-    free(kp);
-    free(lens);
+    queries_free(&qs);
     cf_free(fx);
     cf_free(gr);
     return 0;
