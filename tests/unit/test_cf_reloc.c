@@ -166,6 +166,37 @@ static void test_one_kick_goes_two_deep(void **state)
     }
 }
 
+/* key_of(0 .. n - 1) into a one at a time and into b by cf_add_many(), 64
+ * a call; when c is given, *c is a copy of a taken once half the items are
+ * in, fed the rest one at a time with a's return codes; all_added: every
+ * add of a and of b answers 0. */
+static void feed_alike(cf_filter_t *a, cf_filter_t *b, uint64_t n,
+                       cf_filter_t **c, bool all_added)
+{
+    const void *ptr[64];
+    size_t len[64];
+    int rc[64];
+    uint64_t keys[64];
+    for (uint64_t i = 0; i < n; i += 64) {
+        size_t w = n - i < 64 ? (size_t)(n - i) : 64;
+        for (size_t m = 0; m < w; m++) {
+            keys[m] = key_of(i + m);
+            ptr[m] = &keys[m];
+            len[m] = sizeof(keys[m]);
+            int ra = cf_add(a, &keys[m], sizeof(keys[m]));
+            if (all_added)
+                assert_int_equal(ra, 0);
+            if (c != NULL && *c != NULL)
+                assert_int_equal(cf_add(*c, &keys[m], sizeof(keys[m])), ra);
+        }
+        cf_add_many(b, w, ptr, len, false, NULL, rc);
+        for (size_t m = 0; all_added && m < w; m++)
+            assert_int_equal(rc[m], 0);
+        if (c != NULL && *c == NULL && i + w >= n / 2)
+            *c = copy_of(a);
+    }
+}
+
 /* Two filters fed the same items, one at a time and batched, through loads
  * where every insert relocates, end byte for byte the same; so does a copy
  * taken through the serialised form half way and fed the rest (a replica,
@@ -178,27 +209,8 @@ static void test_deterministic(void **state)
             cf_filter_t *a = make(10000, 4, fps4[j], 500, expansion, 11);
             cf_filter_t *b = make(10000, 4, fps4[j], 500, expansion, 11);
             uint64_t n = expansion ? 30000 : 10300; /* 98% of the first */
-            uint64_t half = n / 2;
             cf_filter_t *c = NULL;
-            const void *ptr[64];
-            size_t len[64];
-            int rc[64];
-            uint64_t keys[64];
-            for (uint64_t i = 0; i < n; i += 64) {
-                size_t w = n - i < 64 ? (size_t)(n - i) : 64;
-                for (size_t m = 0; m < w; m++) {
-                    keys[m] = key_of(i + m);
-                    ptr[m] = &keys[m];
-                    len[m] = sizeof(keys[m]);
-                    int ra = cf_add(a, &keys[m], sizeof(keys[m]));
-                    if (c != NULL)
-                        assert_int_equal(cf_add(c, &keys[m], sizeof(keys[m])),
-                                         ra);
-                }
-                cf_add_many(b, w, ptr, len, false, NULL, rc);
-                if (c == NULL && i + w >= half)
-                    c = copy_of(a);
-            }
+            feed_alike(a, b, n, &c, false);
             assert_non_null(c);
             assert_true(same_bytes(a, b));
             assert_true(same_bytes(a, c));
@@ -229,22 +241,7 @@ static void test_deterministic_large_table(void **state)
         cf_stats_t st;
         cf_stats(a, &st);
         assert_true(st.nbuckets > (1u << 22));
-        const void *ptr[64];
-        size_t len[64];
-        int rc[64];
-        uint64_t keys[64];
-        for (uint64_t i = 0; i < n; i += 64) {
-            size_t w = n - i < 64 ? (size_t)(n - i) : 64;
-            for (size_t m = 0; m < w; m++) {
-                keys[m] = key_of(i + m);
-                ptr[m] = &keys[m];
-                len[m] = sizeof(keys[m]);
-                assert_int_equal(cf_add(a, &keys[m], sizeof(keys[m])), 0);
-            }
-            cf_add_many(b, w, ptr, len, false, NULL, rc);
-            for (size_t m = 0; m < w; m++)
-                assert_int_equal(rc[m], 0);
-        }
+        feed_alike(a, b, n, NULL, true);
         assert_true(same_bytes(a, b));
         cf_stats(a, &st);
         assert_int_equal(st.items, n);
