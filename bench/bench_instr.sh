@@ -30,6 +30,10 @@
 #   INCL=fn         also print fn's inclusive instructions per request
 #                   (e.g. RedisModuleCommandDispatcher: a module's whole
 #                   command below redis-server's dispatch)
+#   BULK_CMDS="MEXISTS INSERT"  also these bulk commands, BULK=100 items
+#                   each (CF.MEXISTS of the queried filter, CF.INSERT into
+#                   one reserved for SIZE); N / BULK of them are counted and
+#                   the figure is per item
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,6 +50,8 @@ MODULE=${MODULE:-}
 RB_SO=${RB_SO:-}
 TOP=${TOP:-12}
 INCL=${INCL:-}
+BULK_CMDS=${BULK_CMDS:-}
+BULK=${BULK:-100}
 CLIENT=$BUILD/bench/bench_client
 
 for tool in valgrind callgrind_control callgrind_annotate redis-benchmark \
@@ -61,7 +67,8 @@ echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC'); load" \
     "SIZE=$SIZE; cuckood $(git rev-parse --short HEAD 2>/dev/null || true)"
 
 # count LABEL TAG COMMAND...: starts COMMAND under callgrind, prints the
-# user instructions per request of PING (and CF.EXISTS unless TAG is rs).
+# user instructions per request of PING (and CF.EXISTS and BULK_CMDS, per
+# item, unless TAG is rs).
 count() {
     local label=$1 tag=$2 port vp i f total
     shift 2
@@ -81,24 +88,41 @@ count() {
         "$CLIENT" -p "$port" -n "$SIZE" -b 1000 -m 7919 \
             CF.INSERT bench NOCREATE ITEMS >/dev/null
         cmds+=("CF.EXISTS bench __rand_int__")
+        local items=() b
+        for _ in $(seq "$BULK"); do items+=(__rand_int__); done
+        for b in $BULK_CMDS; do
+            case $b in
+            MEXISTS) cmds+=("CF.MEXISTS bench ${items[*]}") ;;
+            INSERT)
+                redis-cli -p "$port" CF.RESERVE fresh "$SIZE" >/dev/null
+                cmds+=("CF.INSERT fresh NOCREATE ITEMS ${items[*]}") ;;
+            *) echo "unknown bulk command $b" >&2; exit 1 ;;
+            esac
+        done
     fi
     for c in "${cmds[@]}"; do
+        local n=$N per=1
+        if [[ $c == *__rand_int__\ __rand_int__* ]]; then
+            n=$((N / BULK)) per=$BULK
+        fi
         # shellcheck disable=SC2086 # the command's words
-        redis-benchmark -p "$port" -c "$CLIENTS" -P "$PIPE" -n 32000 \
-            -r 100000000 -q $c >/dev/null 2>&1
+        redis-benchmark -p "$port" -c "$CLIENTS" -P "$PIPE" \
+            -n $((32000 / per)) -r 100000000 -q $c >/dev/null 2>&1
         callgrind_control -z "$vp" >/dev/null 2>&1
         callgrind_control -i on "$vp" >/dev/null 2>&1
         # shellcheck disable=SC2086
-        redis-benchmark -p "$port" -c "$CLIENTS" -P "$PIPE" -n "$N" \
+        redis-benchmark -p "$port" -c "$CLIENTS" -P "$PIPE" -n "$n" \
             -r 100000000 -q $c >/dev/null 2>&1
         callgrind_control -i off "$vp" >/dev/null 2>&1
         callgrind_control -d "${c%% *}" "$vp" >/dev/null 2>&1
         f=$(ls -t "$tmp/cg-$tag.out".* | head -1)
         total=$(callgrind_annotate "$f" 2>/dev/null |
             awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }')
-        printf '%-12s %-10s %8.1f user instructions/request  (load %s)\n' \
+        printf '%-12s %-10s %8.1f user instructions/%s  (load %s)\n' \
             "$label" "${c%% *}" "$(awk -v t="$total" -v n="$N" \
-            'BEGIN { print t / n }')" "$(cut -d' ' -f1 /proc/loadavg)"
+            'BEGIN { print t / n }')" \
+            "$([[ $per == 1 ]] && echo request || echo item)" \
+            "$(cut -d' ' -f1 /proc/loadavg)"
         if [[ -n $INCL ]]; then
             callgrind_annotate --inclusive=yes "$f" 2>/dev/null |
                 awk -v n="$N" -v fn="$INCL" '
