@@ -182,6 +182,66 @@ static void batched_as_single_room(void **state)
     }
 }
 
+/* The entries a filter holds before its next add must split buckets
+ * (add_item(): (entries + 1) * 10000 > target * buckets * 4). */
+static uint64_t entries_to_split(const cf_filter_t *f)
+{
+    const struct cf_grow *g = f->u.gr;
+    return g->target * g->nb * 4 / 10000 - g->entries;
+}
+
+/* Batches that end just before, at and just past the load where the next
+ * add splits: a batch must split where the single adds split, not place
+ * an item on the table as it was before (both filters compared after
+ * every batch, the bucket count included). Then a refusal for memory
+ * pending (a split found none) when a batch starts: its first add clears
+ * it, as a single add does. */
+static void batched_as_single_at_the_split(void **state)
+{
+    (void)state;
+    uint64_t id = 0, room = UINT64_MAX;
+    for (uint64_t d = 1; d <= 6; d++) {
+        for (int past = -1; past <= 1; past++) {
+            cf_filter_t *a = make(2000, 31 + d), *b = make(2000, 31 + d);
+            while (entries_to_split(a) > d) {
+                uint64_t k = key_of(id++);
+                assert_int_equal(cf_grow_add(a, &k, 8, false, &room), 0);
+                assert_int_equal(cf_grow_add(b, &k, 8, false, &room), 0);
+            }
+            assert_int_equal(entries_to_split(b), d);
+            size_t m = (size_t)((int)d + past);
+            for (size_t i = 0; i < m; i++) {
+                keys[i] = key_of(id++);
+                kp[i] = &keys[i];
+                lens[i] = 8;
+                rc_one[i] = cf_grow_add(a, kp[i], 8, false, &room);
+            }
+            cf_add_many(b, m, kp, lens, false, NULL, rc_many);
+            assert_memory_equal(rc_one, rc_many, m * sizeof(int));
+            assert_int_equal(a->u.gr->nb, b->u.gr->nb);
+            assert_same(a, b);
+            cf_free(a);
+            cf_free(b);
+        }
+    }
+    cf_filter_t *a = make(2000, 41), *b = make(2000, 41);
+    for (size_t i = 0; i < 10; i++) {
+        keys[i] = key_of(id++);
+        kp[i] = &keys[i];
+        lens[i] = 8;
+    }
+    a->u.gr->nomem = 1;
+    b->u.gr->nomem = 1;
+    for (size_t i = 0; i < 10; i++)
+        rc_one[i] = cf_grow_add(a, kp[i], 8, false, &room);
+    cf_add_many(b, 10, kp, lens, false, NULL, rc_many);
+    assert_memory_equal(rc_one, rc_many, 10 * sizeof(int));
+    assert_int_equal(a->u.gr->nomem, 0);
+    assert_same(a, b);
+    cf_free(a);
+    cf_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -189,6 +249,7 @@ int main(void)
         cmocka_unit_test(batched_as_single_nx),
         cmocka_unit_test(batched_as_single_full),
         cmocka_unit_test(batched_as_single_room),
+        cmocka_unit_test(batched_as_single_at_the_split),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
