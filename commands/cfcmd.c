@@ -669,9 +669,11 @@ void cfcmd_count(const cfcmd_host_t *host, void *h, int argc, const arg_t *argv)
     host->reply_int(h, n > INT64_MAX ? INT64_MAX : (long long)n);
 }
 
+/* A CF.INFO field: its name a simple string, as RedisBloom sends it
+ * (redis-cli prints it unquoted, a RESP3 map key included). */
 static void info_field(const call_t *c, const char *name, uint64_t v)
 {
-    REPLY(c, bulk, name, strlen(name));
+    REPLY(c, simple, name);
     REPLY(c, int, v > INT64_MAX ? INT64_MAX : (long long)v);
 }
 
@@ -706,14 +708,14 @@ void cfcmd_info(const cfcmd_host_t *host, void *h, int argc, const arg_t *argv)
         return;
     info_field(&c, "Fingerprint bits", st.fp_bits);
     info_field(&c, "Capacity", st.capacity);
-    host->reply_bulk(h, "Error rate", strlen("Error rate"));
+    host->reply_simple(h, "Error rate");
     host->reply_double(h, err < 1 ? err : 1);
     /* ours, after RedisBloom's fields: "plain", "semi-sorted" or
      * "growable" */
     const char *enc = st.form == CF_FORM_GROWABLE
                           ? "growable"
                           : cf_encoding_name(st.encoding);
-    host->reply_bulk(h, "Encoding", strlen("Encoding"));
+    host->reply_simple(h, "Encoding");
     host->reply_bulk(h, enc, strlen(enc));
 }
 

@@ -8,7 +8,7 @@ compared."""
 import pytest
 
 from support.diff import DiffPair, only_cuckood
-from support.resp import RespError
+from support.resp import RespError, cf_info
 
 pytestmark = only_cuckood
 
@@ -70,8 +70,7 @@ def test_copy_is_independent(pair):
     a = pair.ours.raw()
     # The copy's counters are its own: x and only-dst, each added once per
     # protocol.
-    info = a.command("CF.INFO", "dst")
-    fields = dict(zip(info[0::2], info[1::2]))
+    fields = cf_info(a.command("CF.INFO", "dst"))
     assert fields[b"Number of items inserted"] == 4
 
 

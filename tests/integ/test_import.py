@@ -12,7 +12,7 @@ import pytest
 
 from support import rbfix
 from support.proc import use_redis_server
-from support.resp import Map, RespError
+from support.resp import Map, RespError, cf_info
 
 pytestmark = [pytest.mark.cf,
               pytest.mark.skipif(use_redis_server(), reason="CF commands")]
@@ -26,8 +26,8 @@ def raw(server):
 
 
 def info_of(raw, key):
-    rep = raw.command("CF.INFO", key)
-    return {rep[i].decode(): rep[i + 1] for i in range(0, len(rep), 2)}
+    rep = cf_info(raw.command("CF.INFO", key))
+    return {k.decode(): v for k, v in rep.items()}
 
 
 def is_err(rep, text):
@@ -59,7 +59,7 @@ def test_info_resp3_is_redisbloom_map(server):
     rbfix.load_into(c, "imp:r3", fx)
     rep = c.command("CF.INFO", "imp:r3")
     assert isinstance(rep, Map)
-    assert {k.decode(): v for k, v in rep.items()} == fx["cf_info"]
+    assert {k.decode(): v for k, v in cf_info(rep).items()} == fx["cf_info"]
     assert c.command("CF.EXISTS", "imp:r3", "item:1") is True
     c.close()
 

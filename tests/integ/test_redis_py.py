@@ -13,7 +13,7 @@ import pytest
 import redis
 
 from support.proc import PASSWORD, wait_until
-from support.resp import RespError, encode_command
+from support.resp import RespError, cf_info, encode_command
 
 CF_INFO_FIELDS = [
     "Size", "Number of buckets", "Number of filters",
@@ -287,7 +287,7 @@ def test_cf_info_order_resp2(server, r):
     raw = server.raw()
     reply = raw.command("CF.INFO", "f")
     raw.close()
-    names = [x.decode() for x in reply[0::2]]
+    names = [x.decode() for x in cf_info(reply)]
     assert names[:8] == CF_INFO_FIELDS
     assert all(isinstance(v, int) for v in reply[1:16:2])
 
@@ -675,6 +675,7 @@ def test_resp3_cf_reply_shapes(server):
     assert c.read_raw_line() == b"#t"
     info = c.command("CF.INFO", "r3")
     assert isinstance(info, dict)
+    info = cf_info(info)
     assert [k.decode() for k in list(info)[:8]] == CF_INFO_FIELDS
     assert info[b"Number of items inserted"] == 3
     assert info[b"Number of items deleted"] == 1

@@ -8,6 +8,7 @@ import pytest
 
 from support import rbfix
 from support.proc import wait_until
+from support.resp import cf_info
 
 
 def check(raw, key, fx, items=None):
@@ -15,9 +16,8 @@ def check(raw, key, fx, items=None):
     ps, ex, cnt = rbfix.expected(fx)
     n = len(ps) if items is None else items
     assert rbfix.answers(raw, key, ps[:n]) == (ex[:n], cnt[:n])
-    rep = raw.command("CF.INFO", key)
-    assert {rep[i].decode(): rep[i + 1]
-            for i in range(0, len(rep), 2)} == fx["cf_info"]
+    rep = cf_info(raw.command("CF.INFO", key))
+    assert {k.decode(): v for k, v in rep.items()} == fx["cf_info"]
     assert rbfix.scandump(raw, key) == rbfix.chunks(fx)
 
 

@@ -25,13 +25,14 @@ is outside any cuckoo filter's guarantee.
 
 import random
 
+from support.resp import cf_info
+
 RESERVE = 64
 BATCH = 4000
 
 
 def info(c, key):
-    rep = c.call("CF.INFO", key)
-    return dict(zip(rep[0::2], rep[1::2]))
+    return cf_info(c.call("CF.INFO", key))
 
 
 class Model:

@@ -77,6 +77,20 @@ def encode_command(*args):
     return b"".join(out)
 
 
+def cf_info(rep):
+    """A CF.INFO reply (a RESP2 flat list or a RESP3 map) as a dict of
+    bytes names, after checking that every name came as a simple string,
+    as RedisBloom sends them."""
+    if isinstance(rep, Map):
+        pairs = rep.pairs
+    else:
+        pairs = list(zip(rep[0::2], rep[1::2]))
+    for k, _ in pairs:
+        if not isinstance(k, Simple):
+            raise AssertionError("CF.INFO name %r is not a simple string" % k)
+    return {k.encode(): v for k, v in pairs}
+
+
 def info_field(info, name):
     """One field of an INFO reply (bytes or str), as a str, or None."""
     if isinstance(info, bytes):

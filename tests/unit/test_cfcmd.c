@@ -279,7 +279,7 @@ static int64_t info_field_of(fx_t *fx, const char *key, const char *name)
 {
     char pat[128];
     RUN(fx, "CF.INFO", key);
-    snprintf(pat, sizeof(pat), "$%zu\r\n%s\r\n:", strlen(name), name);
+    snprintf(pat, sizeof(pat), "+%s\r\n:", name);
     const char *p = strstr(fx->reply, pat);
     assert_non_null(p);
     return strtoll(p + strlen(pat), NULL, 10);
@@ -298,7 +298,7 @@ static void test_reserve(void **state)
     /* the defaults (EXPANSION 1) make the growable shape: 15 bits compared
      * for a new entry */
     assert_int_equal(info_field_of(fx, "k", "Fingerprint bits"), 15);
-    assert_non_null(strstr(fx->reply, "$8\r\nEncoding\r\n$8\r\ngrowable"));
+    assert_non_null(strstr(fx->reply, "+Encoding\r\n$8\r\ngrowable"));
     assert_int_equal(info_field_of(fx, "k", "Number of filters"), 1);
     assert_int_equal(info_field_of(fx, "k", "Max iterations"), 500);
     assert_int_equal(info_field_of(fx, "k", "Expansion rate"), 1);
@@ -306,7 +306,7 @@ static void test_reserve(void **state)
      * fixed shapes */
     EXPECT(fx, "+OK\r\n", "CF.RESERVE", "f0", "1000", "EXPANSION", "0");
     assert_int_equal(info_field_of(fx, "f0", "Fingerprint bits"), 12);
-    assert_non_null(strstr(fx->reply, "$8\r\nEncoding\r\n$5\r\nplain"));
+    assert_non_null(strstr(fx->reply, "+Encoding\r\n$5\r\nplain"));
     EXPECT(fx, "+OK\r\n", "CF.RESERVE", "f2", "1000", "BUCKETSIZE", "2");
     assert_int_equal(info_field_of(fx, "f2", "Fingerprint bits"), 12);
     EXPECT(fx, "+OK\r\n", "CF.RESERVE", "f4", "1000", "BUCKETSIZE", "4");
@@ -335,7 +335,7 @@ static void test_reserve(void **state)
     assert_int_equal(info_field_of(fx, "s", "Fingerprint bits"), 13);
     RUN(fx, "CF.INFO", "s");
     assert_non_null(
-        strstr(fx->reply, "$8\r\nEncoding\r\n$11\r\nsemi-sorted\r\n"));
+        strstr(fx->reply, "+Encoding\r\n$11\r\nsemi-sorted\r\n"));
     EXPECT(fx, "+OK\r\n", "CF.RESERVE", "s17", "1000", "ERROR", "1e-4");
     assert_int_equal(info_field_of(fx, "s17", "Fingerprint bits"), 17);
     /* the same from the configured rate (cf-error-rate) */
@@ -449,9 +449,9 @@ static void test_add_exists_del_count(void **state)
     EXPECT(fx, "*2\r\n#t\r\n#t\r\n", "CF.INSERT", "k", "ITEMS", "p", "q");
     EXPECT(fx, "*2\r\n:0\r\n:1\r\n", "CF.INSERTNX", "k", "ITEMS", "p", "r");
     RUN(fx, "CF.INFO", "k");
-    assert_memory_equal(fx->reply, "%12\r\n$4\r\nSize\r\n:", 16);
-    assert_non_null(strstr(fx->reply, "$10\r\nError rate\r\n,"));
-    assert_non_null(strstr(fx->reply, "$8\r\nEncoding\r\n$8\r\ngrowable\r\n"));
+    assert_memory_equal(fx->reply, "%12\r\n+Size\r\n:", 13);
+    assert_non_null(strstr(fx->reply, "+Error rate\r\n,"));
+    assert_non_null(strstr(fx->reply, "+Encoding\r\n$8\r\ngrowable\r\n"));
 }
 
 static void test_missing_keys(void **state)
