@@ -334,8 +334,7 @@ static void test_reserve(void **state)
     EXPECT(fx, "+OK\r\n", "CF.RESERVE", "s", "1000", "ERROR", "0.001");
     assert_int_equal(info_field_of(fx, "s", "Fingerprint bits"), 13);
     RUN(fx, "CF.INFO", "s");
-    assert_non_null(
-        strstr(fx->reply, "+Encoding\r\n$11\r\nsemi-sorted\r\n"));
+    assert_non_null(strstr(fx->reply, "+Encoding\r\n$11\r\nsemi-sorted\r\n"));
     EXPECT(fx, "+OK\r\n", "CF.RESERVE", "s17", "1000", "ERROR", "1e-4");
     assert_int_equal(info_field_of(fx, "s17", "Fingerprint bits"), 17);
     /* the same from the configured rate (cf-error-rate) */
