@@ -587,8 +587,8 @@ static int lines(uint64_t bytes, size_t w)
         printf("lines: %.1f MB in %s pages, %zu ahead, best of %d rounds of "
                "20M random lines: %.1f ns per line read, %.1f read and "
                "written [load %s]\n",
-               (double)bytes / 1e6, huge ? "huge" : "4 KiB", w, rounds,
-               best[0], best[1], load_avg());
+               (double)bytes / 1e6, huge ? "huge" : "4 KiB", w, rounds, best[0],
+               best[1], load_avg());
     }
     return 0;
 }
@@ -619,7 +619,6 @@ int main(int argc, char **argv)
         }
         return lines(a ? a : 23500000, b ? (size_t)b : 16);
     }
-    fprintf(stderr,
-            "usage: bench_grow_core grow|look|ops|insert|lines ...\n");
+    fprintf(stderr, "usage: bench_grow_core grow|look|ops|insert|lines ...\n");
     return 2;
 }
