@@ -626,17 +626,169 @@ add_stage(const struct cf_grow *g, uint64_t seed, gr_staged_t *st,
     prefetch(gr_bucket(g, st->s[1].b));
 }
 
+/* How add_fast_run() computes an item's buckets: gr_side() (a split
+ * under way), without the split pointer's test (none under way), or the
+ * base buckets themselves (a table that never split: level 0). */
+enum fast_addr { FAST_ANY, FAST_WHOLE, FAST_BASE };
+
+/* The batched common case: no NX, an empty stash, no refusal for memory
+ * pending, and no split due before the run ends (it is cut where the
+ * entries would pass the target load). Then no bucket moves and every add
+ * is add_item()'s inline case, the emptier of two buckets chosen as there
+ * (or add_crowded() for an item whose buckets are both full, as add_item()
+ * sends it). An item is staged as its two bucket pointers and entries
+ * only, from the filter's addressing copied into locals (a store into the
+ * table cannot alias them), with the split pointer's test left out when
+ * no split is under way; the counts are brought up to date before
+ * add_crowded() reads them. When add_crowded() split buckets, left an
+ * entry in the stash or found no memory for a split, the run ends after
+ * that item. Returns the items done (each rc 0 but add_crowded()'s). */
+/* add_fast_run()'s window: item i's two bucket pointers and entries at
+ * i % GROW_ADD_WINDOW. */
+typedef struct fast_win {
+    uint64_t *p0[GROW_ADD_WINDOW], *p1[GROW_ADD_WINDOW];
+    uint32_t v0[GROW_ADD_WINDOW], v1[GROW_ADD_WINDOW];
+} fast_win_t;
+
+/* Hashes an item into slot r of the window and prefetches its buckets. */
+static inline __attribute__((always_inline)) void
+fast_stage(const struct cf_grow *a, uint64_t seed, fast_win_t *fw, size_t r,
+           const void *key, size_t len, enum fast_addr how)
+{
+    gr_item_t it = gr_item(a, seed, key, len);
+    uint64_t b0, b1, q0, q1;
+    if (how == FAST_BASE) {
+        b0 = it.j[0], q0 = it.s[0];
+        b1 = it.j[1], q1 = it.s[1];
+    } else if (how == FAST_WHOLE) {
+        b0 = it.j[0] + a->n0 * (it.s[0] & a->lmask);
+        b1 = it.j[1] + a->n0 * (it.s[1] & a->lmask);
+        q0 = it.s[0] >> a->level;
+        q1 = it.s[1] >> a->level;
+    } else {
+        gr_side_t s0 = gr_side(a, it.j[0], it.s[0]);
+        gr_side_t s1 = gr_side(a, it.j[1], it.s[1]);
+        b0 = s0.b, q0 = s0.q;
+        b1 = s1.b, q1 = s1.q;
+    }
+    fw->p0[r] = gr_bucket(a, b0);
+    fw->p1[r] = gr_bucket(a, b1);
+    fw->v0[r] = entry_full(it.t, q0);
+    fw->v1[r] = entry_full(it.t, q1);
+    prefetch(fw->p0[r]);
+    prefetch(fw->p1[r]);
+}
+
+/* Adds item k from slot r of the window: into the emptier bucket, chosen
+ * with add_item()'s masks, counted in *added; or through add_crowded().
+ * false when the run must end after it. */
+static inline __attribute__((always_inline)) bool
+fast_place(struct cf_grow *g, const struct cf_grow *a, uint64_t seed,
+           const fast_win_t *fw, size_t r, const void *key, size_t len,
+           uint64_t *room, int *rc, uint64_t *added)
+{
+    uint64_t w0 = *fw->p0[r], w1 = *fw->p1[r];
+    uint64_t e0 = gr_empty_lanes(w0), e1 = gr_empty_lanes(w1);
+    if (__builtin_expect((e0 | e1) == 0, 0)) {
+        g->entries += *added;
+        g->items += *added;
+        *added = 0;
+        gr_staged_t st;
+        st.it = gr_item(a, seed, key, len);
+        stage_sides(a, &st);
+        *rc = add_crowded(g, &st.it, st.s[0], st.s[1], false, -EOVERFLOW, false,
+                          room);
+        return g->nb == a->nb && g->vv == 0 && g->nomem == 0;
+    }
+    uint64_t sel = -(uint64_t)((e0 * GR_LO) >> 48 >= (e1 * GR_LO) >> 48);
+    uint64_t e = (e0 & sel) | (e1 & ~sel);
+    uint64_t v = (fw->v0[r] & sel) | (fw->v1[r] & ~sel);
+    uint64_t *p = (uint64_t *)(((uintptr_t)fw->p0[r] & sel) |
+                               ((uintptr_t)fw->p1[r] & ~sel));
+    *p = ((w0 & sel) | (w1 & ~sel)) | v << __builtin_ctzll(e);
+    (*added)++;
+    *rc = 0;
+    return true;
+}
+
+/* The batched common case: no NX, an empty stash, no refusal for memory
+ * pending, and no split due before the run ends (it is cut where the
+ * entries would pass the target load). Then no bucket moves and every add
+ * is add_item()'s inline case, the emptier of two buckets chosen as there
+ * (or add_crowded() for an item whose buckets are both full, as add_item()
+ * sends it). An item is staged as its two bucket pointers and entries
+ * only, from the filter's addressing copied into locals (a store into the
+ * table cannot alias them), with the split pointer's test left out when
+ * no split is under way; the counts are brought up to date before
+ * add_crowded() reads them. When add_crowded() split buckets, left an
+ * entry in the stash or found no memory for a split, the run ends after
+ * that item. Returns the items done. */
+static inline __attribute__((always_inline)) size_t
+add_fast_run(struct cf_grow *g, uint64_t seed, size_t n,
+             const void *const *keys, const size_t *lens, uint64_t *room,
+             int *rc, enum fast_addr how)
+{
+    enum { W = GROW_ADD_WINDOW };
+    const struct cf_grow a = *g;
+    fast_win_t fw;
+    uint64_t added = 0;
+    const size_t head = n < W ? n : W;
+    size_t i = 0;
+    for (; i < head; i++)
+        fast_stage(&a, seed, &fw, i, keys[i], lens[i], how);
+    for (; i < n; i++) {
+        size_t r = i % W, k = i - W;
+        if (!fast_place(g, &a, seed, &fw, r, keys[k], lens[k], room, &rc[k],
+                        &added))
+            return k + 1;
+        fast_stage(&a, seed, &fw, r, keys[i], lens[i], how);
+    }
+    for (size_t k = n - head; k < n; k++)
+        if (!fast_place(g, &a, seed, &fw, k % W, keys[k], lens[k], room, &rc[k],
+                        &added))
+            return k + 1;
+    g->entries += added;
+    g->items += added;
+    return n;
+}
+
+static size_t add_many_fast(struct cf_grow *g, uint64_t seed, size_t n,
+                            const void *const *keys, const size_t *lens,
+                            uint64_t *room, int *rc)
+{
+    uint64_t lim = g->target * g->nb * GR_B / 10000;
+    if (g->vv != 0 || g->nomem != 0 || g->entries >= lim)
+        return 0;
+    if (n > lim - g->entries)
+        n = (size_t)(lim - g->entries); /* (entries + 1) * 10000 <= T */
+    if (g->split != 0)
+        return add_fast_run(g, seed, n, keys, lens, room, rc, FAST_ANY);
+    if (g->level != 0)
+        return add_fast_run(g, seed, n, keys, lens, room, rc, FAST_WHOLE);
+    return add_fast_run(g, seed, n, keys, lens, room, rc, FAST_BASE);
+}
+
 /* In the same order as n cf_grow_add() calls and through the same
  * add_item(), so the filter ends byte for byte as they would leave it and
  * every rc is theirs. An item is hashed once, GROW_ADD_WINDOW items ahead
  * of its add, when its buckets are computed and fetched; they are used
  * unless a split came in between (hashed items keep: their base buckets
- * and streams depend on n0 alone). */
+ * and streams depend on n0 alone). Runs without NX go through
+ * add_many_fast() first, as far as it goes. */
 void cf_grow_add_many(cf_filter_t *f, size_t n, const void *const *keys,
                       const size_t *lens, bool nx, uint64_t *room, int *rc)
 {
     struct cf_grow *g = GR(f);
     const uint64_t seed = f->seed;
+    if (!nx) {
+        size_t done = add_many_fast(g, seed, n, keys, lens, room, rc);
+        keys += done;
+        lens += done;
+        rc += done;
+        n -= done;
+        if (n == 0)
+            return;
+    }
     enum { W = GROW_ADD_WINDOW };
     gr_staged_t st[W];
     const size_t head = n < W ? n : W;
