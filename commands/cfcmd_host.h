@@ -63,16 +63,19 @@ typedef struct cfcmd_host {
 } cfcmd_host_t;
 
 /* The initializer of a host whose functions are named P##find,
- * P##create, ... P##map (P##int for reply_int, and so on). */
+ * P##create, ... P##map (P##int for reply_int, and so on); the optional
+ * ones left NULL. CFCMD_HOST_INIT_FIELDS(P) is its list of fields, for a
+ * host that sets an optional one too. */
+#define CFCMD_HOST_INIT_FIELDS(P)                                              \
+    .find = P##find, .create = P##create, .changed = P##changed,               \
+    .headroom = P##headroom, .seed = P##seed, .defaults = P##defaults,         \
+    .proto = P##proto, .reply_int = P##int, .reply_bool = P##bool,             \
+    .reply_simple = P##simple, .reply_error = P##error, .reply_bulk = P##bulk, \
+    .reply_null = P##null, .reply_double = P##double, .reply_array = P##array, \
+    .reply_map = P##map
 #define CFCMD_HOST_INIT(P)                                                     \
     {                                                                          \
-        .find = P##find, .create = P##create, .changed = P##changed,           \
-        .headroom = P##headroom, .seed = P##seed, .defaults = P##defaults,     \
-        .proto = P##proto, .reply_int = P##int, .reply_bool = P##bool,         \
-        .reply_simple = P##simple, .reply_error = P##error,                    \
-        .reply_bulk = P##bulk, .reply_null = P##null,                          \
-        .reply_double = P##double, .reply_array = P##array,                    \
-        .reply_map = P##map,                                                   \
+        CFCMD_HOST_INIT_FIELDS(P)                                              \
     }
 
 typedef void cfcmd_proc_t(const cfcmd_host_t *host, void *h, int argc,

@@ -261,7 +261,19 @@ static void h_map(void *h, size_t n)
     rm_ReplyWithMap(((mod_call_t *)h)->ctx, (long)n);
 }
 
-static const cfcmd_host_t host = CFCMD_HOST_INIT(h_);
+/* The bulk commands' items: one call from the command layer, not one
+ * per item through the host's table. */
+static void h_bools(void *h, const bool *v, size_t n)
+{
+    RedisModuleCtx *ctx = ((mod_call_t *)h)->ctx;
+    for (size_t i = 0; i < n; i++)
+        rm_ReplyWithBool(ctx, v[i]);
+}
+
+static const cfcmd_host_t host = {
+    CFCMD_HOST_INIT_FIELDS(h_),
+    .reply_bools = h_bools,
+};
 
 static void replicate(mod_call_t *c)
 {

@@ -140,9 +140,10 @@ static void h_bools(void *h, const bool *v, size_t n)
     resp_add_bools(&((client_t *)h)->out, v, n);
 }
 
-/* Completed with the optional functions in cfhost_table(), before any
- * command runs. */
-static cfcmd_host_t host = CFCMD_HOST_INIT(h_);
+static const cfcmd_host_t host = {
+    CFCMD_HOST_INIT_FIELDS(h_),
+    .reply_bools = h_bools,
+};
 
 static void cf_proc(client_t *c, int argc, const arg_t *argv)
 {
@@ -165,7 +166,6 @@ const cmd_def_t *cfhost_table(void)
     static bool built;
     if (!built) {
         size_t n = 0;
-        host.reply_bools = h_bools;
         for (const cfcmd_def_t *d = cfcmd_table; d->name != NULL; d++) {
             if (n + 1 >= sizeof(table) / sizeof(table[0]))
                 return NULL;
