@@ -242,6 +242,55 @@ static void batched_as_single_at_the_split(void **state)
     cf_free(b);
 }
 
+/* Grows a and b alike (single adds of ids from *id) until the split
+ * pointer is at 0 (whole) or past a third of the level's buckets, at
+ * level 1 or more; then deletes every third item added, so that the load
+ * drops under the target, and adds a batch to b and the same items one at
+ * a time to a: the batch's addressing from a grown table, with and
+ * without a split under way. */
+static void batch_after_growth(bool whole, uint64_t seed)
+{
+    cf_filter_t *a = make(200, seed), *b = make(200, seed);
+    uint64_t room = UINT64_MAX, id = 0;
+    for (;;) {
+        uint64_t k = key_of(id++);
+        assert_int_equal(cf_grow_add(a, &k, 8, false, &room), 0);
+        assert_int_equal(cf_grow_add(b, &k, 8, false, &room), 0);
+        const struct cf_grow *g = a->u.gr;
+        if (g->level >= 1 &&
+            (whole ? g->split == 0 : g->split > 0 && g->split * 3 > g->nbig))
+            break;
+        assert_true(id < 100000);
+    }
+    for (uint64_t i = 0; i < id; i += 3) {
+        uint64_t k = key_of(i);
+        assert_int_equal(cf_grow_del(a, &k, 8), 1);
+        assert_int_equal(cf_grow_del(b, &k, 8), 1);
+    }
+    assert_true(entries_to_split(b) > 100);
+    size_t m = 100;
+    for (size_t i = 0; i < m; i++) {
+        keys[i] = key_of(id++);
+        kp[i] = &keys[i];
+        lens[i] = 8;
+        rc_one[i] = cf_grow_add(a, kp[i], 8, false, &room);
+    }
+    cf_add_many(b, m, kp, lens, false, NULL, rc_many);
+    assert_memory_equal(rc_one, rc_many, m * sizeof(int));
+    assert_same(a, b);
+    cf_free(a);
+    cf_free(b);
+}
+
+static void batched_as_single_grown(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 51; seed < 54; seed++) {
+        batch_after_growth(true, seed);
+        batch_after_growth(false, seed);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -250,6 +299,7 @@ int main(void)
         cmocka_unit_test(batched_as_single_full),
         cmocka_unit_test(batched_as_single_room),
         cmocka_unit_test(batched_as_single_at_the_split),
+        cmocka_unit_test(batched_as_single_grown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
