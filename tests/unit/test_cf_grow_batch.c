@@ -190,6 +190,23 @@ static uint64_t entries_to_split(const cf_filter_t *f)
     return g->target * g->nb * 4 / 10000 - g->entries;
 }
 
+/* Adds m fresh items (ids from *id on) to a one at a time and to b in
+ * one batch: the same rc per item, and the filters alike after. */
+static void add_alike(cf_filter_t *a, cf_filter_t *b, size_t m, uint64_t *id)
+{
+    uint64_t room = UINT64_MAX;
+    for (size_t i = 0; i < m; i++) {
+        keys[i] = key_of((*id)++);
+        kp[i] = &keys[i];
+        lens[i] = 8;
+        rc_one[i] = cf_grow_add(a, kp[i], 8, false, &room);
+    }
+    cf_add_many(b, m, kp, lens, false, NULL, rc_many);
+    assert_memory_equal(rc_one, rc_many, m * sizeof(int));
+    assert_int_equal(a->u.gr->nb, b->u.gr->nb);
+    assert_same(a, b);
+}
+
 /* Batches that end just before, at and just past the load where the next
  * add splits: a batch must split where the single adds split, not place
  * an item on the table as it was before (both filters compared after
@@ -209,35 +226,16 @@ static void batched_as_single_at_the_split(void **state)
                 assert_int_equal(cf_grow_add(b, &k, 8, false, &room), 0);
             }
             assert_int_equal(entries_to_split(b), d);
-            size_t m = (size_t)((int)d + past);
-            for (size_t i = 0; i < m; i++) {
-                keys[i] = key_of(id++);
-                kp[i] = &keys[i];
-                lens[i] = 8;
-                rc_one[i] = cf_grow_add(a, kp[i], 8, false, &room);
-            }
-            cf_add_many(b, m, kp, lens, false, NULL, rc_many);
-            assert_memory_equal(rc_one, rc_many, m * sizeof(int));
-            assert_int_equal(a->u.gr->nb, b->u.gr->nb);
-            assert_same(a, b);
+            add_alike(a, b, (size_t)((int)d + past), &id);
             cf_free(a);
             cf_free(b);
         }
     }
     cf_filter_t *a = make(2000, 41), *b = make(2000, 41);
-    for (size_t i = 0; i < 10; i++) {
-        keys[i] = key_of(id++);
-        kp[i] = &keys[i];
-        lens[i] = 8;
-    }
     a->u.gr->nomem = 1;
     b->u.gr->nomem = 1;
-    for (size_t i = 0; i < 10; i++)
-        rc_one[i] = cf_grow_add(a, kp[i], 8, false, &room);
-    cf_add_many(b, 10, kp, lens, false, NULL, rc_many);
-    assert_memory_equal(rc_one, rc_many, 10 * sizeof(int));
+    add_alike(a, b, 10, &id);
     assert_int_equal(a->u.gr->nomem, 0);
-    assert_same(a, b);
     cf_free(a);
     cf_free(b);
 }
@@ -268,16 +266,7 @@ static void batch_after_growth(bool whole, uint64_t seed)
         assert_int_equal(cf_grow_del(b, &k, 8), 1);
     }
     assert_true(entries_to_split(b) > 100);
-    size_t m = 100;
-    for (size_t i = 0; i < m; i++) {
-        keys[i] = key_of(id++);
-        kp[i] = &keys[i];
-        lens[i] = 8;
-        rc_one[i] = cf_grow_add(a, kp[i], 8, false, &room);
-    }
-    cf_add_many(b, m, kp, lens, false, NULL, rc_many);
-    assert_memory_equal(rc_one, rc_many, m * sizeof(int));
-    assert_same(a, b);
+    add_alike(a, b, 100, &id);
     cf_free(a);
     cf_free(b);
 }
