@@ -631,18 +631,6 @@ add_stage(const struct cf_grow *g, uint64_t seed, gr_staged_t *st,
  * base buckets themselves (a table that never split: level 0). */
 enum fast_addr { FAST_ANY, FAST_WHOLE, FAST_BASE };
 
-/* The batched common case: no NX, an empty stash, no refusal for memory
- * pending, and no split due before the run ends (it is cut where the
- * entries would pass the target load). Then no bucket moves and every add
- * is add_item()'s inline case, the emptier of two buckets chosen as there
- * (or add_crowded() for an item whose buckets are both full, as add_item()
- * sends it). An item is staged as its two bucket pointers and entries
- * only, from the filter's addressing copied into locals (a store into the
- * table cannot alias them), with the split pointer's test left out when
- * no split is under way; the counts are brought up to date before
- * add_crowded() reads them. When add_crowded() split buckets, left an
- * entry in the stash or found no memory for a split, the run ends after
- * that item. Returns the items done (each rc 0 but add_crowded()'s). */
 /* add_fast_run()'s window: item i's two bucket pointers and entries at
  * i % GROW_ADD_WINDOW. */
 typedef struct fast_win {

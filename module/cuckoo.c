@@ -261,8 +261,8 @@ static void h_map(void *h, size_t n)
     rm_ReplyWithMap(((mod_call_t *)h)->ctx, (long)n);
 }
 
-/* The bulk commands' items: one call from the command layer, not one
- * per item through the host's table. */
+/* The bulk commands' items: one call from the command layer per
+ * command, not an indirect call and h_bool() per item. */
 static void h_bools(void *h, const bool *v, size_t n)
 {
     RedisModuleCtx *ctx = ((mod_call_t *)h)->ctx;
