@@ -398,6 +398,27 @@ static inline uint32_t entry_full(uint32_t t, uint64_t q)
            (uint32_t)(q & lowmask(CF_GROW_STORED_BITS));
 }
 
+/* insert_entry()'s first bucket_put() for an item of tag t whose streams
+ * are q0 and q1 in buckets p0 and p1 (words w0 and w1, empty lanes e0
+ * and e1, not both 0): its entry (entry_full()) into
+ * the emptier bucket (the first when they tie), its lowest empty lane.
+ * Chosen with masks, not a branch (which bucket is emptier is a coin
+ * toss); the empty lanes are counted by a multiply that sums the four
+ * lane bits into the top lane (without -mpopcnt a popcount is a library
+ * call). Every add that does not meet two full buckets ends here, single
+ * or batched, so both place alike. */
+static inline __attribute__((always_inline)) void
+put_emptier(uint32_t t, uint64_t *p0, uint64_t w0, uint64_t e0, uint64_t q0,
+            uint64_t *p1, uint64_t w1, uint64_t e1, uint64_t q1)
+{
+    uint64_t sel = -(uint64_t)((e0 * GR_LO) >> 48 >= (e1 * GR_LO) >> 48);
+    uint64_t e = (e0 & sel) | (e1 & ~sel);
+    uint64_t q = (q0 & sel) | (q1 & ~sel);
+    uint64_t *p = (uint64_t *)(((uintptr_t)p0 & sel) | ((uintptr_t)p1 & ~sel));
+    *p = ((w0 & sel) | (w1 & ~sel)) | (uint64_t)entry_full(t, q)
+                                          << __builtin_ctzll(e);
+}
+
 /* Looks for the shortest path of kicks from the full buckets b0 and b1
  * (for the item's entries v0 and v1) to a bucket with a free slot, level
  * by level: every bucket of a level is prefetched before any is read, so
@@ -585,17 +606,7 @@ add_item(struct cf_grow *g, gr_staged_t *st, bool nx, uint64_t *room)
     uint64_t e0 = gr_empty_lanes(w0), e1 = gr_empty_lanes(w1);
     if ((e0 | e1) == 0 || stashed)
         return add_crowded(g, it, s0, s1, stashed, full, nx, room);
-    /* insert_entry()'s first bucket_put() into the emptier bucket, its
-     * lowest empty lane; chosen with masks, not a branch (which bucket is
-     * emptier is a coin toss). The empty lanes are counted by a multiply
-     * that sums the four lane bits into the top lane: without -mpopcnt a
-     * popcount is a library call. */
-    uint64_t sel = -(uint64_t)((e0 * GR_LO) >> 48 >= (e1 * GR_LO) >> 48);
-    uint64_t e = (e0 & sel) | (e1 & ~sel);
-    uint64_t q = (s0.q & sel) | (s1.q & ~sel);
-    uint64_t *p = (uint64_t *)(((uintptr_t)p0 & sel) | ((uintptr_t)p1 & ~sel));
-    uint64_t w = (w0 & sel) | (w1 & ~sel);
-    *p = w | (uint64_t)entry_full(it->t, q) << __builtin_ctzll(e);
+    put_emptier(it->t, p0, w0, e0, s0.q, p1, w1, e1, s1.q);
     g->entries++;
     g->items++;
     return nx ? 1 : 0;
@@ -631,11 +642,12 @@ add_stage(const struct cf_grow *g, uint64_t seed, gr_staged_t *st,
  * base buckets themselves (a table that never split: level 0). */
 enum fast_addr { FAST_ANY, FAST_WHOLE, FAST_BASE };
 
-/* add_fast_run()'s window: item i's two bucket pointers and entries at
- * i % GROW_ADD_WINDOW. */
+/* add_fast_run()'s window: item i's two bucket pointers, its streams
+ * there and its tag, at i % GROW_ADD_WINDOW. */
 typedef struct fast_win {
     uint64_t *p0[GROW_ADD_WINDOW], *p1[GROW_ADD_WINDOW];
-    uint32_t v0[GROW_ADD_WINDOW], v1[GROW_ADD_WINDOW];
+    uint64_t q0[GROW_ADD_WINDOW], q1[GROW_ADD_WINDOW];
+    uint32_t t[GROW_ADD_WINDOW];
 } fast_win_t;
 
 /* Hashes an item into slot r of the window and prefetches its buckets. */
@@ -661,8 +673,9 @@ fast_stage(const struct cf_grow *a, uint64_t seed, fast_win_t *fw, size_t r,
     }
     fw->p0[r] = gr_bucket(a, b0);
     fw->p1[r] = gr_bucket(a, b1);
-    fw->v0[r] = entry_full(it.t, q0);
-    fw->v1[r] = entry_full(it.t, q1);
+    fw->q0[r] = q0;
+    fw->q1[r] = q1;
+    fw->t[r] = it.t;
     prefetch(fw->p0[r]);
     prefetch(fw->p1[r]);
 }
@@ -688,12 +701,8 @@ fast_place(struct cf_grow *g, const struct cf_grow *a, uint64_t seed,
                           room);
         return g->nb == a->nb && g->vv == 0 && g->nomem == 0;
     }
-    uint64_t sel = -(uint64_t)((e0 * GR_LO) >> 48 >= (e1 * GR_LO) >> 48);
-    uint64_t e = (e0 & sel) | (e1 & ~sel);
-    uint64_t v = (fw->v0[r] & sel) | (fw->v1[r] & ~sel);
-    uint64_t *p = (uint64_t *)(((uintptr_t)fw->p0[r] & sel) |
-                               ((uintptr_t)fw->p1[r] & ~sel));
-    *p = ((w0 & sel) | (w1 & ~sel)) | v << __builtin_ctzll(e);
+    put_emptier(fw->t[r], fw->p0[r], w0, e0, fw->q0[r], fw->p1[r], w1, e1,
+                fw->q1[r]);
     (*added)++;
     *rc = 0;
     return true;
@@ -702,15 +711,14 @@ fast_place(struct cf_grow *g, const struct cf_grow *a, uint64_t seed,
 /* The batched common case: no NX, an empty stash, no refusal for memory
  * pending, and no split due before the run ends (it is cut where the
  * entries would pass the target load). Then no bucket moves and every add
- * is add_item()'s inline case, the emptier of two buckets chosen as there
- * (or add_crowded() for an item whose buckets are both full, as add_item()
- * sends it). An item is staged as its two bucket pointers and entries
- * only, from the filter's addressing copied into locals (a store into the
- * table cannot alias them), with the split pointer's test left out when
- * no split is under way; the counts are brought up to date before
- * add_crowded() reads them. When add_crowded() split buckets, left an
- * entry in the stash or found no memory for a split, the run ends after
- * that item. Returns the items done. */
+ * is add_item()'s inline case, put_emptier() (or add_crowded() for an
+ * item whose buckets are both full, as add_item() sends it). An item is
+ * staged as its two bucket pointers, streams and tag only, from the filter's
+ * addressing copied into locals (a store into the table cannot alias them),
+ * with the split pointer's test left out when no split is under way; the counts
+ * are brought up to date before add_crowded() reads them. When add_crowded()
+ * split buckets, left an entry in the stash or found no memory for a split, the
+ * run ends after that item. Returns the items done. */
 static inline __attribute__((always_inline)) size_t
 add_fast_run(struct cf_grow *g, uint64_t seed, size_t n,
              const void *const *keys, const size_t *lens, uint64_t *room,
