@@ -9,7 +9,7 @@ import redis
 import pytest
 
 from support.proc import Daemon
-from support.resp import Map, RespError, Simple
+from support.resp import Map, RespError, Simple, cf_info
 
 pytestmark = pytest.mark.cf
 
@@ -63,20 +63,14 @@ INFO_NAMES = [b"Size", b"Number of buckets", b"Number of filters",
               b"Fingerprint bits", b"Capacity", b"Error rate", b"Encoding"]
 
 
-def info_names(names):
-    """CF.INFO's field names as bytes, after checking each came as a simple
-    string, as RedisBloom sends them."""
-    assert all(isinstance(n, Simple) for n in names), names
-    return [n.encode() for n in names]
-
-
 def info2(raw, k):
-    """CF.INFO over RESP2 as a dict, after checking the flat shape."""
+    """CF.INFO over RESP2 as a dict, after checking the flat shape and that
+    every name came as a simple string (cf_info())."""
     rep = raw.command("CF.INFO", k)
     assert isinstance(rep, list) and len(rep) == 24, rep
-    names = info_names(rep[0::2])
-    assert names == INFO_NAMES
-    return dict(zip(names, rep[1::2]))
+    info = cf_info(rep)
+    assert list(info) == INFO_NAMES
+    return info
 
 
 def is_err(rep, prefix):
@@ -559,8 +553,8 @@ def test_resp3_shapes(raw3, key):
         RespError("ERR Not found")
     inf = raw3.command("CF.INFO", key)
     assert isinstance(inf, Map)
-    assert info_names([k for k, _ in inf.pairs]) == INFO_NAMES
-    vals = {k.encode(): v for k, v in inf.pairs}
+    vals = cf_info(inf)
+    assert list(vals) == INFO_NAMES
     assert all(type(vals[k]) is int for k in INFO_NAMES[:10])
     assert type(vals[b"Error rate"]) is float and 0 < vals[b"Error rate"] < 1
     # A full filter answers false in an INSERT.
