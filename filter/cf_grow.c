@@ -752,7 +752,7 @@ static size_t add_many_fast(struct cf_grow *g, uint64_t seed, size_t n,
                             const void *const *keys, const size_t *lens,
                             uint64_t *room, int *rc)
 {
-    uint64_t lim = g->target * g->nb * GR_B / 10000;
+    uint64_t lim = gr_target_entries(g);
     if (g->vv != 0 || g->nomem != 0 || g->entries >= lim)
         return 0;
     if (n > lim - g->entries)

@@ -291,6 +291,14 @@ static inline uint32_t gr_over_ndbl(const struct cf_grow *g)
     return g->over != NULL ? g->over->ndbl : 0;
 }
 
+/* The entries the buckets in use hold at the target load: an add splits
+ * first when the entries would pass it ((entries + 1) * 10000 > target *
+ * nb * GR_B, as add_item() tests it). */
+static inline uint64_t gr_target_entries(const struct cf_grow *g)
+{
+    return g->target * g->nb * GR_B / 10000;
+}
+
 /* Does the table, the stash or the overflow hold the item? */
 static inline bool has_item(const struct cf_grow *g, const gr_item_t *it)
 {

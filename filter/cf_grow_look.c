@@ -153,7 +153,7 @@ void cf_grow_stats(const cf_filter_t *f, cf_stats_t *st)
     /* the reserve until the table first splits (as a fixed table reports
      * what was asked for), then what the buckets in use hold at the
      * target load */
-    uint64_t held = g->nb * GR_B * g->target / 10000;
+    uint64_t held = gr_target_entries(g);
     st->capacity = g->nb > g->n0 && held > g->capacity ? held : g->capacity;
     st->bucket_size = GR_B;
     st->fp_bits = CF_GROW_TAG_BITS + CF_GROW_STORED_BITS;

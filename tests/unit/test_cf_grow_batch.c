@@ -187,7 +187,7 @@ static void batched_as_single_room(void **state)
 static uint64_t entries_to_split(const cf_filter_t *f)
 {
     const struct cf_grow *g = f->u.gr;
-    return g->target * g->nb * 4 / 10000 - g->entries;
+    return gr_target_entries(g) - g->entries;
 }
 
 /* Adds m fresh items (ids from *id on) to a one at a time and to b in
