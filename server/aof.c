@@ -10,7 +10,10 @@
  * across clients, and a write or fsync error exits, as Redis does: an
  * acknowledged write must never be missing. With everysec and no, a
  * failed write is retried from the cron and from each later flush; until
- * one succeeds write commands are refused with -MISCONF.
+ * one succeeds write commands are refused with -MISCONF. A failed
+ * background fsync refuses them the same way (Redis's
+ * aof_bio_fsync_status): the fsync is tried again once a second, and
+ * writes are accepted again when one succeeds.
  */
 #include "aof_int.h"
 
@@ -198,6 +201,26 @@ uint64_t aof_files_size(const server_t *s)
 
 /* ---- the fsync thread -------------------------------------------------- */
 
+/* fdatasync(fd): 0, or the errno that says the data may not be on disk.
+ * EINVAL (a file that cannot be synced) is not a failure, as in Redis's
+ * bio. */
+static int sync_fd(int fd)
+{
+    /* Linux's fdatasync covers what the file's size needs. */
+    if (fdatasync(fd) == 0 || errno == EINVAL)
+        return 0;
+    return errno;
+}
+
+/* Under mu: the result of an fsync. Only a sync of the increment in use
+ * clears an error: the last sync of a replaced one must not hide a
+ * failure of the current one's. */
+static void note_fsync(struct aof *a, int err, bool replaced)
+{
+    if (err != 0 || !replaced)
+        a->fsync_errno = err;
+}
+
 static void *fsync_main(void *arg)
 {
     struct aof *a = arg;
@@ -209,11 +232,11 @@ static void *fsync_main(void *arg)
             break; /* stopping, nothing left */
         aof_job_t j = a->q[a->qhead];
         pthread_mutex_unlock(&a->mu);
-        /* Linux's fdatasync covers what the file's size needs. */
-        fdatasync(j.fd);
+        int err = sync_fd(j.fd);
         if (j.close)
             close(j.fd);
         pthread_mutex_lock(&a->mu);
+        note_fsync(a, err, j.close);
         a->qhead = (a->qhead + 1) % AOF_FSYNC_QUEUE;
         a->qlen--;
     }
@@ -238,9 +261,12 @@ void aof_queue_fsync(struct aof *a, int fd, bool close_after)
     pthread_mutex_lock(&a->mu);
     if (!a->th_on || a->qlen == AOF_FSYNC_QUEUE) {
         pthread_mutex_unlock(&a->mu);
-        fdatasync(fd);
+        int err = sync_fd(fd);
         if (close_after)
             close(fd);
+        pthread_mutex_lock(&a->mu);
+        note_fsync(a, err, close_after);
+        pthread_mutex_unlock(&a->mu);
         return;
     }
     a->q[(a->qhead + a->qlen) % AOF_FSYNC_QUEUE] = (aof_job_t){fd, close_after};
@@ -346,6 +372,39 @@ void aof_feed(server_t *s, int dbnum, int argc, const arg_t *argv)
 
 /* ---- writing ----------------------------------------------------------- */
 
+/* Refuses write commands with Redis's MISCONF for err. */
+static void deny_writes(server_t *s, struct aof *a, int err)
+{
+    snprintf(a->deny_msg, sizeof(a->deny_msg),
+             "MISCONF Errors writing to the AOF file: %s", strerror(err));
+    server_deny_writes_aof(s, a->deny_msg);
+}
+
+/* Takes in what the fsync thread found: a failed fsync refuses writes
+ * (and asks for another fsync, which the cron queues once a second); the
+ * first one that succeeds lifts the refusal unless a write error stands. */
+static void check_fsync(server_t *s, struct aof *a)
+{
+    pthread_mutex_lock(&a->mu);
+    int err = a->fsync_errno;
+    pthread_mutex_unlock(&a->mu);
+    if (err != 0) {
+        if (a->fsync_err == 0)
+            log_warning("Fail to fsync the AOF file: %s", strerror(err));
+        a->fsync_err = err;
+        a->fsync_due = true;
+        if (!a->write_err)
+            deny_writes(s, a, err);
+    } else if (a->fsync_err != 0) {
+        a->fsync_err = 0;
+        if (!a->write_err) {
+            log_warning("AOF fsync error looks solved. Redis can write "
+                        "again.");
+            server_deny_writes_aof(s, NULL);
+        }
+    }
+}
+
 static void write_failed(server_t *s, struct aof *a, int err)
 {
     if (s->cfg->appendfsync == CFG_FSYNC_ALWAYS) {
@@ -360,9 +419,7 @@ static void write_failed(server_t *s, struct aof *a, int err)
     }
     a->write_err = true;
     a->write_errno = err;
-    snprintf(a->deny_msg, sizeof(a->deny_msg),
-             "MISCONF Errors writing to the AOF file: %s", strerror(err));
-    server_deny_writes_aof(s, a->deny_msg);
+    deny_writes(s, a, err);
 }
 
 /* Writes the buffer; false when it could not be written whole (the file
@@ -407,6 +464,7 @@ void aof_flush(server_t *s, bool force)
     uint64_t now = uv_now(s->loop);
     int mode = s->cfg->appendfsync;
     bool skip_fsync = s->cfg->no_appendfsync_on_rewrite && child_saving(s);
+    check_fsync(s, a);
     if (a->len == 0) {
         if (mode == CFG_FSYNC_EVERYSEC && a->fsync_due && !skip_fsync &&
             now - a->last_fsync_ms >= 1000 && aof_pending_fsync(a) == 0) {
@@ -434,7 +492,10 @@ void aof_flush(server_t *s, bool force)
     if (a->write_err) {
         log_warning("AOF write error looks solved. Redis can write again.");
         a->write_err = false;
-        server_deny_writes_aof(s, NULL);
+        if (a->fsync_err != 0)
+            deny_writes(s, a, a->fsync_err);
+        else
+            server_deny_writes_aof(s, NULL);
     }
     a->fsync_due = true;
     if (skip_fsync)
@@ -654,6 +715,10 @@ void aof_stop(server_t *s)
     a->sel_db = -1;
     a->rewrite_scheduled = false;
     a->write_err = false;
+    a->fsync_err = 0;
+    pthread_mutex_lock(&a->mu);
+    a->fsync_errno = 0;
+    pthread_mutex_unlock(&a->mu);
     server_deny_writes_aof(s, NULL);
     s->on_propagate = NULL;
     s->hold_replies = NULL;

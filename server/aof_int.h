@@ -46,6 +46,7 @@ struct aof {
     /* write errors */
     bool write_err;
     int write_errno;
+    int fsync_err; /* a failed fsync's errno the loop refuses for, or 0 */
     time_t last_err_log;
     char deny_msg[160];
     /* rewrites */
@@ -63,6 +64,7 @@ struct aof {
     bool th_on, th_stop;
     aof_job_t q[AOF_FSYNC_QUEUE];
     int qhead, qlen; /* under mu; qlen counts the running job too */
+    int fsync_errno; /* under mu: the last fsync's error, 0 when it worked */
     /* handles */
     uv_prepare_t prep;
     uv_timer_t cron;

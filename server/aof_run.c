@@ -323,7 +323,8 @@ void aof_info(const server_t *s, sbuf_t *b)
               a->state != AOF_OFF, a->rewriting, a->rewrite_scheduled,
               a->rewrite_ran ? a->last_rewrite_sec : -1, cur,
               a->last_rewrite_err ? "err" : "ok", a->rewrites,
-              a->rewrite_failures, a->write_err ? "err" : "ok");
+              a->rewrite_failures,
+              a->write_err || a->fsync_err != 0 ? "err" : "ok");
     if (a->state == AOF_OFF)
         return;
     sb_printf(b,
