@@ -18,7 +18,8 @@
  *    -ENOMEM (allocation failed or a size limit was exceeded),
  *    -ENOSPC (filter full and expansion is 0),
  *    -EOVERFLOW (full and the maximum number of sub-filters is reached).
- *  - Serialised form is little-endian and versioned (see cf_dump.c).
+ *  - Serialised form is little-endian and versioned (see cf_fixed_dump.c and
+ * cf_grow_dump.c).
  */
 #ifndef CF_H
 #define CF_H

@@ -100,7 +100,7 @@ int gr_new(const gr_init_t *in, cf_filter_t **out)
         mem.free_fn(g);
         return -ENOMEM;
     }
-    f->shape = CF_SHAPE_GROW;
+    f->kind = CF_KIND_GROW;
     f->nfilters = 1;
     f->seed = in->seed;
     f->max_kicks = (uint16_t)in->max_kicks;

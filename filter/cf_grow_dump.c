@@ -25,8 +25,6 @@
 
 #include "cf_grow_int.h"
 
-#define GR_MAGIC 0x31464B43u /* "CKF1", the core's own */
-#define GR_VERSION 4
 #define GR_FLAG_GROWABLE 2
 #define GR_MAX_LEVEL 40
 #define GR_TARGET_MIN 5000
@@ -37,8 +35,8 @@ void cf_grow_header(const cf_filter_t *f, void *buf)
     const struct cf_grow *g = GR(f);
     uint8_t *p = buf;
     memset(p, 0, CF_GROW_HDR_LEN);
-    le_store32(p, GR_MAGIC);
-    le_store16(p + 4, GR_VERSION);
+    le_store32(p, CF_MAGIC);
+    le_store16(p + 4, CF_GROW_VERSION);
     le_store16(p + 6, CF_GROW_HDR_LEN);
     le_store32(p + 8, GR_B);
     p[12] = CF_GROW_TAG_BITS;
@@ -72,8 +70,9 @@ int cf_grow_load_header(const void *buf, size_t len, const cf_limits_t *lim,
 {
     const uint8_t *p = buf;
     *out = NULL;
-    if (len < CF_GROW_HDR_LEN || le_load32(p) != GR_MAGIC ||
-        le_load16(p + 4) != GR_VERSION || le_load16(p + 6) != CF_GROW_HDR_LEN ||
+    if (len < CF_GROW_HDR_LEN || le_load32(p) != CF_MAGIC ||
+        le_load16(p + 4) != CF_GROW_VERSION ||
+        le_load16(p + 6) != CF_GROW_HDR_LEN ||
         le_load64(p + CF_GROW_HDR_LEN - 8) !=
             XXH3_64bits(p, CF_GROW_HDR_LEN - 8))
         return -EINVAL;

@@ -1,4 +1,4 @@
-/* Unit tests of the cuckoo core's relocations (filter/cf_ops.c): the
+/* Unit tests of the cuckoo core's relocations (filter/cf_fixed.c): the
  * breadth-first search for a path to a free slot, the walk behind it, what
  * a full table does, and that the moves are a function of the filter's
  * state alone. */

@@ -974,8 +974,8 @@ static void test_loadchunk_hostile(void **state)
     assert_null(ks_get(fx->c.db, "t", 1));
 
     /* A header that asks for 64 TB of table, with a valid checksum (the
-     * layout is filter/cf_dump.c's: table 0 nbuckets at byte 56, XXH3 at the
-     * end). */
+     * layout is filter/cf_fixed_dump.c's: table 0 nbuckets at byte 56, XXH3 at
+     * the end). */
     loads_allocated = 0; /* trailing junk is seen only after parsing */
     memcpy(buf, hdr, hlen);
     uint64_t huge = (1ull << 46) / 6; /* buckets of 4 x 12 bits */
