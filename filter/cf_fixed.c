@@ -16,6 +16,8 @@
 
 #include <errno.h>
 
+#include "check.h"
+
 /* xorshift64*'s multiplier (Vigna), after its shifts 12, 25, 27. */
 #define CF_XS_MUL 0x2545F4914F6CDD1Dull
 /* Mixing the filter's state into a seed: an odd offset (so that an empty
@@ -490,12 +492,35 @@ stored:
 
 /* cf_add() (nx false: 0 when stored) or cf_add_nx() (1 when added, 0 when
  * present) of a hashed item, or a negative errno. */
+/* The fixed kind's invariants (checked builds, common/check.h): every
+ * table's victim is a fingerprint of the shape in one of its buckets, and
+ * the items fit the slots and the victims. */
+static void fixed_check(const cf_filter_t *f)
+{
+#ifdef CUCKOOD_CHECKS
+    cf_table_t one;
+    const cf_table_t *tabs = tabs_get(f, &one);
+    uint64_t slots = 0;
+    CK_ASSERT(f->nfilters >= 1 && f->nfilters <= CF_MAX_FILTERS);
+    for (uint32_t k = 0; k < f->nfilters; k++) {
+        const cf_table_t *t = &tabs[k];
+        CK_ASSERT(!v_used(t) || (v_index(t) < t->nbuckets && v_fp(t) != 0 &&
+                                 v_fp(t) <= SH(f)->fp_mask));
+        slots += t->nbuckets * SH(f)->b + 1;
+    }
+    CK_ASSERT(items_of(f) <= slots);
+#else
+    (void)f;
+#endif
+}
+
 int cf_add_hashed(cf_filter_t *f, cf_hash_t hk, bool nx, uint64_t *room)
 {
     cf_table_t one;
     if (nx && filter_has(f, tabs_get(f, &one), hk))
         return 0;
     int rc = insert_hashed(f, hk, room);
+    fixed_check(f);
     return rc < 0 ? rc : nx;
 }
 
@@ -748,6 +773,7 @@ int cf_fixed_del(cf_filter_t *f, const void *key, size_t len)
         if (items > 0)
             items_set(f, items - 1);
         f->deleted++;
+        fixed_check(f);
         return 1;
     }
     return 0;

@@ -181,6 +181,7 @@ static bool bucket_put(struct cf_grow *g, uint64_t b, uint32_t v)
 {
     uint64_t *p = gr_bucket(g, b), w = *p;
     uint64_t e = gr_empty_lanes(w);
+    CK_ASSERT(b < g->nb && (v & GR_VAR_MASK) != 0 && v <= 0xFFFFu);
     if (e == 0)
         return false;
     *p = w | (uint64_t)v << (uint32_t)__builtin_ctzll(e);
@@ -264,6 +265,7 @@ static int split_one(struct cf_grow *g, uint64_t *room)
             g->stash_bucket = hb;
         g->stash_entry = (g->stash_entry & ~GR_VAR_MASK) | var >> 1;
     }
+    CK_ASSERT(kl <= GR_B && kh <= GR_B);
     *lo = nl;
     *hi = nh;
     g->entries += added;
@@ -275,6 +277,7 @@ static int split_one(struct cf_grow *g, uint64_t *room)
         g->nbig <<= 1;
         g->lmask = lowmask(g->level);
     }
+    gr_check(g);
     return 0;
 }
 
@@ -626,7 +629,9 @@ int cf_grow_add(cf_filter_t *f, const void *key, size_t len, bool nx,
     gr_staged_t st;
     st.it = gr_item(g, f->seed, key, len);
     stage_sides(g, &st);
-    return add_item(g, &st, nx, room);
+    int rc = add_item(g, &st, nx, room);
+    gr_check(g);
+    return rc;
 }
 
 /* Items hashed and their buckets prefetched ahead of the one added. An
@@ -805,6 +810,7 @@ void cf_grow_add_many(cf_filter_t *f, size_t n, const void *const *keys,
     }
     for (size_t k = n - head; k < n; k++)
         rc[k] = add_item(g, &st[k % W], nx, room);
+    gr_check(g);
 }
 
 /* The stash back into the table after a slot freed up, if its bucket or
@@ -877,5 +883,6 @@ removed:
     if (g->items > 0)
         g->items--;
     g->deleted++;
+    gr_check(g);
     return 1;
 }

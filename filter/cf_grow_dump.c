@@ -143,6 +143,7 @@ int cf_grow_load_header(const void *buf, size_t len, const cf_limits_t *lim,
     g->entries = entries;
     g->stash_bucket = stash_bucket;
     g->stash_entry = stash_entry;
+    gr_check(g); /* what the checks above let through */
     *out = f;
     *used = CF_GROW_HDR_LEN;
     return 0;

@@ -10,6 +10,7 @@
 #include "cf_alloc.h"
 #include "cf_grow.h"
 #include "cf_rb.h"
+#include "check.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -314,6 +315,24 @@ static inline bool gr_at_load(const struct cf_grow *g, uint64_t n, uint64_t per)
 static inline uint64_t gr_target_entries(const struct cf_grow *g)
 {
     return g->target * g->nb * GR_B / GR_LOAD_SCALE;
+}
+
+/* The growable state's invariants (checked builds, common/check.h): the
+ * addressing agrees with level and split, the buckets in use are
+ * allocated, the entries fit them and the stash, and a stashed entry has
+ * its marker in a bucket of the table. */
+static inline void gr_check(const struct cf_grow *g)
+{
+    CK_ASSERT(g->nbig == g->n0 << g->level);
+    CK_ASSERT(g->lmask == (1ull << g->level) - 1);
+    CK_ASSERT(g->split < g->nbig && g->nb == g->nbig + g->split);
+    CK_ASSERT(g->nb <= g->cap);
+    CK_ASSERT(g->entries <= g->nb * GR_B + 1);
+    CK_ASSERT(g->stash_entry <= 0xFFFFu);
+    CK_ASSERT(g->stash_entry == 0 ||
+              ((g->stash_entry & GR_VAR_MASK) != 0 && g->stash_bucket < g->nb));
+    CK_ASSERT(g->rng != 0);
+    (void)g;
 }
 
 /* Does the table, the stash or the overflow hold the item? */
