@@ -1,0 +1,271 @@
+"""Power cuts: what was acknowledged survives losing every unsynced byte.
+
+A kill -9 keeps the kernel's page cache, so it cannot show a missing fsync
+of a file or of its directory. Here the real cuckood runs with its file
+system calls recorded (the preload library tests/fault/fsfault.c) under a
+write load; then, for crash points along the record (every fsync, rename
+and unlink, just before and just after, and points between),
+tests/support/fsmodel.py rebuilds the data directory as a disk could hold
+it after a power cut there: only what was synced, everything written, and
+mixes of both (a prefix of the directory changes not yet made durable,
+unsynced tails cut at 4 KiB boundaries). cuckood starts on each, and:
+
+- it starts (a refusal is a failure: every state here is one a real disk
+  can hold after a cut);
+- appendfsync always: every CF.ADD acknowledged before the cut is there;
+- appendfsync everysec: everything acknowledged 2 s before the cut;
+- snapshots only: everything acknowledged before the last SAVE or BGSAVE
+  that answered OK (and finished) before the cut;
+- FLUSHALL: keys flushed by an acknowledged FLUSHALL do not come back.
+
+CUCKOOD_POWERCUT_POINTS bounds the crash points per scenario (CI samples
+a few; 0 tries every point the record offers)."""
+
+import os
+import random
+import shutil
+import tempfile
+import threading
+import time
+
+import pytest
+import redis
+
+from support import fsmodel
+from support.proc import Daemon, use_redis_server, wait_until
+
+pytestmark = pytest.mark.skipif(use_redis_server(),
+                                reason="cuckood's own files")
+
+POINTS = int(os.environ.get("CUCKOOD_POWERCUT_POINTS", "10"))
+
+
+def recording_env(log):
+    lib = os.environ.get("CUCKOOD_FSFAULT_LIB")
+    if not lib:
+        pytest.skip("CUCKOOD_FSFAULT_LIB is not set (run through ctest)")
+    env = dict(os.environ)
+    env["LD_PRELOAD"] = lib
+    env["CUCKOOD_FSREC"] = log
+    env["ASAN_OPTIONS"] = ":".join(filter(None, [
+        env.get("ASAN_OPTIONS"), "verify_asan_link_order=0"]))
+    return env
+
+
+class Writers:
+    """Clients adding unique items to keys w0..wN-1, recording for each
+    acknowledged item the time (time.monotonic(), the recorder's clock)
+    its reply arrived."""
+
+    def __init__(self, port, clients=3):
+        self.port = port
+        self.acked = []  # (time, key, item)
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.errors = []
+        self.threads = [threading.Thread(target=self.run, args=(i,))
+                        for i in range(clients)]
+
+    def run(self, n):
+        c = redis.Redis(port=self.port, socket_timeout=30)
+        key, i = "w%d" % n, 0
+        while not self.stop.is_set():
+            item = "i%d-%d" % (n, i)
+            i += 1
+            try:
+                r = c.execute_command("CF.ADD", key, item)
+            except redis.RedisError as e:
+                self.errors.append(e)
+                return
+            now = time.monotonic()
+            assert r == 1
+            with self.lock:
+                self.acked.append((now, key, item))
+            time.sleep(0.002)
+
+    def __enter__(self):
+        for t in self.threads:
+            t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        for t in self.threads:
+            t.join(30)
+
+
+def missing(c, pairs):
+    """The (key, item) pairs of pairs the server does not hold."""
+    by_key = {}
+    for key, item in pairs:
+        by_key.setdefault(key, []).append(item)
+    out = []
+    for key, items in by_key.items():
+        for k in range(0, len(items), 500):
+            part = items[k:k + 500]
+            try:
+                got = c.execute_command("CF.MEXISTS", key, *part)
+            except redis.ResponseError:
+                got = [0] * len(part)
+            out += [(key, x) for x, g in zip(part, got) if g != 1]
+    return out
+
+
+class Run:
+    """One recorded run: the server under the recorder in its own data
+    directory, and what its clients saw."""
+
+    def __init__(self, tmp, *args):
+        self.dir = os.path.join(tmp, "data")
+        os.mkdir(self.dir)
+        self.log = os.path.join(tmp, "fs.log")
+        self.args = args
+        self.server = Daemon(*args, dir=self.dir, env=recording_env(self.log))
+        self.events = []  # (time, what, detail)
+
+    def __enter__(self):
+        self.server.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.kill()
+        self.server.cleanup()
+
+    def client(self):
+        return self.server.client()
+
+    def event(self, what, detail=None):
+        self.events.append((time.monotonic(), what, detail))
+
+
+def check_states(tmp, run, acked, must_have, must_not_have=lambda t: ()):
+    """Every crash point sampled along run's record, every state a cut
+    there may leave: cuckood starts on it, holds must_have(T) and none of
+    must_not_have(T) (T: the time of the cut). Returns what was tried."""
+    ops = fsmodel.read_log(run.log)
+    rng = random.Random(int(os.environ.get("CUCKOOD_POWERCUT_SEED",
+                                           str(len(ops)))))
+    points = fsmodel.crash_points(ops, run.dir, POINTS, rng)
+    tried, failures = 0, []
+    disk = fsmodel.Disk(run.dir)
+    done = 0
+    for k in points:
+        while done < k:
+            disk.apply(ops[done])
+            done += 1
+        t_cut = ops[k].t0 / 1e9 if k < len(ops) else float("inf")
+        for name, files in disk.states(rng):
+            state = tempfile.mkdtemp(prefix="state-", dir=tmp)
+            fsmodel.materialize(files, state)
+            s = Daemon(*run.args, dir=state)
+            tried += 1
+            try:
+                s.start()
+            except Exception as e:
+                failures.append("cut after op %d (%s), state %s: does not "
+                                "start: %s\n%s" % (k, ops[k - 1] if k else
+                                                   "none", name, e,
+                                                   s.log_text()[-2000:]))
+                s.cleanup()
+                continue
+            try:
+                c = s.client()
+                lost = missing(c, must_have(t_cut))
+                if lost:
+                    failures.append(
+                        "cut after op %d (%s), state %s: %d acknowledged "
+                        "items lost, e.g. %r" % (
+                            k, ops[k - 1] if k else "none", name, len(lost),
+                            lost[:3]))
+                back = [key for key in must_not_have(t_cut)
+                        if c.exists(key)]
+                if back:
+                    failures.append("cut after op %d, state %s: flushed "
+                                    "keys came back: %r" % (k, name,
+                                                            back[:5]))
+            finally:
+                s.kill()
+                s.cleanup()
+                shutil.rmtree(state, ignore_errors=True)
+    assert failures == [], "\n".join(failures[:5])
+    return tried
+
+
+@pytest.fixture
+def tmp():
+    d = tempfile.mkdtemp(prefix="cuckood-powercut-")
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def acked_before(acked, t):
+    return [(key, item) for when, key, item in acked if when < t]
+
+
+def test_appendfsync_always_with_a_rewrite(tmp):
+    with Run(tmp, "--appendonly", "yes", "--appendfsync", "always",
+             "--save", "") as run:
+        with Writers(run.server.port) as w:
+            time.sleep(0.7)
+            c = run.client()
+            c.execute_command("BGREWRITEAOF")
+            wait_until(lambda: c.info("persistence")[
+                "aof_rewrite_in_progress"] == 0, what="the rewrite")
+            time.sleep(0.7)
+        assert w.errors == []
+    tried = check_states(tmp, run, w.acked,
+                         lambda t: acked_before(w.acked, t))
+    assert tried > 0
+
+
+def test_appendfsync_everysec(tmp):
+    with Run(tmp, "--appendonly", "yes", "--appendfsync", "everysec",
+             "--save", "") as run:
+        with Writers(run.server.port) as w:
+            time.sleep(3.5)
+        assert w.errors == []
+    check_states(tmp, run, w.acked,
+                 lambda t: acked_before(w.acked, t - 2.0))
+
+
+def test_snapshots_save_and_bgsave(tmp):
+    saves = []  # (time the save answered, time it was asked)
+    with Run(tmp, "--appendonly", "no", "--save", "") as run:
+        with Writers(run.server.port) as w:
+            c = run.client()
+            for i in range(4):
+                time.sleep(0.3)
+                asked = time.monotonic()
+                if i % 2 == 0:
+                    assert c.execute_command("SAVE") in (b"OK", "OK", True)
+                else:
+                    before = c.lastsave()
+                    c.execute_command("BGSAVE")
+                    wait_until(lambda: c.info("persistence")[
+                        "rdb_bgsave_in_progress"] == 0, what="the BGSAVE")
+                    assert c.info("persistence")[
+                        "rdb_last_bgsave_status"] == "ok"
+                    assert c.lastsave() >= before
+                saves.append((time.monotonic(), asked))
+        assert w.errors == []
+
+    def must_have(t):
+        done = [asked for answered, asked in saves if answered < t]
+        return acked_before(w.acked, max(done)) if done else []
+    check_states(tmp, run, w.acked, must_have)
+
+
+def test_flushall_does_not_come_back(tmp):
+    with Run(tmp, "--appendonly", "yes", "--appendfsync", "always",
+             "--save", "") as run:
+        c = run.client()
+        old = ["old%d" % i for i in range(20)]
+        for k in old:
+            c.execute_command("CF.ADD", k, "x")
+        assert c.flushall() is True
+        flushed_at = time.monotonic()
+        with Writers(run.server.port) as w:
+            time.sleep(0.5)
+        assert w.errors == []
+    check_states(tmp, run, w.acked, lambda t: acked_before(w.acked, t),
+                 lambda t: old if t > flushed_at else [])
