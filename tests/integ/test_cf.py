@@ -171,6 +171,77 @@ def test_reserve_capacity_below_two_buckets(raw2, key):
     assert raw2.command("CF.RESERVE", key, 8) == Simple("OK")
 
 
+def tiny_filter_state(raw, k, items):
+    """What a filter answers for items: CF.INFO and each CF.COUNT."""
+    return info2(raw, k), [raw.command("CF.COUNT", k, i) for i in items]
+
+
+@pytest.mark.parametrize("cap", [2, 3])
+def test_reserve_given_bucket_bounds_capacity(raw2, key, cap):
+    """RedisBloom's bound with BUCKETSIZE is capacity >= 2 * bucket size:
+    2 and 3 with a bucket of 1 make a filter (RedisBloom's own tests
+    reserve 2 with BUCKETSIZE 1) that works and copies like any other."""
+    assert raw2.command("CF.RESERVE", key, cap, "BUCKETSIZE", 1) == "OK"
+    inf = info2(raw2, key)
+    assert inf[b"Bucket size"] == 1
+    assert inf[b"Capacity"] == cap
+    assert inf[b"Number of filters"] == 1
+    assert raw2.command("CF.ADD", key, "a") == 1
+    assert raw2.command("CF.ADD", key, "a") == 1
+    assert raw2.command("CF.COUNT", key, "a") == 2
+    assert raw2.command("CF.DEL", key, "a") == 1
+    assert raw2.command("CF.EXISTS", key, "a") == 1
+    items = [b"i%d" % i for i in range(40)]
+    # Far past its capacity: it grows (EXPANSION 1) and keeps every item.
+    assert raw2.command("CF.INSERT", key, "ITEMS", *items) == [1] * 40
+    assert raw2.command("CF.MEXISTS", key, *items) == [1] * 40
+    inf = info2(raw2, key)
+    assert inf[b"Number of items inserted"] == 41
+    assert inf[b"Number of items deleted"] == 1
+    assert inf[b"Number of filters"] > 1
+    probes = items + [b"a", b"o1", b"o2"]
+    want = tiny_filter_state(raw2, key, probes)
+    # SCANDUMP / LOADCHUNK and DUMP / RESTORE copies answer alike.
+    for it, data in dump(raw2, key):
+        assert raw2.command("CF.LOADCHUNK", key + "-c", it, data) == "OK"
+    assert tiny_filter_state(raw2, key + "-c", probes) == want
+    payload = raw2.command("DUMP", key)
+    assert raw2.command("RESTORE", key + "-r", 0, payload) == "OK"
+    assert tiny_filter_state(raw2, key + "-r", probes) == want
+    # The bound is still twice the bucket given, or RedisBloom's default
+    # bucket of 2 without one.
+    small = RespError("ERR Capacity must be at least (BucketSize * 2)")
+    for args in ([cap - 2, "BUCKETSIZE", 1], [cap + 2, "BUCKETSIZE", 3],
+                 [cap]):
+        assert raw2.command("CF.RESERVE", key + "-x", *args) == small, args
+    assert raw2.command("EXISTS", key + "-x") == 0
+
+
+def test_tiny_given_bucket_survives_restart():
+    """SAVE and a restart keep filters reserved with capacity 2 and 3 at
+    BUCKETSIZE 1."""
+    d = Daemon().start()
+    try:
+        c = d.raw()
+        items = [b"i%d" % i for i in range(20)] + [b"o1", b"o2"]
+        want = {}
+        for cap in (2, 3):
+            k = "tiny%d" % cap
+            assert c.command("CF.RESERVE", k, cap, "BUCKETSIZE", 1) == "OK"
+            c.command("CF.INSERT", k, "ITEMS", *items[:20])
+            want[k] = tiny_filter_state(c, k, items)
+        assert c.command("SAVE") == "OK"
+        c.close()
+        d.shutdown(save=False)
+        d.start()
+        c = d.raw()
+        for k, w in want.items():
+            assert tiny_filter_state(c, k, items) == w
+        c.close()
+    finally:
+        d.cleanup()
+
+
 @pytest.mark.parametrize("cap", [4, 7])
 def test_reserve_tiny_takes_a_smaller_bucket(raw2, key, cap):
     """A capacity RedisBloom accepts with its bucket of 2 is accepted: the

@@ -944,6 +944,86 @@ static void test_empty_filter_dump(void **state)
     free_chunks(ch, n);
 }
 
+#define SMALL "-ERR Capacity must be at least (BucketSize * 2)\r\n"
+
+/* With BUCKETSIZE, RedisBloom's bound is capacity >= 2 * bucket size: 2
+ * and 3 with a bucket of 1 are accepted there (its own tests reserve 2
+ * with BUCKETSIZE 1), and such a filter adds, deletes, counts, grows and
+ * dumps like any other. Without BUCKETSIZE its default bucket of 2 still
+ * refuses 3. */
+static void test_reserve_tiny_given_bucket(void **state)
+{
+    fx_t *fx = *state;
+    static const char *keys[] = {"k2", "k3"};
+    char item[32];
+
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "k2", "2", "BUCKETSIZE", "1");
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "k3", "3", "BUCKETSIZE", "1");
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "k6", "6", "BUCKETSIZE", "3");
+    EXPECT(fx, SMALL, "CF.RESERVE", "k", "1", "BUCKETSIZE", "1");
+    EXPECT(fx, SMALL, "CF.RESERVE", "k", "0", "BUCKETSIZE", "1");
+    EXPECT(fx, SMALL, "CF.RESERVE", "k", "-2", "BUCKETSIZE", "1");
+    EXPECT(fx, SMALL, "CF.RESERVE", "k", "5", "BUCKETSIZE", "3");
+    EXPECT(fx, SMALL, "CF.RESERVE", "k", "3");
+    EXPECT(fx, SMALL, "CF.RESERVE", "k", "3", "EXPANSION", "2");
+    /* As RedisBloom, the options are read before the capacity is held to
+     * the bucket size. */
+    EXPECT(fx,
+           "-ERR BUCKETSIZE: value must be an integer between 1 and "
+           "255, inclusive.\r\n",
+           "CF.RESERVE", "k", "1", "BUCKETSIZE", "0");
+    assert_null(ks_get(fx->c.db, "k", 1));
+    assert_int_equal(info_field_of(fx, "k6", "Bucket size"), 3);
+
+    for (size_t i = 0; i < 2; i++) {
+        const char *k = keys[i];
+        chunk_t ch[CF_MAX_FILTERS + 2];
+        char copy[8];
+
+        assert_int_equal(info_field_of(fx, k, "Bucket size"), 1);
+        assert_int_equal(info_field_of(fx, k, "Capacity"), 2 + (int)i);
+        assert_int_equal(info_field_of(fx, k, "Number of filters"), 1);
+        EXPECT(fx, ":1\r\n", "CF.ADD", k, "a");
+        EXPECT(fx, ":1\r\n", "CF.ADD", k, "a");
+        EXPECT(fx, ":2\r\n", "CF.COUNT", k, "a");
+        EXPECT(fx, ":1\r\n", "CF.DEL", k, "a");
+        EXPECT(fx, ":1\r\n", "CF.COUNT", k, "a");
+        EXPECT(fx, ":1\r\n", "CF.EXISTS", k, "a");
+        assert_int_equal(info_field_of(fx, k, "Number of items inserted"), 1);
+        assert_int_equal(info_field_of(fx, k, "Number of items deleted"), 1);
+        /* Far past its capacity: it grows (EXPANSION 1) and keeps all. */
+        for (int j = 0; j < 40; j++) {
+            snprintf(item, sizeof(item), "i%d", j);
+            EXPECT(fx, ":1\r\n", "CF.ADD", k, item);
+        }
+        for (int j = 0; j < 40; j++) {
+            snprintf(item, sizeof(item), "i%d", j);
+            EXPECT(fx, ":1\r\n", "CF.EXISTS", k, item);
+        }
+        assert_true(info_field_of(fx, k, "Number of filters") > 1);
+
+        /* SCANDUMP / LOADCHUNK: the copy answers and dumps alike. */
+        size_t n = dump_all(fx, k, ch, CF_MAX_FILTERS + 2);
+        assert_true(n >= 2);
+        snprintf(copy, sizeof(copy), "%s-c", k);
+        for (size_t j = 0; j < n; j++)
+            assert_string_equal(load(fx, copy, ch[j].it, ch[j].data, ch[j].len),
+                                "+OK\r\n");
+        RUN(fx, "CF.INFO", k);
+        char *info = strdup(fx->reply);
+        EXPECT(fx, info, "CF.INFO", copy);
+        free(info);
+        for (int j = 0; j < 200; j++) {
+            snprintf(item, sizeof(item), "i%d", j);
+            RUN(fx, "CF.COUNT", k, item);
+            char want[16];
+            memcpy(want, fx->reply, fx->reply_len + 1);
+            EXPECT(fx, want, "CF.COUNT", copy, item);
+        }
+        free_chunks(ch, n);
+    }
+}
+
 #define TOO_LARGE "-ERR Invalid header: the filter is too large\r\n"
 
 static void test_loadchunk_hostile(void **state)
@@ -1355,6 +1435,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_dump_load_round_trip, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_empty_filter_dump, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_reserve_tiny_given_bucket, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_loadchunk_hostile, setup,
                                         teardown),
