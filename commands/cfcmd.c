@@ -826,8 +826,11 @@ static void load_header(const call_t *c, const arg_t *key, const arg_t *data)
         return;
     }
     if (rc != 0) {
-        reply_error(c,
-                    rb ? "ERR Couldn't create filter!" : "ERR Invalid header");
+        /* As RedisBloom: a chunk of a header's length is a header, whose
+         * numbers (a zeroed magic included) could not make a filter. */
+        reply_error(c, cf_is_header_len(data->len)
+                           ? "ERR Couldn't create filter!"
+                           : "ERR Invalid header");
         return;
     }
     if (used != data->len) {

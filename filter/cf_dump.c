@@ -84,6 +84,18 @@ void cf_header_write(const cf_filter_t *f, void *buf)
     le_store64(p + len - CF_HDR_SUM, XXH3_64bits(p, len - CF_HDR_SUM));
 }
 
+bool cf_is_header_len(size_t len)
+{
+    if (len == CF_RB_HEADER_LEN || len == CF_RB_WRAP_LEN ||
+        len == CF_GROW_HDR_LEN)
+        return true;
+    if (len < CF_HDR_FIXED + CF_HDR_TABLE + CF_HDR_SUM)
+        return false;
+    size_t tables = len - CF_HDR_FIXED - CF_HDR_SUM;
+    return tables % CF_HDR_TABLE == 0 &&
+           tables / CF_HDR_TABLE <= CF_MAX_FILTERS;
+}
+
 uint64_t cf_data_len(const cf_filter_t *f)
 {
     if (cf_is_rb(f))

@@ -4,6 +4,7 @@ RESP3, errors, redis-py's r.cf() helpers, big batches, SCANDUMP/LOADCHUNK.
 Run: pytest-3 tests/integ/test_cf.py  (CUCKOOD_BIN names the binary)."""
 
 import os
+import struct
 
 import redis
 import pytest
@@ -725,6 +726,12 @@ def test_empty_filter_round_trip(raw2, key):
     assert info2(raw2, key + "-copy") == info2(raw2, key)
 
 
+# The lengths a header chunk can have: RedisBloom's 38 bytes, 56 (ours
+# around RedisBloom's), and 64 plus 32 per table for 1 to 64 tables (the
+# growable header is 128).
+HEADER_LENS = {38, 56} | {64 + 32 * n for n in range(1, 65)}
+
+
 def test_loadchunk_bad_headers(server, raw2, key):
     raw2.command("CF.INSERT", key, "ITEMS", "a", "b")
     hdr = header_of(raw2, key)
@@ -732,12 +739,11 @@ def test_loadchunk_bad_headers(server, raw2, key):
 
     def refused(data):
         rep = raw2.command("CF.LOADCHUNK", target, 1, data)
-        # 38 bytes is the length of RedisBloom's header, refused in its
-        # words
-        assert (is_err(rep, "ERR Invalid header") or
-                rep == RespError(OOM) or
-                (len(data) == 38 and
-                 rep == RespError("ERR Couldn't create filter!"))), rep
+        # As RedisBloom: a chunk of a header's length is a header, whose
+        # numbers could not make a filter; any other is not a header.
+        want = "ERR Couldn't create filter!" if len(data) in HEADER_LENS \
+            else "ERR Invalid header"
+        assert is_err(rep, want) or rep == RespError(OOM), (len(data), rep)
         assert raw2.command("EXISTS", target) == 0
 
     refused(b"")
@@ -762,6 +768,33 @@ def test_loadchunk_bad_headers(server, raw2, key):
                 assert raw2.command("EXISTS", target) == 0
     assert server.alive()
     assert raw2.command("PING") == "PONG"
+
+
+@pytest.mark.parametrize("opts", [[], ["EXPANSION", "0"]])
+def test_loadchunk_header_that_cannot_make_a_filter(raw2, key, opts):
+    """RedisBloom's test_scandump_invalid_header and its _alloc twin: the
+    header chunk of CF.RESERVE 100 after 50 adds, its first 9 bytes zeroed,
+    or bytes 8 to 12 zeroed and byte 14 set to 1. There such a chunk is
+    RedisBloom's header with a bucket count of 0, or of 2^48; here it is
+    ours (growable, or a fixed table), with numbers that cannot make a
+    filter either: the same answer."""
+    assert raw2.command("CF.RESERVE", key, 100, *opts) == "OK"
+    for x in range(50):
+        raw2.command("CF.ADD", key, "foo%d" % x)
+    hdr = header_of(raw2, key)
+    assert raw2.command("DEL", key) == 1
+    zeroed = bytes(9) + hdr[9:]
+    huge = hdr[:8] + bytes(5) + hdr[13:14] + b"\x01" + hdr[15:]
+    for bad in (zeroed, huge):
+        assert raw2.command("CF.LOADCHUNK", key, 1, bad) == \
+            RespError("ERR Couldn't create filter!")
+        assert raw2.command("EXISTS", key) == 0
+    # RedisBloom's own header of that filter, loaded, then zeroed.
+    rb = struct.pack("<QQQQHHH", 50, 64, 0, 1, 2, 20, 1)
+    assert raw2.command("CF.LOADCHUNK", key + "-rb", 1, rb) == "OK"
+    assert raw2.command("CF.LOADCHUNK", key, 1, bytes(9) + rb[9:]) == \
+        RespError("ERR Couldn't create filter!")
+    assert raw2.command("EXISTS", key) == 0
 
 
 def test_loadchunk_bad_positions(raw2, key):

@@ -1038,11 +1038,15 @@ static void test_loadchunk_hostile(void **state)
     size_t hlen = ch[0].len;
     char buf[4096];
 
-    /* Every truncation of the header, and trailing junk. */
+    /* Every truncation of the header, and trailing junk. As RedisBloom, a
+     * chunk of a header's length (RedisBloom's 38, 56 around it, 64 and
+     * 32 per table) is a header that could not make a filter. */
+    assert_int_equal(hlen, 128);
     for (size_t i = 0; i < hlen; i++)
         assert_memory_equal(load(fx, "t", 1, hdr, i),
-                            i == CF_RB_HEADER_LEN ? "-ERR Couldn't create"
-                                                  : "-ERR Invalid header",
+                            i == CF_RB_HEADER_LEN || i == 56 || i == 96
+                                ? "-ERR Couldn't create"
+                                : "-ERR Invalid header",
                             19);
     memcpy(buf, hdr, hlen);
     buf[hlen] = 'x';
@@ -1131,6 +1135,52 @@ static size_t resized_header(fx_t *fx, const char *key, uint64_t nb, char *buf)
 
 /* A header is checked against what is left, not against all of memory per
  * key, and before anything is allocated. */
+/* RedisBloom's test_scandump_invalid_header: the header chunk of
+ * CF.RESERVE 100 after 50 adds, its first 9 bytes zeroed. There a chunk of
+ * a header's length is a header, and one whose numbers cannot make a
+ * filter (zeroed, its bucket count of 64 is 0) answers "Couldn't create
+ * filter!"; so here for each form's header: growable (the defaults), a
+ * fixed table (EXPANSION 0) and RedisBloom's. */
+static void test_loadchunk_header_cannot_make_filter(void **state)
+{
+    fx_t *fx = *state;
+    static const char *const expansion[] = {"1", "0"};
+    char item[16];
+
+    for (size_t i = 0; i < 2; i++) {
+        chunk_t ch;
+        EXPECT(fx, "+OK\r\n", "CF.RESERVE", "cf", "100", "EXPANSION",
+               expansion[i]);
+        for (int j = 0; j < 50; j++) {
+            snprintf(item, sizeof(item), "foo%d", j);
+            RUN(fx, "CF.ADD", "cf", item);
+        }
+        RUN(fx, "CF.SCANDUMP", "cf", "0");
+        assert_true(parse_chunk(fx, &ch));
+        ks_del(fx->c.db, "cf", 2);
+        memset(ch.data, 0, 9);
+        assert_string_equal(load(fx, "cf", 1, ch.data, ch.len),
+                            "-ERR Couldn't create filter!\r\n");
+        assert_null(ks_get(fx->c.db, "cf", 2));
+        free(ch.data);
+    }
+
+    /* RedisBloom's header of that filter: 50 items, 64 buckets, 0
+     * deletes, 1 filter, bucket size 2, 20 iterations, expansion 1. */
+    unsigned char rb[CF_RB_HEADER_LEN] = {0};
+    rb[0] = 50;
+    rb[8] = 64;
+    rb[24] = 1;
+    rb[32] = 2;
+    rb[34] = 20;
+    rb[36] = 1;
+    assert_string_equal(load(fx, "rb", 1, rb, sizeof(rb)), "+OK\r\n");
+    memset(rb, 0, 9);
+    assert_string_equal(load(fx, "rb2", 1, rb, sizeof(rb)),
+                        "-ERR Couldn't create filter!\r\n");
+    assert_null(ks_get(fx->c.db, "rb2", 3));
+}
+
 static void test_loadchunk_headroom(void **state)
 {
     fx_t *fx = *state;
@@ -1440,6 +1490,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_loadchunk_hostile, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(
+            test_loadchunk_header_cannot_make_filter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_loadchunk_headroom, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_wrong_type, setup, teardown),
