@@ -335,6 +335,12 @@ int cf_load_header(const void *buf, size_t len, const cf_limits_t *lim,
     return cf_fixed_load_header(buf, len, lim, out, used);
 }
 
+bool cf_is_header_len(size_t len)
+{
+    return len == CF_RB_HEADER_LEN || len == CF_RB_WRAP_LEN ||
+           len == CF_GROW_HDR_LEN || cf_fixed_is_header_len(len);
+}
+
 int cf_load_data(cf_filter_t *f, uint64_t off, const void *p, size_t len)
 {
     switch ((cf_kind_t)f->kind) {

@@ -289,6 +289,13 @@ typedef struct cf_limits {
 int cf_load_header(const void *buf, size_t len, const cf_limits_t *lim,
                    cf_filter_t **out, size_t *used);
 
+/* true when len is the length of some header chunk: RedisBloom's
+ * (CF_RB_HEADER_LEN) or one that cf_header_len() gives for some filter.
+ * As RedisBloom judges a first chunk by its length alone, a chunk of such
+ * a length that does not load is a header whose numbers cannot make a
+ * filter, and a chunk of any other length is no header at all. */
+bool cf_is_header_len(size_t len);
+
 /* Copies len bytes of data to offset off. -EINVAL if the range does not lie
  * within [0, cf_data_len()). Any bytes are accepted: a filter loaded from
  * garbage answers queries wrongly but safely. */

@@ -52,6 +52,9 @@ CF_HIDDEN void cf_fixed_header_write(const cf_filter_t *f, void *buf);
 CF_HIDDEN int cf_fixed_load_header(const void *buf, size_t len,
                                    const cf_limits_t *lim, cf_filter_t **out,
                                    size_t *used);
+/* Whether len is the length of a header of this kind (1 to
+ * CF_MAX_FILTERS tables). */
+CF_HIDDEN bool cf_fixed_is_header_len(size_t len);
 CF_HIDDEN uint64_t cf_fixed_data_len(const cf_filter_t *f);
 CF_HIDDEN size_t cf_fixed_data_view(const cf_filter_t *f, uint64_t off,
                                     size_t max, const void **p);

@@ -69,6 +69,15 @@ void cf_fixed_header_write(const cf_filter_t *f, void *buf)
     le_store64(p + len - CF_HDR_SUM, XXH3_64bits(p, len - CF_HDR_SUM));
 }
 
+bool cf_fixed_is_header_len(size_t len)
+{
+    if (len < CF_HDR_FIXED + CF_HDR_TABLE + CF_HDR_SUM)
+        return false;
+    size_t tables = len - CF_HDR_FIXED - CF_HDR_SUM;
+    return tables % CF_HDR_TABLE == 0 &&
+           tables / CF_HDR_TABLE <= CF_MAX_FILTERS;
+}
+
 uint64_t cf_fixed_data_len(const cf_filter_t *f)
 {
     cf_table_t one;

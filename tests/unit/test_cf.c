@@ -627,9 +627,28 @@ static void test_size_tracks_tables(void **state)
     assert_int_equal(rc, -EOVERFLOW);
     assert_int_equal(cf_size_bytes(f), full);
     assert_int_equal(cf_header_len(f), CF_HEADER_MAX);
+    assert_true(cf_is_header_len(CF_HEADER_MAX));
     for (uint64_t k = 0; k < i; k++)
         assert_true(has_u64(f, k));
     cf_free(f);
+}
+
+/* The lengths of a header chunk (commands/ tells one apart by it):
+ * RedisBloom's and cf_header_len()'s (encode() checks those of every
+ * filter serialised here), none between or past them. */
+static void test_header_lengths(void **state)
+{
+    (void)state;
+    static const size_t yes[] = {CF_RB_HEADER_LEN, 56, 96, 128, 160,
+                                 CF_HEADER_MAX};
+    static const size_t no[] = {0,  1,  37,  39,  55,  57,  64,
+                                95, 97, 127, 129, 200, 4096};
+    for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+        assert_true(cf_is_header_len(yes[i]));
+    for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+        assert_false(cf_is_header_len(no[i]));
+    assert_false(cf_is_header_len(CF_HEADER_MAX - 31));
+    assert_false(cf_is_header_len(CF_HEADER_MAX + 32));
 }
 
 static void test_generic_shapes(void **state)
@@ -667,6 +686,7 @@ static void test_generic_shapes(void **state)
 static uint8_t *encode(const cf_filter_t *f, size_t *len)
 {
     size_t h = cf_header_len(f);
+    assert_true(cf_is_header_len(h));
     uint64_t d = cf_data_len(f);
     uint8_t *buf = malloc(h + d);
     assert_non_null(buf);
@@ -1232,6 +1252,7 @@ int main(void)
         cmocka_unit_test(test_inline_table_grows_and_shrinks),
         cmocka_unit_test(test_inline_every_shape),
         cmocka_unit_test(test_host_bytes),
+        cmocka_unit_test(test_header_lengths),
         cmocka_unit_test(test_generic_shapes),
         cmocka_unit_test(test_serialise_round_trip),
         cmocka_unit_test(test_serialise_victim),
