@@ -6,12 +6,15 @@
  * (tests/support/fsmodel.py, tests/integ/test_powercut.py).
  *
  * Failures: CUCKOOD_FSFAULT names a control file. Before each call it
- * covers, the library reads that file: a line "<call> <error>" (fsync,
- * fdatasync; EIO, ENOSPC, EDQUOT) makes the call fail with that error
- * without doing it; no file, or no line for the call, lets it through. A
- * test switches a failure on and off by writing and removing the file
- * while the server runs. Every failure made is counted in "<control
- * file>.count", one line per failure.
+ * covers, the library reads that file: a line "<call> <action> [<part>]"
+ * (call: write, fsync, fdatasync) acts on the calls on a file whose path
+ * contains <part> (any file when it is left out; only files opened by
+ * path, never sockets): EIO, ENOSPC or EDQUOT makes the call fail with
+ * that error without doing it, SHORT makes a write write half of its
+ * bytes (at least one), SLOW makes the call wait 3 s first. No file, or no
+ * line for the call, lets it through. A test switches a failure on and off
+ * by writing and removing the file while the server runs. Every failure
+ * made is counted in "<control file>.count", one line per failure.
  *
  * Recording: CUCKOOD_FSREC names a log file. Every open of a path (with
  * its flags and the fd it gave), write to such an fd (its offset and
@@ -29,6 +32,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,17 +57,20 @@ static void resolve(void)
     }
 }
 
-/* The error the control file asks of call, or 0. */
-static int wanted_error(const char *call)
+enum { ACT_SHORT = -1, ACT_SLOW = -2 };
+
+/* What the control file asks of call on the file at path: 0 (nothing), an
+ * errno, ACT_SHORT or ACT_SLOW. */
+static int wanted(const char *call, const char *path)
 {
-    const char *path = getenv("CUCKOOD_FSFAULT");
-    if (path == NULL)
+    const char *ctl = getenv("CUCKOOD_FSFAULT");
+    if (ctl == NULL || path == NULL)
         return 0;
     resolve();
-    int fd = real_open(path, O_RDONLY | O_CLOEXEC);
+    int fd = real_open(ctl, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return 0;
-    char text[512];
+    char text[1024];
     ssize_t n = read(fd, text, sizeof(text) - 1);
     close(fd);
     if (n <= 0)
@@ -71,17 +78,22 @@ static int wanted_error(const char *call)
     text[n] = '\0';
     static const struct {
         const char *name;
-        int err;
-    } errs[] = {{"EIO", EIO}, {"ENOSPC", ENOSPC}, {"EDQUOT", EDQUOT}};
-    size_t clen = strlen(call);
+        int act;
+    } acts[] = {{"EIO", EIO},
+                {"ENOSPC", ENOSPC},
+                {"EDQUOT", EDQUOT},
+                {"SHORT", ACT_SHORT},
+                {"SLOW", ACT_SLOW}};
     char *save = NULL;
     for (char *line = strtok_r(text, "\n", &save); line;
          line = strtok_r(NULL, "\n", &save)) {
-        if (strncmp(line, call, clen) != 0 || line[clen] != ' ')
+        char c[32], a[32], part[512] = "";
+        if (sscanf(line, "%31s %31s %511s", c, a, part) < 2 ||
+            strcmp(c, call) != 0 || strstr(path, part) == NULL)
             continue;
-        for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++)
-            if (strcmp(line + clen + 1, errs[i].name) == 0)
-                return errs[i].err;
+        for (size_t i = 0; i < sizeof(acts) / sizeof(acts[0]); i++)
+            if (strcmp(a, acts[i].name) == 0)
+                return acts[i].act;
     }
     return 0;
 }
@@ -216,9 +228,15 @@ static void emit(uint32_t op, int ret, uint64_t t0, const char *p1,
     }
 }
 
+/* Whether paths of fds are kept: for the record or for the faults. */
+static bool tracking(void)
+{
+    return recorder() >= 0 || getenv("CUCKOOD_FSFAULT") != NULL;
+}
+
 static void remember(int fd, const char *path)
 {
-    if (fd < 0 || fd >= MAX_FD || recorder() < 0)
+    if (fd < 0 || fd >= MAX_FD || !tracking())
         return;
     free(fd_path[fd]);
     fd_path[fd] = absolute(path);
@@ -236,7 +254,7 @@ static int open_common(const char *path, int flags, mode_t mode)
     resolve();
     uint64_t t0 = now_ns();
     int fd = real_open(path, flags, mode);
-    if (fd >= 0 && recorder() >= 0) {
+    if (fd >= 0 && tracking()) {
         remember(fd, path);
         emit(OP_OPEN, fd, t0, path_of(fd), NULL, (uint64_t)flags, NULL, 0);
     }
@@ -270,8 +288,20 @@ int open64(const char *path, int flags, ...)
 ssize_t write(int fd, const void *buf, size_t n)
 {
     resolve();
-    const char *p = recorder() >= 0 ? path_of(fd) : NULL;
+    const char *p = path_of(fd);
     uint64_t t0 = p ? now_ns() : 0;
+    int act = wanted("write", p);
+    if (act > 0) {
+        count_failure("write");
+        errno = act;
+        return -1;
+    }
+    if (act == ACT_SLOW)
+        sleep(3);
+    if (act == ACT_SHORT && n > 1) {
+        count_failure("write");
+        n /= 2;
+    }
     ssize_t w = real_write(fd, buf, n);
     if (p != NULL && w > 0) {
         off_t end = lseek(fd, 0, SEEK_CUR);
@@ -295,11 +325,15 @@ int ftruncate(int fd, off_t len)
 static int sync_call(const char *call, int fd, int data_only)
 {
     resolve();
-    int err = wanted_error(call);
-    if (err != 0) {
+    int act = wanted(call, path_of(fd));
+    if (act > 0) {
         count_failure(call);
-        errno = err;
+        errno = act;
         return -1;
+    }
+    if (act == ACT_SLOW) {
+        count_failure(call);
+        sleep(3);
     }
     int (*real)(int) = (int (*)(int))dlsym(RTLD_NEXT, call);
     if (real == NULL) {

@@ -21,6 +21,7 @@ unsynced tails cut at 4 KiB boundaries). cuckood starts on each, and:
 CUCKOOD_POWERCUT_POINTS bounds the crash points per scenario (CI samples
 a few; 0 tries every point the record offers)."""
 
+import json
 import os
 import random
 import shutil
@@ -117,13 +118,14 @@ class Run:
 
     def __init__(self, tmp, *args):
         self.dir = os.path.join(tmp, "data")
-        os.mkdir(self.dir)
+        os.makedirs(self.dir, exist_ok=True)
         self.log = os.path.join(tmp, "fs.log")
         self.args = args
         self.server = Daemon(*args, dir=self.dir, env=recording_env(self.log))
         self.events = []  # (time, what, detail)
 
     def __enter__(self):
+        self.initial = fsmodel.snapshot_dir(self.dir)
         self.server.start()
         return self
 
@@ -138,18 +140,24 @@ class Run:
         self.events.append((time.monotonic(), what, detail))
 
 
-def check_states(tmp, run, acked, must_have, must_not_have=lambda t: ()):
+def check_states(tmp, run, acked, must_have, must_not_have=lambda t: (),
+                 check=lambda c, t: None, args=None):
     """Every crash point sampled along run's record, every state a cut
-    there may leave: cuckood starts on it, holds must_have(T) and none of
-    must_not_have(T) (T: the time of the cut). Returns what was tried."""
+    there may leave: cuckood starts on it (with args, run's by default),
+    holds must_have(T) and none of must_not_have(T) (T: the time of the
+    cut), and check(client, T) says nothing is wrong (None, or what is).
+    Returns how many states were tried."""
     ops = fsmodel.read_log(run.log)
+    args = run.args if args is None else args
+    counts = dict(points=0, states=0, lost=0, back=0, refused=0, wrong=0)
     rng = random.Random(int(os.environ.get("CUCKOOD_POWERCUT_SEED",
                                            str(len(ops)))))
     points = fsmodel.crash_points(ops, run.dir, POINTS, rng)
     tried, failures = 0, []
-    disk = fsmodel.Disk(run.dir)
+    disk = fsmodel.Disk(run.dir, run.initial)
     done = 0
     for k in points:
+        counts["points"] += 1
         while done < k:
             disk.apply(ops[done])
             done += 1
@@ -157,11 +165,13 @@ def check_states(tmp, run, acked, must_have, must_not_have=lambda t: ()):
         for name, files in disk.states(rng):
             state = tempfile.mkdtemp(prefix="state-", dir=tmp)
             fsmodel.materialize(files, state)
-            s = Daemon(*run.args, dir=state)
+            s = Daemon(*args, dir=state)
             tried += 1
+            counts["states"] += 1
             try:
                 s.start()
             except Exception as e:
+                counts["refused"] += 1
                 failures.append("cut after op %d (%s), state %s: does not "
                                 "start: %s\n%s" % (k, ops[k - 1] if k else
                                                    "none", name, e,
@@ -171,6 +181,7 @@ def check_states(tmp, run, acked, must_have, must_not_have=lambda t: ()):
             try:
                 c = s.client()
                 lost = missing(c, must_have(t_cut))
+                counts["lost"] += len(lost)
                 if lost:
                     failures.append(
                         "cut after op %d (%s), state %s: %d acknowledged "
@@ -179,16 +190,33 @@ def check_states(tmp, run, acked, must_have, must_not_have=lambda t: ()):
                             lost[:3]))
                 back = [key for key in must_not_have(t_cut)
                         if c.exists(key)]
+                counts["back"] += len(back)
                 if back:
                     failures.append("cut after op %d, state %s: flushed "
                                     "keys came back: %r" % (k, name,
                                                             back[:5]))
+                wrong = check(c, t_cut)
+                counts["wrong"] += bool(wrong)
+                if wrong:
+                    failures.append("cut after op %d, state %s: %s" %
+                                    (k, name, wrong))
             finally:
                 s.kill()
                 s.cleanup()
                 shutil.rmtree(state, ignore_errors=True)
+    report(counts, len(ops))
     assert failures == [], "\n".join(failures[:5])
     return tried
+
+
+def report(counts, nops):
+    """One line of tests/powercut.sh's table, when it asks for one."""
+    path = os.environ.get("CUCKOOD_POWERCUT_REPORT")
+    if path:
+        name = os.environ.get("PYTEST_CURRENT_TEST", "?").split("::")[-1]
+        with open(path, "a") as f:
+            f.write(json.dumps(dict(counts, test=name.split(" ")[0],
+                                    ops=nops)) + "\n")
 
 
 @pytest.fixture
@@ -269,3 +297,51 @@ def test_flushall_does_not_come_back(tmp):
         assert w.errors == []
     check_states(tmp, run, w.acked, lambda t: acked_before(w.acked, t),
                  lambda t: old if t > flushed_at else [])
+
+
+def test_appendonly_switched_on_at_run_time(tmp):
+    """CONFIG SET appendonly yes under writes: once its rewrite is done,
+    everything acknowledged is durable (what came before lives in the new
+    base)."""
+    with Run(tmp, "--appendonly", "no", "--appendfsync", "always",
+             "--save", "") as run:
+        with Writers(run.server.port) as w:
+            time.sleep(0.4)
+            c = run.client()
+            c.config_set("appendonly", "yes")
+            wait_until(lambda: c.info("persistence")["aof_enabled"] == 1 and
+                       c.info("persistence")["aof_rewrite_in_progress"] == 0
+                       and c.info("persistence")["aof_rewrite_scheduled"]
+                       == 0, what="the AOF switched on")
+            on = time.monotonic()
+            time.sleep(0.4)
+        assert w.errors == []
+    check_states(tmp, run, w.acked,
+                 lambda t: acked_before(w.acked, t) if t > on else [],
+                 args=("--appendonly", "yes", "--appendfsync", "always",
+                       "--save", ""))
+
+
+def test_acl_save(tmp):
+    """ACL SAVE: the users file is replaced whole; after a cut the server
+    starts on the old users or the new ones, and on the new ones once ACL
+    SAVE answered."""
+    data = os.path.join(tmp, "data")
+    os.mkdir(data)
+    with open(os.path.join(data, "users.acl"), "w") as f:
+        f.write("user default on nopass ~* &* +@all\n")
+    saved = []
+    with Run(tmp, "--aclfile", "users.acl", "--save", "") as run:
+        c = run.client()
+        for i in range(3):
+            c.execute_command("ACL", "SETUSER", "u%d" % i, "on", ">pw%d" % i,
+                              "+@read")
+            assert c.execute_command("ACL", "SAVE") in (b"OK", "OK", True)
+            saved.append((time.monotonic(), "u%d" % i))
+
+    def users_there(c, t):
+        users = {u.decode() if isinstance(u, bytes) else u
+                 for u in c.execute_command("ACL", "USERS")}
+        want = {u for when, u in saved if when < t}
+        return None if want <= users else "users %r lost" % (want - users)
+    check_states(tmp, run, [], lambda t: [], check=users_there)

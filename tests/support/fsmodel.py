@@ -81,7 +81,9 @@ class Disk:
     data) and what is durable (durable names, each inode's synced bytes),
     with the directory changes not yet durable in order."""
 
-    def __init__(self, root):
+    def __init__(self, root, initial=None):
+        """initial: {path relative to root: bytes} already on the disk,
+        durable, when the record starts."""
         self.root = os.path.abspath(root)
         self.inodes = []
         self.names = {}      # path -> inode number, as the server sees it
@@ -90,6 +92,12 @@ class Disk:
         self.durable_dirs = {self.root}
         self.pending = []    # (parent dir, kind, a, b, inode)
         self.opened = {}     # the path an fd was opened with -> inode
+        for rel, data in (initial or {}).items():
+            ino = Inode()
+            ino.data, ino.synced = bytearray(data), bytes(data)
+            self.inodes.append(ino)
+            path = os.path.join(self.root, rel)
+            self.names[path] = self.durable[path] = len(self.inodes) - 1
 
     def _mine(self, path):
         return path == self.root or path.startswith(self.root + "/")
@@ -212,6 +220,18 @@ class Disk:
                 return False
             d = os.path.dirname(d)
         return True
+
+
+def snapshot_dir(root):
+    """{path relative to root: bytes} of the files under root now (the
+    `initial` of a Disk)."""
+    out = {}
+    for d, _, names in os.walk(root):
+        for n in names:
+            path = os.path.join(d, n)
+            with open(path, "rb") as f:
+                out[os.path.relpath(path, root)] = f.read()
+    return out
 
 
 def materialize(files, dest):
