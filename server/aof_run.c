@@ -40,6 +40,17 @@ static int switch_incr(server_t *s)
          * new increment after the new base. */
         if (a->len > 0)
             return -EIO;
+        /* The old increment must be durable before a manifest lists one
+         * after it: only the last file may be cut short at a load, so a
+         * power cut that tore its unsynced tail would leave files that do
+         * not load (the power-cut suite found it under everysec). */
+        if (fdatasync(a->fd) < 0) {
+            int rc = -errno;
+            log_warning("Can't fsync the AOF increment before a new one: "
+                        "%s",
+                        strerror(-rc));
+            return rc;
+        }
     }
     if (aofman_dup(&a->man, &m) < 0 ||
         aofman_new_incr(&m, s->cfg->appendfilename) < 0) {

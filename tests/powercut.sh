@@ -7,7 +7,9 @@
 # small sample (ctest's integ.test_powercut).
 #
 #   bash tests/powercut.sh            # every point
-#   POINTS=50 bash tests/powercut.sh  # at most 50 per scenario
+#   POINTS=50 bash tests/powercut.sh  # at most 50 per scenario beyond
+#                                     # the publishing moments
+#   TORN=2                            # mixed states per point (default)
 #   BUILD_DIR=build-asan bash tests/powercut.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,7 +18,8 @@ report=$(mktemp)
 trap 'rm -f "$report"' EXIT
 start=$SECONDS
 status=0
-CUCKOOD_POWERCUT_POINTS=${POINTS:-0} CUCKOOD_POWERCUT_REPORT=$report \
+CUCKOOD_POWERCUT_POINTS=${POINTS:-0} CUCKOOD_POWERCUT_TORN=${TORN:-2} \
+CUCKOOD_POWERCUT_REPORT=$report \
 CUCKOOD_FSFAULT_LIB=$build/tests/integ/libfsfault.so \
 CUCKOOD_BIN=$build/server/cuckood PYTHONPATH=tests \
     /usr/bin/python3 -m pytest -q -p no:cacheprovider \

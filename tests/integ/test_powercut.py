@@ -18,8 +18,12 @@ unsynced tails cut at 4 KiB boundaries). cuckood starts on each, and:
   that answered OK (and finished) before the cut;
 - FLUSHALL: keys flushed by an acknowledged FLUSHALL do not come back.
 
-CUCKOOD_POWERCUT_POINTS bounds the crash points per scenario (CI samples
-a few; 0 tries every point the record offers)."""
+Each scenario runs under appendfsync always, everysec and snapshots only
+where it means something: steady writes, BGREWRITEAOF under writes,
+SAVE and BGSAVE, FLUSHALL, CONFIG SET appendonly yes at run time, and
+ACL SAVE. CUCKOOD_POWERCUT_POINTS bounds the crash points per scenario
+(CI samples a few; 0 tries every point the record offers:
+tests/powercut.sh)."""
 
 import json
 import os
@@ -38,7 +42,8 @@ from support.proc import Daemon, use_redis_server, wait_until
 pytestmark = pytest.mark.skipif(use_redis_server(),
                                 reason="cuckood's own files")
 
-POINTS = int(os.environ.get("CUCKOOD_POWERCUT_POINTS", "10"))
+POINTS = int(os.environ.get("CUCKOOD_POWERCUT_POINTS", "4"))
+TORN = int(os.environ.get("CUCKOOD_POWERCUT_TORN", "1"))
 
 
 def recording_env(log):
@@ -130,6 +135,7 @@ class Run:
         return self
 
     def __exit__(self, *exc):
+        self.end = time.monotonic()  # the cut at the end of the record
         self.server.kill()
         self.server.cleanup()
 
@@ -161,8 +167,8 @@ def check_states(tmp, run, acked, must_have, must_not_have=lambda t: (),
         while done < k:
             disk.apply(ops[done])
             done += 1
-        t_cut = ops[k].t0 / 1e9 if k < len(ops) else float("inf")
-        for name, files in disk.states(rng):
+        t_cut = ops[k].t0 / 1e9 if k < len(ops) else run.end
+        for name, files in disk.states(rng, TORN):
             state = tempfile.mkdtemp(prefix="state-", dir=tmp)
             fsmodel.materialize(files, state)
             s = Daemon(*args, dir=state)
@@ -230,96 +236,153 @@ def acked_before(acked, t):
     return [(key, item) for when, key, item in acked if when < t]
 
 
-def test_appendfsync_always_with_a_rewrite(tmp):
-    with Run(tmp, "--appendonly", "yes", "--appendfsync", "always",
-             "--save", "") as run:
+class Policy:
+    """A durability setting and what it promises: durable(acked, saves, T)
+    is what must survive a cut at T, given the acknowledged items and the
+    times SAVE or BGSAVE answered (and finished)."""
+
+    def __init__(self, name, args, delay):
+        self.name, self.args, self.delay = name, args, delay
+
+    def durable(self, acked, saves, t):
+        if self.delay is None:  # snapshots only: up to the last save
+            done = [asked for when, asked in saves if when < t]
+            return acked_before(acked, max(done)) if done else []
+        return acked_before(acked, t - self.delay)
+
+    def __repr__(self):
+        return self.name
+
+
+ALWAYS = Policy("always", ("--appendonly", "yes", "--appendfsync", "always",
+                           "--save", ""), 0.0)
+EVERYSEC = Policy("everysec", ("--appendonly", "yes", "--appendfsync",
+                               "everysec", "--save", ""), 2.0)
+SNAPSHOTS = Policy("snapshots", ("--appendonly", "no", "--save", ""), None)
+POLICIES = [ALWAYS, EVERYSEC, SNAPSHOTS]
+AOF_POLICIES = [ALWAYS, EVERYSEC]
+
+
+def save(c, background):
+    """SAVE or BGSAVE until done: (when it finished, when it was asked);
+    what was acknowledged before it was asked is in the snapshot."""
+    asked = time.monotonic()
+    if background:
+        c.execute_command("BGSAVE")
+        wait_until(lambda: c.info("persistence")["rdb_bgsave_in_progress"]
+                   == 0, what="the BGSAVE")
+        assert c.info("persistence")["rdb_last_bgsave_status"] == "ok"
+    else:
+        assert c.execute_command("SAVE") in (b"OK", "OK", True)
+    return time.monotonic(), asked
+
+
+def writes_for(policy, run, seconds, saves):
+    """Writers for `seconds`; under snapshots only, a SAVE every 0.4 s
+    (else nothing would be durable)."""
+    with Writers(run.server.port) as w:
+        c = run.client()
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            time.sleep(0.4)
+            if policy is SNAPSHOTS:
+                saves.append(save(c, False))
+    assert w.errors == []
+    return w
+
+
+@pytest.mark.parametrize("policy", POLICIES, ids=repr)
+def test_steady_writes(tmp, policy):
+    saves = []
+    with Run(tmp, *policy.args) as run:
+        w = writes_for(policy, run, 3.0 if policy is EVERYSEC else 1.5,
+                       saves)
+    check_states(tmp, run, w.acked,
+                 lambda t: policy.durable(w.acked, saves, t))
+
+
+@pytest.mark.parametrize("policy", AOF_POLICIES, ids=repr)
+def test_rewrite_under_writes(tmp, policy):
+    with Run(tmp, *policy.args) as run:
         with Writers(run.server.port) as w:
             time.sleep(0.7)
             c = run.client()
             c.execute_command("BGREWRITEAOF")
             wait_until(lambda: c.info("persistence")[
                 "aof_rewrite_in_progress"] == 0, what="the rewrite")
-            time.sleep(0.7)
-        assert w.errors == []
-    tried = check_states(tmp, run, w.acked,
-                         lambda t: acked_before(w.acked, t))
-    assert tried > 0
-
-
-def test_appendfsync_everysec(tmp):
-    with Run(tmp, "--appendonly", "yes", "--appendfsync", "everysec",
-             "--save", "") as run:
-        with Writers(run.server.port) as w:
-            time.sleep(3.5)
+            time.sleep(2.5 if policy is EVERYSEC else 0.7)
         assert w.errors == []
     check_states(tmp, run, w.acked,
-                 lambda t: acked_before(w.acked, t - 2.0))
+                 lambda t: policy.durable(w.acked, [], t))
 
 
-def test_snapshots_save_and_bgsave(tmp):
-    saves = []  # (time the save answered, time it was asked)
-    with Run(tmp, "--appendonly", "no", "--save", "") as run:
+@pytest.mark.parametrize("policy", POLICIES, ids=repr)
+def test_save_and_bgsave(tmp, policy):
+    saves = []
+    with Run(tmp, *policy.args) as run:
         with Writers(run.server.port) as w:
             c = run.client()
             for i in range(4):
                 time.sleep(0.3)
-                asked = time.monotonic()
-                if i % 2 == 0:
-                    assert c.execute_command("SAVE") in (b"OK", "OK", True)
-                else:
-                    before = c.lastsave()
-                    c.execute_command("BGSAVE")
-                    wait_until(lambda: c.info("persistence")[
-                        "rdb_bgsave_in_progress"] == 0, what="the BGSAVE")
-                    assert c.info("persistence")[
-                        "rdb_last_bgsave_status"] == "ok"
-                    assert c.lastsave() >= before
-                saves.append((time.monotonic(), asked))
+                saves.append(save(c, i % 2 == 1))
+            if policy is EVERYSEC:
+                time.sleep(2.0)
         assert w.errors == []
-
-    def must_have(t):
-        done = [asked for answered, asked in saves if answered < t]
-        return acked_before(w.acked, max(done)) if done else []
-    check_states(tmp, run, w.acked, must_have)
+    check_states(tmp, run, w.acked,
+                 lambda t: policy.durable(w.acked, saves, t))
 
 
-def test_flushall_does_not_come_back(tmp):
-    with Run(tmp, "--appendonly", "yes", "--appendfsync", "always",
-             "--save", "") as run:
+@pytest.mark.parametrize("policy", POLICIES, ids=repr)
+def test_flushall_does_not_come_back(tmp, policy):
+    """Keys flushed by an acknowledged FLUSHALL stay gone once the flush
+    is durable: at once with always, 2 s later with everysec, from the
+    next save on with snapshots only."""
+    saves = []
+    with Run(tmp, *policy.args) as run:
         c = run.client()
         old = ["old%d" % i for i in range(20)]
         for k in old:
             c.execute_command("CF.ADD", k, "x")
+        if policy is SNAPSHOTS:
+            saves.append(save(c, False))
         assert c.flushall() is True
-        flushed_at = time.monotonic()
-        with Writers(run.server.port) as w:
-            time.sleep(0.5)
-        assert w.errors == []
-    check_states(tmp, run, w.acked, lambda t: acked_before(w.acked, t),
-                 lambda t: old if t > flushed_at else [])
+        gone = time.monotonic() + (policy.delay or 0)
+        if policy is SNAPSHOTS:
+            saves.append(save(c, True))
+            gone = saves[-1][0]
+        w = writes_for(policy, run, 2.5 if policy is EVERYSEC else 0.6,
+                       saves)
+    check_states(tmp, run, w.acked,
+                 lambda t: policy.durable(w.acked, saves, t),
+                 lambda t: old if t > gone else [])
 
 
-def test_appendonly_switched_on_at_run_time(tmp):
+@pytest.mark.parametrize("policy", AOF_POLICIES, ids=repr)
+def test_appendonly_switched_on_at_run_time(tmp, policy):
     """CONFIG SET appendonly yes under writes: once its rewrite is done,
-    everything acknowledged is durable (what came before lives in the new
-    base)."""
-    with Run(tmp, "--appendonly", "no", "--appendfsync", "always",
-             "--save", "") as run:
+    what came before it lives in the new base, and what comes after is
+    durable as the policy says."""
+    args = ("--appendonly", "no") + policy.args[2:]
+    with Run(tmp, *args) as run:
         with Writers(run.server.port) as w:
             time.sleep(0.4)
             c = run.client()
+            asked = time.monotonic()
             c.config_set("appendonly", "yes")
             wait_until(lambda: c.info("persistence")["aof_enabled"] == 1 and
                        c.info("persistence")["aof_rewrite_in_progress"] == 0
                        and c.info("persistence")["aof_rewrite_scheduled"]
                        == 0, what="the AOF switched on")
             on = time.monotonic()
-            time.sleep(0.4)
+            time.sleep(2.5 if policy is EVERYSEC else 0.4)
         assert w.errors == []
-    check_states(tmp, run, w.acked,
-                 lambda t: acked_before(w.acked, t) if t > on else [],
-                 args=("--appendonly", "yes", "--appendfsync", "always",
-                       "--save", ""))
+
+    def must_have(t):
+        if t <= on:
+            return []
+        return (acked_before(w.acked, asked) +
+                policy.durable(w.acked, [], t))
+    check_states(tmp, run, w.acked, must_have, args=policy.args)
 
 
 def test_acl_save(tmp):

@@ -249,20 +249,27 @@ def materialize(files, dest):
 def crash_points(ops, root, limit, rng):
     """Indices k (a power cut after ops[:k]) worth trying: just before and
     just after every sync, rename and unlink under root, the very end, and
-    random points between; at most limit of them (all when limit is 0),
-    the sync points first."""
+    random points between; at most limit of those (all when limit is 0),
+    plus, always, just before and just after every rename and every sync
+    of a directory (the moments a file is published: few, and where
+    ordering bugs live)."""
     root = os.path.abspath(root)
     mine = [i for i, o in enumerate(ops) if o.path and
             (o.path == root or o.path.startswith(root + "/"))]
-    special = set()
+    dirs = {o.path for o in ops if o.op == OPEN and o.off & O_DIRECTORY}
+    dirs |= {o.path for o in ops if o.op == MKDIR} | {root}
+    always, special = {len(ops)}, set()
     for i in mine:
-        if ops[i].op in (FSYNC, RENAME, UNLINK):
+        o = ops[i]
+        if o.op == RENAME or (o.op == FSYNC and o.path in dirs):
+            always.update((i, i + 1))
+        elif o.op in (FSYNC, UNLINK):
             special.update((i, i + 1))
-    special.add(len(ops))
-    others = sorted(set(mine) - special)
+    special -= always
+    others = sorted(set(mine) - special - always)
     points = sorted(special)
     if limit and len(points) > limit:
-        points = sorted(rng.sample(points, limit))
+        points = rng.sample(points, limit)
     room = max(0, limit - len(points)) if limit else len(others) // 4
     points += rng.sample(others, min(room, len(others)))
-    return sorted(set(points))
+    return sorted(set(points) | always)
