@@ -26,6 +26,12 @@ Waiting
                       that value; past timeout it raises AssertionError
                       naming `what` and pred's last value. A bound, never a
                       measurement.
+  server_ms(command)  the server's clock (TIME) in ms; command is a
+                      client's execute_command or a RawConn's command.
+  wait_expired(command, key, timeout=10)
+                      reads key's PEXPIRETIME, then polls TIME until the
+                      server's clock is past it: the key is expired, and
+                      no command has touched it since its time came.
 
 Server(binary, *args, password=None, conf=None, dir=None, cwd=None,
        prefix=(), preexec_fn=None, tls=None, port=None, env=None,
@@ -207,6 +213,22 @@ def wait_until(pred, timeout=30.0, step=0.05, what=None):
             raise AssertionError("timed out after %gs waiting for %s "
                                  "(last: %r)" % (timeout, what, v))
         time.sleep(step)
+
+
+def server_ms(command):
+    sec, usec = command("TIME")
+    return int(sec) * 1000 + int(usec) // 1000
+
+
+def wait_expired(command, key, timeout=10.0):
+    # Redis expires a key once its clock is past the time (now > when),
+    # cuckood once it reaches it: past it satisfies both. A key already
+    # gone (-2) is expired too; one without a timeout (-1) never will be.
+    at = int(command("PEXPIRETIME", key))
+    assert at != -1, "%r has no timeout" % (key,)
+    if at >= 0:
+        wait_until(lambda: server_ms(command) > at, timeout, step=0.005,
+                   what="the server's clock to pass %r's time %d" % (key, at))
 
 
 def redis_args(port, dir, module):
