@@ -103,6 +103,11 @@ class Load:
             with self.lock:
                 self.acked += [(now, ("f%d" % n, it)) for it in items]
 
+    def count(self):
+        """How many adds were acknowledged so far."""
+        with self.lock:
+            return len(self.acked)
+
     def start(self):
         for t in self.threads:
             t.start()
@@ -131,6 +136,8 @@ def kill_under_load(s, seconds, clients=8, batch=1, during=None):
     """Runs the load for a random time within seconds, calls during(s) in
     the middle when given, then kills the group: (kill time, acked)."""
     load = Load(s.port, clients, batch).start()
+    # The sleeps are the test, not a wait for a state: the kill comes at
+    # a random moment of the load.
     t = random.uniform(*seconds)
     time.sleep(t / 2)
     if during is not None:
@@ -175,10 +182,12 @@ def test_rewrite_under_writes_then_restart(workdir):
     d, make = workdir
     s = make("--appendonly", "yes", "--appendfsync", "always").start()
     load = Load(s.port, 8).start()
-    time.sleep(0.5)
+    wait_until(lambda: load.count() >= 500, what="writes before the rewrite")
     bgrewriteaof(s)
     wait_until(lambda: s.info()["aof_rewrites"] == 1)
-    time.sleep(0.3)
+    after = load.count() + 500
+    wait_until(lambda: load.count() >= after,
+               what="writes after the rewrite, into the new increment")
     load.join()
     assert not load.errors
     lines = open(os.path.join(d, "appendonlydir",
