@@ -1,8 +1,8 @@
 /*
- * cf_grow_fixture.h - what the growable shape's unit tests share: keys,
- * a generator, a growable filter, its whole serialised form in one buffer
- * and the byte comparison of two filters through it. Include after
- * cmocka.h and cf.h.
+ * cf_grow_fixture.h - what the growable shape's unit tests share: a
+ * generator, a growable filter, its whole serialised form in one buffer
+ * and the byte comparison of two filters through it (keys and the calls on
+ * item i come from cf_items.h). Include after cmocka.h and cf.h.
  */
 #ifndef CF_GROW_FIXTURE_H
 #define CF_GROW_FIXTURE_H
@@ -11,14 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* splitmix64: distinct, unordered 8-byte keys */
-static uint64_t key_of(uint64_t i)
-{
-    uint64_t z = i + 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+#include "cf_items.h"
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -31,11 +24,7 @@ static uint64_t rnd(uint64_t *s)
 /* A growable filter reserved for cap, expansion 2. */
 static cf_filter_t *make(uint64_t cap, uint64_t seed)
 {
-    cf_params_t p;
-    cf_params_default(&p);
-    p.capacity = cap;
-    p.expansion = 2;
-    p.seed = seed;
+    cf_params_t p = params_of(cap, 2, seed);
     p.growable = 1;
     cf_filter_t *f = NULL;
     assert_int_equal(cf_create(&p, &f), 0);
