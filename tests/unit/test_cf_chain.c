@@ -16,6 +16,7 @@
 
 #include "cf.h"
 #include "cf_items.h"
+#include "cf_serial.h"
 #include "cf_v1_fixture.h"
 
 /* splitmix64: distinct, unordered 8-byte keys */
@@ -127,23 +128,6 @@ static void expansion_rounds_up_to_a_power_of_two(void **state)
     }
 }
 
-/* The header and data of f, in one buffer. */
-static uint8_t *dump(const cf_filter_t *f, size_t *hlen, size_t *len)
-{
-    *hlen = cf_header_len(f);
-    *len = *hlen + (size_t)cf_data_len(f);
-    uint8_t *buf = malloc(*len);
-    assert_non_null(buf);
-    cf_header_write(f, buf);
-    for (uint64_t off = 0; off < cf_data_len(f);) {
-        const void *p;
-        size_t n = cf_data_view(f, off, 1 << 20, &p);
-        memcpy(buf + *hlen + off, p, n);
-        off += n;
-    }
-    return buf;
-}
-
 static int load(const uint8_t *buf, size_t len, cf_filter_t **out)
 {
     size_t used;
@@ -184,7 +168,7 @@ static void nested_form_round_trips(void **state)
     for (uint64_t i = 0; i < 20000; i++)
         assert_int_equal(item_add(f, i), 0);
     size_t hlen, len;
-    uint8_t *buf = dump(f, &hlen, &len);
+    uint8_t *buf = serialised(f, 1 << 20, &hlen, &len);
     assert_int_equal(buf[4], 3); /* version 3: the nested form */
     assert_int_equal(buf[15], 1);
     cf_filter_t *g = NULL;
@@ -210,7 +194,7 @@ static void nested_header_lies_refused(void **state)
     for (uint64_t i = 0; i < 3000; i++)
         assert_int_equal(item_add(f, i), 0);
     size_t hlen, len;
-    uint8_t *buf = dump(f, &hlen, &len);
+    uint8_t *buf = serialised(f, 1 << 20, &hlen, &len);
     assert_true(buf[13] >= 3); /* three tables or more */
     uint8_t *copy = malloc(len);
     cf_filter_t *g = NULL;
@@ -265,7 +249,7 @@ static void old_chains_keep_their_sizes(void **state)
         cf_stats(g, &st);
     }
     size_t hlen, len;
-    uint8_t *buf = dump(g, &hlen, &len);
+    uint8_t *buf = serialised(g, 1 << 20, &hlen, &len);
     assert_int_equal(buf[4], 2);
     assert_int_equal(buf[15], 0);
     /* the new table is sized from its capacity, as before */

@@ -137,7 +137,7 @@ static void round_trip_mid_growth(void **state)
     cf_grow_info(f, &gi);
     assert_true(gi.split > 0);
     size_t n;
-    uint8_t *buf = dump(f, &n);
+    uint8_t *buf = serialised(f, 1000, NULL, &n);
     static const size_t chunks[] = {1, 7, 777, 4096, 1 << 20};
     for (size_t c = 0; c < sizeof(chunks) / sizeof(chunks[0]); c++) {
         cf_filter_t *g = load(buf, n, chunks[c]);
@@ -396,7 +396,7 @@ static void copies_of_one_item(void **state)
     assert_int_equal(item_del(f, 43), 1);
     assert_int_equal(item_count(f, 42), 100);
     size_t n;
-    uint8_t *buf = dump(f, &n);
+    uint8_t *buf = serialised(f, 1000, NULL, &n);
     assert_true(n > CF_GROW_HDR_LEN + nb * 8); /* the overflow is saved */
     static const size_t chunks[] = {1, 7, 16, 1000, 1 << 20};
     for (size_t c = 0; c < sizeof(chunks) / sizeof(chunks[0]); c++) {
