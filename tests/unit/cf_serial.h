@@ -41,8 +41,7 @@ static inline uint8_t *serialised(const cf_filter_t *f, size_t view,
 
 /* Asserts that a and b serialise to the same bytes; a failure shows the
  * first part that differs. */
-static inline void assert_same_bytes(const cf_filter_t *a,
-                                     const cf_filter_t *b)
+static inline void assert_same_bytes(const cf_filter_t *a, const cf_filter_t *b)
 {
     uint8_t ha[CF_HEADER_MAX], hb[CF_HEADER_MAX];
     assert_int_equal(cf_header_len(a), cf_header_len(b));
