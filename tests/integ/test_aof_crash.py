@@ -19,16 +19,14 @@ allows by definition."""
 import os
 import random
 import signal
-import shutil
 import subprocess
-import tempfile
 import threading
 import time
 
 import pytest
 import redis
 
-from support.proc import Daemon, use_redis_server, wait_until
+from support.proc import Daemon, shared_dir, use_redis_server, wait_until
 
 pytestmark = pytest.mark.skipif(use_redis_server(),
                                 reason="cuckood's own files")
@@ -47,20 +45,14 @@ class Server(Daemon):
 
 @pytest.fixture
 def workdir():
-    d = tempfile.mkdtemp(prefix="cuckood-aofcrash-")
-    servers = []
+    with shared_dir("cuckood-aofcrash-") as (d, servers):
+        def make(*extra, dir=None):
+            s = Server("--save", "", *extra, dir=dir or d,
+                       preexec_fn=os.setpgrp)
+            servers.append(s)
+            return s
 
-    def make(*extra, dir=None):
-        s = Server("--save", "", *extra, dir=dir or d,
-                   preexec_fn=os.setpgrp)
-        servers.append(s)
-        return s
-
-    yield d, make
-    for s in servers:
-        s.kill()
-        s.cleanup()
-    shutil.rmtree(d, ignore_errors=True)
+        yield d, make
 
 
 class Load:

@@ -3,13 +3,12 @@ lazy check of each command family, exact memory accounting, timeouts
 through SAVE, kill -9 and restart, and the counters (INFO, dirty)."""
 
 import os
-import shutil
-import tempfile
 import time
 
 import pytest
 
-from support.proc import Daemon, use_redis_server, wait_expired, wait_until
+from support.proc import (Daemon, shared_dir, use_redis_server, wait_expired,
+                          wait_until)
 
 pytestmark = pytest.mark.skipif(use_redis_server(),
                                 reason="cuckood's own accounting and files")
@@ -198,19 +197,13 @@ def test_dirty_counts(server):
 
 @pytest.fixture
 def workdir():
-    d = tempfile.mkdtemp(prefix="cuckood-expire-")
-    servers = []
+    with shared_dir("cuckood-expire-") as (d, servers):
+        def make():
+            s = Daemon("--save", "", dir=d)
+            servers.append(s)
+            return s
 
-    def make():
-        s = Daemon("--save", "", dir=d)
-        servers.append(s)
-        return s
-
-    yield d, make
-    for s in servers:
-        s.kill()
-        s.cleanup()
-    shutil.rmtree(d, ignore_errors=True)
+        yield d, make
 
 
 def test_ttl_survives_save_kill9_restart(workdir):

@@ -78,8 +78,15 @@ module_cluster(n, *args, replicas=0, pick_port=cluster_port)
 Fleet(cls)
   The servers of one test: fleet(*args, start=True, **kw) makes one (and
   starts it); cleanup() cleans every one, then raises the first failure.
+shared_dir(prefix)
+  A context manager for servers that share one data directory (restarts,
+  a second server reading the first's files): yields (dir, servers), a
+  fresh directory and a list the caller appends each server to; at the
+  end it kills them (no final save to wait for), cleans them up as
+  cleanup_all() does and removes the directory.
 """
 
+import contextlib
 import os
 import random
 import re
@@ -618,6 +625,21 @@ class Fleet:
 
     def cleanup(self):
         cleanup_all(self.made)
+
+
+@contextlib.contextmanager
+def shared_dir(prefix):
+    d = tempfile.mkdtemp(prefix=prefix)
+    servers = []
+    try:
+        yield d, servers
+    finally:
+        for s in servers:
+            s.kill()
+        try:
+            cleanup_all(servers)
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
 
 
 def cleanup_all(servers):
