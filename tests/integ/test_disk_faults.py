@@ -12,13 +12,12 @@ every write), and take writes again once an fsync succeeds. Nothing
 acknowledged is lost across a restart."""
 
 import os
-import shutil
-import tempfile
 
 import pytest
 import redis
 
-from support.proc import Daemon, RedisServer, use_redis_server, wait_until
+from support.proc import (Daemon, RedisServer, shared_dir, use_redis_server,
+                          wait_until)
 
 pytestmark = pytest.mark.skipif(use_redis_server(),
                                 reason="cuckood's own files")
@@ -42,13 +41,8 @@ def fault_env(control):
 
 @pytest.fixture
 def workdir():
-    d = tempfile.mkdtemp(prefix="cuckood-diskfault-")
-    servers = []
-    yield d, servers
-    for s in servers:
-        s.kill()
-        s.cleanup()
-    shutil.rmtree(d, ignore_errors=True)
+    with shared_dir("cuckood-diskfault-") as (d, servers):
+        yield d, servers
 
 
 # The same write and read against each server: one item into one key.
