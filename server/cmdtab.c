@@ -1,7 +1,9 @@
 /*
  * cmdtab.c - see cmdtab.h. Adding a command: its entry here, in its
- * family's array (a subcommand in its container's array), its argument
- * docs beside it, and its proc declared in its module's header.
+ * family's array (a subcommand in its container's array), and its proc,
+ * declared in its module's header. An entry writes its argument docs in
+ * place (CMD_ARGS); those that several entries share are named arrays
+ * before the first of them.
  *
  * Summary, since, group, complexity, arguments and key specs are those
  * Redis 7 reports for the same command, so that COMMAND INFO and COMMAND
@@ -30,83 +32,17 @@
 /* ---- connection: PING ... SELECT and CLIENT (procs in cmd_conn.c, CLIENT's
  * KILL ... NO-TOUCH in cmd_client.c) */
 
-static const cmd_arg_t message_opt[] = {
-    {"message", "string", NULL, CMD_ARG_OPTIONAL, NULL}, CMD_ARG_END};
-static const cmd_arg_t message_arg[] = {{"message", "string", NULL, 0, NULL},
-                                        CMD_ARG_END};
-static const cmd_arg_t auth_args[] = {
-    {"username", "string", NULL, CMD_ARG_OPTIONAL, NULL},
-    {"password", "string", NULL, 0, NULL},
-    CMD_ARG_END};
-static const cmd_arg_t hello_auth_block[] = {
-    {"username", "string", NULL, 0, NULL},
-    {"password", "string", NULL, 0, NULL},
-    CMD_ARG_END};
-static const cmd_arg_t hello_block[] = {
-    {"protover", "integer", NULL, 0, NULL},
-    {"auth", "block", "AUTH", CMD_ARG_OPTIONAL, hello_auth_block},
-    {"clientname", "string", "SETNAME", CMD_ARG_OPTIONAL, NULL},
-    CMD_ARG_END};
-static const cmd_arg_t hello_args[] = {
-    {"arguments", "block", NULL, CMD_ARG_OPTIONAL, hello_block}, CMD_ARG_END};
-static const cmd_arg_t index_arg[] = {{"index", "integer", NULL, 0, NULL},
-                                      CMD_ARG_END};
-static const cmd_arg_t name_arg[] = {
-    {"connection-name", "string", NULL, 0, NULL}, CMD_ARG_END};
-static const cmd_arg_t setinfo_attr[] = {
-    {"libname", "string", "LIB-NAME", 0, NULL},
-    {"libver", "string", "LIB-VER", 0, NULL},
-    CMD_ARG_END};
-static const cmd_arg_t setinfo_args[] = {
-    {"attr", "oneof", NULL, 0, setinfo_attr}, CMD_ARG_END};
 static const cmd_arg_t client_type[] = {
     {"normal", "pure-token", "NORMAL", 0, NULL},
     {"master", "pure-token", "MASTER", 0, NULL},
     {"replica", "pure-token", "REPLICA", 0, NULL},
     {"pubsub", "pure-token", "PUBSUB", 0, NULL},
     CMD_ARG_END};
-static const cmd_arg_t client_list_args[] = {
-    {"client-type", "oneof", "TYPE", CMD_ARG_OPTIONAL, client_type},
-    {"client-id", "integer", "ID", CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE, NULL},
+static const cmd_arg_t enabled_args[] = {
+    {"enabled", "oneof", NULL, 0,
+     CMD_ARGS({"on", "pure-token", "ON", 0, NULL},
+              {"off", "pure-token", "OFF", 0, NULL})},
     CMD_ARG_END};
-static const cmd_arg_t kill_ip_port[] = {{"ip:port", "string", NULL, 0, NULL},
-                                         CMD_ARG_END};
-static const cmd_arg_t kill_skipme[] = {{"yes", "pure-token", "YES", 0, NULL},
-                                        {"no", "pure-token", "NO", 0, NULL},
-                                        CMD_ARG_END};
-static const cmd_arg_t kill_filter[] = {
-    {"client-id", "integer", "ID", CMD_ARG_OPTIONAL, NULL},
-    {"client-type", "oneof", "TYPE", CMD_ARG_OPTIONAL, client_type},
-    {"username", "string", "USER", CMD_ARG_OPTIONAL, NULL},
-    {"addr", "string", "ADDR", CMD_ARG_OPTIONAL, NULL},
-    {"laddr", "string", "LADDR", CMD_ARG_OPTIONAL, NULL},
-    {"skipme", "oneof", "SKIPME", CMD_ARG_OPTIONAL, kill_skipme},
-    CMD_ARG_END};
-static const cmd_arg_t kill_forms[] = {
-    {"old-format", "block", NULL, 0, kill_ip_port},
-    {"new-format", "block", NULL, CMD_ARG_MULTIPLE, kill_filter},
-    CMD_ARG_END};
-static const cmd_arg_t kill_args[] = {{"filter", "oneof", NULL, 0, kill_forms},
-                                      CMD_ARG_END};
-static const cmd_arg_t pause_mode[] = {
-    {"write", "pure-token", "WRITE", 0, NULL},
-    {"all", "pure-token", "ALL", 0, NULL},
-    CMD_ARG_END};
-static const cmd_arg_t pause_args[] = {
-    {"timeout", "integer", NULL, 0, NULL},
-    {"mode", "oneof", NULL, CMD_ARG_OPTIONAL, pause_mode},
-    CMD_ARG_END};
-static const cmd_arg_t reply_mode[] = {{"on", "pure-token", "ON", 0, NULL},
-                                       {"off", "pure-token", "OFF", 0, NULL},
-                                       {"skip", "pure-token", "SKIP", 0, NULL},
-                                       CMD_ARG_END};
-static const cmd_arg_t reply_args[] = {{"action", "oneof", NULL, 0, reply_mode},
-                                       CMD_ARG_END};
-static const cmd_arg_t on_off[] = {{"on", "pure-token", "ON", 0, NULL},
-                                   {"off", "pure-token", "OFF", 0, NULL},
-                                   CMD_ARG_END};
-static const cmd_arg_t enabled_args[] = {{"enabled", "oneof", NULL, 0, on_off},
-                                         CMD_ARG_END};
 static const cmd_def_t client_subs[] = {
     {.name = "kill",
      .arity = -3,
@@ -117,7 +53,21 @@ static const cmd_def_t client_subs[] = {
      .summary = "Terminates open connections.",
      .since = "2.4.0",
      .complexity = "O(N) where N is the number of client connections",
-     .args = kill_args},
+     .args = CMD_ARGS(
+         {"filter", "oneof", NULL, 0,
+          CMD_ARGS(
+              {"old-format", "block", NULL, 0,
+               CMD_ARGS({"ip:port", "string", NULL, 0, NULL})},
+              {"new-format", "block", NULL, CMD_ARG_MULTIPLE,
+               CMD_ARGS({"client-id", "integer", "ID", CMD_ARG_OPTIONAL, NULL},
+                        {"client-type", "oneof", "TYPE", CMD_ARG_OPTIONAL,
+                         client_type},
+                        {"username", "string", "USER", CMD_ARG_OPTIONAL, NULL},
+                        {"addr", "string", "ADDR", CMD_ARG_OPTIONAL, NULL},
+                        {"laddr", "string", "LADDR", CMD_ARG_OPTIONAL, NULL},
+                        {"skipme", "oneof", "SKIPME", CMD_ARG_OPTIONAL,
+                         CMD_ARGS({"yes", "pure-token", "YES", 0, NULL},
+                                  {"no", "pure-token", "NO", 0, NULL})})})})},
     {.name = "pause",
      .arity = -3,
      .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
@@ -127,7 +77,10 @@ static const cmd_def_t client_subs[] = {
      .summary = "Suspends commands processing.",
      .since = "3.0.0",
      .complexity = "O(1)",
-     .args = pause_args},
+     .args = CMD_ARGS({"timeout", "integer", NULL, 0, NULL},
+                      {"mode", "oneof", NULL, CMD_ARG_OPTIONAL,
+                       CMD_ARGS({"write", "pure-token", "WRITE", 0, NULL},
+                                {"all", "pure-token", "ALL", 0, NULL})})},
     {.name = "unpause",
      .arity = 2,
      .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
@@ -146,7 +99,10 @@ static const cmd_def_t client_subs[] = {
      .summary = "Instructs the server whether to reply to commands.",
      .since = "3.2.0",
      .complexity = "O(1)",
-     .args = reply_args},
+     .args = CMD_ARGS({"action", "oneof", NULL, 0,
+                       CMD_ARGS({"on", "pure-token", "ON", 0, NULL},
+                                {"off", "pure-token", "OFF", 0, NULL},
+                                {"skip", "pure-token", "SKIP", 0, NULL})})},
     {.name = "no-evict",
      .arity = 3,
      .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
@@ -204,7 +160,10 @@ static const cmd_def_t client_subs[] = {
      .summary = "Lists open connections.",
      .since = "2.4.0",
      .complexity = "O(N) where N is the number of client connections",
-     .args = client_list_args},
+     .args = CMD_ARGS(
+         {"client-type", "oneof", "TYPE", CMD_ARG_OPTIONAL, client_type},
+         {"client-id", "integer", "ID", CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE,
+          NULL})},
     {.name = "setinfo",
      .arity = 4,
      .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
@@ -214,7 +173,9 @@ static const cmd_def_t client_subs[] = {
      .summary = "Sets information specific to the client or connection.",
      .since = "7.2.0",
      .complexity = "O(1)",
-     .args = setinfo_args},
+     .args = CMD_ARGS({"attr", "oneof", NULL, 0,
+                       CMD_ARGS({"libname", "string", "LIB-NAME", 0, NULL},
+                                {"libver", "string", "LIB-VER", 0, NULL})})},
     {.name = "setname",
      .arity = 3,
      .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
@@ -224,7 +185,7 @@ static const cmd_def_t client_subs[] = {
      .summary = "Sets the connection name.",
      .since = "2.6.9",
      .complexity = "O(1)",
-     .args = name_arg},
+     .args = CMD_ARGS({"connection-name", "string", NULL, 0, NULL})},
     {.name = "help",
      .arity = 2,
      .flags = CMD_LOADING | CMD_STALE,
@@ -247,7 +208,7 @@ const cmd_def_t cmd_conn_table[] = {
      .summary = "Returns the server's liveliness response.",
      .since = "1.0.0",
      .complexity = "O(1)",
-     .args = message_opt},
+     .args = CMD_ARGS({"message", "string", NULL, CMD_ARG_OPTIONAL, NULL})},
     {.name = "echo",
      .arity = 2,
      .flags = CMD_LOADING | CMD_STALE | CMD_FAST,
@@ -257,7 +218,7 @@ const cmd_def_t cmd_conn_table[] = {
      .summary = "Returns the given string.",
      .since = "1.0.0",
      .complexity = "O(1)",
-     .args = message_arg},
+     .args = CMD_ARGS({"message", "string", NULL, 0, NULL})},
     {.name = "quit",
      .arity = -1,
      .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_NOAUTH |
@@ -278,7 +239,14 @@ const cmd_def_t cmd_conn_table[] = {
      .summary = "Handshakes with the server.",
      .since = "6.0.0",
      .complexity = "O(1)",
-     .args = hello_args},
+     .args =
+         CMD_ARGS({"arguments", "block", NULL, CMD_ARG_OPTIONAL,
+                   CMD_ARGS({"protover", "integer", NULL, 0, NULL},
+                            {"auth", "block", "AUTH", CMD_ARG_OPTIONAL,
+                             CMD_ARGS({"username", "string", NULL, 0, NULL},
+                                      {"password", "string", NULL, 0, NULL})},
+                            {"clientname", "string", "SETNAME",
+                             CMD_ARG_OPTIONAL, NULL})})},
     {.name = "auth",
      .arity = -2,
      .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_NOAUTH |
@@ -290,7 +258,8 @@ const cmd_def_t cmd_conn_table[] = {
      .since = "1.0.0",
      .complexity =
          "O(N) where N is the number of passwords defined for the user",
-     .args = auth_args},
+     .args = CMD_ARGS({"username", "string", NULL, CMD_ARG_OPTIONAL, NULL},
+                      {"password", "string", NULL, 0, NULL})},
     {.name = "select",
      .arity = 2,
      .flags = CMD_LOADING | CMD_STALE | CMD_FAST,
@@ -300,7 +269,7 @@ const cmd_def_t cmd_conn_table[] = {
      .summary = "Changes the selected database.",
      .since = "1.0.0",
      .complexity = "O(1)",
-     .args = index_arg},
+     .args = CMD_ARGS({"index", "integer", NULL, 0, NULL})},
     {.name = "client",
      .arity = -2,
      .group = "connection",
@@ -345,47 +314,14 @@ const cmd_def_t monitor_table[] = {
 static const cmd_arg_t keys_multi[] = {
     {"key", "key", NULL, CMD_ARG_MULTIPLE, NULL}, CMD_ARG_END};
 static const cmd_arg_t key_arg[] = {{"key", "key", NULL, 0, NULL}, CMD_ARG_END};
-static const cmd_arg_t pattern_arg[] = {{"pattern", "pattern", NULL, 0, NULL},
-                                        CMD_ARG_END};
-static const cmd_arg_t scan_args[] = {
-    {"cursor", "integer", NULL, 0, NULL},
-    {"pattern", "pattern", "MATCH", CMD_ARG_OPTIONAL, NULL},
-    {"count", "integer", "COUNT", CMD_ARG_OPTIONAL, NULL},
-    {"type", "string", "TYPE", CMD_ARG_OPTIONAL, NULL},
-    CMD_ARG_END};
 static const cmd_arg_t rename_args[] = {{"key", "key", NULL, 0, NULL},
                                         {"newkey", "key", NULL, 0, NULL},
                                         CMD_ARG_END};
-static const cmd_arg_t flush_mode[] = {
-    {"async", "pure-token", "ASYNC", 0, NULL},
-    {"sync", "pure-token", "SYNC", 0, NULL},
-    CMD_ARG_END};
 static const cmd_arg_t flush_args[] = {
-    {"flush-type", "oneof", NULL, CMD_ARG_OPTIONAL, flush_mode}, CMD_ARG_END};
-static const cmd_arg_t copy_args[] = {
-    {"source", "key", NULL, 0, NULL},
-    {"destination", "key", NULL, 0, NULL},
-    {"destination-db", "integer", "DB", CMD_ARG_OPTIONAL, NULL},
-    {"replace", "pure-token", "REPLACE", CMD_ARG_OPTIONAL, NULL},
+    {"flush-type", "oneof", NULL, CMD_ARG_OPTIONAL,
+     CMD_ARGS({"async", "pure-token", "ASYNC", 0, NULL},
+              {"sync", "pure-token", "SYNC", 0, NULL})},
     CMD_ARG_END};
-static const cmd_arg_t move_args[] = {{"key", "key", NULL, 0, NULL},
-                                      {"db", "integer", NULL, 0, NULL},
-                                      CMD_ARG_END};
-static const cmd_arg_t swapdb_args[] = {{"index1", "integer", NULL, 0, NULL},
-                                        {"index2", "integer", NULL, 0, NULL},
-                                        CMD_ARG_END};
-static const cmd_arg_t restore_args[] = {
-    {"key", "key", NULL, 0, NULL},
-    {"ttl", "integer", NULL, 0, NULL},
-    {"serialized-value", "string", NULL, 0, NULL},
-    {"replace", "pure-token", "REPLACE", CMD_ARG_OPTIONAL, NULL},
-    {"absttl", "pure-token", "ABSTTL", CMD_ARG_OPTIONAL, NULL},
-    {"seconds", "integer", "IDLETIME", CMD_ARG_OPTIONAL, NULL},
-    {"frequency", "integer", "FREQ", CMD_ARG_OPTIONAL, NULL},
-    CMD_ARG_END};
-static const cmd_arg_t wait_args[] = {{"numreplicas", "integer", NULL, 0, NULL},
-                                      {"timeout", "integer", NULL, 0, NULL},
-                                      CMD_ARG_END};
 
 #define OBJECT_SUB(n, p, sum, since_)                                          \
     {                                                                          \
@@ -476,7 +412,7 @@ const cmd_def_t cmd_keys_table[] = {
      .summary = "Returns all key names that match a pattern.",
      .since = "1.0.0",
      .complexity = "O(N) with N being the number of keys in the database",
-     .args = pattern_arg},
+     .args = CMD_ARGS({"pattern", "pattern", NULL, 0, NULL})},
     {.name = "scan",
      .arity = -2,
      .flags = CMD_READONLY,
@@ -486,7 +422,10 @@ const cmd_def_t cmd_keys_table[] = {
      .summary = "Iterates over the key names in the database.",
      .since = "2.8.0",
      .complexity = "O(1) for every call. O(N) for a complete iteration.",
-     .args = scan_args},
+     .args = CMD_ARGS({"cursor", "integer", NULL, 0, NULL},
+                      {"pattern", "pattern", "MATCH", CMD_ARG_OPTIONAL, NULL},
+                      {"count", "integer", "COUNT", CMD_ARG_OPTIONAL, NULL},
+                      {"type", "string", "TYPE", CMD_ARG_OPTIONAL, NULL})},
     {.name = "rename",
      .arity = 3,
      .flags = CMD_WRITE,
@@ -543,7 +482,11 @@ const cmd_def_t cmd_keys_table[] = {
      .since = "6.2.0",
      .complexity = "O(N) worst case for collections, where N is the number "
                    "of nested items. O(1) for string values.",
-     .args = copy_args},
+     .args = CMD_ARGS(
+         {"source", "key", NULL, 0, NULL},
+         {"destination", "key", NULL, 0, NULL},
+         {"destination-db", "integer", "DB", CMD_ARG_OPTIONAL, NULL},
+         {"replace", "pure-token", "REPLACE", CMD_ARG_OPTIONAL, NULL})},
     {.name = "renamenx",
      .arity = 3,
      .flags = CMD_WRITE | CMD_FAST,
@@ -568,7 +511,8 @@ const cmd_def_t cmd_keys_table[] = {
      .summary = "Moves a key to another database.",
      .since = "1.0.0",
      .complexity = "O(1)",
-     .args = move_args},
+     .args = CMD_ARGS({"key", "key", NULL, 0, NULL},
+                      {"db", "integer", NULL, 0, NULL})},
     {.name = "swapdb",
      .arity = 3,
      .flags = CMD_WRITE | CMD_FAST,
@@ -579,7 +523,8 @@ const cmd_def_t cmd_keys_table[] = {
      .since = "4.0.0",
      .complexity = "O(N) where N is the count of clients watching or "
                    "blocking on keys from both databases.",
-     .args = swapdb_args},
+     .args = CMD_ARGS({"index1", "integer", NULL, 0, NULL},
+                      {"index2", "integer", NULL, 0, NULL})},
     {.name = "dump",
      .arity = 2,
      .flags = CMD_READONLY,
@@ -607,7 +552,13 @@ const cmd_def_t cmd_keys_table[] = {
      .since = "2.6.0",
      .complexity = "O(1) to create the new key and additional O(N*M) to "
                    "reconstruct the serialized value.",
-     .args = restore_args},
+     .args = CMD_ARGS(
+         {"key", "key", NULL, 0, NULL}, {"ttl", "integer", NULL, 0, NULL},
+         {"serialized-value", "string", NULL, 0, NULL},
+         {"replace", "pure-token", "REPLACE", CMD_ARG_OPTIONAL, NULL},
+         {"absttl", "pure-token", "ABSTTL", CMD_ARG_OPTIONAL, NULL},
+         {"seconds", "integer", "IDLETIME", CMD_ARG_OPTIONAL, NULL},
+         {"frequency", "integer", "FREQ", CMD_ARG_OPTIONAL, NULL})},
     {.name = "touch",
      .arity = -2,
      .flags = CMD_READONLY | CMD_FAST,
@@ -647,7 +598,8 @@ const cmd_def_t cmd_keys_table[] = {
                 "write commands sent by the connection is completed.",
      .since = "3.0.0",
      .complexity = "O(1)",
-     .args = wait_args},
+     .args = CMD_ARGS({"numreplicas", "integer", NULL, 0, NULL},
+                      {"timeout", "integer", NULL, 0, NULL})},
     CMD_DEF_END,
 };
 
@@ -658,26 +610,6 @@ static const cmd_arg_t cond_tokens[] = {{"nx", "pure-token", "NX", 0, NULL},
                                         {"gt", "pure-token", "GT", 0, NULL},
                                         {"lt", "pure-token", "LT", 0, NULL},
                                         CMD_ARG_END};
-static const cmd_arg_t expire_args[] = {
-    {"key", "key", NULL, 0, NULL},
-    {"seconds", "integer", NULL, 0, NULL},
-    {"condition", "oneof", NULL, CMD_ARG_OPTIONAL, cond_tokens},
-    CMD_ARG_END};
-static const cmd_arg_t pexpire_args[] = {
-    {"key", "key", NULL, 0, NULL},
-    {"milliseconds", "integer", NULL, 0, NULL},
-    {"condition", "oneof", NULL, CMD_ARG_OPTIONAL, cond_tokens},
-    CMD_ARG_END};
-static const cmd_arg_t expireat_args[] = {
-    {"key", "key", NULL, 0, NULL},
-    {"unix-time-seconds", "unix-time", NULL, 0, NULL},
-    {"condition", "oneof", NULL, CMD_ARG_OPTIONAL, cond_tokens},
-    CMD_ARG_END};
-static const cmd_arg_t pexpireat_args[] = {
-    {"key", "key", NULL, 0, NULL},
-    {"unix-time-milliseconds", "unix-time", NULL, 0, NULL},
-    {"condition", "oneof", NULL, CMD_ARG_OPTIONAL, cond_tokens},
-    CMD_ARG_END};
 
 #define KEY1 .first_key = 1, .last_key = 1, .key_step = 1, .group = "generic"
 
@@ -692,7 +624,9 @@ const cmd_def_t cmd_expire_table[] = {
      .summary = "Sets the expiration time of a key in seconds.",
      .since = "1.0.0",
      .complexity = "O(1)",
-     .args = expire_args},
+     .args = CMD_ARGS(
+         {"key", "key", NULL, 0, NULL}, {"seconds", "integer", NULL, 0, NULL},
+         {"condition", "oneof", NULL, CMD_ARG_OPTIONAL, cond_tokens})},
     {.name = "pexpire",
      .arity = -3,
      .flags = CMD_WRITE | CMD_FAST,
@@ -703,7 +637,10 @@ const cmd_def_t cmd_expire_table[] = {
      .summary = "Sets the expiration time of a key in milliseconds.",
      .since = "2.6.0",
      .complexity = "O(1)",
-     .args = pexpire_args},
+     .args =
+         CMD_ARGS({"key", "key", NULL, 0, NULL},
+                  {"milliseconds", "integer", NULL, 0, NULL},
+                  {"condition", "oneof", NULL, CMD_ARG_OPTIONAL, cond_tokens})},
     {.name = "expireat",
      .arity = -3,
      .flags = CMD_WRITE | CMD_FAST,
@@ -714,7 +651,10 @@ const cmd_def_t cmd_expire_table[] = {
      .summary = "Sets the expiration time of a key to a Unix timestamp.",
      .since = "1.2.0",
      .complexity = "O(1)",
-     .args = expireat_args},
+     .args =
+         CMD_ARGS({"key", "key", NULL, 0, NULL},
+                  {"unix-time-seconds", "unix-time", NULL, 0, NULL},
+                  {"condition", "oneof", NULL, CMD_ARG_OPTIONAL, cond_tokens})},
     {.name = "pexpireat",
      .arity = -3,
      .flags = CMD_WRITE | CMD_FAST,
@@ -726,7 +666,10 @@ const cmd_def_t cmd_expire_table[] = {
          "Sets the expiration time of a key to a Unix milliseconds timestamp.",
      .since = "2.6.0",
      .complexity = "O(1)",
-     .args = pexpireat_args},
+     .args =
+         CMD_ARGS({"key", "key", NULL, 0, NULL},
+                  {"unix-time-milliseconds", "unix-time", NULL, 0, NULL},
+                  {"condition", "oneof", NULL, CMD_ARG_OPTIONAL, cond_tokens})},
     {.name = "ttl",
      .arity = 2,
      .flags = CMD_READONLY | CMD_FAST,
@@ -788,9 +731,6 @@ const cmd_def_t cmd_expire_table[] = {
 
 /* ---- transactions (multi.c) ---------------------------------------------- */
 
-static const cmd_arg_t watch_args[] = {
-    {"key", "key", NULL, CMD_ARG_MULTIPLE, NULL}, CMD_ARG_END};
-
 /* Redis's flags that this vocabulary has (allow_busy has no meaning here;
  * EXEC's skip_slowlog is main.c's on_call). */
 const cmd_def_t multi_table[] = {
@@ -836,7 +776,7 @@ const cmd_def_t multi_table[] = {
                 "MULTI/EXEC block",
      .since = "2.2.0",
      .complexity = "O(1) for every key.",
-     .args = watch_args},
+     .args = CMD_ARGS({"key", "key", NULL, CMD_ARG_MULTIPLE, NULL})},
     {.name = "unwatch",
      .arity = 1,
      .flags =
@@ -854,14 +794,6 @@ const cmd_def_t multi_table[] = {
 
 static const cmd_arg_t command_names[] = {
     {"command-name", "string", NULL, CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE, NULL},
-    CMD_ARG_END};
-static const cmd_arg_t filterby_opts[] = {
-    {"module-name", "string", "MODULE", 0, NULL},
-    {"category", "string", "ACLCAT", 0, NULL},
-    {"pattern", "pattern", "PATTERN", 0, NULL},
-    CMD_ARG_END};
-static const cmd_arg_t list_args[] = {
-    {"filterby", "oneof", "FILTERBY", CMD_ARG_OPTIONAL, filterby_opts},
     CMD_ARG_END};
 
 static const cmd_def_t command_subs[] = {
@@ -922,36 +854,16 @@ static const cmd_def_t command_subs[] = {
      .summary = "Returns a list of command names.",
      .since = "7.0.0",
      .complexity = "O(N) where N is the total number of commands",
-     .args = list_args},
+     .args = CMD_ARGS({"filterby", "oneof", "FILTERBY", CMD_ARG_OPTIONAL,
+                       CMD_ARGS({"module-name", "string", "MODULE", 0, NULL},
+                                {"category", "string", "ACLCAT", 0, NULL},
+                                {"pattern", "pattern", "PATTERN", 0, NULL})})},
     CMD_DEF_END,
 };
 
 /* ---- the server: COMMAND, INFO, TIME, CONFIG, MEMORY (procs in cmd_admin.c,
  * memstat.c), SHUTDOWN */
 
-static const cmd_arg_t section_args[] = {
-    {"section", "string", NULL, CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE, NULL},
-    CMD_ARG_END};
-static const cmd_arg_t config_get_args[] = {
-    {"parameter", "string", NULL, CMD_ARG_MULTIPLE, NULL}, CMD_ARG_END};
-static const cmd_arg_t config_pair[] = {{"parameter", "string", NULL, 0, NULL},
-                                        {"value", "string", NULL, 0, NULL},
-                                        CMD_ARG_END};
-static const cmd_arg_t config_set_args[] = {
-    {"data", "block", NULL, CMD_ARG_MULTIPLE, config_pair}, CMD_ARG_END};
-static const cmd_arg_t shutdown_save[] = {
-    {"nosave", "pure-token", "NOSAVE", 0, NULL},
-    {"save", "pure-token", "SAVE", 0, NULL},
-    CMD_ARG_END};
-static const cmd_arg_t shutdown_args[] = {
-    {"save-selector", "oneof", NULL, CMD_ARG_OPTIONAL, shutdown_save},
-    {"now", "pure-token", "NOW", CMD_ARG_OPTIONAL, NULL},
-    {"force", "pure-token", "FORCE", CMD_ARG_OPTIONAL, NULL},
-    CMD_ARG_END};
-static const cmd_arg_t memory_usage_args[] = {
-    {"key", "key", NULL, 0, NULL},
-    {"count", "integer", "SAMPLES", CMD_ARG_OPTIONAL, NULL},
-    CMD_ARG_END};
 static const cmd_def_t memory_subs[] = {
     {.name = "usage",
      .arity = -3,
@@ -963,7 +875,8 @@ static const cmd_def_t memory_subs[] = {
      .summary = "Estimates the memory usage of a key.",
      .since = "4.0.0",
      .complexity = "O(1)",
-     .args = memory_usage_args},
+     .args = CMD_ARGS({"key", "key", NULL, 0, NULL},
+                      {"count", "integer", "SAMPLES", CMD_ARG_OPTIONAL, NULL})},
     {.name = "stats",
      .arity = 2,
      .proc = memstat_stats_proc,
@@ -1012,7 +925,7 @@ static const cmd_def_t config_subs[] = {
      .since = "2.0.0",
      .complexity =
          "O(N) when N is the number of configuration parameters provided",
-     .args = config_get_args},
+     .args = CMD_ARGS({"parameter", "string", NULL, CMD_ARG_MULTIPLE, NULL})},
     {.name = "set",
      .arity = -4,
      .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
@@ -1022,7 +935,9 @@ static const cmd_def_t config_subs[] = {
      .since = "2.0.0",
      .complexity =
          "O(N) when N is the number of configuration parameters provided",
-     .args = config_set_args},
+     .args = CMD_ARGS({"data", "block", NULL, CMD_ARG_MULTIPLE,
+                       CMD_ARGS({"parameter", "string", NULL, 0, NULL},
+                                {"value", "string", NULL, 0, NULL})})},
     {.name = "resetstat",
      .arity = 2,
      .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
@@ -1054,7 +969,8 @@ const cmd_def_t cmd_admin_table[] = {
      .summary = "Returns information and statistics about the server.",
      .since = "1.0.0",
      .complexity = "O(1)",
-     .args = section_args},
+     .args = CMD_ARGS({"section", "string", NULL,
+                       CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE, NULL})},
     {.name = "time",
      .arity = 1,
      .flags = CMD_LOADING | CMD_STALE | CMD_FAST,
@@ -1088,15 +1004,16 @@ const cmd_def_t cmd_admin_table[] = {
      .since = "1.0.0",
      .complexity = "O(N) when saving, where N is the total number of keys in "
                    "all databases",
-     .args = shutdown_args},
+     .args =
+         CMD_ARGS({"save-selector", "oneof", NULL, CMD_ARG_OPTIONAL,
+                   CMD_ARGS({"nosave", "pure-token", "NOSAVE", 0, NULL},
+                            {"save", "pure-token", "SAVE", 0, NULL})},
+                  {"now", "pure-token", "NOW", CMD_ARG_OPTIONAL, NULL},
+                  {"force", "pure-token", "FORCE", CMD_ARG_OPTIONAL, NULL})},
     CMD_DEF_END,
 };
 
 /* ---- snapshots (persist.c) ----------------------------------------------- */
-
-static const cmd_arg_t bgsave_args[] = {
-    {"schedule", "pure-token", "SCHEDULE", CMD_ARG_OPTIONAL, NULL},
-    CMD_ARG_END};
 
 const cmd_def_t cmd_persist_table[] = {
     {.name = "save",
@@ -1115,7 +1032,8 @@ const cmd_def_t cmd_persist_table[] = {
      .summary = "Asynchronously saves the database(s) to disk.",
      .since = "1.0.0",
      .complexity = "O(1)",
-     .args = bgsave_args},
+     .args = CMD_ARGS(
+         {"schedule", "pure-token", "SCHEDULE", CMD_ARG_OPTIONAL, NULL})},
     {.name = "lastsave",
      .arity = 1,
      .flags = CMD_LOADING | CMD_STALE | CMD_FAST,
@@ -1145,12 +1063,6 @@ const cmd_def_t cmd_aof_table[] = {
 
 /* ---- LATENCY (latency.c) ------------------------------------------------- */
 
-static const cmd_arg_t event_arg[] = {{"event", "string", NULL, 0, NULL},
-                                      CMD_ARG_END};
-static const cmd_arg_t events_arg[] = {
-    {"event", "string", NULL, CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE, NULL},
-    CMD_ARG_END};
-
 static const cmd_def_t latency_subs[] = {
     {.name = "doctor",
      .arity = 2,
@@ -1176,7 +1088,7 @@ static const cmd_def_t latency_subs[] = {
      .summary = "Returns timestamp-latency samples for an event.",
      .since = "2.8.13",
      .complexity = "O(1)",
-     .args = event_arg},
+     .args = CMD_ARGS({"event", "string", NULL, 0, NULL})},
     {.name = "latest",
      .arity = 2,
      .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
@@ -1193,7 +1105,8 @@ static const cmd_def_t latency_subs[] = {
      .summary = "Resets the latency data for one or more events.",
      .since = "2.8.13",
      .complexity = "O(1)",
-     .args = events_arg},
+     .args = CMD_ARGS(
+         {"event", "string", NULL, CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE, NULL})},
     CMD_DEF_END,
 };
 
@@ -1210,9 +1123,6 @@ const cmd_def_t latency_table[] = {
 
 /* ---- SLOWLOG (slowlog.c) ------------------------------------------------- */
 
-static const cmd_arg_t count_arg[] = {
-    {"count", "integer", NULL, CMD_ARG_OPTIONAL, NULL}, CMD_ARG_END};
-
 static const cmd_def_t slowlog_subs[] = {
     {.name = "get",
      .arity = -2,
@@ -1222,7 +1132,7 @@ static const cmd_def_t slowlog_subs[] = {
      .summary = "Returns the slow log's entries.",
      .since = "2.2.12",
      .complexity = "O(N) where N is the number of entries returned",
-     .args = count_arg},
+     .args = CMD_ARGS({"count", "integer", NULL, CMD_ARG_OPTIONAL, NULL})},
     {.name = "help",
      .arity = 2,
      .flags = CMD_LOADING | CMD_STALE,
