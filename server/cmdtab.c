@@ -1177,52 +1177,53 @@ const cmd_def_t slowlog_table[] = {
 #define ACL_PLAIN (CMD_NOSCRIPT | CMD_LOADING | CMD_STALE)
 
 /* clang-format off */
-#define SUB(n, a, f, p, s, c)                                                  \
+#define ACL_SUB(n, a, f, p, s, c)                                              \
     {.name = n, .arity = a, .flags = f, .proc = p, .group = "server",          \
      .summary = s, .since = "6.0.0", .complexity = c}
 /* clang-format on */
 
 static const cmd_def_t acl_subs[] = {
-    SUB("cat", -2, ACL_PLAIN, cmd_acl_cat_proc,
-        "Lists the ACL categories, or the commands inside a category.",
-        "O(1) since the categories and commands are a fixed set."),
-    SUB("deluser", -3, ACL_ADMIN, cmd_acl_deluser_proc,
-        "Deletes ACL users, and terminates their connections.",
-        "O(1) amortized time considering the typical user."),
-    SUB("dryrun", -4, ACL_ADMIN, cmd_acl_dryrun_proc,
-        "Simulates the execution of a command by a user, without executing "
-        "the command.",
-        "O(1)."),
-    SUB("genpass", -2, ACL_PLAIN, cmd_acl_genpass_proc,
-        "Generates a pseudorandom, secure password that can be used to "
-        "identify ACL users.",
-        "O(N)"),
-    SUB("getuser", 3, ACL_ADMIN, cmd_acl_getuser_proc,
+    ACL_SUB("cat", -2, ACL_PLAIN, cmd_acl_cat_proc,
+            "Lists the ACL categories, or the commands inside a category.",
+            "O(1) since the categories and commands are a fixed set."),
+    ACL_SUB("deluser", -3, ACL_ADMIN, cmd_acl_deluser_proc,
+            "Deletes ACL users, and terminates their connections.",
+            "O(1) amortized time considering the typical user."),
+    ACL_SUB("dryrun", -4, ACL_ADMIN, cmd_acl_dryrun_proc,
+            "Simulates the execution of a command by a user, without executing "
+            "the command.",
+            "O(1)."),
+    ACL_SUB("genpass", -2, ACL_PLAIN, cmd_acl_genpass_proc,
+            "Generates a pseudorandom, secure password that can be used to "
+            "identify ACL users.",
+            "O(N)"),
+    ACL_SUB(
+        "getuser", 3, ACL_ADMIN, cmd_acl_getuser_proc,
         "Lists the ACL rules of a user.",
         "O(N). Where N is the number of password, command and pattern rules "
         "that the user has."),
-    SUB("help", 2, CMD_LOADING | CMD_STALE, cmd_acl_help_proc,
-        "Returns helpful text about the different subcommands.", "O(1)"),
-    SUB("list", 2, ACL_ADMIN, cmd_acl_list_proc,
-        "Dumps the effective rules in ACL file format.",
-        "O(N). Where N is the number of configured users."),
-    SUB("load", 2, ACL_ADMIN, cmd_acl_load_proc,
-        "Reloads the rules from the configured ACL file.",
-        "O(N). Where N is the number of configured users."),
-    SUB("log", -2, ACL_ADMIN, cmd_acl_log_proc,
-        "Lists recent security events generated due to ACL rules.",
-        "O(N) with N being the number of entries shown."),
-    SUB("save", 2, ACL_ADMIN, cmd_acl_save_proc,
-        "Saves the effective ACL rules in the configured ACL file.",
-        "O(N). Where N is the number of configured users."),
-    SUB("setuser", -3, ACL_ADMIN, cmd_acl_setuser_proc,
-        "Creates and modifies an ACL user and its rules.",
-        "O(N). Where N is the number of rules provided."),
-    SUB("users", 2, ACL_ADMIN, cmd_acl_users_proc, "Lists all ACL users.",
-        "O(N). Where N is the number of configured users."),
-    SUB("whoami", 2, ACL_PLAIN, cmd_acl_whoami_proc,
-        "Returns the authenticated username of the current connection.",
-        "O(1)"),
+    ACL_SUB("help", 2, CMD_LOADING | CMD_STALE, cmd_acl_help_proc,
+            "Returns helpful text about the different subcommands.", "O(1)"),
+    ACL_SUB("list", 2, ACL_ADMIN, cmd_acl_list_proc,
+            "Dumps the effective rules in ACL file format.",
+            "O(N). Where N is the number of configured users."),
+    ACL_SUB("load", 2, ACL_ADMIN, cmd_acl_load_proc,
+            "Reloads the rules from the configured ACL file.",
+            "O(N). Where N is the number of configured users."),
+    ACL_SUB("log", -2, ACL_ADMIN, cmd_acl_log_proc,
+            "Lists recent security events generated due to ACL rules.",
+            "O(N) with N being the number of entries shown."),
+    ACL_SUB("save", 2, ACL_ADMIN, cmd_acl_save_proc,
+            "Saves the effective ACL rules in the configured ACL file.",
+            "O(N). Where N is the number of configured users."),
+    ACL_SUB("setuser", -3, ACL_ADMIN, cmd_acl_setuser_proc,
+            "Creates and modifies an ACL user and its rules.",
+            "O(N). Where N is the number of rules provided."),
+    ACL_SUB("users", 2, ACL_ADMIN, cmd_acl_users_proc, "Lists all ACL users.",
+            "O(N). Where N is the number of configured users."),
+    ACL_SUB("whoami", 2, ACL_PLAIN, cmd_acl_whoami_proc,
+            "Returns the authenticated username of the current connection.",
+            "O(1)"),
     CMD_DEF_END,
 };
 
