@@ -20,7 +20,6 @@
 #include "acl.h"
 #include "aof.h"
 #include "cmd.h"
-#include "cmd_command.h"
 #include "conn.h"
 #include "conn_info.h"
 #include "daemon.h"

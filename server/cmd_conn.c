@@ -1,5 +1,5 @@
 /*
- * cmd_conn.c - the connection commands (cmd_conn_table): PING, ECHO, QUIT,
+ * cmd_conn.c - the connection commands (entries in cmdtab.c): PING, ECHO, QUIT,
  * AUTH, HELLO, SELECT and CLIENT.
  */
 #include "cmd_conn.h"
@@ -18,7 +18,6 @@
 
 #include "acl.h"
 #include "cmd.h"
-#include "cmd_client.h"
 #include "conn.h"
 #include "conn_info.h"
 #include "errtext.h"

@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "cmd_object.h"
 #include "conn.h"
 #include "dump.h"
 #include "errtext.h"
