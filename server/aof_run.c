@@ -349,7 +349,7 @@ void aof_info(const server_t *s, sbuf_t *b)
               aof_pending_fsync(a), a->delayed_fsync);
 }
 
-static void bgrewriteaof_proc(client_t *c, int argc, const arg_t *argv)
+void aof_bgrewriteaof_proc(client_t *c, int argc, const arg_t *argv)
 {
     (void)argc;
     (void)argv;
@@ -374,15 +374,3 @@ static void bgrewriteaof_proc(client_t *c, int argc, const arg_t *argv)
     }
     resp_add_simple(&c->out, "Background append only file rewriting started");
 }
-
-const cmd_def_t cmd_aof_table[] = {
-    {.name = "bgrewriteaof",
-     .arity = 1,
-     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_NO_ASYNC_LOADING,
-     .proc = bgrewriteaof_proc,
-     .group = "server",
-     .summary = "Asynchronously rewrites the append-only file to disk.",
-     .since = "1.0.0",
-     .complexity = "O(1)"},
-    CMD_DEF_END,
-};
