@@ -10,6 +10,8 @@
 #   POINTS=50 bash tests/powercut.sh  # at most 50 per scenario beyond
 #                                     # the publishing moments
 #   TORN=2                            # mixed states per point (default)
+#   PACE=0.02                         # each writer's pause between adds
+#                                     # (default; ctest's is 0.002)
 #   BUILD_DIR=build-asan bash tests/powercut.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +21,7 @@ trap 'rm -f "$report"' EXIT
 start=$SECONDS
 status=0
 CUCKOOD_POWERCUT_POINTS=${POINTS:-0} CUCKOOD_POWERCUT_TORN=${TORN:-2} \
+CUCKOOD_POWERCUT_PACE=${PACE:-0.02} \
 CUCKOOD_POWERCUT_REPORT=$report \
 CUCKOOD_FSFAULT_LIB=$build/tests/integ/libfsfault.so \
 CUCKOOD_BIN=$build/server/cuckood PYTHONPATH=tests \

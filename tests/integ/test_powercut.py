@@ -44,6 +44,8 @@ pytestmark = pytest.mark.skipif(use_redis_server(),
 
 POINTS = int(os.environ.get("CUCKOOD_POWERCUT_POINTS", "4"))
 TORN = int(os.environ.get("CUCKOOD_POWERCUT_TORN", "1"))
+# each writer's pause between adds: fewer syncs to try in a full run
+PACE = float(os.environ.get("CUCKOOD_POWERCUT_PACE", "0.002"))
 
 
 def recording_env(log):
@@ -87,7 +89,7 @@ class Writers:
             assert r == 1
             with self.lock:
                 self.acked.append((now, key, item))
-            time.sleep(0.002)
+            time.sleep(PACE)
 
     def __enter__(self):
         for t in self.threads:
