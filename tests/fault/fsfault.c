@@ -261,27 +261,29 @@ static int open_common(const char *path, int flags, mode_t mode)
     return fd;
 }
 
+/* The mode argument of an open that creates (va_start needs the caller's
+ * own frame, hence a macro). */
+#define MODE_OF(flags, mode)                                                   \
+    do {                                                                       \
+        if ((flags) & (O_CREAT | O_TMPFILE)) {                                 \
+            va_list ap;                                                        \
+            va_start(ap, flags);                                               \
+            (mode) = va_arg(ap, mode_t);                                       \
+            va_end(ap);                                                        \
+        }                                                                      \
+    } while (0)
+
 int open(const char *path, int flags, ...)
 {
     mode_t mode = 0;
-    if (flags & (O_CREAT | O_TMPFILE)) {
-        va_list ap;
-        va_start(ap, flags);
-        mode = va_arg(ap, mode_t);
-        va_end(ap);
-    }
+    MODE_OF(flags, mode);
     return open_common(path, flags, mode);
 }
 
 int open64(const char *path, int flags, ...)
 {
     mode_t mode = 0;
-    if (flags & (O_CREAT | O_TMPFILE)) {
-        va_list ap;
-        va_start(ap, flags);
-        mode = va_arg(ap, mode_t);
-        va_end(ap);
-    }
+    MODE_OF(flags, mode);
     return open_common(path, flags, mode);
 }
 

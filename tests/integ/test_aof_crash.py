@@ -26,6 +26,7 @@ import time
 import pytest
 import redis
 
+from support.durable import missing
 from support.proc import Daemon, shared_dir, use_redis_server, wait_until
 
 pytestmark = pytest.mark.skipif(use_redis_server(),
@@ -109,19 +110,6 @@ class Load:
         self.stop.set()
         for t in self.threads:
             t.join(60)
-
-
-def missing(c, pairs):
-    by_key = {}
-    for key, item in pairs:
-        by_key.setdefault(key, []).append(item)
-    lost = []
-    for key, items in by_key.items():
-        for i in range(0, len(items), 2000):
-            part = items[i:i + 2000]
-            r = c.execute_command("CF.MEXISTS", key, *part)
-            lost += [it for it, x in zip(part, r) if x != 1]
-    return lost
 
 
 def kill_under_load(s, seconds, clients=8, batch=1, during=None):

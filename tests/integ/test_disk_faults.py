@@ -16,6 +16,7 @@ import os
 import pytest
 import redis
 
+from support.durable import fsfault_env
 from support.proc import (Daemon, RedisServer, shared_dir, use_redis_server,
                           wait_until)
 
@@ -23,20 +24,6 @@ pytestmark = pytest.mark.skipif(use_redis_server(),
                                 reason="cuckood's own files")
 
 MISCONF = "MISCONF Errors writing to the AOF file: Input/output error"
-
-
-def fault_env(control):
-    lib = os.environ.get("CUCKOOD_FSFAULT_LIB")
-    if not lib:
-        pytest.skip("CUCKOOD_FSFAULT_LIB is not set (run through ctest)")
-    env = dict(os.environ)
-    env["LD_PRELOAD"] = lib
-    env["CUCKOOD_FSFAULT"] = control
-    # The library stands for the disk and is not instrumented: a
-    # sanitized daemon must accept it before its runtime.
-    env["ASAN_OPTIONS"] = ":".join(filter(None, [
-        env.get("ASAN_OPTIONS"), "verify_asan_link_order=0"]))
-    return env
 
 
 @pytest.fixture
@@ -61,7 +48,7 @@ def test_failed_fsync_refuses_writes_then_recovers(workdir, kind):
     d, servers = workdir
     make, add, exists = KINDS[kind]
     control = os.path.join(d, "fault")
-    s = make(d, fault_env(control), "--appendonly", "yes",
+    s = make(d, fsfault_env(CUCKOOD_FSFAULT=control), "--appendonly", "yes",
              "--appendfsync", "everysec", "--save", "")
     servers.append(s)
     s.start()
@@ -140,7 +127,7 @@ def failures(control):
 
 
 def daemon(d, servers, control, *args):
-    s = Daemon(*args, dir=d, env=fault_env(control))
+    s = Daemon(*args, dir=d, env=fsfault_env(CUCKOOD_FSFAULT=control))
     servers.append(s)
     return s.start()
 

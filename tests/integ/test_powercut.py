@@ -37,6 +37,7 @@ import pytest
 import redis
 
 from support import fsmodel
+from support.durable import fsfault_env, missing
 from support.proc import Daemon, use_redis_server, wait_until
 
 pytestmark = pytest.mark.skipif(use_redis_server(),
@@ -46,18 +47,6 @@ POINTS = int(os.environ.get("CUCKOOD_POWERCUT_POINTS", "4"))
 TORN = int(os.environ.get("CUCKOOD_POWERCUT_TORN", "1"))
 # each writer's pause between adds: fewer syncs to try in a full run
 PACE = float(os.environ.get("CUCKOOD_POWERCUT_PACE", "0.002"))
-
-
-def recording_env(log):
-    lib = os.environ.get("CUCKOOD_FSFAULT_LIB")
-    if not lib:
-        pytest.skip("CUCKOOD_FSFAULT_LIB is not set (run through ctest)")
-    env = dict(os.environ)
-    env["LD_PRELOAD"] = lib
-    env["CUCKOOD_FSREC"] = log
-    env["ASAN_OPTIONS"] = ":".join(filter(None, [
-        env.get("ASAN_OPTIONS"), "verify_asan_link_order=0"]))
-    return env
 
 
 class Writers:
@@ -102,23 +91,6 @@ class Writers:
             t.join(30)
 
 
-def missing(c, pairs):
-    """The (key, item) pairs of pairs the server does not hold."""
-    by_key = {}
-    for key, item in pairs:
-        by_key.setdefault(key, []).append(item)
-    out = []
-    for key, items in by_key.items():
-        for k in range(0, len(items), 500):
-            part = items[k:k + 500]
-            try:
-                got = c.execute_command("CF.MEXISTS", key, *part)
-            except redis.ResponseError:
-                got = [0] * len(part)
-            out += [(key, x) for x, g in zip(part, got) if g != 1]
-    return out
-
-
 class Run:
     """One recorded run: the server under the recorder in its own data
     directory, and what its clients saw."""
@@ -128,7 +100,8 @@ class Run:
         os.makedirs(self.dir, exist_ok=True)
         self.log = os.path.join(tmp, "fs.log")
         self.args = args
-        self.server = Daemon(*args, dir=self.dir, env=recording_env(self.log))
+        self.server = Daemon(*args, dir=self.dir,
+                             env=fsfault_env(CUCKOOD_FSREC=self.log))
         self.events = []  # (time, what, detail)
 
     def __enter__(self):
