@@ -70,7 +70,7 @@ SUBLAYERS = (
               "heap", "keyspace", "log", "probe", "snapshot", "sysmem",
               "tls", "util")),
     ("core", ("acl", "acl_check", "acl_desc", "acl_log", "cmd", "conn",
-              "conn_info", "connstate", "expire", "latency", "monitor", "multi",
+              "conn_info", "expire", "latency", "monitor", "multi",
               "propagate", "redact", "reply", "server", "slowlog")),
     ("services", ("acl_file", "aof", "aof_check", "aof_run", "aofload",
                   "daemon", "loadprog", "memstat", "persist")),

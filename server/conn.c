@@ -32,6 +32,7 @@
 #include "cmd.h"
 #include "cmdclock.h"
 #include "conn_info.h"
+#include "conn_int.h"
 #include "log.h"
 #include "multi.h"
 #include "tls.h"

@@ -10,7 +10,6 @@
 
 #include <uv.h>
 
-#include "connstate.h"
 #include "server_int.h"
 
 /* Called from a listener's connection callback. */

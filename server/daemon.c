@@ -17,6 +17,7 @@
 #include "cmdclock.h"
 #include "conn.h"
 #include "conn_info.h"
+#include "conn_int.h"
 #include "expire.h"
 #include "heap.h"
 #include "latency.h"
