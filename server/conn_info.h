@@ -14,7 +14,6 @@
 
 #include "server_int.h"
 
-
 /* Writes the CLIENT LIST line of c (ending in '\n') into buf, returns its
  * length (truncated to len-1). */
 size_t conn_describe(const client_t *c, char *buf, size_t len);
