@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "acl.h"
 #include "cmdclock.h"
 #include "errtext.h"
 #include "multi.h"
@@ -287,10 +288,10 @@ static const cmd_def_t *admit(client_t *c, cmd_entry_t *e, int argc,
      * refused command is logged as a denial whatever later check would
      * have refused it. The replaying client of a file of commands has no
      * user, as Redis's AOF client: it may run everything. */
-    if (s->acl_allows != NULL && !s->loading &&
-        !s->acl_allows(c, entry_id(e, c->sub), d, argc, argv,
-                       c->mstate != NULL && multi_active(c) ? CMD_ACL_MULTI
-                                                            : CMD_ACL_TOP))
+    if (s->acl != NULL && !s->loading &&
+        !acl_allows(c, entry_id(e, c->sub), d, argc, argv,
+                    c->mstate != NULL && multi_active(c) ? CMD_ACL_MULTI
+                                                         : CMD_ACL_TOP))
         return NULL;
     return d;
 }
@@ -419,8 +420,8 @@ void cmd_run_queued(client_t *c, const void *cmd, const argv_t *a)
     /* As Redis's EXEC: permissions changed since the command was queued
      * refuse it now, the rest of the transaction runs. */
     server_t *s = c->srv;
-    if (s->acl_allows != NULL && !s->loading &&
-        !s->acl_allows(c, entry_id(e, c->sub), d, a->argc, a->v, CMD_ACL_EXEC))
+    if (s->acl != NULL && !s->loading &&
+        !acl_allows(c, entry_id(e, c->sub), d, a->argc, a->v, CMD_ACL_EXEC))
         return;
     resp_cmd_t rc = {.argc = a->argc, .argv = (arg_t *)a->v};
     call(c, e, d, &rc);

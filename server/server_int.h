@@ -21,7 +21,7 @@ struct aof;
 #define SERVER_READ_SLAB (64 * 1024)
 #define SERVER_PAUSE_WRITE 1
 #define SERVER_PAUSE_ALL 2
-/* The contexts of the ACL check (acl_allows), as Redis's ACL LOG names
+/* The contexts of the ACL check (acl.h's acl_allows), as Redis's ACL LOG names
  * them: a command run at once, one queued in a transaction, one that EXEC
  * runs. */
 #define CMD_ACL_TOP 0
@@ -132,12 +132,6 @@ struct server {
      * EXEC come through it around a transaction's commands. Set by main()
      * while the AOF is on, else NULL (propagate.h feeds it). */
     void (*on_propagate)(server_t *s, int dbnum, int argc, const arg_t *argv);
-    /* The ACL check (acl.h), set by main(); NULL allows everything. Called
-     * by the dispatcher after authentication with the ACL id (cmd.h) of the
-     * command d about to run or be queued, in the context CMD_ACL_*: false
-     * after it replied with the refusal. */
-    bool (*acl_allows)(client_t *c, unsigned id, const cmd_def_t *d, int argc,
-                       const arg_t *argv, int ctx);
     /* Whether a new connection must authenticate: the default user has
      * passwords or is off (acl.c keeps it; without it requirepass). */
     bool auth_required;
