@@ -15,10 +15,14 @@
 
 #include "acl.h"
 #include "cmdclock.h"
+#include "conn.h"
 #include "errtext.h"
+#include "latency.h"
+#include "monitor.h"
 #include "multi.h"
 #include "propagate.h"
 #include "reply.h"
+#include "slowlog.h"
 #include "util.h"
 
 typedef struct cmd_entry {
@@ -306,6 +310,35 @@ static bool paused_for(const server_t *s, unsigned d_flags)
     return s->pause_kind == SERVER_PAUSE_ALL || (d_flags & CMD_WRITE);
 }
 
+/* After a call of a connection's command that took ns: the slow log,
+ * MONITOR and the latency monitor's command events (Redis splits those by
+ * the "fast" flag). A command replayed from a file is no client's (as
+ * Redis's AOF client, never in the slow log or MONITOR), and a client
+ * without a connection has no address to log. */
+static void record_call(client_t *c, const resp_cmd_t *cmd, uint64_t ns)
+{
+    server_t *s = c->srv;
+    if (s->loading || !c->is_conn)
+        return;
+    /* Most calls are recorded nowhere: nobody monitors, and the call took
+     * less than both thresholds (the same tests the recorders make). */
+    const cfg_t *cfg = s->cfg;
+    if (s->nmonitors == 0 &&
+        (cfg->slowlog_log_slower_than < 0 || cfg->slowlog_max_len == 0 ||
+         ns / 1000 < (uint64_t)cfg->slowlog_log_slower_than) &&
+        (cfg->latency_monitor_threshold == 0 ||
+         ns / 1000000 < cfg->latency_monitor_threshold))
+        return;
+    const cmd_def_t *d = c->sub != NULL ? c->sub : c->cmd;
+    /* EXEC's commands are logged one by one, not EXEC itself. */
+    if (d == NULL || !(d->flags & CMD_SKIP_SLOWLOG))
+        slowlog_record(s, c, cmd, ns / 1000, conn_addr(c));
+    monitor_feed(c, cmd);
+    latency_add(s,
+                d != NULL && (d->flags & CMD_FAST) ? "fast-command" : "command",
+                ns / 1000000);
+}
+
 /* Runs d (e's command or subcommand) and counts the call. */
 static void call(client_t *c, cmd_entry_t *e, const cmd_def_t *d,
                  const resp_cmd_t *cmd)
@@ -328,10 +361,9 @@ static void call(client_t *c, cmd_entry_t *e, const cmd_def_t *d,
     uint64_t took = now - s->cmd_clock;
     e->nsec += took;
     s->cmd_clock = now;
-    /* One clock reading per command: what the hook takes counts towards
+    /* One clock reading per command: what recording takes counts towards
      * the next command (it only takes time when it records). */
-    if (s->on_call != NULL)
-        s->on_call(c, cmd, took);
+    record_call(c, cmd, took);
     e->calls++;
     if (c->out.len > out_before && c->out.buf[out_before] == '-')
         e->failed++;

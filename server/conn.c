@@ -706,6 +706,7 @@ static void conn_accept_kind(server_t *s, uv_stream_t *listener, bool is_unix,
         return;
     }
     c->cl.srv = s;
+    c->cl.is_conn = true;
     c->is_unix = is_unix;
     int rc = is_unix ? uv_pipe_init(s->loop, &c->h.pipe, 0)
                      : uv_tcp_init(s->loop, &c->h.tcp);

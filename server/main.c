@@ -99,35 +99,6 @@ static void write_pidfile(const char *path)
     }
 }
 
-/* The dispatcher's after-call hook: the slow log, MONITOR and the latency
- * monitor's command events (Redis splits those by the "fast" flag). */
-static void on_call(client_t *c, const resp_cmd_t *cmd, uint64_t ns)
-{
-    /* A command replayed from a file is no client's (as Redis's AOF
-     * client, never in the slow log or MONITOR); its client is not a
-     * connection and has no address. */
-    server_t *s = c->srv;
-    if (s->loading)
-        return;
-    /* Most calls are recorded nowhere: nobody monitors, and the call took
-     * less than both thresholds (the same tests the recorders make). */
-    const cfg_t *cfg = s->cfg;
-    if (s->nmonitors == 0 &&
-        (cfg->slowlog_log_slower_than < 0 || cfg->slowlog_max_len == 0 ||
-         ns / 1000 < (uint64_t)cfg->slowlog_log_slower_than) &&
-        (cfg->latency_monitor_threshold == 0 ||
-         ns / 1000000 < cfg->latency_monitor_threshold))
-        return;
-    const cmd_def_t *d = c->sub != NULL ? c->sub : c->cmd;
-    /* EXEC is Redis's skip_slowlog: its commands are logged one by one. */
-    if (d == NULL || !multi_is_exec(d))
-        slowlog_record(s, c, cmd, ns / 1000, conn_addr(c));
-    monitor_feed(c, cmd);
-    latency_add(s,
-                d != NULL && (d->flags & CMD_FAST) ? "fast-command" : "command",
-                ns / 1000000);
-}
-
 static void close_walk_cb(uv_handle_t *h, void *arg)
 {
     (void)arg;
@@ -190,9 +161,8 @@ static bool one_shot(int argc, char **argv, int *code)
 }
 
 /* The composition root: the dispatcher learns the command families here,
- * FLUSHALL's hook saves the emptied dataset, and the dispatcher's
- * after-call hook feeds the slow log and the latency monitor. 0, or -1
- * after logging why. */
+ * and FLUSHALL's hook saves the emptied dataset. 0, or -1 after logging
+ * why. */
 static int wire(server_t *s)
 {
     const cmd_def_t *cf = cfhost_table(); /* NULL when out of memory */
@@ -223,7 +193,6 @@ static int wire(server_t *s)
         return -1;
     }
     s->on_flushall = persist_on_flushall;
-    s->on_call = on_call;
     s->on_config_set = aof_config_set;
     s->release_replies = conn_release_held;
     /* Transactions: EXEC runs its queue through the dispatcher, and the

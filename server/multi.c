@@ -518,7 +518,7 @@ static const cmd_arg_t watch_args[] = {
     {"key", "key", NULL, CMD_ARG_MULTIPLE, NULL}, CMD_ARG_END};
 
 /* Redis's flags that this vocabulary has (allow_busy has no meaning here;
- * EXEC's skip_slowlog is main.c's on_call). */
+ * EXEC's skip_slowlog is the dispatcher's, cmd.c). */
 const cmd_def_t multi_table[] = {
     {.name = "multi",
      .arity = 1,

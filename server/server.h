@@ -35,6 +35,9 @@ struct client {
     struct acl_user *user;
     const char *user_name;
     bool close_after_reply; /* QUIT, protocol errors */
+    /* A connection's client (conn.c sets it); false for the client that
+     * replays a file of commands and for one made without a connection. */
+    bool is_conn;
     bool monitor;           /* MONITOR: fed every command (monitor.h) */
     /* CLIENT REPLY: OFF drops every reply; SKIP drops the next command's
      * (skip_next until the SKIP itself has ended, then skip). */

@@ -87,10 +87,6 @@ struct server {
     struct multi *multi;     /* multi.c's watched keys; multi_free() */
     struct acl *acl;         /* acl.c's users; acl_free() */
     struct acl_log *acl_log; /* acl_log.c's denials; acl_log_free() */
-    /* Called by the dispatcher after each command it ran, with the time
-     * the command took (the slow log and the latency monitor); set by
-     * main(), may be NULL. */
-    void (*on_call)(client_t *c, const resp_cmd_t *cmd, uint64_t ns);
     const char *deny_writes_msg; /* server_deny_writes() */
     /* The append-only file's write denial (-MISCONF while it cannot be
      * written), apart from the snapshot's: server_deny_writes_aof(). */
