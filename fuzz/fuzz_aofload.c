@@ -46,7 +46,6 @@ static void init_once(void)
                         &dup) != 0 ||
         multi_init(&srv, cmd_run_queued, cmd_prefetch_queued) != 0)
         abort();
-    srv.on_key_changed = multi_on_key_changed;
     srv.phys_memory = 64 << 20;
 }
 

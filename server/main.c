@@ -195,16 +195,11 @@ static int wire(server_t *s)
     s->on_flushall = persist_on_flushall;
     s->on_config_set = aof_config_set;
     s->release_replies = conn_release_held;
-    /* Transactions: EXEC runs its queue through the dispatcher, and the
-     * key-change signals invalidate WATCH. */
+    /* Transactions: EXEC runs its queue through the dispatcher. */
     if (multi_init(s, cmd_run_queued, cmd_prefetch_queued) < 0) {
         log_warning("Out of memory initialising the server");
         return -1;
     }
-    s->on_key_changed = multi_on_key_changed;
-    s->on_db_changing = multi_on_db_changing;
-    s->on_dbs_swapping = multi_on_dbs_swapping;
-    s->on_client_reset = multi_reset; /* RESET ends MULTI and WATCH */
     /* ACL users, after the command table their rules name: the default
      * user, then the configuration's users or its aclfile. */
     if (acl_init(s) < 0) {

@@ -41,10 +41,10 @@ typedef void multi_prefetch_fn(client_t *c, const void *cmd, const argv_t *a);
 int multi_init(server_t *s, multi_run_fn *run, multi_prefetch_fn *prefetch);
 void multi_free(server_t *s);
 
-/* The listeners of the key-change signals (server.h), for the composition
- * root to set: a change to a watched key makes its watchers' EXEC answer
- * nil; a flush touches the watched keys that exist, a swap those that
- * exist on either side. */
+/* The listeners of the key-change signals (server.h calls them): a change
+ * to a watched key makes its watchers' EXEC answer nil; a flush touches the
+ * watched keys that exist, a swap those that exist on either side. Each is
+ * a no-op without multi_init() or while no key is watched. */
 void multi_on_key_changed(server_t *s, int dbnum, const void *key, size_t len);
 void multi_on_db_changing(server_t *s, int dbnum);
 void multi_on_dbs_swapping(server_t *s, int a, int b);

@@ -114,14 +114,6 @@ struct server {
      * background save, save the empty dataset); set by main(), may be
      * NULL. */
     void (*on_flushall)(server_t *s);
-    /* Listeners of the key-change signals (server.h); set by main(), each
-     * may be NULL. */
-    void (*on_key_changed)(server_t *s, int dbnum, const void *key, size_t len);
-    void (*on_db_changing)(server_t *s, int dbnum);
-    void (*on_dbs_swapping)(server_t *s, int a, int b);
-    /* Called by RESET to end c's transaction (MULTI and WATCH state); set
-     * by main() to the transactions module's function, may be NULL. */
-    void (*on_client_reset)(client_t *c);
     /* The append-only file's feed: called once for each command to log,
      * in the order the changes were made, with its final form (what
      * replays into the same data) and the database it ran in; MULTI and
