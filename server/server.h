@@ -38,7 +38,7 @@ struct client {
     /* A connection's client (conn.c sets it); false for the client that
      * replays a file of commands and for one made without a connection. */
     bool is_conn;
-    bool monitor;           /* MONITOR: fed every command (monitor.h) */
+    bool monitor; /* MONITOR: fed every command (monitor.h) */
     /* CLIENT REPLY: OFF drops every reply; SKIP drops the next command's
      * (skip_next until the SKIP itself has ended, then skip). */
     bool reply_off, reply_skip, reply_skip_next;

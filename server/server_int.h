@@ -79,14 +79,14 @@ struct server {
     /* The subsystems' own state. Those above the server in the module graph
      * have their own free functions, which the composition root's teardown
      * calls before server_free(). */
-    struct persist *persist; /* persist_init() makes it, persist_free() */
-    struct aof *aof;         /* aof_init() makes it, aof_free() */
-    struct latency *latency; /* latency.c's, allocated on first use; plain
-                                memory that server_free() frees */
-    struct slowlog *slowlog; /* slowlog.c's; slowlog_free() */
-    struct multi *multi;     /* multi.c's watched keys; multi_free() */
-    struct acl *acl;         /* acl.c's users; acl_free() */
-    struct acl_log *acl_log; /* acl_log.c's denials; acl_log_free() */
+    struct persist *persist;     /* persist_init() makes it, persist_free() */
+    struct aof *aof;             /* aof_init() makes it, aof_free() */
+    struct latency *latency;     /* latency.c's, allocated on first use; plain
+                                    memory that server_free() frees */
+    struct slowlog *slowlog;     /* slowlog.c's; slowlog_free() */
+    struct multi *multi;         /* multi.c's watched keys; multi_free() */
+    struct acl *acl;             /* acl.c's users; acl_free() */
+    struct acl_log *acl_log;     /* acl_log.c's denials; acl_log_free() */
     const char *deny_writes_msg; /* server_deny_writes() */
     /* The append-only file's write denial (-MISCONF while it cannot be
      * written), apart from the snapshot's: server_deny_writes_aof(). */

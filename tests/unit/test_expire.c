@@ -128,7 +128,7 @@ static void test_set_clear_signal(void **state)
     assert_int_equal(expire_clear(s, 1, "k", 1), 0); /* nothing changed */
     assert_int_equal(expire_get(s, 1, "k", 1), -1);
     assert_true(expire_exists(s, 1, "k", 1));
-    assert_false(exec_fails(c)); /* a lookup of a live key is silent */
+    assert_false(exec_fails(c));   /* a lookup of a live key is silent */
     assert_int_equal(s->dirty, 0); /* the commands count, not the API */
 }
 
