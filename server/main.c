@@ -195,8 +195,8 @@ static int wire(server_t *s)
     s->on_flushall = persist_on_flushall;
     s->on_config_set = aof_config_set;
     s->release_replies = conn_release_held;
-    /* Transactions: EXEC runs its queue through the dispatcher. */
-    if (multi_init(s, cmd_run_queued, cmd_prefetch_queued) < 0) {
+    /* The transactions module's table of watched keys. */
+    if (multi_init(s) < 0) {
         log_warning("Out of memory initialising the server");
         return -1;
     }

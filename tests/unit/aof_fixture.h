@@ -74,8 +74,7 @@ static aof_fx_t *aof_fx_new(bool capture)
                                      sizeof(tables) / sizeof(tables[0]), &dup),
                      0);
     fx->f.indexed = true;
-    assert_int_equal(multi_init(&fx->f.s, cmd_run_queued, cmd_prefetch_queued),
-                     0);
+    assert_int_equal(multi_init(&fx->f.s), 0);
     srv_fixture_client(&fx->f, &fx->c);
     if (capture) {
         fx->feed = calloc(1, sizeof(*fx->feed));

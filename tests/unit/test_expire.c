@@ -35,7 +35,7 @@ static int setup(void **state)
     assert_non_null(fx);
     srv_fixture_init(&fx->f);
     srv_fixture_start(&fx->f);
-    assert_int_equal(multi_init(&fx->f.s, NULL, NULL), 0);
+    assert_int_equal(multi_init(&fx->f.s), 0);
     for (int i = 0; i < NCLIENTS; i++)
         srv_fixture_client(&fx->f, &fx->c[i]);
     *state = fx;
