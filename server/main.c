@@ -160,9 +160,8 @@ static bool one_shot(int argc, char **argv, int *code)
     return false;
 }
 
-/* The composition root: the dispatcher learns the command families here,
- * and FLUSHALL's hook saves the emptied dataset. 0, or -1 after logging
- * why. */
+/* The composition root: the dispatcher learns the command families here.
+ * 0, or -1 after logging why. */
 static int wire(server_t *s)
 {
     const cmd_def_t *cf = cfhost_table(); /* NULL when out of memory */
@@ -192,9 +191,6 @@ static int wire(server_t *s)
                     dup != NULL ? dup : "");
         return -1;
     }
-    s->on_flushall = persist_on_flushall;
-    s->on_config_set = aof_config_set;
-    s->release_replies = conn_release_held;
     /* The transactions module's table of watched keys. */
     if (multi_init(s) < 0) {
         log_warning("Out of memory initialising the server");
@@ -305,13 +301,6 @@ static int load(app_t *a)
     return rc;
 }
 
-/* The final save (snapshot), then the AOF's last write and fsync. */
-static void on_shutdown(server_t *s)
-{
-    persist_on_shutdown(s);
-    aof_on_shutdown(s);
-}
-
 /* The AOF's files, the save points, then the files that say the server
  * is up. 0, or -1 (logged). */
 static int listen_all(app_t *a)
@@ -320,8 +309,8 @@ static int listen_all(app_t *a)
         return -1;
     if (persist_start(&a->srv) < 0)
         return -1;
-    /* Armed only now: a start that failed has nothing new to save. */
-    a->srv.on_shutdown = on_shutdown;
+    /* Only now: a start that failed has nothing new to save. */
+    a->srv.started = true;
     a->running = true;
     const cfg_t *cfg = &a->cfg;
     if (cfg->pidfile != NULL && cfg->pidfile[0] != '\0')
@@ -345,8 +334,8 @@ static int teardown(app_t *a, int code)
     server_t *s = &a->srv;
     if (a->loop != NULL) {
         /* After a failed start the loop never ran: the shutdown closes the
-         * listeners and handles opened so far (on_shutdown is not armed
-         * yet, so nothing is saved). */
+         * listeners and handles opened so far (not started yet, so
+         * nothing is saved). */
         if (s->loop != NULL && !s->shutting_down)
             daemon_shutdown(s, code);
         /* Handles still open (none expected) are closed so the loop can

@@ -94,26 +94,17 @@ struct server {
     /* Group commit (appendfsync always): a connection about to send
      * replies asks hold_replies first; true means they wait until the
      * AOF has written and fsynced what they acknowledge, once for all the
-     * connections of the loop iteration, and the AOF then calls
-     * release_replies, which sends every held reply. With urgent (a
-     * connection's replies pile up) the AOF syncs at once and answers
-     * false. hold_replies is set by the AOF while it is on (else NULL);
-     * release_replies by main(). */
+     * connections of the loop iteration, and the AOF then sends every
+     * held reply (conn_release_held()). With urgent (a connection's
+     * replies pile up) the AOF syncs at once and answers false. Set by the
+     * AOF while it is on, else NULL: the connections sit below the AOF and
+     * ask it only through this pointer. */
     bool (*hold_replies)(server_t *s, bool urgent);
-    void (*release_replies)(server_t *s);
     uint64_t nheld; /* connections whose replies wait */
-    /* Called by CONFIG SET once the directives it names are stored (the
-     * AOF switched on or off): 0, or -EINVAL with the error reply in err,
-     * and the old values are put back. Set by main(), may be NULL. */
-    int (*on_config_set)(server_t *s, const char *name, char *err,
-                         size_t errlen);
-    /* Called once by daemon_shutdown() after the listeners are closed and
-     * before the clients are (the final save); set by main(). */
-    void (*on_shutdown)(server_t *s);
-    /* Called by FLUSHALL once the databases are empty (persistence: stop a
-     * background save, save the empty dataset); set by main(), may be
-     * NULL. */
-    void (*on_flushall)(server_t *s);
+    /* The start-up ended well (main() sets it once the AOF and the save
+     * points have started): from then on daemon_shutdown() makes the final
+     * save and the AOF's last write. */
+    bool started;
     /* The append-only file's feed: called once for each command to log,
      * in the order the changes were made, with its final form (what
      * replays into the same data) and the database it ran in; MULTI and
