@@ -25,8 +25,10 @@ struct conn {
     } h;
     resp_parser_t *parser;
     /* Why the parser refused the input, in its wording (the parser's
-     * string, sticky as its error); NULL while the input is good. */
+     * string, sticky as its error) and as its reason; NULL and
+     * RESP_PERR_NONE while the input is good. */
     const char *proto_error;
+    resp_perr_t proto_code;
     struct tls_conn *tls; /* NULL on a plain-text connection */
     conn_t *prev, *next;  /* server's client list */
     char addr[64];        /* "ip:port" or "/path:0" */
