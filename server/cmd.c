@@ -345,6 +345,9 @@ static void call(client_t *c, cmd_entry_t *e, const cmd_def_t *d,
 {
     server_t *s = c->srv;
     size_t out_before = c->out.len;
+    /* The call failed when its reply is an error: one that starts where
+     * its reply does (a transaction's commands reply inside EXEC's). */
+    c->out.error_at = RESP_OUT_NO_ERROR;
     if (!propagate_on(s)) {
         d->proc(c, cmd->argc, cmd->argv);
     } else {
@@ -365,7 +368,7 @@ static void call(client_t *c, cmd_entry_t *e, const cmd_def_t *d,
      * the next command (it only takes time when it records). */
     record_call(c, cmd, took);
     e->calls++;
-    if (c->out.len > out_before && c->out.buf[out_before] == '-')
+    if (c->out.error_at == out_before)
         e->failed++;
     s->total_commands++;
 }
