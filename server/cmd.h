@@ -13,6 +13,11 @@
 #include "server_int.h"
 #include "util.h"
 
+/* The daemon's own command flag, beside cmdarg.h's CMD_* (COMMAND INFO
+ * does not show it): a command that runs at once inside MULTI instead of
+ * being queued, as Redis runs QUIT and RESET (multi_runs_now()). */
+#define CMD_MULTI_NOW (1u << 31)
+
 /* Builds s->cmds from ntables NULL-name terminated tables (the composition
  * root, main(), names them). 0; -ENOMEM; -EEXIST when two entries have
  * the same name, or -EINVAL for an entry without a proc that does not

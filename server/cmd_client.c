@@ -243,7 +243,7 @@ const cmd_def_t cmd_client_table[] = {
     {.name = "reset",
      .arity = 1,
      .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_NOAUTH |
-              CMD_ALLOW_BUSY,
+              CMD_ALLOW_BUSY | CMD_MULTI_NOW,
      .acl = ACL_CAT_CONNECTION,
      .proc = reset_proc,
      .group = "connection",

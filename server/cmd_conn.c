@@ -602,7 +602,7 @@ const cmd_def_t cmd_conn_table[] = {
     {.name = "quit",
      .arity = -1,
      .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_NOAUTH |
-              CMD_ALLOW_BUSY,
+              CMD_ALLOW_BUSY | CMD_MULTI_NOW,
      .acl = ACL_CAT_CONNECTION,
      .proc = quit_proc,
      .group = "connection",

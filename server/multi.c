@@ -504,8 +504,7 @@ bool multi_runs_now(const cmd_def_t *d)
 {
     return d->proc == exec_proc || d->proc == discard_proc ||
            d->proc == multi_proc || d->proc == watch_proc ||
-           (d->name[0] == 'q' && strcmp(d->name, "quit") == 0) ||
-           (d->name[0] == 'r' && strcmp(d->name, "reset") == 0);
+           (d->flags & CMD_MULTI_NOW);
 }
 
 /* ---- the table --------------------------------------------------------- */
