@@ -21,9 +21,7 @@
 #include "aofload.h"
 #include "cfhost.h"
 #include "cmd.h"
-#include "cmd_conn.h"
-#include "cmd_expire.h"
-#include "cmd_keys.h"
+#include "cmdtab.h"
 #include "multi.h"
 
 #define CAPACITY 2000000

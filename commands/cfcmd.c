@@ -185,26 +185,32 @@ static bool parse_bounded(const call_t *c, const char *name, const arg_t *a,
     return true;
 }
 
-/* RedisBloom's default bucket size: a capacity is refused below twice
- * it when no BUCKETSIZE is given. */
+/* RedisBloom's default bucket size: without BUCKETSIZE, a capacity is
+ * refused below twice it. */
 #define RB_DEFAULT_BUCKET 2
 
 /* A capacity argument as RedisBloom reads it: "ERR Bad capacity" when it
- * is not an integer, its "Capacity must be at least (BucketSize * 2)"
- * below twice RedisBloom's default bucket (zero and negatives included).
- * false after the error reply. */
-static bool parse_capacity(const call_t *c, const arg_t *a, uint64_t *out)
+ * is not an integer; its bound waits for the bucket size
+ * (capacity_fits()). false after the error reply. */
+static bool parse_capacity(const call_t *c, const arg_t *a, long long *out)
 {
-    long long v;
-    if (!arg_ll(a, &v)) {
+    if (!arg_ll(a, out)) {
         reply_error(c, "ERR Bad capacity");
         return false;
     }
-    if (v < 2 * RB_DEFAULT_BUCKET) {
+    return true;
+}
+
+/* RedisBloom's bound: at least twice the bucket size (zero and negatives
+ * never pass). bucket is the BUCKETSIZE given, or RedisBloom's default
+ * when there is none, whatever our own default is (tiny_bucket()). false
+ * after the error reply. */
+static bool capacity_fits(const call_t *c, long long cap, uint32_t bucket)
+{
+    if (cap < 2 * (long long)bucket) {
         reply_error(c, "ERR Capacity must be at least (BucketSize * 2)");
         return false;
     }
-    *out = (uint64_t)v;
     return true;
 }
 
@@ -360,8 +366,9 @@ void cfcmd_reserve(const cfcmd_host_t *host, void *h, int argc,
         return;
     }
     bool bucket_given = false;
+    long long cap;
     params_default(&c, &p, &rate);
-    if (!parse_capacity(&c, &argv[2], &p.capacity))
+    if (!parse_capacity(&c, &argv[2], &cap))
         return;
     for (int i = 3; i + 1 < argc; i += 2) {
         const arg_t *opt = &argv[i], *val = &argv[i + 1];
@@ -389,6 +396,11 @@ void cfcmd_reserve(const cfcmd_host_t *host, void *h, int argc,
             return;
         }
     }
+    /* As RedisBloom, after the options: the bound is the given bucket's. */
+    if (!capacity_fits(&c, cap,
+                       bucket_given ? p.bucket_size : RB_DEFAULT_BUCKET))
+        return;
+    p.capacity = (uint64_t)cap;
     if (!bucket_given)
         tiny_bucket(&p);
     if (!apply_rate(&p, rate, user_rate)) {
@@ -518,9 +530,13 @@ static void insert_common(const call_t *c, int argc, const arg_t *argv, bool nx,
         } else if (arg_is(opt, "nocreate")) {
             nocreate = true;
         } else if (arg_is(opt, "capacity") && i + 1 < argc) {
-            /* checked even when the key exists, as RedisBloom does */
-            if (!parse_capacity(c, &argv[++i], &p.capacity))
+            /* checked even when the key exists, as RedisBloom does; no
+             * BUCKETSIZE here, so RedisBloom's default bucket bounds it */
+            long long cap;
+            if (!parse_capacity(c, &argv[++i], &cap) ||
+                !capacity_fits(c, cap, RB_DEFAULT_BUCKET))
                 return;
+            p.capacity = (uint64_t)cap;
         } else if (arg_is(opt, "error") && i + 1 < argc) {
             if (!parse_rate(&argv[++i], &rate)) {
                 reply_bad_rate(c);
@@ -810,8 +826,11 @@ static void load_header(const call_t *c, const arg_t *key, const arg_t *data)
         return;
     }
     if (rc != 0) {
-        reply_error(c,
-                    rb ? "ERR Couldn't create filter!" : "ERR Invalid header");
+        /* As RedisBloom: a chunk of a header's length is a header, whose
+         * numbers (a zeroed magic included) could not make a filter. */
+        reply_error(c, cf_is_header_len(data->len)
+                           ? "ERR Couldn't create filter!"
+                           : "ERR Invalid header");
         return;
     }
     if (used != data->len) {

@@ -11,25 +11,9 @@
 #define OPT CMD_ARG_OPTIONAL
 #define MULTI CMD_ARG_MULTIPLE
 
-static const cmd_arg_t args_reserve[] = {
-    {"key", "key", NULL, 0, NULL},
-    {"capacity", "integer", NULL, 0, NULL},
-    {"bucketsize", "integer", "BUCKETSIZE", OPT, NULL},
-    {"maxiterations", "integer", "MAXITERATIONS", OPT, NULL},
-    {"expansion", "integer", "EXPANSION", OPT, NULL},
-    {"rate", "double", "ERROR", OPT, NULL},
-    CMD_ARG_END,
-};
-
 static const cmd_arg_t args_key_item[] = {
     {"key", "key", NULL, 0, NULL},
     {"item", "string", NULL, 0, NULL},
-    CMD_ARG_END,
-};
-
-static const cmd_arg_t args_key_items[] = {
-    {"key", "key", NULL, 0, NULL},
-    {"item", "string", NULL, MULTI, NULL},
     CMD_ARG_END,
 };
 
@@ -44,19 +28,6 @@ static const cmd_arg_t args_insert[] = {
 
 static const cmd_arg_t args_key[] = {
     {"key", "key", NULL, 0, NULL},
-    CMD_ARG_END,
-};
-
-static const cmd_arg_t args_scandump[] = {
-    {"key", "key", NULL, 0, NULL},
-    {"iterator", "integer", NULL, 0, NULL},
-    CMD_ARG_END,
-};
-
-static const cmd_arg_t args_loadchunk[] = {
-    {"key", "key", NULL, 0, NULL},
-    {"iterator", "integer", NULL, 0, NULL},
-    {"data", "string", NULL, 0, NULL},
     CMD_ARG_END,
 };
 
@@ -85,7 +56,12 @@ const cfcmd_def_t cfcmd_table[] = {
      .created = CFCMD_CREATED_INSTEAD,
      .summary = "Creates a new Cuckoo Filter",
      .complexity = "O(1)",
-     .args = args_reserve},
+     .args = CMD_ARGS({"key", "key", NULL, 0, NULL},
+                      {"capacity", "integer", NULL, 0, NULL},
+                      {"bucketsize", "integer", "BUCKETSIZE", OPT, NULL},
+                      {"maxiterations", "integer", "MAXITERATIONS", OPT, NULL},
+                      {"expansion", "integer", "EXPANSION", OPT, NULL},
+                      {"rate", "double", "ERROR", OPT, NULL})},
     {.name = "cf.add",
      .acl = ACL_CAT_CUCKOO,
      .keyspecs = {CF_KS(KS_RW | KS_INSERT)},
@@ -153,7 +129,8 @@ const cfcmd_def_t cfcmd_table[] = {
      .summary = "Checks whether one or more items exist in a Cuckoo Filter",
      .complexity = "O(k * n), where k is the number of sub-filters and n is "
                    "the number of items",
-     .args = args_key_items},
+     .args = CMD_ARGS({"key", "key", NULL, 0, NULL},
+                      {"item", "string", NULL, MULTI, NULL})},
     {.name = "cf.del",
      .acl = ACL_CAT_CUCKOO,
      .keyspecs = {CF_KS(KS_RW | KS_DELETE)},
@@ -196,7 +173,8 @@ const cfcmd_def_t cfcmd_table[] = {
      .proc = cfcmd_scandump,
      .summary = "Begins an incremental save of the bloom filter",
      .complexity = "O(n), where n is the capacity",
-     .args = args_scandump},
+     .args = CMD_ARGS({"key", "key", NULL, 0, NULL},
+                      {"iterator", "integer", NULL, 0, NULL})},
     {.name = "cf.loadchunk",
      .acl = ACL_CAT_CUCKOO,
      .keyspecs = {CF_KS(KS_RW | KS_UPDATE)},
@@ -207,7 +185,9 @@ const cfcmd_def_t cfcmd_table[] = {
      .created = CFCMD_CREATED_SELF,
      .summary = "Restores a filter previously saved using SCANDUMP",
      .complexity = "O(n), where n is the capacity",
-     .args = args_loadchunk},
+     .args = CMD_ARGS({"key", "key", NULL, 0, NULL},
+                      {"iterator", "integer", NULL, 0, NULL},
+                      {"data", "string", NULL, 0, NULL})},
     {.name = "cf.compact",
      .acl = ACL_CAT_CUCKOO,
      .keyspecs = {CF_KS(KS_RW | KS_UPDATE)},

@@ -141,4 +141,10 @@ typedef struct cmd_arg {
 #define CMD_ARG_END {NULL, NULL, NULL, 0, NULL}
 /* clang-format on */
 
+/* An argument-doc table written where it is used, in a table entry
+ * (.args = CMD_ARGS({"key", "key", NULL, 0, NULL})) or as the sub of a
+ * oneof or block argument: the arguments given, then the terminator. At
+ * file scope the array has static storage, as a named one would. */
+#define CMD_ARGS(...) ((const cmd_arg_t[]){__VA_ARGS__, CMD_ARG_END})
+
 #endif /* CMDARG_H */

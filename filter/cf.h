@@ -18,7 +18,8 @@
  *    -ENOMEM (allocation failed or a size limit was exceeded),
  *    -ENOSPC (filter full and expansion is 0),
  *    -EOVERFLOW (full and the maximum number of sub-filters is reached).
- *  - Serialised form is little-endian and versioned (see cf_dump.c).
+ *  - Serialised form is little-endian and versioned (see cf_fixed_dump.c and
+ * cf_grow_dump.c).
  */
 #ifndef CF_H
 #define CF_H
@@ -287,6 +288,13 @@ typedef struct cf_limits {
  * -ENOMEM when it asks for more than lim allows or allocation fails. */
 int cf_load_header(const void *buf, size_t len, const cf_limits_t *lim,
                    cf_filter_t **out, size_t *used);
+
+/* true when len is the length of some header chunk: RedisBloom's
+ * (CF_RB_HEADER_LEN) or one that cf_header_len() gives for some filter.
+ * As RedisBloom judges a first chunk by its length alone, a chunk of such
+ * a length that does not load is a header whose numbers cannot make a
+ * filter, and a chunk of any other length is no header at all. */
+bool cf_is_header_len(size_t len);
 
 /* Copies len bytes of data to offset off. -EINVAL if the range does not lie
  * within [0, cf_data_len()). Any bytes are accepted: a filter loaded from

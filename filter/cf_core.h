@@ -35,7 +35,7 @@
  * at once with the has-zero-lane trick (SWAR). Other shapes loop over slots.
  *
  * Everything here is static inline: the lookup and insert loops of
- * cf_ops.c and cf_batch.c rely on it being inlined into them.
+ * cf_fixed.c and cf_fixed_batch.c rely on it being inlined into them.
  */
 #ifndef CF_CORE_H
 #define CF_CORE_H
@@ -85,6 +85,19 @@ _Static_assert(CF_V_INDEX_SHIFT == CF_V_FP_SHIFT + CF_V_FP_BITS &&
                    CF_V_TAG_MASK == (1ull << CF_V_INDEX_SHIFT) - 1,
                "victim packing constants disagree");
 
+/* A filter's kind: which code serves it. cf.c dispatches every public
+ * function on it, each kind in its own files. */
+typedef enum cf_kind {
+    CF_KIND_FIXED = 0, /* the fixed shapes and their chain: cf_fixed*.c */
+    CF_KIND_GROW = 1,  /* the growable form: cf_grow*.c */
+    CF_KIND_RB = 2,    /* imported from RedisBloom: cf_rb.c */
+} cf_kind_t;
+
+/* The magic of the core's own serialised forms (versions 1-3 fixed, 4
+ * growable); "CKR1" (cf_rb.h) wraps RedisBloom's. */
+#define CF_MAGIC 0x31464B43u /* "CKF1" */
+#define CF_GROW_VERSION 4
+
 typedef struct cf_table {
     uint8_t *data; /* bytes + the shape's pad bytes, zeroed */
     uint64_t nbuckets;
@@ -115,11 +128,12 @@ struct cf_filter {
     uint16_t expansion;  /* <= CF_MAX_EXPANSION */
     uint8_t max_filters; /* <= CF_MAX_FILTERS */
     uint8_t nfilters;
-    uint16_t shape : 14; /* index into cf_shapes[] */
+    uint16_t shape : 12; /* the fixed kind's index into cf_shapes[] */
+    uint16_t kind : 2;   /* cf_kind_t: which code serves the filter */
     /* Nested growth: each table has exactly expansion (a power of two)
      * times the buckets of the one before, and its alternates are
      * alt_nested()'s, so that a delete taking the newest match never takes
-     * another item's only copy (cf_ops.c). Filters made before it existed
+     * another item's only copy (cf_fixed.c). Filters made before it existed
      * load without it and keep their own sizes. */
     uint16_t nested : 1;
     uint16_t big : 1; /* the tables' entries are in u.arr */
@@ -140,6 +154,7 @@ struct cf_filter {
 /* A small filter costs this struct and its table, nothing else: keep it
  * from growing unnoticed. */
 _Static_assert(sizeof(struct cf_filter) == 40, "cf_filter grew");
+_Static_assert(CF_NSHAPES <= (1 << 12), "a shape index must fit its field");
 /* a small table's victim (used bit, fingerprint, its bucket) above its
  * nbuckets */
 _Static_assert(CF_V_INDEX_SHIFT + SMALL_BITS + SMALL_BITS <= 64,
@@ -149,7 +164,7 @@ _Static_assert((SMALL_NB * CF_MAX_BUCKET_SIZE) + 1 < UINT32_MAX,
 
 #define SH(f) (&cf_shapes[(f)->shape])
 
-/* The breadth-first search for a relocation path (cf_ops.c for the fixed
+/* The breadth-first search for a relocation path (cf_fixed.c for the fixed
  * shapes, cf_grow.c for the growable one) visits at most this many
  * buckets: both of the item's, then (b = 4) 8, 32 and 128 alternates,
  * and part of the next level. */

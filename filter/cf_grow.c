@@ -19,7 +19,7 @@
  * however far the table grows: the stash takes it instead). */
 #define GROW_FORCED_ROUNDS 4
 #define GROW_FORCED_BATCH 16
-#define GROW_FORCE_MIN 5000 /* per 10,000 slots */
+#define GROW_FORCE_MIN 5000 /* per GR_LOAD_SCALE slots */
 
 /* splitmix64's finaliser: spreads a tag into the per-tag constants. */
 static uint64_t mix64(uint64_t x)
@@ -64,8 +64,8 @@ const uint64_t gr_tag_g[GR_TAGS] = {
 
 void gr_constants(struct cf_grow *g, uint64_t seed)
 {
-    g->hs = mix64(seed ^ 0x5851F42D4C957F2Dull);
-    g->gs = mix64(seed ^ CF_GOLDEN ^ 0x2545F4914F6CDD1Dull);
+    g->h_seed = mix64(seed ^ 0x5851F42D4C957F2Dull);
+    g->g_seed = mix64(seed ^ CF_GOLDEN ^ 0x2545F4914F6CDD1Dull);
     g->nbig = g->n0 << g->level;
     g->lmask = (1ull << g->level) - 1;
 }
@@ -74,7 +74,7 @@ void gr_constants(struct cf_grow *g, uint64_t seed)
 
 static uint64_t base_buckets(uint64_t capacity)
 {
-    unsigned __int128 slots = (unsigned __int128)capacity * 10000;
+    unsigned __int128 slots = (unsigned __int128)capacity * GR_LOAD_SCALE;
     uint64_t per = (uint64_t)GR_B * CF_GROW_TARGET;
     uint64_t n0 = (uint64_t)((slots + per - 1) / per);
     return n0 < 1 ? 1 : n0;
@@ -100,7 +100,7 @@ int gr_new(const gr_init_t *in, cf_filter_t **out)
         mem.free_fn(g);
         return -ENOMEM;
     }
-    f->shape = CF_SHAPE_GROW;
+    f->kind = CF_KIND_GROW;
     f->nfilters = 1;
     f->seed = in->seed;
     f->max_kicks = (uint16_t)in->max_kicks;
@@ -181,6 +181,7 @@ static bool bucket_put(struct cf_grow *g, uint64_t b, uint32_t v)
 {
     uint64_t *p = gr_bucket(g, b), w = *p;
     uint64_t e = gr_empty_lanes(w);
+    CK_ASSERT(b < g->nb && (v & GR_VAR_MASK) != 0 && v <= 0xFFFFu);
     if (e == 0)
         return false;
     *p = w | (uint64_t)v << (uint32_t)__builtin_ctzll(e);
@@ -193,9 +194,9 @@ static bool partner(const struct cf_grow *g, uint64_t b, uint32_t v,
                     uint64_t *pb, uint32_t *pv)
 {
     uint32_t t = v >> GR_VAR_BITS, len = var_len(v);
-    uint32_t lam = level_of(g, b), known = lam + len;
+    uint32_t level = level_of(g, b), known = level + len;
     uint64_t j = b % g->n0, d = b / g->n0;
-    uint64_t s = (d | (uint64_t)(v & lowmask(len)) << lam) ^ gr_g(g, t);
+    uint64_t s = (d | (uint64_t)(v & lowmask(len)) << level) ^ gr_g(g, t);
     uint64_t b2 = gr_alt0(g, j, t) + g->n0 * (s & g->lmask);
     uint32_t lev = g->level;
     if (b2 < g->split) {
@@ -251,19 +252,20 @@ static int split_one(struct cf_grow *g, uint64_t *room)
         else
             nl |= nv << (16 * kl++);
     }
-    bool stash_here = g->vv != 0 && g->vb == p;
-    if (stash_here && (g->vv & GR_VAR_MASK) == 1) {
+    bool stash_here = g->stash_entry != 0 && g->stash_bucket == p;
+    if (stash_here && (g->stash_entry & GR_VAR_MASK) == 1) {
         if (kh == GR_B)
             return -EAGAIN;
-        nh |= (uint64_t)g->vv << (16 * kh++);
+        nh |= (uint64_t)g->stash_entry << (16 * kh++);
         added++;
         voids++;
     } else if (stash_here) {
-        uint32_t var = g->vv & GR_VAR_MASK;
+        uint32_t var = g->stash_entry & GR_VAR_MASK;
         if (var & 1)
-            g->vb = hb;
-        g->vv = (g->vv & ~GR_VAR_MASK) | var >> 1;
+            g->stash_bucket = hb;
+        g->stash_entry = (g->stash_entry & ~GR_VAR_MASK) | var >> 1;
     }
+    CK_ASSERT(kl <= GR_B && kh <= GR_B);
     *lo = nl;
     *hi = nh;
     g->entries += added;
@@ -275,6 +277,7 @@ static int split_one(struct cf_grow *g, uint64_t *room)
         g->nbig <<= 1;
         g->lmask = lowmask(g->level);
     }
+    gr_check(g);
     return 0;
 }
 
@@ -350,8 +353,7 @@ static bool is_overflow(const struct cf_grow *g, uint64_t b, uint32_t v)
  * reserved at 64 under random adds and deletes. */
 static bool force_ok(const struct cf_grow *g, uint64_t b, uint32_t v)
 {
-    return g->entries * 10000 >= GROW_FORCE_MIN * g->nb * GR_B ||
-           !is_overflow(g, b, v);
+    return gr_at_load(g, g->entries, GROW_FORCE_MIN) || !is_overflow(g, b, v);
 }
 
 /* Places entry v of bucket b, splitting ahead of the load target while it
@@ -383,8 +385,8 @@ static int insert_entry(struct cf_grow *g, uint64_t b, uint32_t v,
             }
         }
         if (!split || (v & GR_VAR_MASK) == 1) {
-            g->vb = b;
-            g->vv = v;
+            g->stash_bucket = b;
+            g->stash_entry = v;
             g->stashed++;
             return 1;
         }
@@ -398,9 +400,15 @@ static inline uint32_t entry_full(uint32_t t, uint64_t q)
            (uint32_t)(q & lowmask(CF_GROW_STORED_BITS));
 }
 
-/* insert_entry()'s first bucket_put() for an item of tag t whose streams
- * are q0 and q1 in buckets p0 and p1 (words w0 and w1, empty lanes e0
- * and e1, not both 0): its entry (entry_full()) into
+/* One of an add's two buckets as read: its address, its word, its empty
+ * lanes (gr_empty_lanes()) and the stream the item's entry stores there. */
+typedef struct gr_cand {
+    uint64_t *p;
+    uint64_t w, e, rest;
+} gr_cand_t;
+
+/* insert_entry()'s first bucket_put() for an item of tag t whose buckets
+ * are c0 and c1 (empty lanes not both 0): its entry (entry_full()) into
  * the emptier bucket (the first when they tie), its lowest empty lane.
  * Chosen with masks, not a branch (which bucket is emptier is a coin
  * toss); the empty lanes are counted by a multiply that sums the four
@@ -408,15 +416,15 @@ static inline uint32_t entry_full(uint32_t t, uint64_t q)
  * call). Every add that does not meet two full buckets ends here, single
  * or batched, so both place alike. */
 static inline __attribute__((always_inline)) void
-put_emptier(uint32_t t, uint64_t *p0, uint64_t w0, uint64_t e0, uint64_t q0,
-            uint64_t *p1, uint64_t w1, uint64_t e1, uint64_t q1)
+put_emptier(uint32_t t, gr_cand_t c0, gr_cand_t c1)
 {
-    uint64_t sel = -(uint64_t)((e0 * GR_LO) >> 48 >= (e1 * GR_LO) >> 48);
-    uint64_t e = (e0 & sel) | (e1 & ~sel);
-    uint64_t q = (q0 & sel) | (q1 & ~sel);
-    uint64_t *p = (uint64_t *)(((uintptr_t)p0 & sel) | ((uintptr_t)p1 & ~sel));
-    *p = ((w0 & sel) | (w1 & ~sel)) | (uint64_t)entry_full(t, q)
-                                          << __builtin_ctzll(e);
+    uint64_t sel = -(uint64_t)((c0.e * GR_LO) >> 48 >= (c1.e * GR_LO) >> 48);
+    uint64_t e = (c0.e & sel) | (c1.e & ~sel);
+    uint64_t rest = (c0.rest & sel) | (c1.rest & ~sel);
+    uint64_t *p =
+        (uint64_t *)(((uintptr_t)c0.p & sel) | ((uintptr_t)c1.p & ~sel));
+    *p = ((c0.w & sel) | (c1.w & ~sel)) | (uint64_t)entry_full(t, rest)
+                                              << __builtin_ctzll(e);
 }
 
 /* Looks for the shortest path of kicks from the full buckets b0 and b1
@@ -483,7 +491,7 @@ static __attribute__((noinline)) int
 add_crowded(struct cf_grow *g, const gr_item_t *it, gr_side_t s0, gr_side_t s1,
             bool stashed, int full, bool nx, uint64_t *room)
 {
-    uint32_t v0 = entry_full(it->t, s0.q), v1 = entry_full(it->t, s1.q);
+    uint32_t v0 = entry_full(it->t, s0.rest), v1 = entry_full(it->t, s1.rest);
     uint64_t w0 = *gr_bucket(g, s0.b), w1 = *gr_bucket(g, s1.b);
     uint64_t e0 = gr_empty_lanes(w0), e1 = gr_empty_lanes(w1);
     /* Both buckets full, and the item already there (another copy): kicks
@@ -492,8 +500,8 @@ add_crowded(struct cf_grow *g, const gr_item_t *it, gr_side_t s0, gr_side_t s1,
      * table cannot take goes to the overflow, as RedisBloom takes it into
      * a new sub-filter; left homeless in the stash, it would hold up the
      * adds of every other item. */
-    bool copy = (e0 | e1) == 0 && (gr_match(w0, gr_want(it->t, s0.q)) |
-                                   gr_match(w1, gr_want(it->t, s1.q))) != 0;
+    bool copy = (e0 | e1) == 0 && (gr_match(w0, gr_want(it->t, s0.rest)) |
+                                   gr_match(w1, gr_want(it->t, s1.rest))) != 0;
     if (copy && is_overflow(g, s0.b, v0))
         goto overflow;
     /* both full: the shortest path of kicks from either, when the search
@@ -548,10 +556,11 @@ overflow:;
 static __attribute__((noinline)) bool stash_first(struct cf_grow *g,
                                                   uint64_t *room)
 {
-    uint64_t b = g->vb;
-    uint32_t v = g->vv;
-    bool force = g->nomem != 0 || !is_overflow(g, g->vb, g->vv);
-    g->vv = 0;
+    uint64_t b = g->stash_bucket;
+    uint32_t v = g->stash_entry;
+    bool force =
+        g->nomem != 0 || !is_overflow(g, g->stash_bucket, g->stash_entry);
+    g->stash_entry = 0;
     g->nomem = 0;
     return insert_entry(g, b, v, room, force) != 0;
 }
@@ -561,7 +570,7 @@ static __attribute__((noinline)) bool stash_first(struct cf_grow *g,
 static __attribute__((noinline)) void split_for_one(struct cf_grow *g,
                                                     uint64_t *room)
 {
-    while ((g->entries + 1) * 10000 > g->target * g->nb * GR_B)
+    while (gr_past_load(g, g->entries + 1, g->target))
         if (split_one(g, room) < 0)
             break;
 }
@@ -593,10 +602,10 @@ add_item(struct cf_grow *g, gr_staged_t *st, bool nx, uint64_t *room)
     const gr_item_t *it = &st->it;
     if (nx && has_item(g, it))
         return 0;
-    bool stashed = g->vv != 0 && stash_first(g, room);
+    bool stashed = g->stash_entry != 0 && stash_first(g, room);
     int full = g->nomem ? -ENOMEM : -EOVERFLOW;
     g->nomem = 0;
-    if ((g->entries + 1) * 10000 > g->target * g->nb * GR_B)
+    if (gr_past_load(g, g->entries + 1, g->target))
         split_for_one(g, room);
     if (st->nb != g->nb)
         stage_sides(g, st);
@@ -606,7 +615,8 @@ add_item(struct cf_grow *g, gr_staged_t *st, bool nx, uint64_t *room)
     uint64_t e0 = gr_empty_lanes(w0), e1 = gr_empty_lanes(w1);
     if ((e0 | e1) == 0 || stashed)
         return add_crowded(g, it, s0, s1, stashed, full, nx, room);
-    put_emptier(it->t, p0, w0, e0, s0.q, p1, w1, e1, s1.q);
+    put_emptier(it->t, (gr_cand_t){p0, w0, e0, s0.rest},
+                (gr_cand_t){p1, w1, e1, s1.rest});
     g->entries++;
     g->items++;
     return nx ? 1 : 0;
@@ -619,7 +629,9 @@ int cf_grow_add(cf_filter_t *f, const void *key, size_t len, bool nx,
     gr_staged_t st;
     st.it = gr_item(g, f->seed, key, len);
     stage_sides(g, &st);
-    return add_item(g, &st, nx, room);
+    int rc = add_item(g, &st, nx, room);
+    gr_check(g);
+    return rc;
 }
 
 /* Items hashed and their buckets prefetched ahead of the one added. An
@@ -668,8 +680,8 @@ fast_stage(const struct cf_grow *a, uint64_t seed, fast_win_t *fw, size_t r,
     } else {
         gr_side_t s0 = gr_side(a, it.j[0], it.s[0]);
         gr_side_t s1 = gr_side(a, it.j[1], it.s[1]);
-        b0 = s0.b, q0 = s0.q;
-        b1 = s1.b, q1 = s1.q;
+        b0 = s0.b, q0 = s0.rest;
+        b1 = s1.b, q1 = s1.rest;
     }
     fw->p0[r] = gr_bucket(a, b0);
     fw->p1[r] = gr_bucket(a, b1);
@@ -699,10 +711,10 @@ fast_place(struct cf_grow *g, const struct cf_grow *a, uint64_t seed,
         stage_sides(a, &st);
         *rc = add_crowded(g, &st.it, st.s[0], st.s[1], false, -EOVERFLOW, false,
                           room);
-        return g->nb == a->nb && g->vv == 0 && g->nomem == 0;
+        return g->nb == a->nb && g->stash_entry == 0 && g->nomem == 0;
     }
-    put_emptier(fw->t[r], fw->p0[r], w0, e0, fw->q0[r], fw->p1[r], w1, e1,
-                fw->q1[r]);
+    put_emptier(fw->t[r], (gr_cand_t){fw->p0[r], w0, e0, fw->q0[r]},
+                (gr_cand_t){fw->p1[r], w1, e1, fw->q1[r]});
     (*added)++;
     *rc = 0;
     return true;
@@ -753,10 +765,10 @@ static size_t add_many_fast(struct cf_grow *g, uint64_t seed, size_t n,
                             uint64_t *room, int *rc)
 {
     uint64_t lim = gr_target_entries(g);
-    if (g->vv != 0 || g->nomem != 0 || g->entries >= lim)
+    if (g->stash_entry != 0 || g->nomem != 0 || g->entries >= lim)
         return 0;
     if (n > lim - g->entries)
-        n = (size_t)(lim - g->entries); /* (entries + 1) * 10000 <= T */
+        n = (size_t)(lim - g->entries); /* not past the target */
     if (g->split != 0)
         return add_fast_run(g, seed, n, keys, lens, room, rc, FAST_ANY);
     if (g->level != 0)
@@ -798,19 +810,21 @@ void cf_grow_add_many(cf_filter_t *f, size_t n, const void *const *keys,
     }
     for (size_t k = n - head; k < n; k++)
         rc[k] = add_item(g, &st[k % W], nx, room);
+    gr_check(g);
 }
 
 /* The stash back into the table after a slot freed up, if its bucket or
  * its partner has room now (no kicks). */
 static void stash_retry(struct cf_grow *g)
 {
-    if (g->vv == 0)
+    if (g->stash_entry == 0)
         return;
     uint64_t pb;
     uint32_t pv;
-    if (bucket_put(g, g->vb, g->vv) ||
-        (partner(g, g->vb, g->vv, &pb, &pv) && bucket_put(g, pb, pv)))
-        g->vv = 0;
+    if (bucket_put(g, g->stash_bucket, g->stash_entry) ||
+        (partner(g, g->stash_bucket, g->stash_entry, &pb, &pv) &&
+         bucket_put(g, pb, pv)))
+        g->stash_entry = 0;
 }
 
 int cf_grow_del(cf_filter_t *f, const void *key, size_t len)
@@ -836,13 +850,13 @@ int cf_grow_del(cf_filter_t *f, const void *key, size_t len)
     bool one = sd[1].b == sd[0].b;
     for (int k = 0; k < 2 - one; k++) {
         uint64_t *p = gr_bucket(g, sd[k].b);
-        uint64_t m = gr_match(*p, gr_want(it.t, sd[k].q));
+        uint64_t m = gr_match(*p, gr_want(it.t, sd[k].rest));
         if (one) /* both sides in one bucket, with different streams */
-            m |= gr_match(*p, gr_want(it.t, sd[1].q));
+            m |= gr_match(*p, gr_want(it.t, sd[1].rest));
         for (; m != 0; m &= m - 1) {
             uint32_t lane = (uint32_t)__builtin_ctzll(m);
             uint32_t v = (uint32_t)(*p >> lane) & 0xFFFFu;
-            int known = (int)(sd[k].lam + var_len(v));
+            int known = (int)(sd[k].level + var_len(v));
             if (known > best_known) {
                 best_known = known;
                 best = p;
@@ -851,9 +865,10 @@ int cf_grow_del(cf_filter_t *f, const void *key, size_t len)
         }
     }
     if (stash_matches(g, &sd[0], it.t) || stash_matches(g, &sd[1], it.t)) {
-        int known = (int)(level_of(g, g->vb) + var_len(g->vv));
+        int known =
+            (int)(level_of(g, g->stash_bucket) + var_len(g->stash_entry));
         if (known > best_known) {
-            g->vv = 0;
+            g->stash_entry = 0;
             best = NULL;
             goto removed;
         }
@@ -868,5 +883,6 @@ removed:
     if (g->items > 0)
         g->items--;
     g->deleted++;
+    gr_check(g);
     return 1;
 }

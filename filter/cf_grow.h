@@ -3,8 +3,7 @@
  * grows in place a bucket at a time (linear hashing), two buckets per
  * lookup at every size, exact deletes. The design and its arithmetic are
  * docs/growth.md's; the public API is cf.h's (cf_params_t.growable), and
- * every cf.h function that reads a shape asks cf_is_grow() first and hands
- * the filter to the functions here.
+ * cf.c hands a filter of kind CF_KIND_GROW to the functions here.
  *
  * Slots: 4 per bucket, 16 bits each, one bucket one 64-bit word. A slot
  * holds a 5-bit tag (bits 11..15) that is never consumed and an 11-bit
@@ -34,11 +33,6 @@
 
 #include "cf_core.h"
 
-/* The shape index that marks the growable form (never a real shape). */
-#define CF_SHAPE_GROW 0x3FFE
-_Static_assert(CF_SHAPE_GROW >= CF_NSHAPES,
-               "CF_SHAPE_GROW must not be a shape");
-
 #define CF_GROW_TAG_BITS 5
 #define CF_GROW_STORED_BITS 10 /* stream bits of a new entry */
 #define CF_GROW_TARGET 8500    /* split past this load, per 10,000 slots */
@@ -50,7 +44,7 @@ _Static_assert(CF_SHAPE_GROW >= CF_NSHAPES,
 
 static inline bool cf_is_grow(const cf_filter_t *f)
 {
-    return f->shape == CF_SHAPE_GROW;
+    return f->kind == CF_KIND_GROW;
 }
 
 /* cf_create() for p->growable (p checked by the caller). */

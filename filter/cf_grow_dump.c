@@ -25,8 +25,6 @@
 
 #include "cf_grow_int.h"
 
-#define GR_MAGIC 0x31464B43u /* "CKF1", the core's own */
-#define GR_VERSION 4
 #define GR_FLAG_GROWABLE 2
 #define GR_MAX_LEVEL 40
 #define GR_TARGET_MIN 5000
@@ -37,8 +35,8 @@ void cf_grow_header(const cf_filter_t *f, void *buf)
     const struct cf_grow *g = GR(f);
     uint8_t *p = buf;
     memset(p, 0, CF_GROW_HDR_LEN);
-    le_store32(p, GR_MAGIC);
-    le_store16(p + 4, GR_VERSION);
+    le_store32(p, CF_MAGIC);
+    le_store16(p + 4, CF_GROW_VERSION);
     le_store16(p + 6, CF_GROW_HDR_LEN);
     le_store32(p + 8, GR_B);
     p[12] = CF_GROW_TAG_BITS;
@@ -57,8 +55,8 @@ void cf_grow_header(const cf_filter_t *f, void *buf)
     le_store64(p + 72, g->split);
     le_store64(p + 80, g->entries);
     le_store64(p + 88, g->rng);
-    le_store64(p + 96, g->vv != 0 ? g->vb : 0);
-    le_store32(p + 104, g->vv);
+    le_store64(p + 96, g->stash_entry != 0 ? g->stash_bucket : 0);
+    le_store32(p + 104, g->stash_entry);
     if (g->over != NULL) {
         le_store32(p + 68, (uint32_t)g->over->cap);
         le_store32(p + 108, (uint32_t)g->over->used);
@@ -72,8 +70,9 @@ int cf_grow_load_header(const void *buf, size_t len, const cf_limits_t *lim,
 {
     const uint8_t *p = buf;
     *out = NULL;
-    if (len < CF_GROW_HDR_LEN || le_load32(p) != GR_MAGIC ||
-        le_load16(p + 4) != GR_VERSION || le_load16(p + 6) != CF_GROW_HDR_LEN ||
+    if (len < CF_GROW_HDR_LEN || le_load32(p) != CF_MAGIC ||
+        le_load16(p + 4) != CF_GROW_VERSION ||
+        le_load16(p + 6) != CF_GROW_HDR_LEN ||
         le_load64(p + CF_GROW_HDR_LEN - 8) !=
             XXH3_64bits(p, CF_GROW_HDR_LEN - 8))
         return -EINVAL;
@@ -90,8 +89,8 @@ int cf_grow_load_header(const void *buf, size_t len, const cf_limits_t *lim,
         .capacity = le_load64(p + 112),
     };
     uint64_t items = le_load64(p + 40), deleted = le_load64(p + 48);
-    uint64_t entries = le_load64(p + 80), vb = le_load64(p + 96);
-    uint32_t vv = le_load32(p + 104);
+    uint64_t entries = le_load64(p + 80), stash_bucket = le_load64(p + 96);
+    uint32_t stash_entry = le_load32(p + 104);
     uint64_t ocap = le_load32(p + 68), oused = le_load32(p + 108);
     if (le_load32(p + 8) != GR_B || p[12] != CF_GROW_TAG_BITS ||
         p[13] != CF_GROW_STORED_BITS || p[14] != CF_ENC_PLAIN ||
@@ -122,8 +121,10 @@ int cf_grow_load_header(const void *buf, size_t len, const cf_limits_t *lim,
     /* items past the entries are copies in the overflow */
     if (entries > nb * GR_B + 1 || (items > entries && ocap == 0))
         return -EINVAL;
-    if (vv > 0xFFFFu ||
-        (vv == 0 ? vb != 0 : ((vv & GR_VAR_MASK) == 0 || vb >= nb)))
+    if (stash_entry > 0xFFFFu ||
+        (stash_entry == 0
+             ? stash_bucket != 0
+             : ((stash_entry & GR_VAR_MASK) == 0 || stash_bucket >= nb)))
         return -EINVAL;
     if (lim != NULL && lim->max_bytes && nb * 8 + ocap * 16 > lim->max_bytes)
         return -ENOMEM;
@@ -140,8 +141,9 @@ int cf_grow_load_header(const void *buf, size_t len, const cf_limits_t *lim,
     g->items = items;
     g->deleted = deleted;
     g->entries = entries;
-    g->vb = vb;
-    g->vv = vv;
+    g->stash_bucket = stash_bucket;
+    g->stash_entry = stash_entry;
+    gr_check(g); /* what the checks above let through */
     *out = f;
     *used = CF_GROW_HDR_LEN;
     return 0;

@@ -10,12 +10,15 @@
 #include "cf_alloc.h"
 #include "cf_grow.h"
 #include "cf_rb.h"
+#include "check.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
 
 #define GR_B 4
+/* Loads are counted per GR_LOAD_SCALE slots (the target 8,500: 0.85). */
+#define GR_LOAD_SCALE 10000
 #define GR_TAGS (1u << CF_GROW_TAG_BITS)
 #define GR_VAR_BITS (CF_GROW_STORED_BITS + 1)
 #define GR_VAR_MASK ((1u << GR_VAR_BITS) - 1)
@@ -41,17 +44,17 @@ struct cf_grow {
     uint64_t split;    /* the split pointer, < nbig */
     uint64_t nb;       /* buckets in use: nbig + split */
     uint32_t level;
-    uint32_t target;  /* split past this load, per 10,000 slots */
+    uint32_t target;  /* split past this load, per GR_LOAD_SCALE slots */
     uint64_t entries; /* used slots, plus the stash */
     uint64_t items, deleted, capacity;
-    uint64_t rng; /* the kick generator (xorshift64, never 0) */
-    uint64_t vb;  /* the stash: bucket and entry (0: empty) */
-    uint32_t vv;
+    uint64_t rng;          /* the kick generator (xorshift64, never 0) */
+    uint64_t stash_bucket; /* the stash: bucket and entry (0: empty) */
+    uint32_t stash_entry;
     uint32_t nomem; /* a split found no memory in this insert, or in
                        the one that filled the stash */
     uint64_t voids, forced, stashed; /* counters, not serialised */
     /* the seeded words of the per-tag constants (gr_h0(), gr_g()) */
-    uint64_t hs, gs;
+    uint64_t h_seed, g_seed;
     struct gr_over *over; /* copies past an item's buckets; NULL: none */
 };
 
@@ -73,15 +76,15 @@ extern CF_HIDDEN const uint64_t gr_tag_h[GR_TAGS];
 extern CF_HIDDEN const uint64_t gr_tag_g[GR_TAGS];
 
 /* Per tag t: H(t), the base table's alternate offset (< n0), and G(t),
- * side 1's stream mask; from the seed (through hs, gs) and n0. */
+ * side 1's stream mask; from the seed (through h_seed, g_seed) and n0. */
 static inline uint64_t gr_h0(const struct cf_grow *g, uint32_t t)
 {
-    return mulhi(gr_tag_h[t] ^ g->hs, g->n0);
+    return mulhi(gr_tag_h[t] ^ g->h_seed, g->n0);
 }
 
 static inline uint64_t gr_g(const struct cf_grow *g, uint32_t t)
 {
-    return gr_tag_g[t] ^ g->gs;
+    return gr_tag_g[t] ^ g->g_seed;
 }
 
 static inline struct cf_grow *GR(const cf_filter_t *f)
@@ -97,9 +100,9 @@ typedef struct gr_item {
 } gr_item_t;
 
 typedef struct gr_side {
-    uint64_t b;   /* bucket */
-    uint64_t q;   /* the stream from the bucket's level on */
-    uint32_t lam; /* the bucket's level */
+    uint64_t b;     /* bucket */
+    uint64_t rest;  /* the stream from the bucket's level on */
+    uint32_t level; /* the bucket's level */
 } gr_side_t;
 
 /* The involution of the base table: (H(t) - j) mod n0. */
@@ -134,8 +137,8 @@ gr_side(const struct cf_grow *g, uint64_t j, uint64_t s)
     uint64_t lt = b < g->split;
     gr_side_t r;
     r.b = b + (g->nbig & -(lt & (s >> g->level)));
-    r.lam = g->level + (uint32_t)lt;
-    r.q = s >> r.lam;
+    r.level = g->level + (uint32_t)lt;
+    r.rest = s >> r.level;
     return r;
 }
 
@@ -240,7 +243,8 @@ static inline bool entry_matches(uint32_t v, uint32_t t, uint64_t q)
 static inline bool stash_matches(const struct cf_grow *g, const gr_side_t *sd,
                                  uint32_t t)
 {
-    return g->vv != 0 && g->vb == sd->b && entry_matches(g->vv, t, sd->q);
+    return g->stash_entry != 0 && g->stash_bucket == sd->b &&
+           entry_matches(g->stash_entry, t, sd->rest);
 }
 
 /* A filter's state as made or loaded. */
@@ -291,12 +295,44 @@ static inline uint32_t gr_over_ndbl(const struct cf_grow *g)
     return g->over != NULL ? g->over->ndbl : 0;
 }
 
-/* The entries the buckets in use hold at the target load: an add splits
- * first when the entries would pass it ((entries + 1) * 10000 > target *
- * nb * GR_B, as add_item() tests it). */
+/* Whether n entries are past the load per (per GR_LOAD_SCALE slots) of
+ * the buckets in use: an add splits first when its entry would pass the
+ * target (gr_past_load(g, entries + 1, target)). */
+static inline bool gr_past_load(const struct cf_grow *g, uint64_t n,
+                                uint64_t per)
+{
+    return n * GR_LOAD_SCALE > per * g->nb * GR_B;
+}
+
+/* Whether n entries reach the load per (at or past it). */
+static inline bool gr_at_load(const struct cf_grow *g, uint64_t n, uint64_t per)
+{
+    return n * GR_LOAD_SCALE >= per * g->nb * GR_B;
+}
+
+/* The entries the buckets in use hold at the target load: the most that
+ * are not past it. */
 static inline uint64_t gr_target_entries(const struct cf_grow *g)
 {
-    return g->target * g->nb * GR_B / 10000;
+    return g->target * g->nb * GR_B / GR_LOAD_SCALE;
+}
+
+/* The growable state's invariants (checked builds, common/check.h): the
+ * addressing agrees with level and split, the buckets in use are
+ * allocated, and a stashed entry has its marker in a bucket of the table.
+ * The entry count is not one: a loaded header's need not match its data
+ * (any slots with markers load), and adds count what they store. */
+static inline void gr_check(const struct cf_grow *g)
+{
+    CK_ASSERT(g->nbig == g->n0 << g->level);
+    CK_ASSERT(g->lmask == (1ull << g->level) - 1);
+    CK_ASSERT(g->split < g->nbig && g->nb == g->nbig + g->split);
+    CK_ASSERT(g->nb <= g->cap);
+    CK_ASSERT(g->stash_entry <= 0xFFFFu);
+    CK_ASSERT(g->stash_entry == 0 ||
+              ((g->stash_entry & GR_VAR_MASK) != 0 && g->stash_bucket < g->nb));
+    CK_ASSERT(g->rng != 0);
+    (void)g;
 }
 
 /* Does the table, the stash or the overflow hold the item? */
@@ -304,8 +340,8 @@ static inline bool has_item(const struct cf_grow *g, const gr_item_t *it)
 {
     gr_side_t s0 = gr_side(g, it->j[0], it->s[0]);
     gr_side_t s1 = gr_side(g, it->j[1], it->s[1]);
-    uint64_t m = gr_match(*gr_bucket(g, s0.b), gr_want(it->t, s0.q)) |
-                 gr_match(*gr_bucket(g, s1.b), gr_want(it->t, s1.q));
+    uint64_t m = gr_match(*gr_bucket(g, s0.b), gr_want(it->t, s0.rest)) |
+                 gr_match(*gr_bucket(g, s1.b), gr_want(it->t, s1.rest));
     return m != 0 || stash_matches(g, &s0, it->t) ||
            stash_matches(g, &s1, it->t) || gr_over_get(g, it->h) != 0;
 }

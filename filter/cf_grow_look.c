@@ -36,8 +36,8 @@ uint64_t cf_grow_count(const cf_filter_t *f, const void *key, size_t len)
     gr_side_t s0 = gr_side(g, it.j[0], it.s[0]);
     gr_side_t s1 = gr_side(g, it.j[1], it.s[1]);
     uint64_t w0 = *gr_bucket(g, s0.b), w1 = *gr_bucket(g, s1.b);
-    uint64_t m0 = gr_match(w0, gr_want(it.t, s0.q));
-    uint64_t m1 = gr_match(w1, gr_want(it.t, s1.q));
+    uint64_t m0 = gr_match(w0, gr_want(it.t, s0.rest));
+    uint64_t m1 = gr_match(w1, gr_want(it.t, s1.rest));
     /* both sides in one bucket (with different streams): a slot matching
      * either is one entry */
     uint64_t n =
@@ -101,7 +101,7 @@ void cf_grow_exists_many(const cf_filter_t *f, size_t n,
                          const void *const *keys, const size_t *lens, bool *out)
 {
     const struct cf_grow *g = GR(f);
-    if (g->vv != 0) { /* the stash is rare: one item at a time */
+    if (g->stash_entry != 0) { /* the stash is rare: one item at a time */
         for (size_t i = 0; i < n; i++) {
             gr_item_t it = gr_item(g, f->seed, keys[i], lens[i]);
             out[i] = has_item(g, &it);

@@ -521,7 +521,7 @@ static int rb_new(const rb_hdr_t *h, const cf_limits_t *lim, bool strict,
         a->free_fn(f);
         return -ENOMEM;
     }
-    f->shape = CF_SHAPE_RB;
+    f->kind = CF_KIND_RB;
     f->nfilters = 1;
     f->u.rb = rb;
     *rb = (struct cf_rb){.nb = h->nb,
@@ -577,11 +577,6 @@ int cf_load_rb_chunk(cf_filter_t *f, long long pos, const void *p, size_t len)
         off -= n;
     }
     return -EINVAL;
-}
-
-bool cf_is_redisbloom(const cf_filter_t *f)
-{
-    return cf_is_rb(f);
 }
 
 /* ---- the project's own serialisation of this form ----------------------- */
@@ -653,8 +648,7 @@ int cf_rb_load_data(cf_filter_t *f, uint64_t off, const void *p, size_t len)
     return 0;
 }
 
-void cf_compact(cf_filter_t *f)
+void cf_rb_compact(cf_filter_t *f)
 {
-    if (cf_is_rb(f))
-        compact(f, true);
+    compact(f, true);
 }

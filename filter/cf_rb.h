@@ -5,9 +5,8 @@
  * compaction, so it answers exactly as it did in RedisBloom. It is not
  * converted to the core's own forms: that would need the items.
  *
- * Such a filter is a cf_filter_t whose shape is CF_SHAPE_RB and whose
- * u.rb points to the state below; every public function of cf.h that
- * reads a shape asks cf_is_rb() first and hands it to the functions here.
+ * Such a filter is a cf_filter_t of kind CF_KIND_RB whose u.rb points to
+ * the state below; cf.c hands it to the functions here.
  * The contracts are cf.h's unless said otherwise.
  */
 #ifndef CF_RB_H
@@ -15,13 +14,9 @@
 
 #include "cf_core.h"
 
-/* The shape index that marks the RedisBloom form (never a real shape). */
-#define CF_SHAPE_RB 0x3FFF
-_Static_assert(CF_SHAPE_RB >= CF_NSHAPES, "CF_SHAPE_RB must not be a shape");
-
 static inline bool cf_is_rb(const cf_filter_t *f)
 {
-    return f->shape == CF_SHAPE_RB;
+    return f->kind == CF_KIND_RB;
 }
 
 CF_HIDDEN int cf_rb_add(cf_filter_t *f, const void *key, size_t len, bool nx,
@@ -44,6 +39,8 @@ CF_HIDDEN uint32_t cf_rb_gen(const cf_filter_t *f);
 CF_HIDDEN uint64_t cf_rb_size_at(const cf_filter_t *f, uint32_t gen);
 /* Frees the state u.rb points to (the struct itself is the caller's). */
 CF_HIDDEN void cf_rb_release(cf_filter_t *f);
+/* cf_compact() of this form. */
+CF_HIDDEN void cf_rb_compact(cf_filter_t *f);
 
 /* Serialisation inside the project (snapshots, RDB, DUMP): a header of
  * CF_RB_WRAP_LEN bytes (magic "CKR1", a version, RedisBloom's header, an

@@ -27,6 +27,25 @@ static inline void fuzz_fix_header_sum(uint8_t *buf, size_t size)
         buf[hlen - 8 + i] = (uint8_t)(sum >> (8 * i));
 }
 
+/* A filter of buf's header (its checksum fixed first), as much data as
+ * buf and the header allow at buf + *used, *rest bytes of it; NULL when
+ * the header is refused. Filters are capped at 16 MiB. */
+static inline cf_filter_t *fuzz_load_header(uint8_t *buf, size_t size,
+                                            size_t *used, size_t *rest)
+{
+    cf_limits_t lim = {.max_bytes = 16u << 20};
+    cf_filter_t *f = NULL;
+    fuzz_fix_header_sum(buf, size);
+    *used = 0;
+    if (cf_load_header(buf, size, &lim, &f, used) != 0)
+        return NULL;
+    uint64_t total = cf_data_len(f);
+    *rest = size - *used;
+    if (*rest > total)
+        *rest = (size_t)total;
+    return f;
+}
+
 /* The batched paths on keys of 4 bytes from buf (at most 64): a lookup
  * of all, then an add of all (nx as given), growth capped by *room as a
  * host caps it: a header may declare one bucket and a huge capacity,

@@ -17,9 +17,7 @@
 #include "aofload.h"
 #include "cfhost.h"
 #include "cmd.h"
-#include "cmd_conn.h"
-#include "cmd_expire.h"
-#include "cmd_keys.h"
+#include "cmdtab.h"
 #include "multi.h"
 #include "propagate.h"
 

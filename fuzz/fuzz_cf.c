@@ -20,15 +20,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (buf == NULL)
         return 0;
     memcpy(buf, data, size);
-    fuzz_fix_header_sum(buf, size);
-    cf_limits_t lim = {.max_bytes = 16u << 20};
-    cf_filter_t *f = NULL;
-    size_t used = 0;
-    if (cf_load_header(buf, size, &lim, &f, &used) == 0) {
-        uint64_t total = cf_data_len(f);
-        size_t rest = size - used;
-        if (rest > total)
-            rest = (size_t)total;
+    size_t used, rest;
+    cf_filter_t *f = fuzz_load_header(buf, size, &used, &rest);
+    if (f != NULL) {
         (void)cf_load_data(f, 0, buf + used, rest);
         /* the batched paths too (one straight-line probe per shape) */
         uint64_t room = 16u << 20;

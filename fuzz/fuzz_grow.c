@@ -17,16 +17,9 @@
 
 #include "cf.h"
 #include "cf_fixture.h"
+#include "cf_items.h"
 
 #define UNIVERSE 4096
-
-static uint64_t key_of(uint32_t id)
-{
-    uint64_t z = id + 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
 
 static void check(bool ok)
 {
@@ -118,15 +111,9 @@ static void load(const uint8_t *data, size_t size)
     if (buf == NULL)
         return;
     memcpy(buf, data, size);
-    fuzz_fix_header_sum(buf, size);
-    cf_limits_t lim = {.max_bytes = 16u << 20};
-    cf_filter_t *f = NULL;
-    size_t used = 0;
-    if (cf_load_header(buf, size, &lim, &f, &used) == 0) {
-        uint64_t total = cf_data_len(f);
-        size_t rest = size - used;
-        if (rest > total)
-            rest = (size_t)total;
+    size_t used, rest;
+    cf_filter_t *f = fuzz_load_header(buf, size, &used, &rest);
+    if (f != NULL) {
         /* in two pieces, split inside a slot when it can be */
         size_t half = rest / 2 | 1;
         if (half > rest)

@@ -539,6 +539,10 @@ size_t resp_parser_peek(resp_parser_t *p, const resp_peek_t **out, size_t max,
     }
     if (max > RESP_PEEK_MAX)
         max = RESP_PEEK_MAX;
+    *out = p->pk;
+    /* Before the first feed ibuf is NULL, and NULL + 0 is undefined. */
+    if (p->spos >= p->ilen)
+        return 0;
     const char *q = p->ibuf + p->spos, *end = p->ibuf + p->ilen;
     size_t k = 0;
     uint64_t n;
@@ -554,7 +558,6 @@ size_t resp_parser_peek(resp_parser_t *p, const resp_peek_t **out, size_t max,
             p->pk_n++;
         k++;
     }
-    *out = p->pk;
     return k;
 }
 

@@ -76,7 +76,7 @@ SUBLAYERS = (
                   "daemon", "loadprog", "memstat", "persist")),
     ("commands", ("cfhost", "cmd_acl", "cmd_admin", "cmd_client",
                   "cmd_command", "cmd_conn", "cmd_expire", "cmd_keys",
-                  "cmd_object")),
+                  "cmd_object", "cmdtab")),
     ("root", ("main",)),
 )
 SUBLAYER_OF = {"server/" + stem: (rank, name)

@@ -674,13 +674,22 @@ int aof_load(server_t *s)
 
 int aof_make_dir(server_t *s)
 {
-    if (mkdir(s->cfg->appenddirname, 0755) < 0 && errno != EEXIST) {
+    if (mkdir(s->cfg->appenddirname, 0755) < 0) {
+        if (errno == EEXIST)
+            return 0;
         int rc = -errno;
         log_warning("Can't open or create append-only dir %s: %s",
                     s->cfg->appenddirname, strerror(-rc));
         return rc;
     }
-    return 0;
+    /* The new directory's name is durable only once its parent is synced:
+     * without this a power cut may take the directory, and every file the
+     * manifest in it names, whatever was synced inside. */
+    int rc = snap_fsync_dir(s->cfg->appenddirname);
+    if (rc < 0)
+        log_warning("Can't fsync the directory of the append-only dir %s: %s",
+                    s->cfg->appenddirname, strerror(-rc));
+    return rc;
 }
 
 /* A base of the current data, named m's next base, written now. */

@@ -85,7 +85,7 @@ void aof_on_shutdown(server_t *s);
 /* INFO persistence's aof_* fields. */
 void aof_info(const server_t *s, sbuf_t *b);
 
-/* BGREWRITEAOF. */
-extern const cmd_def_t cmd_aof_table[];
+/* The procs of BGREWRITEAOF (cmdtab.c lists them). */
+cmd_proc_t aof_bgrewriteaof_proc;
 
 #endif /* AOF_H */

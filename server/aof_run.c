@@ -41,6 +41,17 @@ static int switch_incr(server_t *s)
          * new increment after the new base. */
         if (a->len > 0)
             return -EIO;
+        /* The old increment must be durable before a manifest lists one
+         * after it: only the last file may be cut short at a load, so a
+         * power cut that tore its unsynced tail would leave files that do
+         * not load (the power-cut suite found it under everysec). */
+        if (fdatasync(a->fd) < 0) {
+            int rc = -errno;
+            log_warning("Can't fsync the AOF increment before a new one: "
+                        "%s",
+                        strerror(-rc));
+            return rc;
+        }
     }
     if (aofman_dup(&a->man, &m) < 0 ||
         aofman_new_incr(&m, s->cfg->appendfilename) < 0) {
@@ -339,7 +350,7 @@ void aof_info(const server_t *s, sbuf_t *b)
               aof_pending_fsync(a), a->delayed_fsync);
 }
 
-static void bgrewriteaof_proc(client_t *c, int argc, const arg_t *argv)
+void aof_bgrewriteaof_proc(client_t *c, int argc, const arg_t *argv)
 {
     (void)argc;
     (void)argv;
@@ -364,15 +375,3 @@ static void bgrewriteaof_proc(client_t *c, int argc, const arg_t *argv)
     }
     resp_add_simple(&c->out, "Background append only file rewriting started");
 }
-
-const cmd_def_t cmd_aof_table[] = {
-    {.name = "bgrewriteaof",
-     .arity = 1,
-     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_NO_ASYNC_LOADING,
-     .proc = bgrewriteaof_proc,
-     .group = "server",
-     .summary = "Asynchronously rewrites the append-only file to disk.",
-     .since = "1.0.0",
-     .complexity = "O(1)"},
-    CMD_DEF_END,
-};

@@ -40,7 +40,7 @@ static void reply_sub_syntax(client_t *c, const arg_t *argv)
                     quoted(&argv[1]), argv[1].ptr, parent);
 }
 
-static void setuser_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_acl_setuser_proc(client_t *c, int argc, const arg_t *argv)
 {
     const arg_t *name = &argv[2];
     for (size_t i = 0; i < name->len; i++)
@@ -58,7 +58,7 @@ static void setuser_proc(client_t *c, int argc, const arg_t *argv)
     reply_ok(c);
 }
 
-static void getuser_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_acl_getuser_proc(client_t *c, int argc, const arg_t *argv)
 {
     const acl_user_t *u = acl_find(c->srv, argv[2].ptr, argv[2].len);
     if (u == NULL)
@@ -67,7 +67,7 @@ static void getuser_proc(client_t *c, int argc, const arg_t *argv)
         acl_reply_user(c, u);
 }
 
-static void deluser_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_acl_deluser_proc(client_t *c, int argc, const arg_t *argv)
 {
     server_t *s = c->srv;
     for (int j = 2; j < argc; j++)
@@ -89,7 +89,7 @@ static void deluser_proc(client_t *c, int argc, const arg_t *argv)
     resp_add_int(&c->out, deleted);
 }
 
-static void list_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_acl_list_proc(client_t *c, int argc, const arg_t *argv)
 {
     server_t *s = c->srv;
     size_t n = acl_count(s);
@@ -118,7 +118,7 @@ static void list_proc(client_t *c, int argc, const arg_t *argv)
     }
 }
 
-static void users_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_acl_users_proc(client_t *c, int argc, const arg_t *argv)
 {
     server_t *s = c->srv;
     size_t n = acl_count(s);
@@ -127,12 +127,12 @@ static void users_proc(client_t *c, int argc, const arg_t *argv)
         resp_add_cstr(&c->out, acl_user_name(acl_at(s, i)));
 }
 
-static void whoami_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_acl_whoami_proc(client_t *c, int argc, const arg_t *argv)
 {
     resp_add_cstr(&c->out, c->user_name != NULL ? c->user_name : "default");
 }
 
-static void cat_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_acl_cat_proc(client_t *c, int argc, const arg_t *argv)
 {
     server_t *s = c->srv;
     if (argc > 3) {
@@ -168,7 +168,7 @@ static void cat_proc(client_t *c, int argc, const arg_t *argv)
     }
 }
 
-static void genpass_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_acl_genpass_proc(client_t *c, int argc, const arg_t *argv)
 {
     enum { MAX_BITS = 4096 };
     long long bits = 256;
@@ -206,7 +206,7 @@ static void genpass_proc(client_t *c, int argc, const arg_t *argv)
     resp_add_bulk(&c->out, hex, chars);
 }
 
-static void log_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_acl_log_proc(client_t *c, int argc, const arg_t *argv)
 {
     long long count = 10;
     if (argc > 3) {
@@ -227,7 +227,7 @@ static void log_proc(client_t *c, int argc, const arg_t *argv)
     acl_log_reply(c, count);
 }
 
-static void dryrun_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_acl_dryrun_proc(client_t *c, int argc, const arg_t *argv)
 {
     server_t *s = c->srv;
     const acl_user_t *u = acl_find(s, argv[2].ptr, argv[2].len);
@@ -293,7 +293,7 @@ static bool has_file(client_t *c)
     return false;
 }
 
-static void load_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_acl_load_proc(client_t *c, int argc, const arg_t *argv)
 {
     if (!has_file(c))
         return;
@@ -307,7 +307,7 @@ static void load_proc(client_t *c, int argc, const arg_t *argv)
         reply_ok(c);
 }
 
-static void save_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_acl_save_proc(client_t *c, int argc, const arg_t *argv)
 {
     if (!has_file(c))
         return;
@@ -319,7 +319,7 @@ static void save_proc(client_t *c, int argc, const arg_t *argv)
         reply_ok(c);
 }
 
-static void help_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_acl_help_proc(client_t *c, int argc, const arg_t *argv)
 {
     static const char *const lines[] = {
         "ACL <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -357,66 +357,3 @@ static void help_proc(client_t *c, int argc, const arg_t *argv)
     };
     reply_help(c, lines, sizeof(lines) / sizeof(lines[0]));
 }
-
-#define ACL_ADMIN (CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE)
-#define ACL_PLAIN (CMD_NOSCRIPT | CMD_LOADING | CMD_STALE)
-
-/* clang-format off */
-#define SUB(n, a, f, p, s, c)                                                  \
-    {.name = n, .arity = a, .flags = f, .proc = p, .group = "server",          \
-     .summary = s, .since = "6.0.0", .complexity = c}
-/* clang-format on */
-
-static const cmd_def_t acl_subs[] = {
-    SUB("cat", -2, ACL_PLAIN, cat_proc,
-        "Lists the ACL categories, or the commands inside a category.",
-        "O(1) since the categories and commands are a fixed set."),
-    SUB("deluser", -3, ACL_ADMIN, deluser_proc,
-        "Deletes ACL users, and terminates their connections.",
-        "O(1) amortized time considering the typical user."),
-    SUB("dryrun", -4, ACL_ADMIN, dryrun_proc,
-        "Simulates the execution of a command by a user, without executing "
-        "the command.",
-        "O(1)."),
-    SUB("genpass", -2, ACL_PLAIN, genpass_proc,
-        "Generates a pseudorandom, secure password that can be used to "
-        "identify ACL users.",
-        "O(N)"),
-    SUB("getuser", 3, ACL_ADMIN, getuser_proc, "Lists the ACL rules of a user.",
-        "O(N). Where N is the number of password, command and pattern rules "
-        "that the user has."),
-    SUB("help", 2, CMD_LOADING | CMD_STALE, help_proc,
-        "Returns helpful text about the different subcommands.", "O(1)"),
-    SUB("list", 2, ACL_ADMIN, list_proc,
-        "Dumps the effective rules in ACL file format.",
-        "O(N). Where N is the number of configured users."),
-    SUB("load", 2, ACL_ADMIN, load_proc,
-        "Reloads the rules from the configured ACL file.",
-        "O(N). Where N is the number of configured users."),
-    SUB("log", -2, ACL_ADMIN, log_proc,
-        "Lists recent security events generated due to ACL rules.",
-        "O(N) with N being the number of entries shown."),
-    SUB("save", 2, ACL_ADMIN, save_proc,
-        "Saves the effective ACL rules in the configured ACL file.",
-        "O(N). Where N is the number of configured users."),
-    SUB("setuser", -3, ACL_ADMIN, setuser_proc,
-        "Creates and modifies an ACL user and its rules.",
-        "O(N). Where N is the number of rules provided."),
-    SUB("users", 2, ACL_ADMIN, users_proc, "Lists all ACL users.",
-        "O(N). Where N is the number of configured users."),
-    SUB("whoami", 2, ACL_PLAIN, whoami_proc,
-        "Returns the authenticated username of the current connection.",
-        "O(1)"),
-    CMD_DEF_END,
-};
-
-const cmd_def_t cmd_acl_table[] = {
-    {.name = "acl",
-     .arity = -2,
-     .group = "server",
-     .summary = "A container for Access List Control commands.",
-     .since = "6.0.0",
-     .complexity = "Depends on subcommand.",
-     .subcommands = acl_subs},
-    CMD_DEF_END,
-};

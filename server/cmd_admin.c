@@ -1,6 +1,6 @@
 /*
- * cmd_admin.c - the server commands (cmd_admin_table): INFO, TIME, CONFIG,
- * MEMORY, SHUTDOWN, and the table entry of COMMAND (cmd_command.c).
+ * cmd_admin.c - the server commands: INFO, TIME, CONFIG, MEMORY, SHUTDOWN
+ * (cmdtab.c holds their entries).
  */
 #include "cmd_admin.h"
 
@@ -20,7 +20,6 @@
 #include "acl.h"
 #include "aof.h"
 #include "cmd.h"
-#include "cmd_command.h"
 #include "conn.h"
 #include "conn_info.h"
 #include "daemon.h"
@@ -38,7 +37,7 @@
 
 /* ---- server commands --------------------------------------------------- */
 
-static void time_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_admin_time_proc(client_t *c, int argc, const arg_t *argv)
 {
     struct timeval tv;
     char buf[24];
@@ -243,7 +242,7 @@ static info_want_t info_select(const arg_t *a)
     return want;
 }
 
-static void info_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_admin_info_proc(client_t *c, int argc, const arg_t *argv)
 {
     static const arg_t dflt = {"default", 7};
     info_want_t want = argc == 1 ? info_select(&dflt) : 0;
@@ -299,7 +298,7 @@ static void collect_cfg(void *ctx, const char *name, const char *value)
     p->kv[p->n++] = v;
 }
 
-static void config_get_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_admin_config_get_proc(client_t *c, int argc, const arg_t *argv)
 {
     /* Directives we do not have but tools read (redis-benchmark asks for
      * appendonly), with the value that describes us. */
@@ -341,7 +340,7 @@ static void config_set_error(client_t *c, const arg_t *name, const char *why)
 }
 
 /* CONFIG SET name value [name value ...]: all or nothing, as Redis 7. */
-static void config_set_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_admin_config_set_proc(client_t *c, int argc, const arg_t *argv)
 {
     if ((argc - 2) % 2 != 0) {
         reply_wrong_arity(c, "config|set");
@@ -412,14 +411,14 @@ static void config_set_proc(client_t *c, int argc, const arg_t *argv)
     free(old);
 }
 
-static void config_resetstat_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_admin_config_resetstat_proc(client_t *c, int argc, const arg_t *argv)
 {
     cmd_stats_reset(c->srv);
     server_stats_reset(c->srv);
     reply_ok(c);
 }
 
-static void shutdown_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_admin_shutdown_proc(client_t *c, int argc, const arg_t *argv)
 {
     bool nosave = false, save = false, force = false;
     for (int i = 1; i < argc; i++) {
@@ -452,7 +451,7 @@ static void shutdown_proc(client_t *c, int argc, const arg_t *argv)
     daemon_shutdown(c->srv, 0);
 }
 
-static void memory_usage_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_admin_memory_usage_proc(client_t *c, int argc, const arg_t *argv)
 {
     if (argc != 3 && !(argc == 5 && arg_is(&argv[3], "samples"))) {
         reply_syntax_error(c);
@@ -466,168 +465,3 @@ static void memory_usage_proc(client_t *c, int argc, const arg_t *argv)
     else
         resp_add_int(&c->out, (int64_t)n);
 }
-
-/* ---- the table --------------------------------------------------------- */
-
-static const cmd_arg_t section_args[] = {
-    {"section", "string", NULL, CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE, NULL},
-    CMD_ARG_END};
-static const cmd_arg_t config_get_args[] = {
-    {"parameter", "string", NULL, CMD_ARG_MULTIPLE, NULL}, CMD_ARG_END};
-static const cmd_arg_t config_pair[] = {{"parameter", "string", NULL, 0, NULL},
-                                        {"value", "string", NULL, 0, NULL},
-                                        CMD_ARG_END};
-static const cmd_arg_t config_set_args[] = {
-    {"data", "block", NULL, CMD_ARG_MULTIPLE, config_pair}, CMD_ARG_END};
-static const cmd_arg_t shutdown_save[] = {
-    {"nosave", "pure-token", "NOSAVE", 0, NULL},
-    {"save", "pure-token", "SAVE", 0, NULL},
-    CMD_ARG_END};
-static const cmd_arg_t shutdown_args[] = {
-    {"save-selector", "oneof", NULL, CMD_ARG_OPTIONAL, shutdown_save},
-    {"now", "pure-token", "NOW", CMD_ARG_OPTIONAL, NULL},
-    {"force", "pure-token", "FORCE", CMD_ARG_OPTIONAL, NULL},
-    CMD_ARG_END};
-static const cmd_arg_t memory_usage_args[] = {
-    {"key", "key", NULL, 0, NULL},
-    {"count", "integer", "SAMPLES", CMD_ARG_OPTIONAL, NULL},
-    CMD_ARG_END};
-static const cmd_def_t memory_subs[] = {
-    {.name = "usage",
-     .arity = -3,
-     .flags = CMD_READONLY,
-     CMD_KEYRANGE(2, 2, 1),
-     .keyspecs = {CMD_KS(KS_RO, 2, 0, 1)},
-     .proc = memory_usage_proc,
-     .group = "server",
-     .summary = "Estimates the memory usage of a key.",
-     .since = "4.0.0",
-     .complexity = "O(1)",
-     .args = memory_usage_args},
-    {.name = "stats",
-     .arity = 2,
-     .proc = memstat_stats_proc,
-     .group = "server",
-     .summary = "Returns details about memory usage.",
-     .since = "4.0.0",
-     .complexity = "O(N) where N is the number of keys"},
-    {.name = "doctor",
-     .arity = 2,
-     .proc = memstat_doctor_proc,
-     .group = "server",
-     .summary = "Outputs a memory problems report.",
-     .since = "4.0.0",
-     .complexity = "O(1)"},
-    {.name = "purge",
-     .arity = 2,
-     .proc = memstat_purge_proc,
-     .group = "server",
-     .summary = "Asks the allocator to release memory.",
-     .since = "4.0.0",
-     .complexity = "Depends on how much memory is allocated, could be slow"},
-    {.name = "malloc-stats",
-     .arity = 2,
-     .proc = memstat_malloc_stats_proc,
-     .group = "server",
-     .summary = "Returns the allocator statistics.",
-     .since = "4.0.0",
-     .complexity = "Depends on how much memory is allocated, could be slow"},
-    {.name = "help",
-     .arity = 2,
-     .flags = CMD_LOADING | CMD_STALE,
-     .proc = memstat_help_proc,
-     .group = "server",
-     .summary = "Returns helpful text about the different subcommands.",
-     .since = "4.0.0",
-     .complexity = "O(1)"},
-    CMD_DEF_END,
-};
-static const cmd_def_t config_subs[] = {
-    {.name = "get",
-     .arity = -3,
-     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
-     .proc = config_get_proc,
-     .group = "server",
-     .summary = "Returns the effective values of configuration parameters.",
-     .since = "2.0.0",
-     .complexity =
-         "O(N) when N is the number of configuration parameters provided",
-     .args = config_get_args},
-    {.name = "set",
-     .arity = -4,
-     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
-     .proc = config_set_proc,
-     .group = "server",
-     .summary = "Sets configuration parameters in-flight.",
-     .since = "2.0.0",
-     .complexity =
-         "O(N) when N is the number of configuration parameters provided",
-     .args = config_set_args},
-    {.name = "resetstat",
-     .arity = 2,
-     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
-     .proc = config_resetstat_proc,
-     .group = "server",
-     .summary = "Resets the server's statistics.",
-     .since = "2.0.0",
-     .complexity = "O(1)"},
-    CMD_DEF_END,
-};
-
-const cmd_def_t cmd_admin_table[] = {
-    {.name = "command",
-     .arity = -1,
-     .flags = CMD_LOADING | CMD_STALE,
-     .acl = ACL_CAT_CONNECTION,
-     .proc = cmd_command_proc,
-     .group = "server",
-     .summary = "Returns detailed information about all commands.",
-     .since = "2.8.13",
-     .complexity = "O(N) where N is the total number of Redis commands",
-     .subcommands = cmd_command_subs},
-    {.name = "info",
-     .arity = -1,
-     .flags = CMD_LOADING | CMD_STALE,
-     .acl = ACL_CAT_DANGEROUS,
-     .proc = info_proc,
-     .group = "server",
-     .summary = "Returns information and statistics about the server.",
-     .since = "1.0.0",
-     .complexity = "O(1)",
-     .args = section_args},
-    {.name = "time",
-     .arity = 1,
-     .flags = CMD_LOADING | CMD_STALE | CMD_FAST,
-     .proc = time_proc,
-     .group = "server",
-     .summary = "Returns the server time.",
-     .since = "2.6.0",
-     .complexity = "O(1)"},
-    {.name = "config",
-     .arity = -2,
-     .group = "server",
-     .summary = "A container for server configuration commands.",
-     .since = "2.0.0",
-     .complexity = "Depends on subcommand.",
-     .subcommands = config_subs},
-    {.name = "memory",
-     .arity = -2,
-     .group = "server",
-     .summary = "A container for memory diagnostics commands.",
-     .since = "4.0.0",
-     .complexity = "Depends on subcommand.",
-     .subcommands = memory_subs},
-    {.name = "shutdown",
-     .arity = -1,
-     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE |
-              CMD_NO_MULTI | CMD_ALLOW_BUSY,
-     .proc = shutdown_proc,
-     .group = "server",
-     .summary = "Synchronously saves the database(s) to disk and shuts down "
-                "the server.",
-     .since = "1.0.0",
-     .complexity = "O(N) when saving, where N is the total number of keys in "
-                   "all databases",
-     .args = shutdown_args},
-    CMD_DEF_END,
-};

@@ -1,9 +1,8 @@
 /*
- * cmd_admin.h - the server commands: INFO, TIME, CONFIG, MEMORY, SHUTDOWN.
- * The table also holds COMMAND's entry, which keeps its place in COMMAND's
- * and INFO's table order; cmd_command.h implements it.
+ * cmd_admin.h - the server commands: INFO, TIME, CONFIG, MEMORY, SHUTDOWN
+ * (entries in cmdtab.c).
  *
- * Contract: event loop thread only; main() registers the table.
+ * Contract: event loop thread only.
  */
 #ifndef CMD_ADMIN_H
 #define CMD_ADMIN_H
@@ -13,7 +12,15 @@
 #include "server.h"
 #include "util.h"
 
-extern const cmd_def_t cmd_admin_table[]; /* NULL-name terminated */
+/* The procs of INFO, TIME, CONFIG's subcommands, MEMORY USAGE, SHUTDOWN
+ * (cmdtab.c lists them). */
+cmd_proc_t cmd_admin_config_get_proc;
+cmd_proc_t cmd_admin_config_resetstat_proc;
+cmd_proc_t cmd_admin_config_set_proc;
+cmd_proc_t cmd_admin_info_proc;
+cmd_proc_t cmd_admin_memory_usage_proc;
+cmd_proc_t cmd_admin_shutdown_proc;
+cmd_proc_t cmd_admin_time_proc;
 
 /* One section of INFO: its lines are appended to b by fn, after the
  * "# title" line INFO writes. */

@@ -214,7 +214,7 @@ void cmd_client_no_touch(client_t *c, int argc, const arg_t *argv)
 /* RESET: the connection as it was when it was accepted, as Redis's
  * clearClientConnectionState() leaves it (the library name and version,
  * and NO-EVICT, stay). */
-static void reset_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_client_reset_proc(client_t *c, int argc, const arg_t *argv)
 {
     server_t *s = c->srv;
     monitor_leave(c);
@@ -238,17 +238,3 @@ static void reset_proc(client_t *c, int argc, const arg_t *argv)
     }
     resp_add_simple(&c->out, "RESET");
 }
-
-const cmd_def_t cmd_client_table[] = {
-    {.name = "reset",
-     .arity = 1,
-     .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_NOAUTH |
-              CMD_ALLOW_BUSY | CMD_MULTI_NOW,
-     .acl = ACL_CAT_CONNECTION,
-     .proc = reset_proc,
-     .group = "connection",
-     .summary = "Resets the connection.",
-     .since = "6.2.0",
-     .complexity = "O(1)"},
-    CMD_DEF_END,
-};

@@ -1,8 +1,8 @@
 /*
  * cmd_client.h - the CLIENT subcommands that act on other clients or on
  * how a client is served (KILL, PAUSE, UNPAUSE, REPLY, NO-EVICT,
- * NO-TOUCH), as Redis 7, and RESET (cmd_client_table). cmd_conn.c's CLIENT
- * table names the procs.
+ * NO-TOUCH), as Redis 7, and RESET; cmdtab.c lists them with CLIENT's
+ * other subcommands.
  *
  * Contract: event loop thread only.
  */
@@ -18,7 +18,7 @@ cmd_proc_t cmd_client_reply;
 cmd_proc_t cmd_client_no_evict;
 cmd_proc_t cmd_client_no_touch;
 
-/* RESET (main() registers the table). */
-extern const cmd_def_t cmd_client_table[];
+/* The procs of RESET (cmdtab.c lists them). */
+cmd_proc_t cmd_client_reset_proc;
 
 #endif /* CMD_CLIENT_H */

@@ -268,7 +268,7 @@ void cmd_command_proc(client_t *c, int argc, const arg_t *argv)
         add_info(&c->out, cmd_at(c->srv, i), NULL);
 }
 
-static void count_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_command_count_proc(client_t *c, int argc, const arg_t *argv)
 {
     resp_add_int(&c->out, (int64_t)cmd_count(c->srv));
 }
@@ -320,7 +320,7 @@ static size_t list_names(client_t *c, const list_filter_t *f, bool add)
     return n;
 }
 
-static void list_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_command_list_proc(client_t *c, int argc, const arg_t *argv)
 {
     list_filter_t f = {.all = argc == 2};
     if (argc == 5 && arg_is(&argv[2], "filterby")) {
@@ -355,7 +355,7 @@ static const cmd_def_t *lookup_full(const server_t *s, const arg_t *a,
     return cmd_find_sub(p, bar + 1, a->len - (size_t)(bar - a->ptr) - 1);
 }
 
-static void info_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_command_info_proc(client_t *c, int argc, const arg_t *argv)
 {
     if (argc == 2) {
         cmd_command_proc(c, argc, argv);
@@ -372,7 +372,7 @@ static void info_proc(client_t *c, int argc, const arg_t *argv)
     }
 }
 
-static void docs_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_command_docs_proc(client_t *c, int argc, const arg_t *argv)
 {
     if (argc == 2) {
         size_t n = cmd_count(c->srv);
@@ -465,88 +465,12 @@ static void getkeys_common(client_t *c, int argc, const arg_t *argv,
     cmd_keys_each(d, cargc, getkeys_one, &g);
 }
 
-static void getkeys_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_command_getkeys_proc(client_t *c, int argc, const arg_t *argv)
 {
     getkeys_common(c, argc, argv, false);
 }
 
-static void getkeysandflags_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_command_getkeysandflags_proc(client_t *c, int argc, const arg_t *argv)
 {
     getkeys_common(c, argc, argv, true);
 }
-
-/* ---- the table ----------------------------------------------------------- */
-
-static const cmd_arg_t command_names[] = {
-    {"command-name", "string", NULL, CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE, NULL},
-    CMD_ARG_END};
-static const cmd_arg_t filterby_opts[] = {
-    {"module-name", "string", "MODULE", 0, NULL},
-    {"category", "string", "ACLCAT", 0, NULL},
-    {"pattern", "pattern", "PATTERN", 0, NULL},
-    CMD_ARG_END};
-static const cmd_arg_t list_args[] = {
-    {"filterby", "oneof", "FILTERBY", CMD_ARG_OPTIONAL, filterby_opts},
-    CMD_ARG_END};
-
-const cmd_def_t cmd_command_subs[] = {
-    {.name = "count",
-     .arity = 2,
-     .flags = CMD_LOADING | CMD_STALE,
-     .acl = ACL_CAT_CONNECTION,
-     .proc = count_proc,
-     .group = "server",
-     .summary = "Returns a count of commands.",
-     .since = "2.8.13",
-     .complexity = "O(1)"},
-    {.name = "docs",
-     .arity = -2,
-     .flags = CMD_LOADING | CMD_STALE,
-     .acl = ACL_CAT_CONNECTION,
-     .proc = docs_proc,
-     .group = "server",
-     .summary =
-         "Returns documentary information about one, multiple or all commands.",
-     .since = "7.0.0",
-     .complexity = "O(N) where N is the number of commands to look up",
-     .args = command_names},
-    {.name = "getkeys",
-     .arity = -4,
-     .flags = CMD_LOADING | CMD_STALE,
-     .acl = ACL_CAT_CONNECTION,
-     .proc = getkeys_proc,
-     .group = "server",
-     .summary = "Extract keys given a full Redis command",
-     .since = "2.8.13",
-     .complexity = "O(N) where N is the number of arguments to the command"},
-    {.name = "getkeysandflags",
-     .arity = -4,
-     .flags = CMD_LOADING | CMD_STALE,
-     .acl = ACL_CAT_CONNECTION,
-     .proc = getkeysandflags_proc,
-     .group = "server",
-     .summary = "Extract keys and access flags given a full Redis command",
-     .since = "7.0.0",
-     .complexity = "O(N) where N is the number of arguments to the command"},
-    {.name = "info",
-     .arity = -2,
-     .flags = CMD_LOADING | CMD_STALE,
-     .acl = ACL_CAT_CONNECTION,
-     .proc = info_proc,
-     .group = "server",
-     .summary = "Returns information about one, multiple or all commands.",
-     .since = "2.8.13",
-     .complexity = "O(N) where N is the number of commands to look up",
-     .args = command_names},
-    {.name = "list",
-     .arity = -2,
-     .flags = CMD_LOADING | CMD_STALE,
-     .acl = ACL_CAT_CONNECTION,
-     .proc = list_proc,
-     .group = "server",
-     .summary = "Returns a list of command names.",
-     .since = "7.0.0",
-     .complexity = "O(N) where N is the total number of commands",
-     .args = list_args},
-    CMD_DEF_END,
-};

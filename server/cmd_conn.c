@@ -1,5 +1,5 @@
 /*
- * cmd_conn.c - the connection commands (cmd_conn_table): PING, ECHO, QUIT,
+ * cmd_conn.c - the connection commands (entries in cmdtab.c): PING, ECHO, QUIT,
  * AUTH, HELLO, SELECT and CLIENT.
  */
 #include "cmd_conn.h"
@@ -18,7 +18,6 @@
 
 #include "acl.h"
 #include "cmd.h"
-#include "cmd_client.h"
 #include "conn.h"
 #include "conn_info.h"
 #include "errtext.h"
@@ -54,7 +53,7 @@ static void reply_wrongpass(client_t *c)
 
 /* ---- connection commands ----------------------------------------------- */
 
-static void ping_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_conn_ping_proc(client_t *c, int argc, const arg_t *argv)
 {
     if (argc > 2) {
         reply_wrong_arity(c, "ping");
@@ -66,18 +65,18 @@ static void ping_proc(client_t *c, int argc, const arg_t *argv)
         resp_add_raw(&c->out, "+PONG\r\n", 7);
 }
 
-static void echo_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_conn_echo_proc(client_t *c, int argc, const arg_t *argv)
 {
     resp_add_bulk(&c->out, argv[1].ptr, argv[1].len);
 }
 
-static void quit_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_conn_quit_proc(client_t *c, int argc, const arg_t *argv)
 {
     reply_ok(c);
     c->close_after_reply = true;
 }
 
-static void auth_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_conn_auth_proc(client_t *c, int argc, const arg_t *argv)
 {
     if (argc > 3) {
         reply_syntax_error(c);
@@ -116,7 +115,7 @@ static bool setname(client_t *c, const arg_t *name)
     return true;
 }
 
-static void hello_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_conn_hello_proc(client_t *c, int argc, const arg_t *argv)
 {
     long long ver = c->resp;
     int i = 1;
@@ -192,7 +191,7 @@ static void hello_proc(client_t *c, int argc, const arg_t *argv)
     resp_add_array(o, 0);
 }
 
-static void select_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_conn_select_proc(client_t *c, int argc, const arg_t *argv)
 {
     long long n;
     if (!arg_ll(&argv[1], &n)) {
@@ -210,12 +209,12 @@ static void select_proc(client_t *c, int argc, const arg_t *argv)
 
 /* ---- CLIENT ------------------------------------------------------------ */
 
-static void client_id_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_conn_client_id_proc(client_t *c, int argc, const arg_t *argv)
 {
     resp_add_int(&c->out, (int64_t)c->id);
 }
 
-static void client_getname_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_conn_client_getname_proc(client_t *c, int argc, const arg_t *argv)
 {
     if (c->name != NULL)
         resp_add_cstr(&c->out, c->name);
@@ -223,13 +222,13 @@ static void client_getname_proc(client_t *c, int argc, const arg_t *argv)
         resp_add_null(&c->out);
 }
 
-static void client_setname_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_conn_client_setname_proc(client_t *c, int argc, const arg_t *argv)
 {
     if (setname(c, &argv[2]))
         reply_ok(c);
 }
 
-static void client_setinfo_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_conn_client_setinfo_proc(client_t *c, int argc, const arg_t *argv)
 {
     char **slot;
     const char *attr;
@@ -262,7 +261,7 @@ static void client_setinfo_proc(client_t *c, int argc, const arg_t *argv)
     reply_ok(c);
 }
 
-static void client_list_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_conn_client_list_proc(client_t *c, int argc, const arg_t *argv)
 {
     bool only_ids = false;
     int ids_from = 0;
@@ -316,14 +315,14 @@ static void client_list_proc(client_t *c, int argc, const arg_t *argv)
     reply_text(c, &b);
 }
 
-static void client_info_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_conn_client_info_proc(client_t *c, int argc, const arg_t *argv)
 {
     char line[1024];
     size_t n = conn_describe(c, line, sizeof(line));
     resp_add_verbatim(&c->out, "txt", line, n);
 }
 
-static void client_help_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_conn_client_help_proc(client_t *c, int argc, const arg_t *argv)
 {
     static const char *const lines[] = {
         "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -368,286 +367,3 @@ static void client_help_proc(client_t *c, int argc, const arg_t *argv)
     };
     reply_help(c, lines, sizeof(lines) / sizeof(lines[0]));
 }
-
-/* ---- the table --------------------------------------------------------- */
-
-static const cmd_arg_t message_opt[] = {
-    {"message", "string", NULL, CMD_ARG_OPTIONAL, NULL}, CMD_ARG_END};
-static const cmd_arg_t message_arg[] = {{"message", "string", NULL, 0, NULL},
-                                        CMD_ARG_END};
-static const cmd_arg_t auth_args[] = {
-    {"username", "string", NULL, CMD_ARG_OPTIONAL, NULL},
-    {"password", "string", NULL, 0, NULL},
-    CMD_ARG_END};
-static const cmd_arg_t hello_auth_block[] = {
-    {"username", "string", NULL, 0, NULL},
-    {"password", "string", NULL, 0, NULL},
-    CMD_ARG_END};
-static const cmd_arg_t hello_block[] = {
-    {"protover", "integer", NULL, 0, NULL},
-    {"auth", "block", "AUTH", CMD_ARG_OPTIONAL, hello_auth_block},
-    {"clientname", "string", "SETNAME", CMD_ARG_OPTIONAL, NULL},
-    CMD_ARG_END};
-static const cmd_arg_t hello_args[] = {
-    {"arguments", "block", NULL, CMD_ARG_OPTIONAL, hello_block}, CMD_ARG_END};
-static const cmd_arg_t index_arg[] = {{"index", "integer", NULL, 0, NULL},
-                                      CMD_ARG_END};
-static const cmd_arg_t name_arg[] = {
-    {"connection-name", "string", NULL, 0, NULL}, CMD_ARG_END};
-static const cmd_arg_t setinfo_attr[] = {
-    {"libname", "string", "LIB-NAME", 0, NULL},
-    {"libver", "string", "LIB-VER", 0, NULL},
-    CMD_ARG_END};
-static const cmd_arg_t setinfo_args[] = {
-    {"attr", "oneof", NULL, 0, setinfo_attr}, CMD_ARG_END};
-static const cmd_arg_t client_type[] = {
-    {"normal", "pure-token", "NORMAL", 0, NULL},
-    {"master", "pure-token", "MASTER", 0, NULL},
-    {"replica", "pure-token", "REPLICA", 0, NULL},
-    {"pubsub", "pure-token", "PUBSUB", 0, NULL},
-    CMD_ARG_END};
-static const cmd_arg_t client_list_args[] = {
-    {"client-type", "oneof", "TYPE", CMD_ARG_OPTIONAL, client_type},
-    {"client-id", "integer", "ID", CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE, NULL},
-    CMD_ARG_END};
-static const cmd_arg_t kill_ip_port[] = {{"ip:port", "string", NULL, 0, NULL},
-                                         CMD_ARG_END};
-static const cmd_arg_t kill_skipme[] = {{"yes", "pure-token", "YES", 0, NULL},
-                                        {"no", "pure-token", "NO", 0, NULL},
-                                        CMD_ARG_END};
-static const cmd_arg_t kill_filter[] = {
-    {"client-id", "integer", "ID", CMD_ARG_OPTIONAL, NULL},
-    {"client-type", "oneof", "TYPE", CMD_ARG_OPTIONAL, client_type},
-    {"username", "string", "USER", CMD_ARG_OPTIONAL, NULL},
-    {"addr", "string", "ADDR", CMD_ARG_OPTIONAL, NULL},
-    {"laddr", "string", "LADDR", CMD_ARG_OPTIONAL, NULL},
-    {"skipme", "oneof", "SKIPME", CMD_ARG_OPTIONAL, kill_skipme},
-    CMD_ARG_END};
-static const cmd_arg_t kill_forms[] = {
-    {"old-format", "block", NULL, 0, kill_ip_port},
-    {"new-format", "block", NULL, CMD_ARG_MULTIPLE, kill_filter},
-    CMD_ARG_END};
-static const cmd_arg_t kill_args[] = {{"filter", "oneof", NULL, 0, kill_forms},
-                                      CMD_ARG_END};
-static const cmd_arg_t pause_mode[] = {
-    {"write", "pure-token", "WRITE", 0, NULL},
-    {"all", "pure-token", "ALL", 0, NULL},
-    CMD_ARG_END};
-static const cmd_arg_t pause_args[] = {
-    {"timeout", "integer", NULL, 0, NULL},
-    {"mode", "oneof", NULL, CMD_ARG_OPTIONAL, pause_mode},
-    CMD_ARG_END};
-static const cmd_arg_t reply_mode[] = {{"on", "pure-token", "ON", 0, NULL},
-                                       {"off", "pure-token", "OFF", 0, NULL},
-                                       {"skip", "pure-token", "SKIP", 0, NULL},
-                                       CMD_ARG_END};
-static const cmd_arg_t reply_args[] = {{"action", "oneof", NULL, 0, reply_mode},
-                                       CMD_ARG_END};
-static const cmd_arg_t on_off[] = {{"on", "pure-token", "ON", 0, NULL},
-                                   {"off", "pure-token", "OFF", 0, NULL},
-                                   CMD_ARG_END};
-static const cmd_arg_t enabled_args[] = {{"enabled", "oneof", NULL, 0, on_off},
-                                         CMD_ARG_END};
-static const cmd_def_t client_subs[] = {
-    {.name = "kill",
-     .arity = -3,
-     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
-     .acl = ACL_CAT_CONNECTION,
-     .proc = cmd_client_kill,
-     .group = "connection",
-     .summary = "Terminates open connections.",
-     .since = "2.4.0",
-     .complexity = "O(N) where N is the number of client connections",
-     .args = kill_args},
-    {.name = "pause",
-     .arity = -3,
-     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
-     .acl = ACL_CAT_CONNECTION,
-     .proc = cmd_client_pause,
-     .group = "connection",
-     .summary = "Suspends commands processing.",
-     .since = "3.0.0",
-     .complexity = "O(1)",
-     .args = pause_args},
-    {.name = "unpause",
-     .arity = 2,
-     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
-     .acl = ACL_CAT_CONNECTION,
-     .proc = cmd_client_unpause,
-     .group = "connection",
-     .summary = "Resumes processing commands from paused clients.",
-     .since = "6.2.0",
-     .complexity = "O(N) Where N is the number of paused clients"},
-    {.name = "reply",
-     .arity = 3,
-     .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
-     .acl = ACL_CAT_CONNECTION,
-     .proc = cmd_client_reply,
-     .group = "connection",
-     .summary = "Instructs the server whether to reply to commands.",
-     .since = "3.2.0",
-     .complexity = "O(1)",
-     .args = reply_args},
-    {.name = "no-evict",
-     .arity = 3,
-     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
-     .acl = ACL_CAT_CONNECTION,
-     .proc = cmd_client_no_evict,
-     .group = "connection",
-     .summary = "Sets the client eviction mode of the connection.",
-     .since = "7.0.0",
-     .complexity = "O(1)",
-     .args = enabled_args},
-    {.name = "no-touch",
-     .arity = 3,
-     .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
-     .acl = ACL_CAT_CONNECTION,
-     .proc = cmd_client_no_touch,
-     .group = "connection",
-     .summary = "Controls whether commands sent by the client affect the "
-                "LRU/LFU of accessed keys.",
-     .since = "7.2.0",
-     .complexity = "O(1)",
-     .args = enabled_args},
-    {.name = "getname",
-     .arity = 2,
-     .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
-     .acl = ACL_CAT_CONNECTION,
-     .proc = client_getname_proc,
-     .group = "connection",
-     .summary = "Returns the name of the connection.",
-     .since = "2.6.9",
-     .complexity = "O(1)"},
-    {.name = "id",
-     .arity = 2,
-     .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
-     .acl = ACL_CAT_CONNECTION,
-     .proc = client_id_proc,
-     .group = "connection",
-     .summary = "Returns the unique client ID of the connection.",
-     .since = "5.0.0",
-     .complexity = "O(1)"},
-    {.name = "info",
-     .arity = 2,
-     .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
-     .acl = ACL_CAT_CONNECTION,
-     .proc = client_info_proc,
-     .group = "connection",
-     .summary = "Returns information about the connection.",
-     .since = "6.2.0",
-     .complexity = "O(1)"},
-    {.name = "list",
-     .arity = -2,
-     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
-     .acl = ACL_CAT_CONNECTION,
-     .proc = client_list_proc,
-     .group = "connection",
-     .summary = "Lists open connections.",
-     .since = "2.4.0",
-     .complexity = "O(N) where N is the number of client connections",
-     .args = client_list_args},
-    {.name = "setinfo",
-     .arity = 4,
-     .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
-     .acl = ACL_CAT_CONNECTION,
-     .proc = client_setinfo_proc,
-     .group = "connection",
-     .summary = "Sets information specific to the client or connection.",
-     .since = "7.2.0",
-     .complexity = "O(1)",
-     .args = setinfo_args},
-    {.name = "setname",
-     .arity = 3,
-     .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
-     .acl = ACL_CAT_CONNECTION,
-     .proc = client_setname_proc,
-     .group = "connection",
-     .summary = "Sets the connection name.",
-     .since = "2.6.9",
-     .complexity = "O(1)",
-     .args = name_arg},
-    {.name = "help",
-     .arity = 2,
-     .flags = CMD_LOADING | CMD_STALE,
-     .acl = ACL_CAT_CONNECTION,
-     .proc = client_help_proc,
-     .group = "connection",
-     .summary = "Returns helpful text about the different subcommands.",
-     .since = "5.0.0",
-     .complexity = "O(1)"},
-    CMD_DEF_END,
-};
-
-const cmd_def_t cmd_conn_table[] = {
-    {.name = "ping",
-     .arity = -1,
-     .flags = CMD_FAST,
-     .acl = ACL_CAT_CONNECTION,
-     .proc = ping_proc,
-     .group = "connection",
-     .summary = "Returns the server's liveliness response.",
-     .since = "1.0.0",
-     .complexity = "O(1)",
-     .args = message_opt},
-    {.name = "echo",
-     .arity = 2,
-     .flags = CMD_LOADING | CMD_STALE | CMD_FAST,
-     .acl = ACL_CAT_CONNECTION,
-     .proc = echo_proc,
-     .group = "connection",
-     .summary = "Returns the given string.",
-     .since = "1.0.0",
-     .complexity = "O(1)",
-     .args = message_arg},
-    {.name = "quit",
-     .arity = -1,
-     .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_NOAUTH |
-              CMD_ALLOW_BUSY | CMD_MULTI_NOW,
-     .acl = ACL_CAT_CONNECTION,
-     .proc = quit_proc,
-     .group = "connection",
-     .summary = "Closes the connection.",
-     .since = "1.0.0",
-     .complexity = "O(1)"},
-    {.name = "hello",
-     .arity = -1,
-     .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_NOAUTH |
-              CMD_ALLOW_BUSY,
-     .acl = ACL_CAT_CONNECTION,
-     .proc = hello_proc,
-     .group = "connection",
-     .summary = "Handshakes with the server.",
-     .since = "6.0.0",
-     .complexity = "O(1)",
-     .args = hello_args},
-    {.name = "auth",
-     .arity = -2,
-     .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_NOAUTH |
-              CMD_ALLOW_BUSY,
-     .acl = ACL_CAT_CONNECTION,
-     .proc = auth_proc,
-     .group = "connection",
-     .summary = "Authenticates the connection.",
-     .since = "1.0.0",
-     .complexity =
-         "O(N) where N is the number of passwords defined for the user",
-     .args = auth_args},
-    {.name = "select",
-     .arity = 2,
-     .flags = CMD_LOADING | CMD_STALE | CMD_FAST,
-     .acl = ACL_CAT_CONNECTION,
-     .proc = select_proc,
-     .group = "connection",
-     .summary = "Changes the selected database.",
-     .since = "1.0.0",
-     .complexity = "O(1)",
-     .args = index_arg},
-    {.name = "client",
-     .arity = -2,
-     .group = "connection",
-     .summary = "A container for client connection commands.",
-     .since = "2.4.0",
-     .complexity = "Depends on subcommand.",
-     .subcommands = client_subs},
-    CMD_DEF_END,
-};

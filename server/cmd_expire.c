@@ -1,5 +1,5 @@
 /*
- * cmd_expire.c - the timeout commands (cmd_expire_table), with Redis 7's
+ * cmd_expire.c - the timeout commands (entries in cmdtab.c), with Redis 7's
  * replies and errors: options are checked before the time, the time is
  * checked for overflow before the key is looked up, and a time already
  * past deletes the key.
@@ -142,22 +142,22 @@ static void expire_generic(client_t *c, int argc, const arg_t *argv,
     resp_add_int(&c->out, 1);
 }
 
-static void expire_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_expire_expire_proc(client_t *c, int argc, const arg_t *argv)
 {
     expire_generic(c, argc, argv, (expire_kind_t){false, false});
 }
 
-static void pexpire_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_expire_pexpire_proc(client_t *c, int argc, const arg_t *argv)
 {
     expire_generic(c, argc, argv, (expire_kind_t){true, false});
 }
 
-static void expireat_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_expire_expireat_proc(client_t *c, int argc, const arg_t *argv)
 {
     expire_generic(c, argc, argv, (expire_kind_t){false, true});
 }
 
-static void pexpireat_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_expire_pexpireat_proc(client_t *c, int argc, const arg_t *argv)
 {
     expire_generic(c, argc, argv, (expire_kind_t){true, true});
 }
@@ -178,31 +178,31 @@ static void ttl_generic(client_t *c, const arg_t *key, expire_kind_t k)
     resp_add_int(&c->out, k.ms ? t : sec);
 }
 
-static void ttl_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_expire_ttl_proc(client_t *c, int argc, const arg_t *argv)
 {
     (void)argc;
     ttl_generic(c, &argv[1], (expire_kind_t){false, false});
 }
 
-static void pttl_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_expire_pttl_proc(client_t *c, int argc, const arg_t *argv)
 {
     (void)argc;
     ttl_generic(c, &argv[1], (expire_kind_t){true, false});
 }
 
-static void expiretime_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_expire_expiretime_proc(client_t *c, int argc, const arg_t *argv)
 {
     (void)argc;
     ttl_generic(c, &argv[1], (expire_kind_t){false, true});
 }
 
-static void pexpiretime_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_expire_pexpiretime_proc(client_t *c, int argc, const arg_t *argv)
 {
     (void)argc;
     ttl_generic(c, &argv[1], (expire_kind_t){true, true});
 }
 
-static void persist_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_expire_persist_proc(client_t *c, int argc, const arg_t *argv)
 {
     (void)argc;
     if (expire_lookup(c->srv, c->dbnum, argv[1].ptr, argv[1].len, NULL) ==
@@ -219,139 +219,3 @@ static void persist_proc(client_t *c, int argc, const arg_t *argv)
         server_dirty(c->srv, 1);
     resp_add_int(&c->out, rc);
 }
-
-/* ---- the table --------------------------------------------------------- */
-
-static const cmd_arg_t cond_tokens[] = {{"nx", "pure-token", "NX", 0, NULL},
-                                        {"xx", "pure-token", "XX", 0, NULL},
-                                        {"gt", "pure-token", "GT", 0, NULL},
-                                        {"lt", "pure-token", "LT", 0, NULL},
-                                        CMD_ARG_END};
-static const cmd_arg_t expire_args[] = {
-    {"key", "key", NULL, 0, NULL},
-    {"seconds", "integer", NULL, 0, NULL},
-    {"condition", "oneof", NULL, CMD_ARG_OPTIONAL, cond_tokens},
-    CMD_ARG_END};
-static const cmd_arg_t pexpire_args[] = {
-    {"key", "key", NULL, 0, NULL},
-    {"milliseconds", "integer", NULL, 0, NULL},
-    {"condition", "oneof", NULL, CMD_ARG_OPTIONAL, cond_tokens},
-    CMD_ARG_END};
-static const cmd_arg_t expireat_args[] = {
-    {"key", "key", NULL, 0, NULL},
-    {"unix-time-seconds", "unix-time", NULL, 0, NULL},
-    {"condition", "oneof", NULL, CMD_ARG_OPTIONAL, cond_tokens},
-    CMD_ARG_END};
-static const cmd_arg_t pexpireat_args[] = {
-    {"key", "key", NULL, 0, NULL},
-    {"unix-time-milliseconds", "unix-time", NULL, 0, NULL},
-    {"condition", "oneof", NULL, CMD_ARG_OPTIONAL, cond_tokens},
-    CMD_ARG_END};
-static const cmd_arg_t key_arg[] = {{"key", "key", NULL, 0, NULL}, CMD_ARG_END};
-
-#define KEY1 .first_key = 1, .last_key = 1, .key_step = 1, .group = "generic"
-
-const cmd_def_t cmd_expire_table[] = {
-    {.name = "expire",
-     .arity = -3,
-     .flags = CMD_WRITE | CMD_FAST,
-     .acl = ACL_CAT_KEYSPACE,
-     .keyspecs = {CMD_KS(KS_RW | KS_UPDATE, 1, 0, 1)},
-     .proc = expire_proc,
-     KEY1,
-     .summary = "Sets the expiration time of a key in seconds.",
-     .since = "1.0.0",
-     .complexity = "O(1)",
-     .args = expire_args},
-    {.name = "pexpire",
-     .arity = -3,
-     .flags = CMD_WRITE | CMD_FAST,
-     .acl = ACL_CAT_KEYSPACE,
-     .keyspecs = {CMD_KS(KS_RW | KS_UPDATE, 1, 0, 1)},
-     .proc = pexpire_proc,
-     KEY1,
-     .summary = "Sets the expiration time of a key in milliseconds.",
-     .since = "2.6.0",
-     .complexity = "O(1)",
-     .args = pexpire_args},
-    {.name = "expireat",
-     .arity = -3,
-     .flags = CMD_WRITE | CMD_FAST,
-     .acl = ACL_CAT_KEYSPACE,
-     .keyspecs = {CMD_KS(KS_RW | KS_UPDATE, 1, 0, 1)},
-     .proc = expireat_proc,
-     KEY1,
-     .summary = "Sets the expiration time of a key to a Unix timestamp.",
-     .since = "1.2.0",
-     .complexity = "O(1)",
-     .args = expireat_args},
-    {.name = "pexpireat",
-     .arity = -3,
-     .flags = CMD_WRITE | CMD_FAST,
-     .acl = ACL_CAT_KEYSPACE,
-     .keyspecs = {CMD_KS(KS_RW | KS_UPDATE, 1, 0, 1)},
-     .proc = pexpireat_proc,
-     KEY1,
-     .summary =
-         "Sets the expiration time of a key to a Unix milliseconds timestamp.",
-     .since = "2.6.0",
-     .complexity = "O(1)",
-     .args = pexpireat_args},
-    {.name = "ttl",
-     .arity = 2,
-     .flags = CMD_READONLY | CMD_FAST,
-     .acl = ACL_CAT_KEYSPACE,
-     .keyspecs = {CMD_KS(KS_RO | KS_ACCESS, 1, 0, 1)},
-     .proc = ttl_proc,
-     KEY1,
-     .summary = "Returns the expiration time in seconds of a key.",
-     .since = "1.0.0",
-     .complexity = "O(1)",
-     .args = key_arg},
-    {.name = "pttl",
-     .arity = 2,
-     .flags = CMD_READONLY | CMD_FAST,
-     .acl = ACL_CAT_KEYSPACE,
-     .keyspecs = {CMD_KS(KS_RO | KS_ACCESS, 1, 0, 1)},
-     .proc = pttl_proc,
-     KEY1,
-     .summary = "Returns the expiration time in milliseconds of a key.",
-     .since = "2.6.0",
-     .complexity = "O(1)",
-     .args = key_arg},
-    {.name = "expiretime",
-     .arity = 2,
-     .flags = CMD_READONLY | CMD_FAST,
-     .acl = ACL_CAT_KEYSPACE,
-     .keyspecs = {CMD_KS(KS_RO | KS_ACCESS, 1, 0, 1)},
-     .proc = expiretime_proc,
-     KEY1,
-     .summary = "Returns the expiration time of a key as a Unix timestamp.",
-     .since = "7.0.0",
-     .complexity = "O(1)",
-     .args = key_arg},
-    {.name = "pexpiretime",
-     .arity = 2,
-     .flags = CMD_READONLY | CMD_FAST,
-     .acl = ACL_CAT_KEYSPACE,
-     .keyspecs = {CMD_KS(KS_RO | KS_ACCESS, 1, 0, 1)},
-     .proc = pexpiretime_proc,
-     KEY1,
-     .summary = "Returns the expiration time of a key as a Unix milliseconds "
-                "timestamp.",
-     .since = "7.0.0",
-     .complexity = "O(1)",
-     .args = key_arg},
-    {.name = "persist",
-     .arity = 2,
-     .flags = CMD_WRITE | CMD_FAST,
-     .acl = ACL_CAT_KEYSPACE,
-     .keyspecs = {CMD_KS(KS_RW | KS_UPDATE, 1, 0, 1)},
-     .proc = persist_proc,
-     KEY1,
-     .summary = "Removes the expiration time of a key.",
-     .since = "2.2.0",
-     .complexity = "O(1)",
-     .args = key_arg},
-    CMD_DEF_END,
-};

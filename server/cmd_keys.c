@@ -1,7 +1,8 @@
 /*
- * cmd_keys.c - the keyspace commands (cmd_keys_table): DEL, UNLINK, EXISTS,
- * TYPE, KEYS, SCAN, RENAME, DBSIZE, FLUSHDB, FLUSHALL, and COPY, RENAMENX,
- * MOVE, SWAPDB, DUMP, RESTORE, TOUCH, RANDOMKEY, OBJECT, WAIT.
+ * cmd_keys.c - the keyspace commands (entries in cmdtab.c): DEL, UNLINK,
+ * EXISTS, TYPE, KEYS, SCAN, RENAME, DBSIZE, FLUSHDB, FLUSHALL, and COPY,
+ * RENAMENX, MOVE, SWAPDB, DUMP, RESTORE, TOUCH, RANDOMKEY, WAIT (OBJECT's procs
+ * are cmd_object.c's).
  */
 #include "cmd_keys.h"
 
@@ -17,7 +18,6 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "cmd_object.h"
 #include "conn.h"
 #include "dump.h"
 #include "errtext.h"
@@ -109,7 +109,7 @@ static bool new_filter_limits(client_t *c, cf_limits_t *lim, uint64_t *room)
 
 /* ---- keyspace commands ------------------------------------------------- */
 
-static void del_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_keys_del_proc(client_t *c, int argc, const arg_t *argv)
 {
     int64_t n = 0;
     for (int i = 1; i < argc; i++)
@@ -123,7 +123,7 @@ static void del_proc(client_t *c, int argc, const arg_t *argv)
     resp_add_int(&c->out, n);
 }
 
-static void exists_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_keys_exists_proc(client_t *c, int argc, const arg_t *argv)
 {
     int64_t n = 0;
     for (int i = 1; i < argc; i++)
@@ -131,7 +131,7 @@ static void exists_proc(client_t *c, int argc, const arg_t *argv)
     resp_add_int(&c->out, n);
 }
 
-static void type_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_keys_type_proc(client_t *c, int argc, const arg_t *argv)
 {
     bool found = expire_exists(c->srv, c->dbnum, argv[1].ptr, argv[1].len);
     resp_add_simple(&c->out, found ? FILTER_TYPE : "none");
@@ -191,7 +191,7 @@ static void reply_keylist(client_t *c, keylist_t *kl)
     free(kl->lens);
 }
 
-static void keys_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_keys_keys_proc(client_t *c, int argc, const arg_t *argv)
 {
     keylist_t kl = {.now = expire_now_ms()};
     /* "*" matches everything: skip the matcher. */
@@ -201,7 +201,7 @@ static void keys_proc(client_t *c, int argc, const arg_t *argv)
     reply_keylist(c, &kl);
 }
 
-static void scan_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_keys_scan_proc(client_t *c, int argc, const arg_t *argv)
 {
     uint64_t cursor;
     if (!arg_u64(&argv[1], &cursor)) {
@@ -251,7 +251,7 @@ static void scan_proc(client_t *c, int argc, const arg_t *argv)
     reply_keylist(c, &kl);
 }
 
-static void rename_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_keys_rename_proc(client_t *c, int argc, const arg_t *argv)
 {
     /* an expired source is no key; an expired destination goes anyway */
     int rc = expire_exists(c->srv, c->dbnum, argv[1].ptr, argv[1].len)
@@ -272,7 +272,7 @@ static void rename_proc(client_t *c, int argc, const arg_t *argv)
     reply_ok(c);
 }
 
-static void dbsize_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_keys_dbsize_proc(client_t *c, int argc, const arg_t *argv)
 {
     resp_add_int(&c->out, (int64_t)ks_size(c->db));
 }
@@ -287,7 +287,7 @@ static bool flush_args_ok(client_t *c, int argc, const arg_t *argv)
     return true;
 }
 
-static void flushdb_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_keys_flushdb_proc(client_t *c, int argc, const arg_t *argv)
 {
     if (!flush_args_ok(c, argc, argv))
         return;
@@ -298,7 +298,7 @@ static void flushdb_proc(client_t *c, int argc, const arg_t *argv)
     reply_ok(c);
 }
 
-static void flushall_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_keys_flushall_proc(client_t *c, int argc, const arg_t *argv)
 {
     if (!flush_args_ok(c, argc, argv))
         return;
@@ -322,7 +322,7 @@ static void flushall_proc(client_t *c, int argc, const arg_t *argv)
 }
 
 /* COPY source destination [DB destination-db] [REPLACE] */
-static void copy_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_keys_copy_proc(client_t *c, int argc, const arg_t *argv)
 {
     int dbnum = c->dbnum;
     bool replace = false;
@@ -374,7 +374,7 @@ static void copy_proc(client_t *c, int argc, const arg_t *argv)
     resp_add_int(&c->out, 1);
 }
 
-static void renamenx_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_keys_renamenx_proc(client_t *c, int argc, const arg_t *argv)
 {
     if (live(c->srv, c->dbnum, &argv[1]) == NULL) {
         resp_add_error(&c->out, "ERR no such key");
@@ -397,7 +397,7 @@ static void renamenx_proc(client_t *c, int argc, const arg_t *argv)
     resp_add_int(&c->out, 1);
 }
 
-static void move_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_keys_move_proc(client_t *c, int argc, const arg_t *argv)
 {
     int dbnum;
     if (!parse_db(c, &argv[2], NULL, &dbnum))
@@ -423,7 +423,7 @@ static void move_proc(client_t *c, int argc, const arg_t *argv)
     resp_add_int(&c->out, 1);
 }
 
-static void swapdb_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_keys_swapdb_proc(client_t *c, int argc, const arg_t *argv)
 {
     int a, b;
     if (!parse_db(c, &argv[1], "ERR invalid first DB index", &a) ||
@@ -445,7 +445,7 @@ static void swapdb_proc(client_t *c, int argc, const arg_t *argv)
     reply_ok(c);
 }
 
-static void dump_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_keys_dump_proc(client_t *c, int argc, const arg_t *argv)
 {
     const cf_filter_t *f = live(c->srv, c->dbnum, &argv[1]);
     uint8_t *p;
@@ -477,7 +477,7 @@ static void log_absttl(client_t *c, int argc, int64_t at)
 /* RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds]
  * [FREQ frequency], checked in Redis's order. IDLETIME and FREQ are
  * checked and dropped: no access time or frequency is kept per key. */
-static void restore_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_keys_restore_proc(client_t *c, int argc, const arg_t *argv)
 {
     bool replace = false, absttl = false, idle = false, freq = false;
     long long ttl, v;
@@ -589,7 +589,7 @@ static void restore_proc(client_t *c, int argc, const arg_t *argv)
     reply_ok(c);
 }
 
-static void randomkey_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_keys_randomkey_proc(client_t *c, int argc, const arg_t *argv)
 {
     const void *key;
     size_t len;
@@ -611,7 +611,7 @@ static void randomkey_proc(client_t *c, int argc, const arg_t *argv)
 
 /* WAIT numreplicas timeout: there are no replicas, so none acknowledges,
  * at once. */
-static void wait_proc(client_t *c, int argc, const arg_t *argv)
+void cmd_keys_wait_proc(client_t *c, int argc, const arg_t *argv)
 {
     long long n, timeout;
     if (!arg_ll(&argv[1], &n)) {
@@ -629,314 +629,3 @@ static void wait_proc(client_t *c, int argc, const arg_t *argv)
     }
     resp_add_int(&c->out, 0);
 }
-
-/* ---- the table --------------------------------------------------------- */
-
-static const cmd_arg_t keys_multi[] = {
-    {"key", "key", NULL, CMD_ARG_MULTIPLE, NULL}, CMD_ARG_END};
-static const cmd_arg_t key_arg[] = {{"key", "key", NULL, 0, NULL}, CMD_ARG_END};
-static const cmd_arg_t pattern_arg[] = {{"pattern", "pattern", NULL, 0, NULL},
-                                        CMD_ARG_END};
-static const cmd_arg_t scan_args[] = {
-    {"cursor", "integer", NULL, 0, NULL},
-    {"pattern", "pattern", "MATCH", CMD_ARG_OPTIONAL, NULL},
-    {"count", "integer", "COUNT", CMD_ARG_OPTIONAL, NULL},
-    {"type", "string", "TYPE", CMD_ARG_OPTIONAL, NULL},
-    CMD_ARG_END};
-static const cmd_arg_t rename_args[] = {{"key", "key", NULL, 0, NULL},
-                                        {"newkey", "key", NULL, 0, NULL},
-                                        CMD_ARG_END};
-static const cmd_arg_t flush_mode[] = {
-    {"async", "pure-token", "ASYNC", 0, NULL},
-    {"sync", "pure-token", "SYNC", 0, NULL},
-    CMD_ARG_END};
-static const cmd_arg_t flush_args[] = {
-    {"flush-type", "oneof", NULL, CMD_ARG_OPTIONAL, flush_mode}, CMD_ARG_END};
-static const cmd_arg_t copy_args[] = {
-    {"source", "key", NULL, 0, NULL},
-    {"destination", "key", NULL, 0, NULL},
-    {"destination-db", "integer", "DB", CMD_ARG_OPTIONAL, NULL},
-    {"replace", "pure-token", "REPLACE", CMD_ARG_OPTIONAL, NULL},
-    CMD_ARG_END};
-static const cmd_arg_t move_args[] = {{"key", "key", NULL, 0, NULL},
-                                      {"db", "integer", NULL, 0, NULL},
-                                      CMD_ARG_END};
-static const cmd_arg_t swapdb_args[] = {{"index1", "integer", NULL, 0, NULL},
-                                        {"index2", "integer", NULL, 0, NULL},
-                                        CMD_ARG_END};
-static const cmd_arg_t restore_args[] = {
-    {"key", "key", NULL, 0, NULL},
-    {"ttl", "integer", NULL, 0, NULL},
-    {"serialized-value", "string", NULL, 0, NULL},
-    {"replace", "pure-token", "REPLACE", CMD_ARG_OPTIONAL, NULL},
-    {"absttl", "pure-token", "ABSTTL", CMD_ARG_OPTIONAL, NULL},
-    {"seconds", "integer", "IDLETIME", CMD_ARG_OPTIONAL, NULL},
-    {"frequency", "integer", "FREQ", CMD_ARG_OPTIONAL, NULL},
-    CMD_ARG_END};
-static const cmd_arg_t wait_args[] = {{"numreplicas", "integer", NULL, 0, NULL},
-                                      {"timeout", "integer", NULL, 0, NULL},
-                                      CMD_ARG_END};
-
-#define OBJECT_SUB(n, p, sum, since_)                                          \
-    {                                                                          \
-        .name = n, .arity = 3, .flags = CMD_READONLY, .proc = p,               \
-        CMD_KEYRANGE(2, 2, 1), .acl = ACL_CAT_KEYSPACE,                        \
-        .keyspecs = {CMD_KS(KS_RO, 2, 0, 1)}, .group = "generic",              \
-        .summary = sum, .since = since_, .complexity = "O(1)", .args = key_arg \
-    }
-static const cmd_def_t object_subs[] = {
-    OBJECT_SUB("encoding", cmd_object_encoding,
-               "Returns the internal encoding of a Redis object.", "2.2.3"),
-    OBJECT_SUB("freq", cmd_object_freq,
-               "Returns the logarithmic access frequency counter of a Redis "
-               "object.",
-               "4.0.0"),
-    OBJECT_SUB("idletime", cmd_object_idletime,
-               "Returns the time since the last access to a Redis object.",
-               "2.2.3"),
-    OBJECT_SUB("refcount", cmd_object_refcount,
-               "Returns the reference count of a value of a key.", "2.2.3"),
-    {.name = "help",
-     .arity = 2,
-     .flags = CMD_LOADING | CMD_STALE,
-     .acl = ACL_CAT_KEYSPACE,
-     .proc = cmd_object_help,
-     .group = "generic",
-     .summary = "Returns helpful text about the different subcommands.",
-     .since = "6.2.0",
-     .complexity = "O(1)"},
-    CMD_DEF_END,
-};
-
-const cmd_def_t cmd_keys_table[] = {
-    {.name = "del",
-     .arity = -2,
-     .flags = CMD_WRITE,
-     CMD_KEYRANGE(1, -1, 1),
-     .acl = ACL_CAT_KEYSPACE,
-     .keyspecs = {CMD_KS(KS_RM | KS_DELETE, 1, -1, 1)},
-     .proc = del_proc,
-     .group = "generic",
-     .summary = "Deletes one or more keys.",
-     .since = "1.0.0",
-     .complexity = "O(N) where N is the number of keys that will be removed.",
-     .args = keys_multi},
-    {.name = "unlink",
-     .arity = -2,
-     .flags = CMD_WRITE | CMD_FAST,
-     CMD_KEYRANGE(1, -1, 1),
-     .acl = ACL_CAT_KEYSPACE,
-     .keyspecs = {CMD_KS(KS_RM | KS_DELETE, 1, -1, 1)},
-     .proc = del_proc,
-     .group = "generic",
-     .summary = "Asynchronously deletes one or more keys.",
-     .since = "4.0.0",
-     .complexity = "O(1) for each key removed regardless of its size.",
-     .args = keys_multi},
-    {.name = "exists",
-     .arity = -2,
-     .flags = CMD_READONLY | CMD_FAST,
-     CMD_KEYRANGE(1, -1, 1),
-     .acl = ACL_CAT_KEYSPACE,
-     .keyspecs = {CMD_KS(KS_RO, 1, -1, 1)},
-     .proc = exists_proc,
-     .group = "generic",
-     .summary = "Determines whether one or more keys exist.",
-     .since = "1.0.0",
-     .complexity = "O(N) where N is the number of keys to check.",
-     .args = keys_multi},
-    {.name = "type",
-     .arity = 2,
-     .flags = CMD_READONLY | CMD_FAST,
-     CMD_KEYRANGE(1, 1, 1),
-     .acl = ACL_CAT_KEYSPACE,
-     .keyspecs = {CMD_KS(KS_RO, 1, 0, 1)},
-     .proc = type_proc,
-     .group = "generic",
-     .summary = "Determines the type of value stored at a key.",
-     .since = "1.0.0",
-     .complexity = "O(1)",
-     .args = key_arg},
-    {.name = "keys",
-     .arity = 2,
-     .flags = CMD_READONLY,
-     .acl = ACL_CAT_KEYSPACE | ACL_CAT_DANGEROUS,
-     .proc = keys_proc,
-     .group = "generic",
-     .summary = "Returns all key names that match a pattern.",
-     .since = "1.0.0",
-     .complexity = "O(N) with N being the number of keys in the database",
-     .args = pattern_arg},
-    {.name = "scan",
-     .arity = -2,
-     .flags = CMD_READONLY,
-     .acl = ACL_CAT_KEYSPACE,
-     .proc = scan_proc,
-     .group = "generic",
-     .summary = "Iterates over the key names in the database.",
-     .since = "2.8.0",
-     .complexity = "O(1) for every call. O(N) for a complete iteration.",
-     .args = scan_args},
-    {.name = "rename",
-     .arity = 3,
-     .flags = CMD_WRITE,
-     CMD_KEYRANGE(1, 2, 1),
-     .acl = ACL_CAT_KEYSPACE,
-     .keyspecs = {CMD_KS(KS_RW | KS_ACCESS | KS_DELETE, 1, 0, 1),
-                  CMD_KS(KS_OW | KS_UPDATE, 2, 0, 1)},
-     .proc = rename_proc,
-     .group = "generic",
-     .summary = "Renames a key and overwrites the destination.",
-     .since = "1.0.0",
-     .complexity = "O(1)",
-     .args = rename_args},
-    {.name = "dbsize",
-     .arity = 1,
-     .flags = CMD_READONLY | CMD_FAST,
-     .acl = ACL_CAT_KEYSPACE,
-     .proc = dbsize_proc,
-     .group = "server",
-     .summary = "Returns the number of keys in the database.",
-     .since = "1.0.0",
-     .complexity = "O(1)"},
-    {.name = "flushdb",
-     .arity = -1,
-     .flags = CMD_WRITE,
-     .acl = ACL_CAT_KEYSPACE | ACL_CAT_DANGEROUS,
-     .proc = flushdb_proc,
-     .group = "server",
-     .summary = "Removes all keys from the current database.",
-     .since = "1.0.0",
-     .complexity =
-         "O(N) where N is the number of keys in the selected database",
-     .args = flush_args},
-    {.name = "flushall",
-     .arity = -1,
-     .flags = CMD_WRITE,
-     .acl = ACL_CAT_KEYSPACE | ACL_CAT_DANGEROUS,
-     .proc = flushall_proc,
-     .group = "server",
-     .summary = "Removes all keys from all databases.",
-     .since = "1.0.0",
-     .complexity = "O(N) where N is the total number of keys in all databases",
-     .args = flush_args},
-    {.name = "copy",
-     .arity = -3,
-     .flags = CMD_WRITE | CMD_DENYOOM,
-     CMD_KEYRANGE(1, 2, 1),
-     .acl = ACL_CAT_KEYSPACE,
-     .keyspecs = {CMD_KS(KS_RO | KS_ACCESS, 1, 0, 1),
-                  CMD_KS(KS_OW | KS_UPDATE, 2, 0, 1)},
-     .proc = copy_proc,
-     .group = "generic",
-     .summary = "Copies the value of a key to a new key.",
-     .since = "6.2.0",
-     .complexity = "O(N) worst case for collections, where N is the number "
-                   "of nested items. O(1) for string values.",
-     .args = copy_args},
-    {.name = "renamenx",
-     .arity = 3,
-     .flags = CMD_WRITE | CMD_FAST,
-     CMD_KEYRANGE(1, 2, 1),
-     .acl = ACL_CAT_KEYSPACE,
-     .keyspecs = {CMD_KS(KS_RW | KS_ACCESS | KS_DELETE, 1, 0, 1),
-                  CMD_KS(KS_OW | KS_INSERT, 2, 0, 1)},
-     .proc = renamenx_proc,
-     .group = "generic",
-     .summary = "Renames a key only when the target key name doesn't exist.",
-     .since = "1.0.0",
-     .complexity = "O(1)",
-     .args = rename_args},
-    {.name = "move",
-     .arity = 3,
-     .flags = CMD_WRITE | CMD_FAST,
-     CMD_KEYRANGE(1, 1, 1),
-     .acl = ACL_CAT_KEYSPACE,
-     .keyspecs = {CMD_KS(KS_RW | KS_ACCESS | KS_UPDATE, 1, 0, 1)},
-     .proc = move_proc,
-     .group = "generic",
-     .summary = "Moves a key to another database.",
-     .since = "1.0.0",
-     .complexity = "O(1)",
-     .args = move_args},
-    {.name = "swapdb",
-     .arity = 3,
-     .flags = CMD_WRITE | CMD_FAST,
-     .acl = ACL_CAT_KEYSPACE | ACL_CAT_DANGEROUS,
-     .proc = swapdb_proc,
-     .group = "server",
-     .summary = "Swaps two Redis databases.",
-     .since = "4.0.0",
-     .complexity = "O(N) where N is the count of clients watching or "
-                   "blocking on keys from both databases.",
-     .args = swapdb_args},
-    {.name = "dump",
-     .arity = 2,
-     .flags = CMD_READONLY,
-     CMD_KEYRANGE(1, 1, 1),
-     .acl = ACL_CAT_KEYSPACE,
-     .keyspecs = {CMD_KS(KS_RO | KS_ACCESS, 1, 0, 1)},
-     .proc = dump_proc,
-     .group = "generic",
-     .summary = "Returns a serialized representation of the value stored at "
-                "a key.",
-     .since = "2.6.0",
-     .complexity = "O(1) to access the key and additional O(N*M) to "
-                   "serialize it.",
-     .args = key_arg},
-    {.name = "restore",
-     .arity = -4,
-     .flags = CMD_WRITE | CMD_DENYOOM,
-     CMD_KEYRANGE(1, 1, 1),
-     .acl = ACL_CAT_KEYSPACE | ACL_CAT_DANGEROUS,
-     .keyspecs = {CMD_KS(KS_OW | KS_UPDATE, 1, 0, 1)},
-     .proc = restore_proc,
-     .group = "generic",
-     .summary = "Creates a key from the serialized representation of a "
-                "value.",
-     .since = "2.6.0",
-     .complexity = "O(1) to create the new key and additional O(N*M) to "
-                   "reconstruct the serialized value.",
-     .args = restore_args},
-    {.name = "touch",
-     .arity = -2,
-     .flags = CMD_READONLY | CMD_FAST,
-     CMD_KEYRANGE(1, -1, 1),
-     .acl = ACL_CAT_KEYSPACE,
-     .keyspecs = {CMD_KS(KS_RO, 1, -1, 1)},
-     .proc = exists_proc,
-     .group = "generic",
-     .summary = "Returns the number of existing keys out of those specified "
-                "after updating the time they were last accessed.",
-     .since = "3.2.1",
-     .complexity = "O(N) where N is the number of keys that will be touched.",
-     .args = keys_multi},
-    {.name = "randomkey",
-     .arity = 1,
-     .flags = CMD_READONLY,
-     .acl = ACL_CAT_KEYSPACE,
-     .proc = randomkey_proc,
-     .group = "generic",
-     .summary = "Returns a random key name from the database.",
-     .since = "1.0.0",
-     .complexity = "O(1)"},
-    {.name = "object",
-     .arity = -2,
-     .group = "generic",
-     .summary = "A container for object introspection commands.",
-     .since = "2.2.3",
-     .complexity = "Depends on subcommand.",
-     .subcommands = object_subs},
-    {.name = "wait",
-     .arity = 3,
-     .flags = CMD_NOSCRIPT,
-     .acl = ACL_CAT_CONNECTION,
-     .proc = wait_proc,
-     .group = "generic",
-     .summary = "Blocks until the asynchronous replication of all preceding "
-                "write commands sent by the connection is completed.",
-     .since = "3.0.0",
-     .complexity = "O(1)",
-     .args = wait_args},
-    CMD_DEF_END,
-};

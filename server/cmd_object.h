@@ -1,6 +1,6 @@
 /*
  * cmd_object.h - OBJECT's subcommands (ENCODING, FREQ, IDLETIME, REFCOUNT,
- * HELP), which cmd_keys.c's table lists. A filter is one allocation that
+ * HELP), which cmdtab.c lists. A filter is one allocation that
  * nothing shares, so its encoding is what redis-server answers for a
  * module's value, "raw", and its reference count 1; no access time or
  * counter is kept.

@@ -49,6 +49,8 @@
 #include <sys/random.h>
 #include <xxhash.h>
 
+#include "check.h"
+
 #define KS_MIN_BUCKETS 4
 
 /* Offsets of the entry's fields below the filter's address. */
@@ -257,10 +259,13 @@ static void resize(ks_db_t *db, size_t n)
     cf_filter_t **nb = calloc(n, sizeof(nb[0]));
     if (nb == NULL)
         return;
+    size_t keys = 0, expires = 0; /* the walk checks the counts */
     for (size_t i = 0; i < db->nbuckets; i++) {
         cf_filter_t *f = db->buckets[i];
         while (f != NULL) {
             cf_filter_t *next = entry_next(f);
+            keys++;
+            expires += entry_expires(f);
             size_t len;
             const uint8_t *key = entry_key(f, &len);
             size_t j = (size_t)ks_hash(db, key, len) & (n - 1);
@@ -269,6 +274,9 @@ static void resize(ks_db_t *db, size_t n)
             f = next;
         }
     }
+    CK_ASSERT(keys == db->size && expires == db->nexpires);
+    (void)keys;
+    (void)expires;
     free(db->buckets);
     db->bytes -= db->nbuckets * sizeof(db->buckets[0]);
     db->bytes += n * sizeof(nb[0]);
@@ -337,6 +345,7 @@ static void link_filter(ks_db_t *db, cf_filter_t *f, uint32_t h, bool exp)
     db->size++;
     db->nexpires += exp;
     db->bytes += counted(f);
+    CK_ASSERT(db->nexpires <= db->size);
 }
 
 /* Unlinks link's filter and takes it out of the accounting. */
@@ -344,6 +353,8 @@ static cf_filter_t *unlink_filter(ks_db_t *db, uint8_t *link)
 {
     db->hit = NULL;
     cf_filter_t *f = get_ptr(link);
+    CK_ASSERT(f != NULL && db->size > 0 && db->bytes >= counted(f));
+    CK_ASSERT(db->nexpires >= (size_t)entry_expires(f));
     put_ptr(link, entry_next(f));
     db->size--;
     db->nexpires -= entry_expires(f);

@@ -94,7 +94,7 @@ static const lat_sample_t *last_sample(const lat_series_t *e)
 
 /* ---- LATENCY ----------------------------------------------------------- */
 
-static void latest_proc(client_t *c, int argc, const arg_t *argv)
+void latency_latest_proc(client_t *c, int argc, const arg_t *argv)
 {
     const struct latency *l = c->srv->latency;
     int n = l != NULL ? l->n : 0;
@@ -110,7 +110,7 @@ static void latest_proc(client_t *c, int argc, const arg_t *argv)
     }
 }
 
-static void history_proc(client_t *c, int argc, const arg_t *argv)
+void latency_history_proc(client_t *c, int argc, const arg_t *argv)
 {
     const lat_series_t *e = find(c->srv->latency, argv[2].ptr, argv[2].len);
     size_t n = 0;
@@ -127,7 +127,7 @@ static void history_proc(client_t *c, int argc, const arg_t *argv)
     }
 }
 
-static void reset_proc(client_t *c, int argc, const arg_t *argv)
+void latency_reset_proc(client_t *c, int argc, const arg_t *argv)
 {
     struct latency *l = c->srv->latency;
     int64_t reset = 0;
@@ -175,7 +175,7 @@ static const char *advice(const char *event)
     return "";
 }
 
-static void doctor_proc(client_t *c, int argc, const arg_t *argv)
+void latency_doctor_proc(client_t *c, int argc, const arg_t *argv)
 {
     const struct latency *l = c->srv->latency;
     uint64_t threshold = c->srv->cfg->latency_monitor_threshold;
@@ -219,7 +219,7 @@ static void doctor_proc(client_t *c, int argc, const arg_t *argv)
     reply_text(c, &b);
 }
 
-static void help_proc(client_t *c, int argc, const arg_t *argv)
+void latency_help_proc(client_t *c, int argc, const arg_t *argv)
 {
     static const char *const lines[] = {
         "LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -237,66 +237,3 @@ static void help_proc(client_t *c, int argc, const arg_t *argv)
     };
     reply_help(c, lines, sizeof(lines) / sizeof(lines[0]));
 }
-
-static const cmd_arg_t event_arg[] = {{"event", "string", NULL, 0, NULL},
-                                      CMD_ARG_END};
-static const cmd_arg_t events_arg[] = {
-    {"event", "string", NULL, CMD_ARG_OPTIONAL | CMD_ARG_MULTIPLE, NULL},
-    CMD_ARG_END};
-
-static const cmd_def_t latency_subs[] = {
-    {.name = "doctor",
-     .arity = 2,
-     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
-     .proc = doctor_proc,
-     .group = "server",
-     .summary = "Returns a human-readable latency analysis report.",
-     .since = "2.8.13",
-     .complexity = "O(1)"},
-    {.name = "help",
-     .arity = 2,
-     .flags = CMD_LOADING | CMD_STALE,
-     .proc = help_proc,
-     .group = "server",
-     .summary = "Returns helpful text about the different subcommands.",
-     .since = "2.8.13",
-     .complexity = "O(1)"},
-    {.name = "history",
-     .arity = 3,
-     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
-     .proc = history_proc,
-     .group = "server",
-     .summary = "Returns timestamp-latency samples for an event.",
-     .since = "2.8.13",
-     .complexity = "O(1)",
-     .args = event_arg},
-    {.name = "latest",
-     .arity = 2,
-     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
-     .proc = latest_proc,
-     .group = "server",
-     .summary = "Returns the latest latency samples for all events.",
-     .since = "2.8.13",
-     .complexity = "O(1)"},
-    {.name = "reset",
-     .arity = -2,
-     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
-     .proc = reset_proc,
-     .group = "server",
-     .summary = "Resets the latency data for one or more events.",
-     .since = "2.8.13",
-     .complexity = "O(1)",
-     .args = events_arg},
-    CMD_DEF_END,
-};
-
-const cmd_def_t latency_table[] = {
-    {.name = "latency",
-     .arity = -2,
-     .group = "server",
-     .summary = "A container for latency diagnostics commands.",
-     .since = "2.8.13",
-     .complexity = "Depends on subcommand.",
-     .subcommands = latency_subs},
-    CMD_DEF_END,
-};

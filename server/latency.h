@@ -31,7 +31,11 @@ void latency_add(server_t *s, const char *event, uint64_t ms);
 /* Milliseconds since t0 (a uv_hrtime() reading). */
 uint64_t latency_ms_since(uint64_t t0);
 
-/* LATENCY (main() registers the table). */
-extern const cmd_def_t latency_table[];
+/* The procs of LATENCY's subcommands (cmdtab.c lists them). */
+cmd_proc_t latency_doctor_proc;
+cmd_proc_t latency_help_proc;
+cmd_proc_t latency_history_proc;
+cmd_proc_t latency_latest_proc;
+cmd_proc_t latency_reset_proc;
 
 #endif /* LATENCY_H */

@@ -26,6 +26,7 @@
 #include "cmd_conn.h"
 #include "cmd_expire.h"
 #include "cmd_keys.h"
+#include "cmdtab.h"
 #include "config_load.h"
 #include "conn.h"
 #include "conn_info.h"

@@ -125,7 +125,7 @@ void monitor_leave(client_t *c)
     }
 }
 
-static void monitor_proc(client_t *c, int argc, const arg_t *argv)
+void monitor_proc(client_t *c, int argc, const arg_t *argv)
 {
     if (c->monitor)
         return; /* Redis answers nothing to a second MONITOR */
@@ -133,14 +133,3 @@ static void monitor_proc(client_t *c, int argc, const arg_t *argv)
     c->srv->nmonitors++;
     reply_ok(c);
 }
-
-const cmd_def_t monitor_table[] = {
-    {.name = "monitor",
-     .arity = 1,
-     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
-     .proc = monitor_proc,
-     .group = "server",
-     .summary = "Listens for all requests received by the server in real-time.",
-     .since = "1.0.0"},
-    CMD_DEF_END,
-};

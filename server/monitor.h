@@ -22,7 +22,7 @@ void monitor_feed(client_t *c, const resp_cmd_t *cmd);
 /* Takes c out of monitor mode (RESET); nothing when it is not in it. */
 void monitor_leave(client_t *c);
 
-/* MONITOR (main() registers the table). */
-extern const cmd_def_t monitor_table[];
+/* The procs of MONITOR (cmdtab.c lists them). */
+cmd_proc_t monitor_proc;
 
 #endif /* MONITOR_H */

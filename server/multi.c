@@ -399,7 +399,7 @@ static struct multi_client *outside_multi(client_t *c, const char *err)
     return mc;
 }
 
-static void multi_proc(client_t *c, int argc, const arg_t *argv)
+void multi_proc(client_t *c, int argc, const arg_t *argv)
 {
     struct multi_client *mc =
         outside_multi(c, "ERR MULTI calls can not be nested");
@@ -411,7 +411,7 @@ static void multi_proc(client_t *c, int argc, const arg_t *argv)
 
 /* Runs the queue in one go: no other client's command can come between
  * two of its commands, since the loop runs one client at a time. */
-static void exec_proc(client_t *c, int argc, const arg_t *argv)
+void multi_exec_proc(client_t *c, int argc, const arg_t *argv)
 {
     struct multi_client *mc = c->mstate;
     if (mc == NULL || !mc->active) {
@@ -456,7 +456,7 @@ static void exec_proc(client_t *c, int argc, const arg_t *argv)
     mc->active = mc->dirty_exec = mc->dirty_cas = false;
 }
 
-static void discard_proc(client_t *c, int argc, const arg_t *argv)
+void multi_discard_proc(client_t *c, int argc, const arg_t *argv)
 {
     if (!multi_active(c)) {
         resp_add_error(&c->out, "ERR DISCARD without MULTI");
@@ -466,7 +466,7 @@ static void discard_proc(client_t *c, int argc, const arg_t *argv)
     reply_ok(c);
 }
 
-static void watch_proc(client_t *c, int argc, const arg_t *argv)
+void multi_watch_proc(client_t *c, int argc, const arg_t *argv)
 {
     struct multi_client *mc =
         outside_multi(c, "ERR WATCH inside MULTI is not allowed");
@@ -486,7 +486,7 @@ static void watch_proc(client_t *c, int argc, const arg_t *argv)
     reply_ok(c);
 }
 
-static void unwatch_proc(client_t *c, int argc, const arg_t *argv)
+void multi_unwatch_proc(client_t *c, int argc, const arg_t *argv)
 {
     if (c->mstate != NULL) {
         unwatch_all(c, c->mstate);
@@ -497,76 +497,12 @@ static void unwatch_proc(client_t *c, int argc, const arg_t *argv)
 
 bool multi_is_exec(const cmd_def_t *d)
 {
-    return d->proc == exec_proc;
+    return d->proc == multi_exec_proc;
 }
 
 bool multi_runs_now(const cmd_def_t *d)
 {
-    return d->proc == exec_proc || d->proc == discard_proc ||
-           d->proc == multi_proc || d->proc == watch_proc ||
+    return d->proc == multi_exec_proc || d->proc == multi_discard_proc ||
+           d->proc == multi_proc || d->proc == multi_watch_proc ||
            (d->flags & CMD_MULTI_NOW);
 }
-
-/* ---- the table --------------------------------------------------------- */
-
-static const cmd_arg_t watch_args[] = {
-    {"key", "key", NULL, CMD_ARG_MULTIPLE, NULL}, CMD_ARG_END};
-
-/* Redis's flags that this vocabulary has (allow_busy has no meaning here;
- * EXEC's skip_slowlog is the dispatcher's, cmd.c). */
-const cmd_def_t multi_table[] = {
-    {.name = "multi",
-     .arity = 1,
-     .flags =
-         CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_ALLOW_BUSY,
-     .acl = ACL_CAT_TRANSACTION,
-     .proc = multi_proc,
-     .group = "transactions",
-     .summary = "Mark the start of a transaction block",
-     .since = "1.2.0",
-     .complexity = "O(1)"},
-    {.name = "exec",
-     .arity = 1,
-     .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_SKIP_SLOWLOG,
-     .acl = ACL_CAT_TRANSACTION,
-     .proc = exec_proc,
-     .group = "transactions",
-     .summary = "Execute all commands issued after MULTI",
-     .since = "1.2.0",
-     .complexity = "Depends on commands in the transaction"},
-    {.name = "discard",
-     .arity = 1,
-     .flags =
-         CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_ALLOW_BUSY,
-     .acl = ACL_CAT_TRANSACTION,
-     .proc = discard_proc,
-     .group = "transactions",
-     .summary = "Discard all commands issued after MULTI",
-     .since = "2.0.0",
-     .complexity = "O(N), when N is the number of queued commands"},
-    {.name = "watch",
-     .arity = -2,
-     .flags =
-         CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_ALLOW_BUSY,
-     CMD_KEYRANGE(1, -1, 1),
-     .acl = ACL_CAT_TRANSACTION,
-     .keyspecs = {CMD_KS(KS_RO, 1, -1, 1)},
-     .proc = watch_proc,
-     .group = "transactions",
-     .summary = "Watch the given keys to determine execution of the "
-                "MULTI/EXEC block",
-     .since = "2.2.0",
-     .complexity = "O(1) for every key.",
-     .args = watch_args},
-    {.name = "unwatch",
-     .arity = 1,
-     .flags =
-         CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_ALLOW_BUSY,
-     .acl = ACL_CAT_TRANSACTION,
-     .proc = unwatch_proc,
-     .group = "transactions",
-     .summary = "Forget about all watched keys",
-     .since = "2.2.0",
-     .complexity = "O(1)"},
-    {.name = NULL},
-};

@@ -1,6 +1,6 @@
 /*
  * multi.h - transactions as Redis 7 has them: MULTI, EXEC, DISCARD, WATCH
- * and UNWATCH (multi_table), a client's queue of commands (one argv_t
+ * and UNWATCH (entries in cmdtab.c), a client's queue of commands (one argv_t
  * each), and the watched keys (database and key -> watching clients),
  * which the key-change signals of server.h invalidate.
  *
@@ -22,7 +22,12 @@
 #include "argv.h"
 #include "server_int.h"
 
-extern const cmd_def_t multi_table[]; /* NULL-name terminated */
+/* The procs of MULTI, EXEC, DISCARD, WATCH, UNWATCH (cmdtab.c lists them). */
+cmd_proc_t multi_discard_proc;
+cmd_proc_t multi_exec_proc;
+cmd_proc_t multi_proc;
+cmd_proc_t multi_unwatch_proc;
+cmd_proc_t multi_watch_proc;
 
 /* Makes the server's watch table. 0 or -ENOMEM; multi_free() releases it
  * (idempotent, after every client is gone). */

@@ -686,7 +686,7 @@ void persist_info(const server_t *s, sbuf_t *b)
 
 /* ---- commands ---------------------------------------------------------- */
 
-static void save_proc(client_t *c, int argc, const arg_t *argv)
+void persist_save_proc(client_t *c, int argc, const arg_t *argv)
 {
     (void)argc;
     (void)argv;
@@ -708,7 +708,7 @@ static void save_proc(client_t *c, int argc, const arg_t *argv)
     reply_ok(c);
 }
 
-static void bgsave_proc(client_t *c, int argc, const arg_t *argv)
+void persist_bgsave_proc(client_t *c, int argc, const arg_t *argv)
 {
     server_t *s = c->srv;
     bool schedule = false;
@@ -747,44 +747,9 @@ static void bgsave_proc(client_t *c, int argc, const arg_t *argv)
     resp_add_simple(&c->out, "Background saving started");
 }
 
-static void lastsave_proc(client_t *c, int argc, const arg_t *argv)
+void persist_lastsave_proc(client_t *c, int argc, const arg_t *argv)
 {
     (void)argc;
     (void)argv;
     resp_add_int(&c->out, (int64_t)c->srv->lastsave);
 }
-
-static const cmd_arg_t bgsave_args[] = {
-    {"schedule", "pure-token", "SCHEDULE", CMD_ARG_OPTIONAL, NULL},
-    CMD_ARG_END};
-
-const cmd_def_t cmd_persist_table[] = {
-    {.name = "save",
-     .arity = 1,
-     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_NO_ASYNC_LOADING | CMD_NO_MULTI,
-     .proc = save_proc,
-     .group = "server",
-     .summary = "Synchronously saves the database(s) to disk.",
-     .since = "1.0.0",
-     .complexity = "O(N) where N is the total number of keys in all databases"},
-    {.name = "bgsave",
-     .arity = -1,
-     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_NO_ASYNC_LOADING,
-     .proc = bgsave_proc,
-     .group = "server",
-     .summary = "Asynchronously saves the database(s) to disk.",
-     .since = "1.0.0",
-     .complexity = "O(1)",
-     .args = bgsave_args},
-    {.name = "lastsave",
-     .arity = 1,
-     .flags = CMD_LOADING | CMD_STALE | CMD_FAST,
-     .acl = ACL_CAT_ADMIN | ACL_CAT_DANGEROUS,
-     .proc = lastsave_proc,
-     .group = "server",
-     .summary =
-         "Returns the Unix timestamp of the last successful save to disk.",
-     .since = "1.0.0",
-     .complexity = "O(1)"},
-    CMD_DEF_END,
-};

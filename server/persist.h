@@ -114,7 +114,9 @@ void persist_kill_child(server_t *s);
 /* Appends the fields of INFO persistence to b. */
 void persist_info(const server_t *s, sbuf_t *b);
 
-/* SAVE, BGSAVE, LASTSAVE. */
-extern const cmd_def_t cmd_persist_table[];
+/* The procs of SAVE, BGSAVE, LASTSAVE (cmdtab.c lists them). */
+cmd_proc_t persist_bgsave_proc;
+cmd_proc_t persist_lastsave_proc;
+cmd_proc_t persist_save_proc;
 
 #endif /* PERSIST_H */

@@ -136,7 +136,7 @@ void slowlog_free(server_t *s)
 
 /* ---- SLOWLOG ----------------------------------------------------------- */
 
-static void get_proc(client_t *c, int argc, const arg_t *argv)
+void slowlog_get_proc(client_t *c, int argc, const arg_t *argv)
 {
     const struct slowlog *l = c->srv->slowlog;
     long long count = 10;
@@ -172,19 +172,19 @@ static void get_proc(client_t *c, int argc, const arg_t *argv)
     }
 }
 
-static void len_proc(client_t *c, int argc, const arg_t *argv)
+void slowlog_len_proc(client_t *c, int argc, const arg_t *argv)
 {
     const struct slowlog *l = c->srv->slowlog;
     resp_add_int(&c->out, l != NULL ? (int64_t)l->len : 0);
 }
 
-static void reset_proc(client_t *c, int argc, const arg_t *argv)
+void slowlog_reset_proc(client_t *c, int argc, const arg_t *argv)
 {
     slowlog_clear(c->srv->slowlog);
     reply_ok(c);
 }
 
-static void help_proc(client_t *c, int argc, const arg_t *argv)
+void slowlog_help_proc(client_t *c, int argc, const arg_t *argv)
 {
     static const char *const lines[] = {
         "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -204,54 +204,3 @@ static void help_proc(client_t *c, int argc, const arg_t *argv)
     };
     reply_help(c, lines, sizeof(lines) / sizeof(lines[0]));
 }
-
-static const cmd_arg_t count_arg[] = {
-    {"count", "integer", NULL, CMD_ARG_OPTIONAL, NULL}, CMD_ARG_END};
-
-static const cmd_def_t slowlog_subs[] = {
-    {.name = "get",
-     .arity = -2,
-     .flags = CMD_ADMIN | CMD_LOADING | CMD_STALE,
-     .proc = get_proc,
-     .group = "server",
-     .summary = "Returns the slow log's entries.",
-     .since = "2.2.12",
-     .complexity = "O(N) where N is the number of entries returned",
-     .args = count_arg},
-    {.name = "help",
-     .arity = 2,
-     .flags = CMD_LOADING | CMD_STALE,
-     .proc = help_proc,
-     .group = "server",
-     .summary = "Show helpful text about the different subcommands",
-     .since = "6.2.0",
-     .complexity = "O(1)"},
-    {.name = "len",
-     .arity = 2,
-     .flags = CMD_ADMIN | CMD_LOADING | CMD_STALE,
-     .proc = len_proc,
-     .group = "server",
-     .summary = "Returns the number of entries in the slow log.",
-     .since = "2.2.12",
-     .complexity = "O(1)"},
-    {.name = "reset",
-     .arity = 2,
-     .flags = CMD_ADMIN | CMD_LOADING | CMD_STALE,
-     .proc = reset_proc,
-     .group = "server",
-     .summary = "Clears all entries from the slow log.",
-     .since = "2.2.12",
-     .complexity = "O(N) where N is the number of entries in the slowlog"},
-    CMD_DEF_END,
-};
-
-const cmd_def_t slowlog_table[] = {
-    {.name = "slowlog",
-     .arity = -2,
-     .group = "server",
-     .summary = "A container for slow log commands.",
-     .since = "2.2.12",
-     .complexity = "Depends on subcommand.",
-     .subcommands = slowlog_subs},
-    CMD_DEF_END,
-};

@@ -26,7 +26,10 @@ void slowlog_record(server_t *s, const client_t *c, const resp_cmd_t *cmd,
 /* Frees every entry and the log itself. */
 void slowlog_free(server_t *s);
 
-/* SLOWLOG (main() registers the table). */
-extern const cmd_def_t slowlog_table[];
+/* The procs of SLOWLOG's subcommands (cmdtab.c lists them). */
+cmd_proc_t slowlog_get_proc;
+cmd_proc_t slowlog_help_proc;
+cmd_proc_t slowlog_len_proc;
+cmd_proc_t slowlog_reset_proc;
 
 #endif /* SLOWLOG_H */

@@ -15,13 +15,12 @@ binary)."""
 
 import os
 import re
-import shutil
 import signal
-import tempfile
 
 import pytest
 
-from support.proc import Daemon, run_binary, use_redis_server, wait_until
+from support.proc import (Daemon, run_binary, shared_dir, use_redis_server,
+                          wait_until)
 
 pytestmark = pytest.mark.skipif(use_redis_server(),
                                 reason="cuckood's own files")
@@ -65,20 +64,15 @@ def stopped(pid):
 
 @pytest.fixture
 def workdir():
-    d = tempfile.mkdtemp(prefix="cuckood-aof-")
-    servers = []
+    with shared_dir("cuckood-aof-") as (d, servers):
+        def make(*extra, hold=False):
+            env = dict(os.environ, CUCKOOD_TEST_HOLD_CHILD="1") \
+                if hold else None
+            s = Server("--save", "", *extra, dir=d, env=env)
+            servers.append(s)
+            return s
 
-    def make(*extra, hold=False):
-        env = dict(os.environ, CUCKOOD_TEST_HOLD_CHILD="1") if hold else None
-        s = Server("--save", "", *extra, dir=d, env=env)
-        servers.append(s)
-        return s
-
-    yield d, make
-    for s in servers:
-        s.kill()
-        s.cleanup()
-    shutil.rmtree(d, ignore_errors=True)
+        yield d, make
 
 
 def rewrite_idle(s):

@@ -19,16 +19,15 @@ allows by definition."""
 import os
 import random
 import signal
-import shutil
 import subprocess
-import tempfile
 import threading
 import time
 
 import pytest
 import redis
 
-from support.proc import Daemon, use_redis_server, wait_until
+from support.durable import missing
+from support.proc import Daemon, shared_dir, use_redis_server, wait_until
 
 pytestmark = pytest.mark.skipif(use_redis_server(),
                                 reason="cuckood's own files")
@@ -47,20 +46,14 @@ class Server(Daemon):
 
 @pytest.fixture
 def workdir():
-    d = tempfile.mkdtemp(prefix="cuckood-aofcrash-")
-    servers = []
+    with shared_dir("cuckood-aofcrash-") as (d, servers):
+        def make(*extra, dir=None):
+            s = Server("--save", "", *extra, dir=dir or d,
+                       preexec_fn=os.setpgrp)
+            servers.append(s)
+            return s
 
-    def make(*extra, dir=None):
-        s = Server("--save", "", *extra, dir=dir or d,
-                   preexec_fn=os.setpgrp)
-        servers.append(s)
-        return s
-
-    yield d, make
-    for s in servers:
-        s.kill()
-        s.cleanup()
-    shutil.rmtree(d, ignore_errors=True)
+        yield d, make
 
 
 class Load:
@@ -103,6 +96,11 @@ class Load:
             with self.lock:
                 self.acked += [(now, ("f%d" % n, it)) for it in items]
 
+    def count(self):
+        """How many adds were acknowledged so far."""
+        with self.lock:
+            return len(self.acked)
+
     def start(self):
         for t in self.threads:
             t.start()
@@ -114,23 +112,12 @@ class Load:
             t.join(60)
 
 
-def missing(c, pairs):
-    by_key = {}
-    for key, item in pairs:
-        by_key.setdefault(key, []).append(item)
-    lost = []
-    for key, items in by_key.items():
-        for i in range(0, len(items), 2000):
-            part = items[i:i + 2000]
-            r = c.execute_command("CF.MEXISTS", key, *part)
-            lost += [it for it, x in zip(part, r) if x != 1]
-    return lost
-
-
 def kill_under_load(s, seconds, clients=8, batch=1, during=None):
     """Runs the load for a random time within seconds, calls during(s) in
     the middle when given, then kills the group: (kill time, acked)."""
     load = Load(s.port, clients, batch).start()
+    # The sleeps are the test, not a wait for a state: the kill comes at
+    # a random moment of the load.
     t = random.uniform(*seconds)
     time.sleep(t / 2)
     if during is not None:
@@ -175,10 +162,12 @@ def test_rewrite_under_writes_then_restart(workdir):
     d, make = workdir
     s = make("--appendonly", "yes", "--appendfsync", "always").start()
     load = Load(s.port, 8).start()
-    time.sleep(0.5)
+    wait_until(lambda: load.count() >= 500, what="writes before the rewrite")
     bgrewriteaof(s)
     wait_until(lambda: s.info()["aof_rewrites"] == 1)
-    time.sleep(0.3)
+    after = load.count() + 500
+    wait_until(lambda: load.count() >= after,
+               what="writes after the rewrite, into the new increment")
     load.join()
     assert not load.errors
     lines = open(os.path.join(d, "appendonlydir",

@@ -4,6 +4,7 @@ RESP3, errors, redis-py's r.cf() helpers, big batches, SCANDUMP/LOADCHUNK.
 Run: pytest-3 tests/integ/test_cf.py  (CUCKOOD_BIN names the binary)."""
 
 import os
+import struct
 
 import redis
 import pytest
@@ -169,6 +170,77 @@ def test_reserve_capacity_below_two_buckets(raw2, key):
     assert rep == RespError("ERR Capacity must be at least (BucketSize * 2)")
     assert raw2.command("EXISTS", key) == 0
     assert raw2.command("CF.RESERVE", key, 8) == Simple("OK")
+
+
+def tiny_filter_state(raw, k, items):
+    """What a filter answers for items: CF.INFO and each CF.COUNT."""
+    return info2(raw, k), [raw.command("CF.COUNT", k, i) for i in items]
+
+
+@pytest.mark.parametrize("cap", [2, 3])
+def test_reserve_given_bucket_bounds_capacity(raw2, key, cap):
+    """RedisBloom's bound with BUCKETSIZE is capacity >= 2 * bucket size:
+    2 and 3 with a bucket of 1 make a filter (RedisBloom's own tests
+    reserve 2 with BUCKETSIZE 1) that works and copies like any other."""
+    assert raw2.command("CF.RESERVE", key, cap, "BUCKETSIZE", 1) == "OK"
+    inf = info2(raw2, key)
+    assert inf[b"Bucket size"] == 1
+    assert inf[b"Capacity"] == cap
+    assert inf[b"Number of filters"] == 1
+    assert raw2.command("CF.ADD", key, "a") == 1
+    assert raw2.command("CF.ADD", key, "a") == 1
+    assert raw2.command("CF.COUNT", key, "a") == 2
+    assert raw2.command("CF.DEL", key, "a") == 1
+    assert raw2.command("CF.EXISTS", key, "a") == 1
+    items = [b"i%d" % i for i in range(40)]
+    # Far past its capacity: it grows (EXPANSION 1) and keeps every item.
+    assert raw2.command("CF.INSERT", key, "ITEMS", *items) == [1] * 40
+    assert raw2.command("CF.MEXISTS", key, *items) == [1] * 40
+    inf = info2(raw2, key)
+    assert inf[b"Number of items inserted"] == 41
+    assert inf[b"Number of items deleted"] == 1
+    assert inf[b"Number of filters"] > 1
+    probes = items + [b"a", b"o1", b"o2"]
+    want = tiny_filter_state(raw2, key, probes)
+    # SCANDUMP / LOADCHUNK and DUMP / RESTORE copies answer alike.
+    for it, data in dump(raw2, key):
+        assert raw2.command("CF.LOADCHUNK", key + "-c", it, data) == "OK"
+    assert tiny_filter_state(raw2, key + "-c", probes) == want
+    payload = raw2.command("DUMP", key)
+    assert raw2.command("RESTORE", key + "-r", 0, payload) == "OK"
+    assert tiny_filter_state(raw2, key + "-r", probes) == want
+    # The bound is still twice the bucket given, or RedisBloom's default
+    # bucket of 2 without one.
+    small = RespError("ERR Capacity must be at least (BucketSize * 2)")
+    for args in ([cap - 2, "BUCKETSIZE", 1], [cap + 2, "BUCKETSIZE", 3],
+                 [cap]):
+        assert raw2.command("CF.RESERVE", key + "-x", *args) == small, args
+    assert raw2.command("EXISTS", key + "-x") == 0
+
+
+def test_tiny_given_bucket_survives_restart():
+    """SAVE and a restart keep filters reserved with capacity 2 and 3 at
+    BUCKETSIZE 1."""
+    d = Daemon().start()
+    try:
+        c = d.raw()
+        items = [b"i%d" % i for i in range(20)] + [b"o1", b"o2"]
+        want = {}
+        for cap in (2, 3):
+            k = "tiny%d" % cap
+            assert c.command("CF.RESERVE", k, cap, "BUCKETSIZE", 1) == "OK"
+            c.command("CF.INSERT", k, "ITEMS", *items[:20])
+            want[k] = tiny_filter_state(c, k, items)
+        assert c.command("SAVE") == "OK"
+        c.close()
+        d.shutdown(save=False)
+        d.start()
+        c = d.raw()
+        for k, w in want.items():
+            assert tiny_filter_state(c, k, items) == w
+        c.close()
+    finally:
+        d.cleanup()
 
 
 @pytest.mark.parametrize("cap", [4, 7])
@@ -654,6 +726,12 @@ def test_empty_filter_round_trip(raw2, key):
     assert info2(raw2, key + "-copy") == info2(raw2, key)
 
 
+# The lengths a header chunk can have: RedisBloom's 38 bytes, 56 (ours
+# around RedisBloom's), and 64 plus 32 per table for 1 to 64 tables (the
+# growable header is 128).
+HEADER_LENS = {38, 56} | {64 + 32 * n for n in range(1, 65)}
+
+
 def test_loadchunk_bad_headers(server, raw2, key):
     raw2.command("CF.INSERT", key, "ITEMS", "a", "b")
     hdr = header_of(raw2, key)
@@ -661,12 +739,11 @@ def test_loadchunk_bad_headers(server, raw2, key):
 
     def refused(data):
         rep = raw2.command("CF.LOADCHUNK", target, 1, data)
-        # 38 bytes is the length of RedisBloom's header, refused in its
-        # words
-        assert (is_err(rep, "ERR Invalid header") or
-                rep == RespError(OOM) or
-                (len(data) == 38 and
-                 rep == RespError("ERR Couldn't create filter!"))), rep
+        # As RedisBloom: a chunk of a header's length is a header, whose
+        # numbers could not make a filter; any other is not a header.
+        want = "ERR Couldn't create filter!" if len(data) in HEADER_LENS \
+            else "ERR Invalid header"
+        assert is_err(rep, want) or rep == RespError(OOM), (len(data), rep)
         assert raw2.command("EXISTS", target) == 0
 
     refused(b"")
@@ -691,6 +768,33 @@ def test_loadchunk_bad_headers(server, raw2, key):
                 assert raw2.command("EXISTS", target) == 0
     assert server.alive()
     assert raw2.command("PING") == "PONG"
+
+
+@pytest.mark.parametrize("opts", [[], ["EXPANSION", "0"]])
+def test_loadchunk_header_that_cannot_make_a_filter(raw2, key, opts):
+    """RedisBloom's test_scandump_invalid_header and its _alloc twin: the
+    header chunk of CF.RESERVE 100 after 50 adds, its first 9 bytes zeroed,
+    or bytes 8 to 12 zeroed and byte 14 set to 1. There such a chunk is
+    RedisBloom's header with a bucket count of 0, or of 2^48; here it is
+    ours (growable, or a fixed table), with numbers that cannot make a
+    filter either: the same answer."""
+    assert raw2.command("CF.RESERVE", key, 100, *opts) == "OK"
+    for x in range(50):
+        raw2.command("CF.ADD", key, "foo%d" % x)
+    hdr = header_of(raw2, key)
+    assert raw2.command("DEL", key) == 1
+    zeroed = bytes(9) + hdr[9:]
+    huge = hdr[:8] + bytes(5) + hdr[13:14] + b"\x01" + hdr[15:]
+    for bad in (zeroed, huge):
+        assert raw2.command("CF.LOADCHUNK", key, 1, bad) == \
+            RespError("ERR Couldn't create filter!")
+        assert raw2.command("EXISTS", key) == 0
+    # RedisBloom's own header of that filter, loaded, then zeroed.
+    rb = struct.pack("<QQQQHHH", 50, 64, 0, 1, 2, 20, 1)
+    assert raw2.command("CF.LOADCHUNK", key + "-rb", 1, rb) == "OK"
+    assert raw2.command("CF.LOADCHUNK", key, 1, bytes(9) + rb[9:]) == \
+        RespError("ERR Couldn't create filter!")
+    assert raw2.command("EXISTS", key) == 0
 
 
 def test_loadchunk_bad_positions(raw2, key):

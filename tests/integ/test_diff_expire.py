@@ -298,21 +298,21 @@ def test_expired_key_gone_for_every_family(pair, proto):
         fresh(S, key)
         S("CF.ADD", key, "y")
         S("PEXPIRE", key, 30)
-        time.sleep(0.05)
+        pair.wait_expired(key, proto)
         ours = S(*cmd)
         if expect is not None:
             assert ours == expect, (cmd, ours)
     # CF.ADD on an expired key makes a new key, without a timeout
     fresh(S, "again")
     S("PEXPIRE", "again", 30)
-    time.sleep(0.05)
+    pair.wait_expired("again", proto)
     assert S("CF.ADD", "again", "z") == 1
     assert S("CF.EXISTS", "again", "x") == 0
     assert S("TTL", "again") == -1
     # and RENAME onto an expired destination simply replaces it
     fresh(S, "src")
     fresh(S, "old", ttl_ms=30)
-    time.sleep(0.05)
+    pair.wait_expired("old", proto)
     assert S("RENAME", "src", "old") == "OK"
     assert S("TTL", "old") == -1
     wait_until(lambda: pair.both("DBSIZE") == (2, 2), timeout=10,

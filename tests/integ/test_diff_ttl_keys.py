@@ -63,7 +63,7 @@ def test_expired_keys_are_absent_for_the_key_commands(pair, proto):
     pair.script([("FLUSHALL",)], proto=proto)
     for k in ("e1", "e2", "e3", "e4", "e5"):
         pair.script([("CF.ADD", k, "a"), ("PEXPIRE", k, 30)], proto=proto)
-    time.sleep(0.1)
+    pair.wait_expired("e5", proto)  # the last one's time is the latest
     pair.script([
         ("COPY", "e1", "x"), ("MOVE", "e2", "1"), ("RENAMENX", "e3", "y"),
         ("DUMP", "e4"), ("OBJECT", "ENCODING", "e5"), ("TOUCH", "e1", "e5"),
@@ -78,11 +78,11 @@ def test_watched_key_expiring_dooms_exec(pair, proto):
     not."""
     pair.script([("FLUSHALL",), ("CF.ADD", "w", "a"), ("PEXPIRE", "w", 80),
                  ("WATCH", "w")], proto=proto)
-    time.sleep(0.2)
+    pair.wait_expired("w", proto)
     out = pair.script([("MULTI",), ("PING",), ("EXEC",)], proto=proto)
     assert out[2] is None
     pair.script([("CF.ADD", "v", "a"), ("PEXPIRE", "v", 20)], proto=proto)
-    time.sleep(0.1)
+    pair.wait_expired("v", proto)
     out = pair.script([("WATCH", "v"), ("MULTI",), ("PING",), ("EXEC",)],
                       proto=proto)
     assert out[3] == ["PONG"]
@@ -93,7 +93,10 @@ def test_no_expiry_during_client_pause(pair):
     readers but stays stored (DBSIZE counts it) until the pause ends."""
     pair.script([("FLUSHALL",), ("CF.ADD", "p", "a"), ("PEXPIRE", "p", 30),
                  ("CLIENT", "PAUSE", 2000, "WRITE")])
-    time.sleep(0.4)  # past the time, several expiry cycles
+    pair.wait_expired("p")
+    # Then several expiry cycles: what is tested is that they reclaim
+    # nothing, so there is no state to wait for.
+    time.sleep(0.3)
     out = pair.script([("EXISTS", "p"), ("DBSIZE",), ("CLIENT", "UNPAUSE"),
                        ("EXISTS", "p"), ("DBSIZE",)])
     assert out[:2] == [0, 1] and out[3:] == [0, 0]

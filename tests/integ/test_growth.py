@@ -23,14 +23,12 @@ Run: pytest-3 tests/integ/test_growth.py  (CUCKOOD_BIN names the binary).
 """
 
 import os
-import shutil
-import tempfile
 
 import pytest
 
 from support.growth import (RESERVE, Model, check_all, drain, grow, info,
                             mexists, run_ops, where)
-from support.proc import Daemon, use_redis_server, wait_until
+from support.proc import Daemon, shared_dir, use_redis_server, wait_until
 from support.resp import RespError
 
 pytestmark = [pytest.mark.cf,
@@ -46,19 +44,13 @@ AUTO_ARGS = ("--save", "", "--cf-initial-size", str(RESERVE),
 
 @pytest.fixture
 def workdir():
-    d = tempfile.mkdtemp(prefix="cuckood-growth-")
-    made = []
+    with shared_dir("cuckood-growth-") as (d, made):
+        def make(*args):
+            s = Daemon(*(args or AUTO_ARGS), dir=d)
+            made.append(s)
+            return s.start()
 
-    def make(*args):
-        s = Daemon(*(args or AUTO_ARGS), dir=d)
-        made.append(s)
-        return s.start()
-
-    yield make
-    for s in made:
-        s.kill()
-        s.cleanup()
-    shutil.rmtree(d, ignore_errors=True)
+        yield make
 
 
 @pytest.fixture(scope="module")

@@ -21,8 +21,8 @@ import time
 import pytest
 import redis
 
-from support.proc import (Daemon, free_port, run_binary, use_redis_server,
-                          wait_until)
+from support.proc import (Daemon, free_port, run_binary, shared_dir,
+                          use_redis_server, wait_until)
 
 pytestmark = pytest.mark.skipif(use_redis_server(),
                                 reason="cuckood's snapshot file")
@@ -47,19 +47,13 @@ class Server(Daemon):
 
 @pytest.fixture
 def workdir():
-    d = tempfile.mkdtemp(prefix="cuckood-persist-")
-    servers = []
+    with shared_dir("cuckood-persist-") as (d, servers):
+        def make(*extra, dir=None):
+            s = Server(*extra, dir=dir or d)
+            servers.append(s)
+            return s
 
-    def make(*extra, dir=None):
-        s = Server(*extra, dir=dir or d)
-        servers.append(s)
-        return s
-
-    yield d, make
-    for s in servers:
-        s.kill()  # no final save to wait for
-        s.cleanup()
-    shutil.rmtree(d, ignore_errors=True)
+        yield d, make
 
 
 def add_items(c, key, items):

@@ -19,6 +19,23 @@ def info(r, key):
     return dict(zip(*[iter(r.execute_command("CF.INFO", key))] * 2))
 
 
+def check_entry_cost(r, key, *reserve):
+    """MEMORY USAGE of key is its filter's CF.INFO Size and the key's
+    entry: the name's bytes and a few words, whatever the filter holds. A
+    name 100 bytes longer, on the same filter, costs 100 bytes more, give
+    or take the rounding to 8. Returns the entry's cost."""
+    entry = r.memory_usage(key) - info(r, key)[b"Size"]
+    assert len(key) < entry <= len(key) + 32, entry
+    longer = key + "x" * 100
+    r.execute_command("CF.RESERVE", longer, *reserve)
+    r.execute_command("CF.ADD", longer, "item")
+    assert info(r, longer)[b"Size"] == info(r, key)[b"Size"]
+    longer_entry = r.memory_usage(longer) - info(r, longer)[b"Size"]
+    assert abs(longer_entry - entry - 100) < 8, (entry, longer_entry)
+    assert r.delete(longer) == 1
+    return entry
+
+
 def test_small_filter_costs_what_it_holds(daemon):
     r = daemon().client(socket_timeout=10)
     r.execute_command("CF.RESERVE", "tenant:1", 100, *FIXED)
@@ -27,12 +44,7 @@ def test_small_filter_costs_what_it_holds(daemon):
     # capacity 100 at 12-bit fingerprints: 28 buckets of 6 bytes, 2 bytes
     # of pad, and the struct that holds the table's entry
     assert 170 < size <= 250, size
-    usage = r.memory_usage("tenant:1")
-    # the key's entry in the filter's allocation (chain link, table count,
-    # one length byte, the key's bytes, up to a multiple of 8) and one
-    # bucket slot on top
-    entry = (8 + 1 + 1 + len("tenant:1") + 7) // 8 * 8
-    assert usage == size + entry + 8, (size, usage)
+    check_entry_cost(r, "tenant:1", 100, *FIXED)
     assert r.memory_usage("tenant:2") is None
     # the per-key budget (250 B) of a key of capacity 100 at 12-bit
     # fingerprints (a 40-byte struct, the 164-byte table, the entry, one
@@ -149,8 +161,7 @@ def test_growable_small_filter_cost(daemon):
     st = info(r, "g:1")
     assert st[b"Encoding"] == b"growable"
     assert 240 < st[b"Size"] <= 500, st[b"Size"]
-    entry = (8 + 1 + 1 + len("g:1") + 7) // 8 * 8
-    assert r.memory_usage("g:1") == st[b"Size"] + entry + 8
+    check_entry_cost(r, "g:1", 100)
     assert r.info("memory")["used_memory"] - m0 >= st[b"Size"]
     assert r.delete("g:1") == 1
     assert r.info("memory")["used_memory"] == m0

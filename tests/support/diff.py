@@ -18,7 +18,7 @@ with pair.conns(proto) and drives both the same way.
 import pytest
 
 from support.proc import (Daemon, RedisServer, cleanup_all, use_module,
-                          use_redis_server)
+                          use_redis_server, wait_expired)
 from support.resp import RawConn, RespError
 
 
@@ -65,6 +65,12 @@ class DiffPair:
         if proto not in self._conns:
             self._conns[proto] = self.conns(proto)
         return self._conns[proto]
+
+    def wait_expired(self, key, proto=2):
+        """proc.wait_expired() on each side: key's time has passed by
+        that server's clock, and nothing has touched the key since."""
+        for c in self._conn(proto):
+            wait_expired(c.command, key)
 
     def both(self, *cmd, proto=2):
         """cmd on both sides (the shared connection of proto): (ours,

@@ -26,6 +26,12 @@ Waiting
                       that value; past timeout it raises AssertionError
                       naming `what` and pred's last value. A bound, never a
                       measurement.
+  server_ms(command)  the server's clock (TIME) in ms; command is a
+                      client's execute_command or a RawConn's command.
+  wait_expired(command, key, timeout=10)
+                      reads key's PEXPIRETIME, then polls TIME until the
+                      server's clock is past it: the key is expired, and
+                      no command has touched it since its time came.
 
 Server(binary, *args, password=None, conf=None, dir=None, cwd=None,
        prefix=(), preexec_fn=None, tls=None, port=None, env=None,
@@ -72,8 +78,15 @@ module_cluster(n, *args, replicas=0, pick_port=cluster_port)
 Fleet(cls)
   The servers of one test: fleet(*args, start=True, **kw) makes one (and
   starts it); cleanup() cleans every one, then raises the first failure.
+shared_dir(prefix)
+  A context manager for servers that share one data directory (restarts,
+  a second server reading the first's files): yields (dir, servers), a
+  fresh directory and a list the caller appends each server to; at the
+  end it kills them (no final save to wait for), cleans them up as
+  cleanup_all() does and removes the directory.
 """
 
+import contextlib
 import os
 import random
 import re
@@ -207,6 +220,22 @@ def wait_until(pred, timeout=30.0, step=0.05, what=None):
             raise AssertionError("timed out after %gs waiting for %s "
                                  "(last: %r)" % (timeout, what, v))
         time.sleep(step)
+
+
+def server_ms(command):
+    sec, usec = command("TIME")
+    return int(sec) * 1000 + int(usec) // 1000
+
+
+def wait_expired(command, key, timeout=10.0):
+    # Redis expires a key once its clock is past the time (now > when),
+    # cuckood once it reaches it: past it satisfies both. A key already
+    # gone (-2) is expired too; one without a timeout (-1) never will be.
+    at = int(command("PEXPIRETIME", key))
+    assert at != -1, "%r has no timeout" % (key,)
+    if at >= 0:
+        wait_until(lambda: server_ms(command) > at, timeout, step=0.005,
+                   what="the server's clock to pass %r's time %d" % (key, at))
 
 
 def redis_args(port, dir, module):
@@ -596,6 +625,21 @@ class Fleet:
 
     def cleanup(self):
         cleanup_all(self.made)
+
+
+@contextlib.contextmanager
+def shared_dir(prefix):
+    d = tempfile.mkdtemp(prefix=prefix)
+    servers = []
+    try:
+        yield d, servers
+    finally:
+        for s in servers:
+            s.kill()
+        try:
+            cleanup_all(servers)
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
 
 
 def cleanup_all(servers):

@@ -13,9 +13,7 @@
 #include <strings.h>
 
 #include "cfhost.h"
-#include "cmd_conn.h"
-#include "cmd_expire.h"
-#include "cmd_keys.h"
+#include "cmdtab.h"
 #include "dump.h"
 #include "multi.h"
 #include "propagate.h"

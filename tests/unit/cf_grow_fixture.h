@@ -1,8 +1,7 @@
 /*
- * cf_grow_fixture.h - what the growable shape's unit tests share: keys,
- * a generator, a growable filter, its whole serialised form in one buffer
- * and the byte comparison of two filters through it. Include after
- * cmocka.h and cf.h.
+ * cf_grow_fixture.h - what the growable shape's unit tests share: a
+ * generator and a growable filter (items come from cf_items.h, the
+ * serialised form from cf_serial.h). Include after cmocka.h and cf.h.
  */
 #ifndef CF_GROW_FIXTURE_H
 #define CF_GROW_FIXTURE_H
@@ -11,14 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* splitmix64: distinct, unordered 8-byte keys */
-static uint64_t key_of(uint64_t i)
-{
-    uint64_t z = i + 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+#include "cf_items.h"
+#include "cf_serial.h"
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -31,46 +24,11 @@ static uint64_t rnd(uint64_t *s)
 /* A growable filter reserved for cap, expansion 2. */
 static cf_filter_t *make(uint64_t cap, uint64_t seed)
 {
-    cf_params_t p;
-    cf_params_default(&p);
-    p.capacity = cap;
-    p.expansion = 2;
-    p.seed = seed;
+    cf_params_t p = params_of(cap, 2, seed);
     p.growable = 1;
     cf_filter_t *f = NULL;
     assert_int_equal(cf_create(&p, &f), 0);
     return f;
-}
-
-/* The whole serialised form of f, in one buffer (the data read through
- * views of at most 1000 bytes). */
-static uint8_t *dump(const cf_filter_t *f, size_t *n)
-{
-    size_t h = cf_header_len(f);
-    uint64_t d = cf_data_len(f);
-    uint8_t *buf = malloc(h + (size_t)d);
-    assert_non_null(buf);
-    cf_header_write(f, buf);
-    uint64_t off = 0;
-    while (off < d) {
-        const void *p;
-        size_t got = cf_data_view(f, off, 1000, &p);
-        assert_true(got > 0);
-        memcpy(buf + h + off, p, got);
-        off += got;
-    }
-    *n = h + (size_t)d;
-    return buf;
-}
-
-static void assert_same_bytes(const cf_filter_t *a, const cf_filter_t *b)
-{
-    size_t na, nb;
-    uint8_t *da = dump(a, &na), *db = dump(b, &nb);
-    assert_int_equal(na, nb);
-    assert_memory_equal(da, db, na);
-    free(da);
-    free(db);
 }
 
 #endif

@@ -12,47 +12,23 @@
 #include <xxhash.h>
 
 #include "cf.h"
+#include "cf_items.h"
 #include "cf_ss_table.h"
 #include "cf_v1_fixture.h"
 
-/* Keys are 8-byte little-endian integers: i for members, i | 1 << 63 for
- * items that were never added. */
-static uint64_t key_of(uint64_t i)
-{
-    /* splitmix64, so keys are not sequential */
-    uint64_t z = i + 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-/* Fingerprint widths 9, 13 and 17 are semi-sorted, the others plain. */
-static uint32_t enc_of(uint32_t fp)
-{
-    return fp == 9 || fp == 13 || fp == 17 ? CF_ENC_SEMISORTED : CF_ENC_PLAIN;
-}
+/* Items i are members, items i | 1 << 63 were never added. */
 
 static cf_filter_t *make(uint64_t cap, uint32_t b, uint32_t fp,
                          uint32_t expansion)
 {
-    cf_params_t p;
-    cf_params_default(&p);
-    p.capacity = cap;
+    cf_params_t p = params_of(cap, expansion, 42);
     p.bucket_size = b;
     p.fp_bits = fp;
     p.encoding = enc_of(fp);
-    p.expansion = expansion;
-    p.seed = 42;
     cf_filter_t *f = NULL;
     assert_int_equal(cf_create(&p, &f), 0);
     assert_non_null(f);
     return f;
-}
-
-static int add_u64(cf_filter_t *f, uint64_t i)
-{
-    uint64_t k = key_of(i);
-    return cf_add(f, &k, sizeof(k));
 }
 
 /* cf_add() of item i through the batched call with a growth room. */
@@ -64,12 +40,6 @@ static int add_many_u64(cf_filter_t *f, uint64_t i, uint64_t *room)
     int rc = 1;
     cf_add_many(f, 1, &p, &len, false, room, &rc);
     return rc;
-}
-
-static bool has_u64(const cf_filter_t *f, uint64_t i)
-{
-    uint64_t k = key_of(i);
-    return cf_exists(f, &k, sizeof(k));
 }
 
 static void test_params(void **state)
@@ -253,9 +223,9 @@ static void no_false_negatives(uint32_t b, uint32_t fp)
     const uint64_t n = 1000000;
     cf_filter_t *f = make(n, b, fp, 1);
     for (uint64_t i = 0; i < n; i++)
-        assert_int_equal(add_u64(f, i), 0);
+        assert_int_equal(item_add(f, i), 0);
     for (uint64_t i = 0; i < n; i++)
-        if (!has_u64(f, i))
+        if (!item_has(f, i))
             fail_msg("b=%u fp=%u: item %llu lost", b, fp,
                      (unsigned long long)i);
     for (uint64_t i = 0; i < n; i += 2) {
@@ -263,7 +233,7 @@ static void no_false_negatives(uint32_t b, uint32_t fp)
         assert_int_equal(cf_del(f, &k, sizeof(k)), 1);
     }
     for (uint64_t i = 1; i < n; i += 2)
-        if (!has_u64(f, i))
+        if (!item_has(f, i))
             fail_msg("b=%u fp=%u: item %llu lost after deletes", b, fp,
                      (unsigned long long)i);
     cf_stats_t st;
@@ -331,10 +301,10 @@ static double measure_fpr(uint32_t b, uint32_t fp)
     const uint64_t n = 1000000;
     cf_filter_t *f = make(n, b, fp, 1);
     for (uint64_t i = 0; i < n; i++)
-        assert_int_equal(add_u64(f, i), 0);
+        assert_int_equal(item_add(f, i), 0);
     uint64_t fpos = 0;
     for (uint64_t i = 0; i < n; i++)
-        fpos += has_u64(f, i | 1ull << 63);
+        fpos += item_has(f, i | 1ull << 63);
     cf_free(f);
     return (double)fpos / (double)n;
 }
@@ -371,7 +341,7 @@ static void test_reserved_capacity(void **state)
         for (size_t j = 0; j < 6; j++) {
             cf_filter_t *f = make(ns[i], bs[j], fps[j], 0);
             for (uint64_t k = 0; k < ns[i]; k++)
-                if (add_u64(f, k + 7 * ns[i]) != 0)
+                if (item_add(f, k + 7 * ns[i]) != 0)
                     fail_msg("N=%llu b=%u: insert %llu failed",
                              (unsigned long long)ns[i], bs[j],
                              (unsigned long long)k);
@@ -394,7 +364,7 @@ static void test_load_factor(void **state)
         cf_stats(f, &st);
         uint64_t slots = st.nbuckets * 4, i = 0;
         int rc;
-        while ((rc = add_u64(f, i)) == 0)
+        while ((rc = item_add(f, i)) == 0)
             i++;
         assert_int_equal(rc, -ENOSPC);
         double load = (double)i / (double)slots;
@@ -402,7 +372,7 @@ static void test_load_factor(void **state)
         assert_true(load >= 0.94);
         /* Nothing stored before the failure was lost. */
         for (uint64_t k = 0; k < i; k++)
-            assert_true(has_u64(f, k));
+            assert_true(item_has(f, k));
         cf_free(f);
     }
 }
@@ -526,12 +496,12 @@ static void test_growth_cap(void **state)
     for (uint32_t fp = 12; fp <= 13; fp++) {
         f = make(1000, 4, fp, 2);
         for (i = 0; i < 10000; i++)
-            assert_int_equal(add_u64(f, i), 0);
+            assert_int_equal(item_add(f, i), 0);
         cf_stats(f, &st);
         assert_true(st.nfilters >= 3);
         assert_int_equal(st.capacity, 1000ull * ((1ull << st.nfilters) - 1));
         for (i = 0; i < 10000; i++)
-            assert_true(has_u64(f, i));
+            assert_true(item_has(f, i));
         cf_free(f);
     }
 
@@ -545,7 +515,7 @@ static void test_growth_cap(void **state)
     assert_true(cf_size_bytes(f) > size); /* one 4x table fitted */
     assert_int_equal(room, 16384 - (cf_size_bytes(f) - size));
     for (uint64_t k = 0; k < i; k++)
-        assert_true(has_u64(f, k));
+        assert_true(item_has(f, k));
     size = cf_size_bytes(f);
     cf_stats(f, &st);
     uint64_t items = st.items, tables = st.nfilters;
@@ -561,7 +531,7 @@ static void test_growth_cap(void **state)
     assert_int_equal(add_many_u64(f, i, NULL), 0);
     assert_true(cf_size_bytes(f) > size);
     for (uint64_t k = 0; k <= i; k++)
-        assert_true(has_u64(f, k));
+        assert_true(item_has(f, k));
     cf_free(f);
 
     /* The create-time cap. */
@@ -603,7 +573,7 @@ static void test_size_tracks_tables(void **state)
     for (uint32_t n = 2; n <= CF_MAX_FILTERS; n++) {
         uint64_t before = cf_size_bytes(f);
         for (;;) {
-            assert_int_equal(add_u64(f, i++), 0);
+            assert_int_equal(item_add(f, i++), 0);
             cf_stats(f, &st);
             if (st.nfilters == n)
                 break;
@@ -622,14 +592,33 @@ static void test_size_tracks_tables(void **state)
     /* Fill the last table: the chain ends there, the size stays. */
     uint64_t full = cf_size_bytes(f);
     int rc;
-    while ((rc = add_u64(f, i)) == 0)
+    while ((rc = item_add(f, i)) == 0)
         i++;
     assert_int_equal(rc, -EOVERFLOW);
     assert_int_equal(cf_size_bytes(f), full);
     assert_int_equal(cf_header_len(f), CF_HEADER_MAX);
+    assert_true(cf_is_header_len(CF_HEADER_MAX));
     for (uint64_t k = 0; k < i; k++)
-        assert_true(has_u64(f, k));
+        assert_true(item_has(f, k));
     cf_free(f);
+}
+
+/* The lengths of a header chunk (commands/ tells one apart by it):
+ * RedisBloom's and cf_header_len()'s (encode() checks those of every
+ * filter serialised here), none between or past them. */
+static void test_header_lengths(void **state)
+{
+    (void)state;
+    static const size_t yes[] = {CF_RB_HEADER_LEN, 56, 96, 128, 160,
+                                 CF_HEADER_MAX};
+    static const size_t no[] = {0,  1,  37,  39,  55,  57,  64,
+                                95, 97, 127, 129, 200, 4096};
+    for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+        assert_true(cf_is_header_len(yes[i]));
+    for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+        assert_false(cf_is_header_len(no[i]));
+    assert_false(cf_is_header_len(CF_HEADER_MAX - 31));
+    assert_false(cf_is_header_len(CF_HEADER_MAX + 32));
 }
 
 static void test_generic_shapes(void **state)
@@ -641,12 +630,12 @@ static void test_generic_shapes(void **state)
         for (size_t j = 0; j < 3; j++) {
             cf_filter_t *f = make(3000, bs[i], fps[j], 2);
             for (uint64_t k = 0; k < 3000; k++)
-                assert_int_equal(add_u64(f, k), 0);
+                assert_int_equal(item_add(f, k), 0);
             for (uint64_t k = 0; k < 3000; k++)
-                assert_true(has_u64(f, k));
+                assert_true(item_has(f, k));
             uint64_t fpos = 0;
             for (uint64_t k = 0; k < 3000; k++)
-                fpos += has_u64(f, k | 1ull << 63);
+                fpos += item_has(f, k | 1ull << 63);
             /* bounded by the per-table bound times the tables probed */
             cf_stats_t st;
             cf_stats(f, &st);
@@ -658,7 +647,7 @@ static void test_generic_shapes(void **state)
                 assert_int_equal(cf_del(f, &key, 8), 1);
             }
             for (uint64_t k = 1; k < 3000; k += 3)
-                assert_true(has_u64(f, k));
+                assert_true(item_has(f, k));
             cf_free(f);
         }
 }
@@ -667,6 +656,7 @@ static void test_generic_shapes(void **state)
 static uint8_t *encode(const cf_filter_t *f, size_t *len)
 {
     size_t h = cf_header_len(f);
+    assert_true(cf_is_header_len(h));
     uint64_t d = cf_data_len(f);
     uint8_t *buf = malloc(h + d);
     assert_non_null(buf);
@@ -711,9 +701,9 @@ static void assert_same_answers(const cf_filter_t *a, const cf_filter_t *b,
                                 uint64_t n)
 {
     for (uint64_t i = 0; i < n; i++) {
-        assert_int_equal(has_u64(a, i), has_u64(b, i));
-        assert_int_equal(has_u64(a, i | 1ull << 63),
-                         has_u64(b, i | 1ull << 63));
+        assert_int_equal(item_has(a, i), item_has(b, i));
+        assert_int_equal(item_has(a, i | 1ull << 63),
+                         item_has(b, i | 1ull << 63));
     }
     cf_stats_t sa, sb;
     cf_stats(a, &sa);
@@ -748,12 +738,12 @@ static void test_inline_table_grows_and_shrinks(void **state)
     cf_stats_t st;
     uint64_t n = 0;
     do {
-        assert_int_equal(add_u64(f, n++), 0);
+        assert_int_equal(item_add(f, n++), 0);
         cf_stats(f, &st);
     } while (st.nfilters == 1);
     /* grow well into the second table, then further */
     for (uint64_t k = 0; k < 300; k++)
-        assert_int_equal(add_u64(f, n++), 0);
+        assert_int_equal(item_add(f, n++), 0);
     cf_stats(f, &st);
     assert_true(st.nfilters >= 2);
     assert_true(cf_size_bytes(f) > small + tb);
@@ -765,7 +755,7 @@ static void test_inline_table_grows_and_shrinks(void **state)
     for (;;) {
         uint32_t nf = cf_nfilters(f);
         uint64_t before = cf_size_bytes(f);
-        assert_int_equal(add_u64(f, n++), 0);
+        assert_int_equal(item_add(f, n++), 0);
         if (cf_nfilters(f) != nf) {
             assert_int_equal(cf_size_bytes_at(f, nf), before);
             break;
@@ -773,7 +763,7 @@ static void test_inline_table_grows_and_shrinks(void **state)
     }
     assert_int_equal(cf_size_bytes_at(f, 2), at2);
     for (uint64_t k = 0; k < n; k++)
-        assert_true(has_u64(f, k));
+        assert_true(item_has(f, k));
     buf = encode(f, &len);
     assert_int_equal(decode(buf, len, &g), 0);
     assert_same_answers(f, g, n);
@@ -807,7 +797,7 @@ static void check_extra(cf_filter_t *f, uint64_t fill)
     memset((uint8_t *)f - 16, 'a', 16);
     assert_int_equal(cf_size_bytes(f), size);
     for (uint64_t k = 0; k < fill; k++)
-        assert_int_equal(add_u64(f, k), 0);
+        assert_int_equal(item_add(f, k), 0);
     /* growth and inserts leave the host bytes alone */
     for (int i = 1; i <= 16; i++)
         assert_int_equal(((uint8_t *)f)[-i], 'a');
@@ -815,20 +805,20 @@ static void check_extra(cf_filter_t *f, uint64_t fill)
     assert_int_equal(cf_resize_extra(&f, 16, 4096), 0);
     memset((uint8_t *)f - 4096, 'b', 4096);
     for (uint64_t k = 0; k < fill; k++)
-        assert_true(has_u64(f, k));
-    assert_int_equal(add_u64(f, fill), 0);
-    assert_true(has_u64(f, fill));
+        assert_true(item_has(f, k));
+    assert_int_equal(item_add(f, fill), 0);
+    assert_true(item_has(f, fill));
     assert_int_equal(((uint8_t *)f)[-4096], 'b');
     assert_int_equal(cf_resize_extra(&f, 4096, 8), 0);
     memset((uint8_t *)f - 8, 'c', 8);
     for (uint64_t k = 0; k <= fill; k++)
-        assert_true(has_u64(f, k));
+        assert_true(item_has(f, k));
     uint64_t key = key_of(0);
     assert_int_equal(cf_del(f, &key, sizeof(key)), 1);
     assert_int_equal(((uint8_t *)f)[-8], 'c');
     assert_int_equal(cf_resize_extra(&f, 8, 24), 0);
     for (uint64_t k = 1; k <= fill; k++)
-        assert_true(has_u64(f, k));
+        assert_true(item_has(f, k));
     cf_free_extra(f, 24);
 }
 
@@ -857,11 +847,11 @@ static void test_inline_every_shape(void **state)
                 continue;
             cf_filter_t *f = make(2 * b, b, fp, 0);
             uint64_t n = 0;
-            while (add_u64(f, n) == 0)
+            while (item_add(f, n) == 0)
                 n++;
             assert_true(n >= 1);
             for (uint64_t k = 0; k < n; k++)
-                assert_true(has_u64(f, k));
+                assert_true(item_has(f, k));
             for (uint64_t k = 0; k < n; k++) {
                 uint64_t key = key_of(k);
                 assert_int_equal(cf_del(f, &key, sizeof(key)), 1);
@@ -883,7 +873,7 @@ static void test_serialise_round_trip(void **state)
                 uint64_t n = 5000;
                 cf_filter_t *f = make(grown ? 500 : n, bs[i], fps[j], 2);
                 for (uint64_t k = 0; k < n; k++)
-                    assert_int_equal(add_u64(f, k), 0);
+                    assert_int_equal(item_add(f, k), 0);
                 /* In a chain of tables a delete may take a colliding
                  * fingerprint from another table than its item's, so a
                  * later delete can miss: only one table promises all. */
@@ -899,8 +889,8 @@ static void test_serialise_round_trip(void **state)
                 assert_int_equal(decode(buf, len, &g), 0);
                 assert_same_answers(f, g, n);
                 /* and the copy keeps working as a filter */
-                assert_int_equal(add_u64(g, n + 1), 0);
-                assert_true(has_u64(g, n + 1));
+                assert_int_equal(item_add(g, n + 1), 0);
+                assert_true(item_has(g, n + 1));
                 free(buf);
                 cf_free(g);
                 cf_free(f);
@@ -950,8 +940,8 @@ static bool load_and_use(const uint8_t *buf, size_t len)
     if (decode(buf, len, &g) != 0)
         return false;
     for (uint64_t k = 0; k < 50; k++) {
-        (void)has_u64(g, k);
-        (void)add_u64(g, k + 5000);
+        (void)item_has(g, k);
+        (void)item_add(g, k + 5000);
         uint64_t key = key_of(k);
         (void)cf_count(g, &key, 8);
         (void)cf_del(g, &key, 8);
@@ -964,7 +954,7 @@ static void serialise_hostile(uint32_t fp)
 {
     cf_filter_t *f = make(300, 4, fp, 2);
     for (uint64_t k = 0; k < 1000; k++)
-        assert_int_equal(add_u64(f, k), 0);
+        assert_int_equal(item_add(f, k), 0);
     size_t len;
     uint8_t *buf = encode(f, &len);
     cf_filter_t *g = NULL;
@@ -1091,7 +1081,7 @@ static void test_serialise_encoding(void **state)
     (void)state;
     cf_filter_t *f = make(1000, 4, 13, 0);
     for (uint64_t k = 0; k < 900; k++)
-        assert_int_equal(add_u64(f, k), 0);
+        assert_int_equal(item_add(f, k), 0);
     size_t len;
     uint8_t *buf = encode(f, &len);
     assert_int_equal(buf[4], 2); /* version */
@@ -1172,9 +1162,9 @@ static void test_load_version1(void **state)
     assert_int_equal(st.seed, 42);
     for (uint64_t k = 0; k < 200; k++)
         if (k % 10 != 0)
-            assert_true(has_u64(g, k));
+            assert_true(item_has(g, k));
     /* and it keeps working: a write, then a round trip */
-    assert_int_equal(add_u64(g, 1000), 0);
+    assert_int_equal(item_add(g, 1000), 0);
     size_t len;
     uint8_t *buf = encode(g, &len);
     cf_filter_t *h = NULL;
@@ -1189,8 +1179,8 @@ static void test_load_version1(void **state)
     assert_int_equal(st.items, 13);
     assert_int_equal(st.fp_bits, 16);
     assert_int_equal(cf_count(g, "v", 1), 9);
-    assert_true(has_u64(g, 0) && has_u64(g, 2) && has_u64(g, 3) &&
-                has_u64(g, 4));
+    assert_true(item_has(g, 0) && item_has(g, 2) && item_has(g, 3) &&
+                item_has(g, 4));
     cf_free(g);
 
     assert_int_equal(decode(v1_b3, sizeof(v1_b3), &g), 0);
@@ -1200,7 +1190,7 @@ static void test_load_version1(void **state)
     assert_int_equal(st.bucket_size, 3);
     assert_int_equal(st.fp_bits, 8);
     for (uint64_t k = 0; k < 60; k++)
-        assert_true(has_u64(g, k));
+        assert_true(item_has(g, k));
     cf_free(g);
 
     /* Version 1 kept its reserved bytes zero; a set one is refused even
@@ -1232,6 +1222,7 @@ int main(void)
         cmocka_unit_test(test_inline_table_grows_and_shrinks),
         cmocka_unit_test(test_inline_every_shape),
         cmocka_unit_test(test_host_bytes),
+        cmocka_unit_test(test_header_lengths),
         cmocka_unit_test(test_generic_shapes),
         cmocka_unit_test(test_serialise_round_trip),
         cmocka_unit_test(test_serialise_victim),

@@ -15,56 +15,22 @@
 #include <xxhash.h>
 
 #include "cf.h"
+#include "cf_items.h"
+#include "cf_serial.h"
 #include "cf_v1_fixture.h"
 
 /* splitmix64: distinct, unordered 8-byte keys */
-static uint64_t key_of(uint64_t i)
-{
-    uint64_t z = i + 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 static cf_filter_t *make(uint64_t cap, uint32_t b, uint32_t fp,
                          uint32_t encoding, uint32_t expansion)
 {
-    cf_params_t p;
-    cf_params_default(&p);
-    p.capacity = cap;
+    cf_params_t p = params_of(cap, expansion, 7);
     p.bucket_size = b;
     p.fp_bits = fp;
     p.encoding = encoding;
-    p.expansion = expansion;
     p.max_filters = CF_MAX_FILTERS;
-    p.seed = 7;
     cf_filter_t *f = NULL;
     assert_int_equal(cf_create(&p, &f), 0);
     return f;
-}
-
-static int add_k(cf_filter_t *f, uint64_t i)
-{
-    uint64_t k = key_of(i);
-    return cf_add(f, &k, sizeof(k));
-}
-
-static int del_k(cf_filter_t *f, uint64_t i)
-{
-    uint64_t k = key_of(i);
-    return cf_del(f, &k, sizeof(k));
-}
-
-static bool has_k(const cf_filter_t *f, uint64_t i)
-{
-    uint64_t k = key_of(i);
-    return cf_exists(f, &k, sizeof(k));
-}
-
-static uint64_t count_k(const cf_filter_t *f, uint64_t i)
-{
-    uint64_t k = key_of(i);
-    return cf_count(f, &k, sizeof(k));
 }
 
 /* Adds n distinct items to f, deletes every second one and checks that
@@ -74,15 +40,15 @@ static uint64_t count_k(const cf_filter_t *f, uint64_t i)
 static void add_delete_half(cf_filter_t *f, uint64_t n)
 {
     for (uint64_t i = 0; i < n; i++)
-        assert_int_equal(add_k(f, i), 0);
+        assert_int_equal(item_add(f, i), 0);
     cf_stats_t st;
     cf_stats(f, &st);
     assert_true(st.nfilters >= 4);
     uint64_t missed = 0, lost = 0;
     for (uint64_t i = 0; i < n; i += 2)
-        missed += del_k(f, i) != 1;
+        missed += item_del(f, i) != 1;
     for (uint64_t i = 1; i < n; i += 2)
-        lost += !has_k(f, i);
+        lost += !item_has(f, i);
     assert_int_equal(missed, 0);
     assert_int_equal(lost, 0);
 }
@@ -120,17 +86,17 @@ static void random_ops_against_exact_counts(void **state)
         rng = rng * 6364136223846793005ull + 1442695040888963407ull;
         uint64_t i = (rng >> 33) % UNIVERSE;
         if ((rng >> 20) % 3 != 0 || truth[i] == 0) {
-            if (truth[i] < 3 && add_k(f, i) == 0)
+            if (truth[i] < 3 && item_add(f, i) == 0)
                 truth[i]++;
         } else {
-            assert_int_equal(del_k(f, i), 1);
+            assert_int_equal(item_del(f, i), 1);
             truth[i]--;
         }
         if (op % 20000 == 19999)
             for (uint64_t j = 0; j < UNIVERSE; j++)
                 if (truth[j] > 0) {
-                    assert_true(has_k(f, j));
-                    assert_true(count_k(f, j) >= truth[j]);
+                    assert_true(item_has(f, j));
+                    assert_true(item_count(f, j) >= truth[j]);
                 }
     }
     cf_stats_t st;
@@ -160,23 +126,6 @@ static void expansion_rounds_up_to_a_power_of_two(void **state)
         assert_int_equal(st.expansion, e);
         cf_free(f);
     }
-}
-
-/* The header and data of f, in one buffer. */
-static uint8_t *dump(const cf_filter_t *f, size_t *hlen, size_t *len)
-{
-    *hlen = cf_header_len(f);
-    *len = *hlen + (size_t)cf_data_len(f);
-    uint8_t *buf = malloc(*len);
-    assert_non_null(buf);
-    cf_header_write(f, buf);
-    for (uint64_t off = 0; off < cf_data_len(f);) {
-        const void *p;
-        size_t n = cf_data_view(f, off, 1 << 20, &p);
-        memcpy(buf + *hlen + off, p, n);
-        off += n;
-    }
-    return buf;
 }
 
 static int load(const uint8_t *buf, size_t len, cf_filter_t **out)
@@ -217,22 +166,22 @@ static void nested_form_round_trips(void **state)
     (void)state;
     cf_filter_t *f = make(200, 4, 12, CF_ENC_PLAIN, 2);
     for (uint64_t i = 0; i < 20000; i++)
-        assert_int_equal(add_k(f, i), 0);
+        assert_int_equal(item_add(f, i), 0);
     size_t hlen, len;
-    uint8_t *buf = dump(f, &hlen, &len);
+    uint8_t *buf = serialised(f, 1 << 20, &hlen, &len);
     assert_int_equal(buf[4], 3); /* version 3: the nested form */
     assert_int_equal(buf[15], 1);
     cf_filter_t *g = NULL;
     assert_int_equal(load(buf, len, &g), 0);
     for (uint64_t i = 0; i < 60000; i++)
-        assert_int_equal(has_k(f, i), has_k(g, i));
+        assert_int_equal(item_has(f, i), item_has(g, i));
     /* the copy keeps growing nested: deletes stay exact */
     for (uint64_t i = 20000; i < 80000; i++)
-        assert_int_equal(add_k(g, i), 0);
+        assert_int_equal(item_add(g, i), 0);
     for (uint64_t i = 0; i < 80000; i += 2)
-        assert_int_equal(del_k(g, i), 1);
+        assert_int_equal(item_del(g, i), 1);
     for (uint64_t i = 1; i < 80000; i += 2)
-        assert_true(has_k(g, i));
+        assert_true(item_has(g, i));
     cf_free(g);
     cf_free(f);
     free(buf);
@@ -243,9 +192,9 @@ static void nested_header_lies_refused(void **state)
     (void)state;
     cf_filter_t *f = make(200, 4, 12, CF_ENC_PLAIN, 2);
     for (uint64_t i = 0; i < 3000; i++)
-        assert_int_equal(add_k(f, i), 0);
+        assert_int_equal(item_add(f, i), 0);
     size_t hlen, len;
-    uint8_t *buf = dump(f, &hlen, &len);
+    uint8_t *buf = serialised(f, 1 << 20, &hlen, &len);
     assert_true(buf[13] >= 3); /* three tables or more */
     uint8_t *copy = malloc(len);
     cf_filter_t *g = NULL;
@@ -296,11 +245,11 @@ static void old_chains_keep_their_sizes(void **state)
     assert_int_equal(st.expansion, 2);
     uint64_t nf = st.nfilters;
     for (uint64_t i = 1000; st.nfilters == nf; i++) {
-        assert_int_equal(add_k(g, i), 0);
+        assert_int_equal(item_add(g, i), 0);
         cf_stats(g, &st);
     }
     size_t hlen, len;
-    uint8_t *buf = dump(g, &hlen, &len);
+    uint8_t *buf = serialised(g, 1 << 20, &hlen, &len);
     assert_int_equal(buf[4], 2);
     assert_int_equal(buf[15], 0);
     /* the new table is sized from its capacity, as before */

@@ -20,30 +20,6 @@
 #include "cf_grow_fixture.h"
 #include "cf_grow_int.h"
 
-static int add_id(cf_filter_t *f, uint64_t id)
-{
-    uint64_t k = key_of(id);
-    return cf_add(f, &k, sizeof(k));
-}
-
-static int del_id(cf_filter_t *f, uint64_t id)
-{
-    uint64_t k = key_of(id);
-    return cf_del(f, &k, sizeof(k));
-}
-
-static bool has_id(const cf_filter_t *f, uint64_t id)
-{
-    uint64_t k = key_of(id);
-    return cf_exists(f, &k, sizeof(k));
-}
-
-static uint64_t count_id(const cf_filter_t *f, uint64_t id)
-{
-    uint64_t k = key_of(id);
-    return cf_count(f, &k, sizeof(k));
-}
-
 /* Loads buf (a dump) with data chunks of chunk bytes. */
 static cf_filter_t *load(const uint8_t *buf, size_t n, size_t chunk)
 {
@@ -67,8 +43,8 @@ static void check_all(const cf_filter_t *f, const uint8_t *cnt)
 {
     for (uint64_t id = 0; id < UNIVERSE; id++)
         if (cnt[id]) {
-            assert_true(has_id(f, id));
-            assert_true(count_id(f, id) >= cnt[id]);
+            assert_true(item_has(f, id));
+            assert_true(item_count(f, id) >= cnt[id]);
         }
 }
 
@@ -89,7 +65,7 @@ static void random_ops_through_ten_doublings(void **state)
             uint64_t id = (r % 10 == 0 && next > 0) ? rnd(&s) % next : next++;
             if (id >= UNIVERSE || cnt[id] >= 3)
                 continue;
-            assert_int_equal(add_id(f, id), 0);
+            assert_int_equal(item_add(f, id), 0);
             cnt[id]++;
             live++;
         } else if (r < 85) {
@@ -100,15 +76,15 @@ static void random_ops_through_ten_doublings(void **state)
                  * lookups then */
                 continue;
             }
-            assert_int_equal(del_id(f, id), 1);
+            assert_int_equal(item_del(f, id), 1);
             cnt[id]--;
             live--;
             dels++;
         } else {
             uint64_t id = rnd(&s) % next;
             if (cnt[id]) {
-                assert_true(has_id(f, id));
-                assert_true(count_id(f, id) >= cnt[id]);
+                assert_true(item_has(f, id));
+                assert_true(item_count(f, id) >= cnt[id]);
             }
         }
         if (op % 50000 == 0)
@@ -137,7 +113,7 @@ static void random_ops_through_ten_doublings(void **state)
     /* deleting everything empties it */
     for (uint64_t id = 0; id < next && id < UNIVERSE; id++)
         while (cnt[id]) {
-            assert_int_equal(del_id(f, id), 1);
+            assert_int_equal(item_del(f, id), 1);
             cnt[id]--;
         }
     cf_stats(f, &st);
@@ -154,30 +130,30 @@ static void round_trip_mid_growth(void **state)
     (void)state;
     cf_filter_t *f = make(100, 3);
     for (uint64_t id = 0; id < 20000; id++)
-        assert_int_equal(add_id(f, id), 0);
+        assert_int_equal(item_add(f, id), 0);
     for (uint64_t id = 0; id < 20000; id += 3)
-        assert_int_equal(del_id(f, id), 1);
+        assert_int_equal(item_del(f, id), 1);
     cf_grow_info_t gi;
     cf_grow_info(f, &gi);
     assert_true(gi.split > 0);
     size_t n;
-    uint8_t *buf = dump(f, &n);
+    uint8_t *buf = serialised(f, 1000, NULL, &n);
     static const size_t chunks[] = {1, 7, 777, 4096, 1 << 20};
     for (size_t c = 0; c < sizeof(chunks) / sizeof(chunks[0]); c++) {
         cf_filter_t *g = load(buf, n, chunks[c]);
         assert_same_bytes(f, g);
         for (uint64_t id = 0; id < 20000; id++)
             if (id % 3 != 0)
-                assert_true(has_id(g, id));
+                assert_true(item_has(g, id));
         cf_free(g);
     }
     cf_filter_t *g = load(buf, n, 1000);
     for (uint64_t id = 20000; id < 60000; id++) {
-        assert_int_equal(add_id(f, id), 0);
-        assert_int_equal(add_id(g, id), 0);
+        assert_int_equal(item_add(f, id), 0);
+        assert_int_equal(item_add(g, id), 0);
         if (id % 5 == 0 && id >= 21000) {
-            assert_int_equal(del_id(f, id - 1000), 1);
-            assert_int_equal(del_id(g, id - 1000), 1);
+            assert_int_equal(item_del(f, id - 1000), 1);
+            assert_int_equal(item_del(g, id - 1000), 1);
         }
     }
     assert_same_bytes(f, g);
@@ -196,9 +172,9 @@ static void same_ops_same_bytes(void **state)
     for (int i = 0; i < 30000; i++) {
         uint64_t id = rnd(&s) % 20000;
         if (i % 4 == 3) {
-            assert_int_equal(del_id(a, id), del_id(b, id));
+            assert_int_equal(item_del(a, id), item_del(b, id));
         } else {
-            assert_int_equal(add_id(a, id), add_id(b, id));
+            assert_int_equal(item_add(a, id), item_add(b, id));
         }
     }
     assert_same_bytes(a, b);
@@ -257,7 +233,7 @@ static void lying_headers_refused(void **state)
     (void)state;
     cf_filter_t *f = make(1000, 5);
     for (uint64_t id = 0; id < 5000; id++)
-        assert_int_equal(add_id(f, id), 0);
+        assert_int_equal(item_add(f, id), 0);
     uint8_t good[CF_GROW_HDR_LEN];
     cf_header_write(f, good);
     uint64_t nb = get(good, 56, 8) << get(good, 64, 4);
@@ -337,11 +313,11 @@ static void lying_headers_refused(void **state)
             slots[i] = (uint8_t)(i * 7 + 1);
         assert_int_equal(cf_data_len(g), nb * 8 + sizeof(slots));
         assert_int_equal(cf_load_data(g, nb * 8, slots, sizeof(slots)), 0);
-        assert_false(has_id(g, 1));
-        assert_int_equal(del_id(g, 1), 0);
+        assert_false(item_has(g, 1));
+        assert_int_equal(item_del(g, 1), 0);
         for (int i = 0; i < 8; i++)
-            (void)add_id(g, 1);
-        assert_true(add_id(g, 1) < 0 || count_id(g, 1) >= 9);
+            (void)item_add(g, 1);
+        assert_true(item_add(g, 1) < 0 || item_count(g, 1) >= 9);
         cf_free(g);
     }
     /* a stash in a bucket past the table */
@@ -401,44 +377,44 @@ static void copies_of_one_item(void **state)
     cf_filter_t *f = make(1000, 1);
     uint64_t size0 = cf_size_bytes(f);
     for (int i = 0; i < 8; i++)
-        assert_int_equal(add_id(f, 42), 0);
+        assert_int_equal(item_add(f, 42), 0);
     cf_stats_t st;
     cf_stats(f, &st);
     uint64_t nb = st.nbuckets, in_table = entries_of(f);
     assert_int_equal(cf_size_bytes(f), size0);
     for (int i = 8; i < 100; i++)
-        assert_int_equal(add_id(f, 42), 0);
-    assert_int_equal(count_id(f, 42), 100);
+        assert_int_equal(item_add(f, 42), 0);
+    assert_int_equal(item_count(f, 42), 100);
     cf_stats(f, &st);
     assert_int_equal(st.nbuckets, nb); /* no growth for copies */
     assert_int_equal(st.items, 100);
     assert_true(entries_of(f) <= in_table + 1); /* one may have moved in */
     assert_true(cf_size_bytes(f) > size0);      /* the overflow's slots */
     assert_int_equal(cf_add_nx(f, &(uint64_t){key_of(42)}, 8), 0);
-    assert_int_equal(add_id(f, 43), 0);
-    assert_true(has_id(f, 43));
-    assert_int_equal(del_id(f, 43), 1);
-    assert_int_equal(count_id(f, 42), 100);
+    assert_int_equal(item_add(f, 43), 0);
+    assert_true(item_has(f, 43));
+    assert_int_equal(item_del(f, 43), 1);
+    assert_int_equal(item_count(f, 42), 100);
     size_t n;
-    uint8_t *buf = dump(f, &n);
+    uint8_t *buf = serialised(f, 1000, NULL, &n);
     assert_true(n > CF_GROW_HDR_LEN + nb * 8); /* the overflow is saved */
     static const size_t chunks[] = {1, 7, 16, 1000, 1 << 20};
     for (size_t c = 0; c < sizeof(chunks) / sizeof(chunks[0]); c++) {
         cf_filter_t *g = load(buf, n, chunks[c]);
         assert_same_bytes(f, g);
         assert_int_equal(cf_size_bytes(g), cf_size_bytes(f));
-        assert_int_equal(count_id(g, 42), 100);
+        assert_int_equal(item_count(g, 42), 100);
         for (int i = 0; i < 100; i++)
-            assert_int_equal(del_id(g, 42), 1);
-        assert_false(has_id(g, 42));
+            assert_int_equal(item_del(g, 42), 1);
+        assert_false(item_has(g, 42));
         cf_free(g);
     }
     free(buf);
     for (int i = 0; i < 100; i++)
-        assert_int_equal(del_id(f, 42), 1);
-    assert_int_equal(del_id(f, 42), 0);
-    assert_false(has_id(f, 42));
-    assert_int_equal(add_id(f, 43), 0);
+        assert_int_equal(item_del(f, 42), 1);
+    assert_int_equal(item_del(f, 42), 0);
+    assert_false(item_has(f, 42));
+    assert_int_equal(item_add(f, 43), 0);
     cf_free(f);
 }
 
@@ -451,29 +427,29 @@ static void copies_of_one_item_at_load(void **state)
     (void)state;
     cf_filter_t *f = make(1000, 4);
     for (uint64_t id = 1000; id < 6000; id++)
-        assert_int_equal(add_id(f, id), 0);
+        assert_int_equal(item_add(f, id), 0);
     cf_stats_t st;
     cf_stats(f, &st);
     uint64_t nb0 = st.nbuckets;
     for (int i = 0; i < 8; i++)
-        assert_int_equal(add_id(f, 7), 0);
+        assert_int_equal(item_add(f, 7), 0);
     cf_stats(f, &st);
     uint64_t nb1 = st.nbuckets;
     assert_true(nb1 <= nb0 + 9 * (64 + 1));
     for (int i = 8; i < 100; i++)
-        assert_int_equal(add_id(f, 7), 0);
+        assert_int_equal(item_add(f, 7), 0);
     cf_stats(f, &st);
     /* at most the one split of the load target the first of them made
      * before it found the item's buckets full */
     assert_true(st.nbuckets <= nb1 + 1);
     nb1 = st.nbuckets;
     for (uint64_t id = 6000; id < 6100; id++)
-        assert_int_equal(add_id(f, id), 0);
+        assert_int_equal(item_add(f, id), 0);
     cf_stats(f, &st);
     assert_true(st.nbuckets <= nb1 + 100 + 64); /* the load target's */
-    assert_int_equal(count_id(f, 7), 100);
+    assert_int_equal(item_count(f, 7), 100);
     for (uint64_t id = 1000; id < 6000; id++)
-        assert_true(has_id(f, id));
+        assert_true(item_has(f, id));
     cf_free(f);
 }
 
@@ -492,29 +468,29 @@ static void copies_behind_another_items_entries(void **state)
     for (a = 1; a < 50 && copies == 0; a++) {
         uint64_t before = entries_of(f);
         for (int i = 0; i < 12; i++)
-            assert_int_equal(add_id(f, a), 0);
+            assert_int_equal(item_add(f, a), 0);
         if (entries_of(f) < before + 12)
             copies = 12;
         else
             for (int i = 0; i < 12; i++)
-                assert_int_equal(del_id(f, a), 1);
+                assert_int_equal(item_del(f, a), 1);
     }
     a--;
     assert_int_equal(copies, 12);
     /* b: an item the table counts as often as a's entries there */
     uint64_t in_table = entries_of(f);
     for (b = 1000; b < 20000000; b++)
-        if (count_id(f, b) >= in_table && count_id(f, b) >= 8)
+        if (item_count(f, b) >= in_table && item_count(f, b) >= 8)
             break;
     assert_true(b < 20000000);
     uint64_t e0 = entries_of(f);
     for (int i = 0; i < 3; i++)
-        assert_int_equal(add_id(f, b), 0);
+        assert_int_equal(item_add(f, b), 0);
     assert_int_equal(entries_of(f), e0); /* all three in the overflow */
     for (int i = 0; i < 12; i++)
-        assert_int_equal(del_id(f, a), 1);
-    assert_true(has_id(f, b));
-    assert_int_equal(count_id(f, b), 3);
+        assert_int_equal(item_del(f, a), 1);
+    assert_true(item_has(f, b));
+    assert_int_equal(item_count(f, b), 3);
     uint64_t k = key_of(b);
     const void *keys[1] = {&k};
     size_t lens[1] = {sizeof(k)};
@@ -522,8 +498,8 @@ static void copies_behind_another_items_entries(void **state)
     cf_exists_many(f, 1, keys, lens, out);
     assert_true(out[0]);
     for (int i = 0; i < 3; i++)
-        assert_int_equal(del_id(f, b), 1);
-    assert_int_equal(count_id(f, b), 0);
+        assert_int_equal(item_del(f, b), 1);
+    assert_int_equal(item_count(f, b), 0);
     cf_free(f);
 }
 
@@ -540,7 +516,7 @@ static void overflow_sizes_and_room(void **state)
     const int items = 200, per = 11;
     for (int r = 0; r < per; r++)
         for (uint64_t id = 0; id < (uint64_t)items; id++)
-            assert_int_equal(add_id(f, id), 0);
+            assert_int_equal(item_add(f, id), 0);
     uint32_t gen1 = cf_nfilters(f);
     uint64_t size1 = cf_size_bytes(f);
     assert_true(gen1 != gen0);
@@ -548,7 +524,7 @@ static void overflow_sizes_and_room(void **state)
     assert_int_equal(cf_size_bytes_at(f, gen0), size0);
     assert_int_equal(cf_size_bytes_at(f, gen1), size1);
     for (uint64_t id = 0; id < (uint64_t)items; id++)
-        assert_int_equal(count_id(f, id), (uint64_t)per);
+        assert_int_equal(item_count(f, id), (uint64_t)per);
     /* no room: new items past their buckets are refused once the slot
      * table would have to double, and store nothing */
     uint64_t room = 0;
@@ -567,7 +543,7 @@ static void overflow_sizes_and_room(void **state)
             assert_int_equal(rc[i], 0);
         if (rc[8] == -ENOMEM) {
             refused++;
-            assert_int_equal(count_id(f, id), 8);
+            assert_int_equal(item_count(f, id), 8);
         } else {
             assert_int_equal(rc[8], 0);
         }
@@ -576,9 +552,9 @@ static void overflow_sizes_and_room(void **state)
     assert_int_equal(cf_size_bytes_at(f, gen1), size1);
     for (int r = 0; r < per; r++)
         for (uint64_t id = 0; id < (uint64_t)items; id++)
-            assert_int_equal(del_id(f, id), 1);
+            assert_int_equal(item_del(f, id), 1);
     for (uint64_t id = 0; id < (uint64_t)items; id++)
-        assert_int_equal(count_id(f, id), 0);
+        assert_int_equal(item_count(f, id), 0);
     cf_free(f);
 }
 
@@ -608,20 +584,20 @@ static void small_reserves_never_refuse(void **state)
             uint32_t op = (uint32_t)(r % 100);
             uint32_t at = nl ? (uint32_t)((r >> 32) % nl) : 0;
             if (op < 55 || nl == 0) {
-                assert_int_equal(add_id(f, fresh), 0);
+                assert_int_equal(item_add(f, fresh), 0);
                 cnt[fresh] = 1;
                 live[nl++] = fresh++;
             } else if (op < 65) {
                 if (cnt[live[at]] >= 3)
                     continue;
-                assert_int_equal(add_id(f, live[at]), 0);
+                assert_int_equal(item_add(f, live[at]), 0);
                 cnt[live[at]]++;
             } else if (op < 85) {
-                assert_int_equal(del_id(f, live[at]), 1);
+                assert_int_equal(item_del(f, live[at]), 1);
                 if (--cnt[live[at]] == 0)
                     live[at] = live[--nl];
             } else {
-                assert_true(has_id(f, live[at]));
+                assert_true(item_has(f, live[at]));
             }
         }
         cf_free(f);
@@ -636,7 +612,7 @@ static void sizes_and_room(void **state)
     uint32_t gen = cf_nfilters(f);
     sizes[gen] = cf_size_bytes(f);
     for (uint64_t id = 0; id < 200000; id++) {
-        assert_int_equal(add_id(f, id), 0);
+        assert_int_equal(item_add(f, id), 0);
         uint32_t g2 = cf_nfilters(f);
         if (g2 != gen) {
             assert_true(g2 >= 1 && g2 < 128);
@@ -799,7 +775,7 @@ static void batched_lookups_agree(void **state)
         uint64_t next = 0, positives = 0;
         for (int round = 0; round < 14; round++) {
             for (uint64_t end = next + (100ull << round); next < end; next++)
-                assert_int_equal(add_id(f, next), 0);
+                assert_int_equal(item_add(f, next), 0);
             if (round == 12) { /* a level part split */
                 cf_grow_info_t gi;
                 cf_grow_info(f, &gi);
@@ -809,7 +785,7 @@ static void batched_lookups_agree(void **state)
                 /* copies past their buckets (the overflow), then, with no
                  * room to grow, items until one waits in the stash */
                 for (int i = 0; i < 100; i++)
-                    assert_int_equal(add_id(f, 7), 0);
+                    assert_int_equal(item_add(f, 7), 0);
                 cf_grow_info_t gi;
                 cf_grow_info(f, &gi);
                 uint64_t st0 = gi.stashed, room = 0;

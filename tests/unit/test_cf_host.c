@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "cf.h"
+#include "cf_items.h"
 #include "cf_serial.h"
 
 /* A counting allocator: a size header in front of every block. */
@@ -66,21 +67,9 @@ static void *count_realloc(void *p, size_t n)
 static const cf_allocator_t counting = {count_malloc, count_calloc,
                                         count_realloc, count_free};
 
-static uint64_t key_of(uint64_t i)
-{
-    uint64_t z = i + 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 static cf_filter_t *make(uint64_t cap, uint32_t expansion)
 {
-    cf_params_t p;
-    cf_params_default(&p);
-    p.capacity = cap;
-    p.expansion = expansion;
-    p.seed = 7;
+    cf_params_t p = params_of(cap, expansion, 7);
     cf_filter_t *f = NULL;
     assert_int_equal(cf_create(&p, &f), 0);
     return f;
@@ -97,8 +86,7 @@ static void test_allocator_sees_everything(void **state)
     assert_true(live_bytes <= cf_size_bytes(f));
     /* 4.2M items: past the first table's maximum load (above 97%) */
     for (uint64_t i = 0; i < 4200000; i++) {
-        uint64_t k = key_of(i);
-        assert_int_equal(cf_add(f, &k, sizeof(k)), 0);
+        assert_int_equal(item_add(f, i), 0);
     }
     cf_stats_t st;
     cf_stats(f, &st);
@@ -128,9 +116,8 @@ static void test_map_min_splits_by_size(void **state)
     assert_true(live_bytes < small_bytes + 4096); /* only its struct */
     assert_true(cf_size_bytes(big) >= 6000000);
     for (uint64_t i = 0; i < 100000; i++) {
-        uint64_t k = key_of(i);
-        assert_int_equal(cf_add(big, &k, sizeof(k)), 0);
-        assert_true(cf_exists(big, &k, sizeof(k)));
+        assert_int_equal(item_add(big, i), 0);
+        assert_true(item_has(big, i));
     }
     cf_free(big);
     cf_free(small);
@@ -175,8 +162,7 @@ static void check_edge(uint64_t cap, bool small)
     assert_int_equal(live_bytes, cf_size_bytes(f));
     assert_int_equal(live_blocks, small ? 1 : 2);
     for (uint64_t i = 0; i < 1000; i++) {
-        uint64_t k = key_of(i);
-        assert_int_equal(cf_add(f, &k, sizeof(k)), 0);
+        assert_int_equal(item_add(f, i), 0);
     }
     size_t hl = cf_header_len(f);
     uint8_t hdr[CF_HEADER_MAX];
@@ -194,11 +180,9 @@ static void check_edge(uint64_t cap, bool small)
     assert_int_equal(cf_resize_extra(&g, 0, 104), 0);
     memset((uint8_t *)g - 104, 0x5A, 104);
     for (uint64_t i = 0; i < 2000; i++) {
-        uint64_t k = key_of(i);
-        assert_int_equal(cf_exists(g, &k, sizeof(k)),
-                         cf_exists(f, &k, sizeof(k)));
+        assert_int_equal(item_has(g, i), item_has(f, i));
         if (i < 1000)
-            assert_true(cf_exists(g, &k, sizeof(k)));
+            assert_true(item_has(g, i));
     }
     cf_free_extra(g, 104);
     cf_free(f);
@@ -224,22 +208,18 @@ static void test_relocations_follow_state(void **state)
     cf_filter_t *a = make(20000, 0);
     uint64_t i = 0;
     while (i < 17000) {
-        uint64_t k = key_of(i++);
-        assert_int_equal(cf_add(a, &k, sizeof(k)), 0);
+        assert_int_equal(item_add(a, i++), 0);
     }
     cf_filter_t *b = copy_of(a);
     assert_true(same_bytes(a, b));
     int ra = 0, rb = 0, fails = 0;
     for (uint64_t n = 0; n < 8000; n++, i++) {
-        uint64_t k = key_of(i);
-        ra = cf_add(a, &k, sizeof(k));
-        rb = cf_add(b, &k, sizeof(k));
+        ra = item_add(a, i);
+        rb = item_add(b, i);
         assert_int_equal(ra, rb);
         fails += ra != 0;
         if (n % 7 == 0) {
-            uint64_t d = key_of(i - 100);
-            assert_int_equal(cf_del(a, &d, sizeof(d)),
-                             cf_del(b, &d, sizeof(d)));
+            assert_int_equal(item_del(a, i - 100), item_del(b, i - 100));
         }
     }
     assert_true(fails > 0); /* the walk ran to the end: full */

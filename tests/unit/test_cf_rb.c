@@ -158,6 +158,7 @@ static void test_own_encoding_round_trip(void **state)
     cf_compact(f);
     uint8_t hdr[CF_HEADER_MAX];
     size_t hlen = cf_header_len(f), used = 0;
+    assert_true(cf_is_header_len(hlen));
     cf_header_write(f, hdr);
     assert_int_equal(cf_load_header(hdr, hlen, NULL, &g, &used), 0);
     assert_int_equal(used, hlen);

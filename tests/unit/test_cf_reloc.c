@@ -1,4 +1,4 @@
-/* Unit tests of the cuckoo core's relocations (filter/cf_ops.c): the
+/* Unit tests of the cuckoo core's relocations (filter/cf_fixed.c): the
  * breadth-first search for a path to a free slot, the walk behind it, what
  * a full table does, and that the moves are a function of the filter's
  * state alone. */
@@ -15,54 +15,32 @@
 #include <cmocka.h>
 
 #include "cf.h"
+#include "cf_items.h"
 #include "cf_serial.h"
-
-static uint64_t key_of(uint64_t i)
-{
-    uint64_t z = i + 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
 
 /* The encodings at bucket size 4: plain 8, 12, 16 and semi-sorted 9, 13,
  * 17 bits. */
 static const uint32_t fps4[] = {8, 12, 16, 9, 13, 17};
 #define NFPS4 (sizeof(fps4) / sizeof(fps4[0]))
 
-static uint32_t enc_of(uint32_t fp)
-{
-    return fp == 9 || fp == 13 || fp == 17 ? CF_ENC_SEMISORTED : CF_ENC_PLAIN;
-}
-
 static cf_filter_t *make(uint64_t cap, uint32_t b, uint32_t fp, uint32_t kicks,
                          uint32_t expansion, uint64_t seed)
 {
-    cf_params_t p;
-    cf_params_default(&p);
-    p.capacity = cap;
+    cf_params_t p = params_of(cap, expansion, seed);
     p.bucket_size = b;
     p.fp_bits = fp;
     p.encoding = enc_of(fp);
     p.max_kicks = kicks;
-    p.expansion = expansion;
-    p.seed = seed;
     cf_filter_t *f = NULL;
     assert_int_equal(cf_create(&p, &f), 0);
     return f;
-}
-
-static int add_u64(cf_filter_t *f, uint64_t i)
-{
-    uint64_t k = key_of(i);
-    return cf_add(f, &k, sizeof(k));
 }
 
 /* Items i0.. added until the first failure (expansion 0); their count. */
 static uint64_t fill(cf_filter_t *f, uint64_t i0, int *rc)
 {
     uint64_t i = 0;
-    while ((*rc = add_u64(f, i0 + i)) == 0)
+    while ((*rc = item_add(f, i0 + i)) == 0)
         i++;
     return i;
 }
@@ -106,14 +84,12 @@ static void check_fill_and_empty(uint32_t b, uint32_t fp, uint64_t cap,
         fail_msg("b=%u fp=%u: first failure at load %.4f, below %.4f", b, fp,
                  load, min_load);
     for (uint64_t i = 0; i < n; i++) {
-        uint64_t k = key_of(i);
-        if (!cf_exists(f, &k, sizeof(k)))
+        if (!item_has(f, i))
             fail_msg("b=%u fp=%u: item %llu lost", b, fp,
                      (unsigned long long)i);
     }
     for (uint64_t i = 0; i < n; i++) {
-        uint64_t k = key_of(i);
-        if (cf_del(f, &k, sizeof(k)) != 1)
+        if (item_del(f, i) != 1)
             fail_msg("b=%u fp=%u: item %llu not deleted", b, fp,
                      (unsigned long long)i);
     }
@@ -159,8 +135,7 @@ static void test_one_kick_goes_two_deep(void **state)
             fail_msg("fp=%u: MAXITERATIONS 1 stopped at load %.4f", fps4[j],
                      load);
         for (uint64_t i = 0; i < n; i++) {
-            uint64_t k = key_of(i);
-            assert_true(cf_exists(f, &k, sizeof(k)));
+            assert_true(item_has(f, i));
         }
         cf_free(f);
     }
@@ -246,8 +221,7 @@ static void test_deterministic_large_table(void **state)
         cf_stats(a, &st);
         assert_int_equal(st.items, n);
         for (uint64_t i = 0; i < n; i += 997) {
-            uint64_t k = key_of(i);
-            assert_true(cf_exists(a, &k, sizeof(k)));
+            assert_true(item_has(a, i));
         }
         cf_free(a);
         cf_free(b);
@@ -268,7 +242,7 @@ static void test_full_table_unchanged(void **state)
         uint64_t n = n0, failed = 0;
         for (uint64_t i = n0 + 1; i <= n0 + 200; i++) {
             cf_filter_t *before = copy_of(f);
-            rc = add_u64(f, i);
+            rc = item_add(f, i);
             if (rc == 0) {
                 n++;
             } else {
@@ -285,14 +259,13 @@ static void test_full_table_unchanged(void **state)
         /* every item added: 0..n0 - 1 and those of n0 + 1..n0 + 200 that
          * went in */
         for (uint64_t i = 0; i <= n0 + 200; i++) {
-            uint64_t k = key_of(i);
-            (void)cf_del(f, &k, sizeof(k));
+            (void)item_del(f, i);
         }
         /* the victim went back into its buckets on the way */
         assert_true(all_zero(f));
         cf_stats(f, &st);
         assert_int_equal(st.items, 0);
-        assert_int_equal(add_u64(f, 0), 0);
+        assert_int_equal(item_add(f, 0), 0);
         cf_free(f);
     }
 }
@@ -310,10 +283,8 @@ static void test_one_bucket(void **state)
     int rc;
     assert_int_equal(fill(f, 0, &rc), 5);
     assert_int_equal(rc, -ENOSPC);
-    for (uint64_t i = 0; i < 5; i++) {
-        uint64_t k = key_of(i);
-        assert_true(cf_exists(f, &k, sizeof(k)));
-    }
+    for (uint64_t i = 0; i < 5; i++)
+        assert_true(item_has(f, i));
     cf_free(f);
 }
 

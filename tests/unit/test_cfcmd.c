@@ -944,6 +944,86 @@ static void test_empty_filter_dump(void **state)
     free_chunks(ch, n);
 }
 
+#define SMALL "-ERR Capacity must be at least (BucketSize * 2)\r\n"
+
+/* With BUCKETSIZE, RedisBloom's bound is capacity >= 2 * bucket size: 2
+ * and 3 with a bucket of 1 are accepted there (its own tests reserve 2
+ * with BUCKETSIZE 1), and such a filter adds, deletes, counts, grows and
+ * dumps like any other. Without BUCKETSIZE its default bucket of 2 still
+ * refuses 3. */
+static void test_reserve_tiny_given_bucket(void **state)
+{
+    fx_t *fx = *state;
+    static const char *keys[] = {"k2", "k3"};
+    char item[32];
+
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "k2", "2", "BUCKETSIZE", "1");
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "k3", "3", "BUCKETSIZE", "1");
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "k6", "6", "BUCKETSIZE", "3");
+    EXPECT(fx, SMALL, "CF.RESERVE", "k", "1", "BUCKETSIZE", "1");
+    EXPECT(fx, SMALL, "CF.RESERVE", "k", "0", "BUCKETSIZE", "1");
+    EXPECT(fx, SMALL, "CF.RESERVE", "k", "-2", "BUCKETSIZE", "1");
+    EXPECT(fx, SMALL, "CF.RESERVE", "k", "5", "BUCKETSIZE", "3");
+    EXPECT(fx, SMALL, "CF.RESERVE", "k", "3");
+    EXPECT(fx, SMALL, "CF.RESERVE", "k", "3", "EXPANSION", "2");
+    /* As RedisBloom, the options are read before the capacity is held to
+     * the bucket size. */
+    EXPECT(fx,
+           "-ERR BUCKETSIZE: value must be an integer between 1 and "
+           "255, inclusive.\r\n",
+           "CF.RESERVE", "k", "1", "BUCKETSIZE", "0");
+    assert_null(ks_get(fx->c.db, "k", 1));
+    assert_int_equal(info_field_of(fx, "k6", "Bucket size"), 3);
+
+    for (size_t i = 0; i < 2; i++) {
+        const char *k = keys[i];
+        chunk_t ch[CF_MAX_FILTERS + 2];
+        char copy[8];
+
+        assert_int_equal(info_field_of(fx, k, "Bucket size"), 1);
+        assert_int_equal(info_field_of(fx, k, "Capacity"), 2 + (int)i);
+        assert_int_equal(info_field_of(fx, k, "Number of filters"), 1);
+        EXPECT(fx, ":1\r\n", "CF.ADD", k, "a");
+        EXPECT(fx, ":1\r\n", "CF.ADD", k, "a");
+        EXPECT(fx, ":2\r\n", "CF.COUNT", k, "a");
+        EXPECT(fx, ":1\r\n", "CF.DEL", k, "a");
+        EXPECT(fx, ":1\r\n", "CF.COUNT", k, "a");
+        EXPECT(fx, ":1\r\n", "CF.EXISTS", k, "a");
+        assert_int_equal(info_field_of(fx, k, "Number of items inserted"), 1);
+        assert_int_equal(info_field_of(fx, k, "Number of items deleted"), 1);
+        /* Far past its capacity: it grows (EXPANSION 1) and keeps all. */
+        for (int j = 0; j < 40; j++) {
+            snprintf(item, sizeof(item), "i%d", j);
+            EXPECT(fx, ":1\r\n", "CF.ADD", k, item);
+        }
+        for (int j = 0; j < 40; j++) {
+            snprintf(item, sizeof(item), "i%d", j);
+            EXPECT(fx, ":1\r\n", "CF.EXISTS", k, item);
+        }
+        assert_true(info_field_of(fx, k, "Number of filters") > 1);
+
+        /* SCANDUMP / LOADCHUNK: the copy answers and dumps alike. */
+        size_t n = dump_all(fx, k, ch, CF_MAX_FILTERS + 2);
+        assert_true(n >= 2);
+        snprintf(copy, sizeof(copy), "%s-c", k);
+        for (size_t j = 0; j < n; j++)
+            assert_string_equal(load(fx, copy, ch[j].it, ch[j].data, ch[j].len),
+                                "+OK\r\n");
+        RUN(fx, "CF.INFO", k);
+        char *info = strdup(fx->reply);
+        EXPECT(fx, info, "CF.INFO", copy);
+        free(info);
+        for (int j = 0; j < 200; j++) {
+            snprintf(item, sizeof(item), "i%d", j);
+            RUN(fx, "CF.COUNT", k, item);
+            char want[16];
+            memcpy(want, fx->reply, fx->reply_len + 1);
+            EXPECT(fx, want, "CF.COUNT", copy, item);
+        }
+        free_chunks(ch, n);
+    }
+}
+
 #define TOO_LARGE "-ERR Invalid header: the filter is too large\r\n"
 
 static void test_loadchunk_hostile(void **state)
@@ -958,11 +1038,15 @@ static void test_loadchunk_hostile(void **state)
     size_t hlen = ch[0].len;
     char buf[4096];
 
-    /* Every truncation of the header, and trailing junk. */
+    /* Every truncation of the header, and trailing junk. As RedisBloom, a
+     * chunk of a header's length (RedisBloom's 38, 56 around it, 64 and
+     * 32 per table) is a header that could not make a filter. */
+    assert_int_equal(hlen, 128);
     for (size_t i = 0; i < hlen; i++)
         assert_memory_equal(load(fx, "t", 1, hdr, i),
-                            i == CF_RB_HEADER_LEN ? "-ERR Couldn't create"
-                                                  : "-ERR Invalid header",
+                            i == CF_RB_HEADER_LEN || i == 56 || i == 96
+                                ? "-ERR Couldn't create"
+                                : "-ERR Invalid header",
                             19);
     memcpy(buf, hdr, hlen);
     buf[hlen] = 'x';
@@ -974,8 +1058,8 @@ static void test_loadchunk_hostile(void **state)
     assert_null(ks_get(fx->c.db, "t", 1));
 
     /* A header that asks for 64 TB of table, with a valid checksum (the
-     * layout is filter/cf_dump.c's: table 0 nbuckets at byte 56, XXH3 at the
-     * end). */
+     * layout is filter/cf_fixed_dump.c's: table 0 nbuckets at byte 56, XXH3 at
+     * the end). */
     loads_allocated = 0; /* trailing junk is seen only after parsing */
     memcpy(buf, hdr, hlen);
     uint64_t huge = (1ull << 46) / 6; /* buckets of 4 x 12 bits */
@@ -1051,6 +1135,52 @@ static size_t resized_header(fx_t *fx, const char *key, uint64_t nb, char *buf)
 
 /* A header is checked against what is left, not against all of memory per
  * key, and before anything is allocated. */
+/* RedisBloom's test_scandump_invalid_header: the header chunk of
+ * CF.RESERVE 100 after 50 adds, its first 9 bytes zeroed. There a chunk of
+ * a header's length is a header, and one whose numbers cannot make a
+ * filter (zeroed, its bucket count of 64 is 0) answers "Couldn't create
+ * filter!"; so here for each form's header: growable (the defaults), a
+ * fixed table (EXPANSION 0) and RedisBloom's. */
+static void test_loadchunk_header_cannot_make_filter(void **state)
+{
+    fx_t *fx = *state;
+    static const char *const expansion[] = {"1", "0"};
+    char item[16];
+
+    for (size_t i = 0; i < 2; i++) {
+        chunk_t ch;
+        EXPECT(fx, "+OK\r\n", "CF.RESERVE", "cf", "100", "EXPANSION",
+               expansion[i]);
+        for (int j = 0; j < 50; j++) {
+            snprintf(item, sizeof(item), "foo%d", j);
+            RUN(fx, "CF.ADD", "cf", item);
+        }
+        RUN(fx, "CF.SCANDUMP", "cf", "0");
+        assert_true(parse_chunk(fx, &ch));
+        ks_del(fx->c.db, "cf", 2);
+        memset(ch.data, 0, 9);
+        assert_string_equal(load(fx, "cf", 1, ch.data, ch.len),
+                            "-ERR Couldn't create filter!\r\n");
+        assert_null(ks_get(fx->c.db, "cf", 2));
+        free(ch.data);
+    }
+
+    /* RedisBloom's header of that filter: 50 items, 64 buckets, 0
+     * deletes, 1 filter, bucket size 2, 20 iterations, expansion 1. */
+    unsigned char rb[CF_RB_HEADER_LEN] = {0};
+    rb[0] = 50;
+    rb[8] = 64;
+    rb[24] = 1;
+    rb[32] = 2;
+    rb[34] = 20;
+    rb[36] = 1;
+    assert_string_equal(load(fx, "rb", 1, rb, sizeof(rb)), "+OK\r\n");
+    memset(rb, 0, 9);
+    assert_string_equal(load(fx, "rb2", 1, rb, sizeof(rb)),
+                        "-ERR Couldn't create filter!\r\n");
+    assert_null(ks_get(fx->c.db, "rb2", 3));
+}
+
 static void test_loadchunk_headroom(void **state)
 {
     fx_t *fx = *state;
@@ -1356,8 +1486,12 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_empty_filter_dump, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_reserve_tiny_given_bucket, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_loadchunk_hostile, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(
+            test_loadchunk_header_cannot_make_filter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_loadchunk_headroom, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_wrong_type, setup, teardown),

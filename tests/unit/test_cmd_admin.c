@@ -17,6 +17,7 @@
 
 #include "cmd.h"
 #include "cmd_admin.h"
+#include "cmdtab.h"
 #include "daemon.h"
 #include "persist.h"
 #include "server_int.h"

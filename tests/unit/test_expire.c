@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmdtab.h"
 #include "expire.h"
 #include "multi.h"
 #include "server_int.h"

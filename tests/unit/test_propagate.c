@@ -176,7 +176,13 @@ static void test_times_replay_absolute(void **state)
     FX(fx, "COPY", "a", "c", "DB", "2");
     FX(fx, "RENAME", "b", "d");
     FX(fx, "MOVE", "d", "1");
-    usleep(5000); /* not a timing assertion: the clock must differ */
+    /* The replay must run at a later millisecond than the commands, or a
+     * time kept relative would replay to the same absolute time: poll the
+     * clock until it has moved on, with a bound. */
+    int64_t ran = expire_now_ms();
+    for (int i = 0; i < 10000 && expire_now_ms() <= ran + 1; i++)
+        usleep(100);
+    assert_true(expire_now_ms() > ran + 1);
     replay_and_compare(fx);
     aof_fx_free(fx);
 }

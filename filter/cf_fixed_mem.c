@@ -1,10 +1,8 @@
 /*
- * cf_mem.c - a filter's memory: tables, growth, host bytes before a filter, and
- * sizes.
+ * cf_fixed_mem.c - the fixed kind's memory: tables, growth, the inline
+ * table that moves with the struct, and sizes.
  */
-#include "cf_mem.h"
-#include "cf_grow.h"
-#include "cf_rb.h"
+#include "cf_fixed.h"
 
 #include <errno.h>
 #include <sys/mman.h>
@@ -131,13 +129,8 @@ cf_filter_t *cf_filter_new(const cf_params_t *p, uint64_t nbuckets)
     return f;
 }
 
-int cf_create(const cf_params_t *p, cf_filter_t **out)
+int cf_fixed_create(const cf_params_t *p, cf_filter_t **out)
 {
-    *out = NULL;
-    if (cf_params_check(p) < 0)
-        return -EINVAL;
-    if (p->growable)
-        return cf_grow_create(p, out);
     uint64_t nb = cf_buckets_for(p->capacity, p->bucket_size);
     const cf_shape_t *sh =
         &cf_shapes[cf_shape_index(p->encoding, p->bucket_size, p->fp_bits)];
@@ -168,46 +161,17 @@ int cf_create(const cf_params_t *p, cf_filter_t **out)
     return 0;
 }
 
-void cf_free_extra(cf_filter_t *f, size_t have)
+void cf_fixed_release(cf_filter_t *f)
 {
-    if (f == NULL)
-        return;
-    if (cf_is_rb(f) || cf_is_grow(f)) {
-        if (cf_is_rb(f))
-            cf_rb_release(f);
-        else
-            cf_grow_release(f);
-        mem.free_fn((uint8_t *)f - have);
-        return;
-    }
     cf_table_t one, *tabs = tabs_get(f, &one);
     for (uint32_t k = 0; k < f->nfilters; k++)
         table_release(f, &tabs[k]);
     if (f->big)
         mem.free_fn(f->u.arr);
-    mem.free_fn((uint8_t *)f - have);
 }
 
-void cf_free(cf_filter_t *f)
+uint64_t cf_fixed_size_bytes_at(const cf_filter_t *f, uint32_t nt)
 {
-    cf_free_extra(f, 0);
-}
-
-uint32_t cf_nfilters(const cf_filter_t *f)
-{
-    if (cf_is_rb(f))
-        return cf_rb_gen(f);
-    if (cf_is_grow(f))
-        return cf_grow_gen(f);
-    return f->nfilters;
-}
-
-uint64_t cf_size_bytes_at(const cf_filter_t *f, uint32_t nt)
-{
-    if (cf_is_rb(f))
-        return cf_rb_size_at(f, nt);
-    if (cf_is_grow(f))
-        return cf_grow_size_at(f, nt);
     cf_table_t one;
     const cf_table_t *t = tabs_get(f, &one);
     if (nt < 1 || nt > f->nfilters)
@@ -218,21 +182,8 @@ uint64_t cf_size_bytes_at(const cf_filter_t *f, uint32_t nt)
     return n;
 }
 
-uint64_t cf_size_bytes(const cf_filter_t *f)
+size_t cf_fixed_own_bytes(const cf_filter_t *f)
 {
-    if (cf_is_rb(f))
-        return cf_rb_size_bytes(f);
-    if (cf_is_grow(f))
-        return cf_grow_size_bytes(f);
-    return cf_size_bytes_at(f, f->nfilters);
-}
-
-/* Bytes of f's own allocation from f on: the struct and, when
- * it is there, the inline table with its pad. */
-static size_t own_bytes(const cf_filter_t *f)
-{
-    if (cf_is_rb(f) || cf_is_grow(f))
-        return sizeof(*f);
     const cf_shape_t *sh = SH(f);
     /* A small table is inline, and its size is a few instructions: a host
      * walking a chain of keys asks this of every filter it passes. */
@@ -248,39 +199,15 @@ static size_t own_bytes(const cf_filter_t *f)
     return n;
 }
 
-int cf_resize_extra(cf_filter_t **fp, size_t have, size_t n)
+bool cf_fixed_has_inline(const cf_filter_t *f)
 {
-    cf_filter_t *f = *fp;
-    if (have % CF_EXTRA_ALIGN != 0 || n % CF_EXTRA_ALIGN != 0)
-        return -EINVAL;
-    if (n == have)
-        return 0;
-    size_t own = own_bytes(f);
-    if (n > SIZE_MAX - own)
-        return -ENOMEM;
     cf_table_t one;
-    bool inl = table_inline(f, tabs_get(f, &one));
-    uint8_t *base = (uint8_t *)f - have, *nb;
-    if (n < have) {
-        /* A block of its own: shrinking in place would move the struct
-         * over the host bytes first, and a failed realloc would leave
-         * them overwritten. */
-        nb = mem.malloc_fn(n + own);
-        if (nb == NULL)
-            return -ENOMEM;
-        memcpy(nb + n, f, own);
-        mem.free_fn(base);
-    } else {
-        nb = mem.realloc_fn(base, n + own);
-        if (nb == NULL)
-            return -ENOMEM;
-        memmove(nb + n, nb + have, own);
-    }
-    cf_filter_t *g = (cf_filter_t *)(void *)(nb + n);
-    /* The inline table moved with the struct (a small filter's entry has
-     * no address to fix). */
-    if (inl && g->big)
-        g->u.arr[0].data = g->data;
-    *fp = g;
-    return 0;
+    return table_inline(f, tabs_get(f, &one));
+}
+
+void cf_fixed_moved(cf_filter_t *f)
+{
+    /* a small filter's entry has no address to fix */
+    if (f->big)
+        f->u.arr[0].data = f->data;
 }

@@ -1,5 +1,6 @@
 /*
- * cf_ops.c - one item at a time: lookups, inserts, deletes, and the stats.
+ * cf_fixed.c - the fixed kind one item at a time: lookups, inserts,
+ * deletes, and the stats.
  *
  * Full tables. When both of an item's buckets are full, a breadth-first
  * search looks for the shortest path of moves to a bucket with room (every
@@ -11,13 +12,11 @@
  * next insert into that table that needs a relocation then fails over to
  * growth (a new table expansion times larger) or to -ENOSPC.
  */
-#include "cf_ops.h"
+#include "cf_fixed.h"
 
 #include <errno.h>
 
-#include "cf_grow.h"
-#include "cf_mem.h"
-#include "cf_rb.h"
+#include "check.h"
 
 /* xorshift64*'s multiplier (Vigna), after its shifts 12, 25, 27. */
 #define CF_XS_MUL 0x2545F4914F6CDD1Dull
@@ -160,16 +159,8 @@ static bool filter_has(const cf_filter_t *f, const cf_table_t *tabs,
     return has;
 }
 
-void cf_prefetch(const cf_filter_t *f, const void *key, size_t len)
+void cf_fixed_prefetch(const cf_filter_t *f, const void *key, size_t len)
 {
-    if (cf_is_rb(f)) {
-        cf_rb_prefetch(f, key, len);
-        return;
-    }
-    if (cf_is_grow(f)) {
-        cf_grow_prefetch(f, key, len);
-        return;
-    }
     cf_hash_t hk = hash_key(f, key, len);
     cf_table_t one;
     const cf_table_t *tabs = tabs_get(f, &one);
@@ -181,30 +172,14 @@ void cf_prefetch(const cf_filter_t *f, const void *key, size_t len)
     }
 }
 
-void cf_prefetch_filter(const cf_filter_t *f)
+bool cf_fixed_exists(const cf_filter_t *f, const void *key, size_t len)
 {
-    /* addresses, not pointers into f: the line before may not be f's */
-    uintptr_t p = (uintptr_t)f;
-    for (int line = -1; line < 4; line++)
-        __builtin_prefetch((const void *)(p + (uintptr_t)(64 * line)));
-}
-
-bool cf_exists(const cf_filter_t *f, const void *key, size_t len)
-{
-    if (cf_is_rb(f))
-        return cf_rb_exists(f, key, len);
-    if (cf_is_grow(f))
-        return cf_grow_exists(f, key, len);
     cf_table_t one;
     return filter_has(f, tabs_get(f, &one), hash_key(f, key, len));
 }
 
-uint64_t cf_count(const cf_filter_t *f, const void *key, size_t len)
+uint64_t cf_fixed_count(const cf_filter_t *f, const void *key, size_t len)
 {
-    if (cf_is_rb(f))
-        return cf_rb_count(f, key, len);
-    if (cf_is_grow(f))
-        return cf_grow_count(f, key, len);
     cf_hash_t hk = hash_key(f, key, len);
     cf_table_t one;
     const cf_table_t *tabs = tabs_get(f, &one);
@@ -517,12 +492,33 @@ stored:
 
 /* cf_add() (nx false: 0 when stored) or cf_add_nx() (1 when added, 0 when
  * present) of a hashed item, or a negative errno. */
+/* The fixed kind's invariants (checked builds, common/check.h): every
+ * table's victim is a fingerprint of the shape in one of its buckets. The
+ * item count is not one: a loaded header's count need not match its data
+ * (cf_load_data() takes any bytes), and adds count what they store. */
+static void fixed_check(const cf_filter_t *f)
+{
+#ifdef CUCKOOD_CHECKS
+    cf_table_t one;
+    const cf_table_t *tabs = tabs_get(f, &one);
+    CK_ASSERT(f->nfilters >= 1 && f->nfilters <= CF_MAX_FILTERS);
+    for (uint32_t k = 0; k < f->nfilters; k++) {
+        const cf_table_t *t = &tabs[k];
+        CK_ASSERT(!v_used(t) || (v_index(t) < t->nbuckets && v_fp(t) != 0 &&
+                                 v_fp(t) <= SH(f)->fp_mask));
+    }
+#else
+    (void)f;
+#endif
+}
+
 int cf_add_hashed(cf_filter_t *f, cf_hash_t hk, bool nx, uint64_t *room)
 {
     cf_table_t one;
     if (nx && filter_has(f, tabs_get(f, &one), hk))
         return 0;
     int rc = insert_hashed(f, hk, room);
+    fixed_check(f);
     return rc < 0 ? rc : nx;
 }
 
@@ -670,10 +666,6 @@ static __attribute__((noinline)) int add_other(cf_filter_t *f, const void *key,
                                                size_t len)
 {
     uint64_t room = UINT64_MAX;
-    if (cf_is_rb(f))
-        return cf_rb_add(f, key, len, false, &room);
-    if (cf_is_grow(f))
-        return cf_grow_add(f, key, len, false, &room);
     return cf_add_hashed(f, hash_key(f, key, len), false, &room);
 }
 
@@ -717,10 +709,9 @@ add_one(cf_filter_t *f, const void *key, size_t len, bool ss, uint32_t fpb,
 CF_WIDTHS(CF_X)
 #undef CF_X
 
-int cf_add(cf_filter_t *f, const void *key, size_t len)
+int cf_fixed_add(cf_filter_t *f, const void *key, size_t len)
 {
-    /* One table of a shape of CF_WIDTHS takes add_one(); the RedisBloom
-     * and growable forms have shape numbers past the table's. */
+    /* One table of a shape of CF_WIDTHS takes add_one(). */
     if (f->nfilters == 1)
         switch (f->shape) {
 #define CF_X(enc, fp, lane, bits)                                              \
@@ -734,13 +725,9 @@ int cf_add(cf_filter_t *f, const void *key, size_t len)
     return add_other(f, key, len);
 }
 
-int cf_add_nx(cf_filter_t *f, const void *key, size_t len)
+int cf_fixed_add_nx(cf_filter_t *f, const void *key, size_t len)
 {
     uint64_t room = UINT64_MAX;
-    if (cf_is_rb(f))
-        return cf_rb_add(f, key, len, true, &room);
-    if (cf_is_grow(f))
-        return cf_grow_add(f, key, len, true, &room);
     return cf_add_hashed(f, hash_key(f, key, len), true, &room);
 }
 
@@ -757,12 +744,8 @@ static void victim_retry(cf_filter_t *f, cf_table_t *t)
         t->victim = 0;
 }
 
-int cf_del(cf_filter_t *f, const void *key, size_t len)
+int cf_fixed_del(cf_filter_t *f, const void *key, size_t len)
 {
-    if (cf_is_rb(f))
-        return cf_rb_del(f, key, len);
-    if (cf_is_grow(f))
-        return cf_grow_del(f, key, len);
     cf_hash_t hk = hash_key(f, key, len);
     cf_table_t one, *tabs = tabs_get(f, &one);
     for (uint32_t k = f->nfilters; k-- > 0;) {
@@ -788,6 +771,7 @@ int cf_del(cf_filter_t *f, const void *key, size_t len)
         if (items > 0)
             items_set(f, items - 1);
         f->deleted++;
+        fixed_check(f);
         return 1;
     }
     return 0;
@@ -795,16 +779,8 @@ int cf_del(cf_filter_t *f, const void *key, size_t len)
 
 /* ---- stats ---- */
 
-void cf_stats(const cf_filter_t *f, cf_stats_t *st)
+void cf_fixed_stats(const cf_filter_t *f, cf_stats_t *st)
 {
-    if (cf_is_rb(f)) {
-        cf_rb_stats(f, st);
-        return;
-    }
-    if (cf_is_grow(f)) {
-        cf_grow_stats(f, st);
-        return;
-    }
     memset(st, 0, sizeof(*st));
     cf_table_t one;
     const cf_table_t *tabs = tabs_get(f, &one);
@@ -812,7 +788,7 @@ void cf_stats(const cf_filter_t *f, cf_stats_t *st)
         st->nbuckets += tabs[k].nbuckets;
         st->capacity += tabs[k].capacity;
     }
-    st->size_bytes = cf_size_bytes(f);
+    st->size_bytes = cf_fixed_size_bytes_at(f, f->nfilters);
     st->nfilters = f->nfilters;
     st->items = items_of(f);
     st->deleted = f->deleted;

@@ -1,10 +1,9 @@
 /*
- * cf_batch.c - many items in one call: the window of hashes and
- * prefetches that lets the DRAM misses of many items overlap.
+ * cf_fixed_batch.c - the fixed kind, many items in one call: the window
+ * of hashes and prefetches that lets the DRAM misses of many items
+ * overlap.
  */
-#include "cf_grow.h"
-#include "cf_ops.h"
-#include "cf_rb.h"
+#include "cf_fixed.h"
 
 /* cf_exists_many() on one table of a fast shape: b slots in lanes of
  * lane bits, buckets of bits bits, semi-sorted or not. The callers pass
@@ -74,20 +73,10 @@ exists_many_fast(const cf_filter_t *f, size_t n, const void *const *keys,
     }
 }
 
-void cf_exists_many(const cf_filter_t *f, size_t n, const void *const *keys,
-                    const size_t *lens, bool *out)
+void cf_fixed_exists_many(const cf_filter_t *f, size_t n,
+                          const void *const *keys, const size_t *lens,
+                          bool *out)
 {
-    if (cf_is_rb(f)) {
-        for (size_t i = 0; i < n; i++)
-            cf_rb_prefetch(f, keys[i], lens[i]);
-        for (size_t i = 0; i < n; i++)
-            out[i] = cf_rb_exists(f, keys[i], lens[i]);
-        return;
-    }
-    if (cf_is_grow(f)) {
-        cf_grow_exists_many(f, n, keys, lens, out);
-        return;
-    }
     if (f->nfilters == 1 && SH(f)->fast) {
         /* the shapes of the encodings ERROR and the defaults choose */
         switch (SH(f)->b == CF_SS_B ? SH(f)->fp_bits : 0) {
@@ -106,7 +95,7 @@ void cf_exists_many(const cf_filter_t *f, size_t n, const void *const *keys,
     }
     if (f->nfilters != 1) {
         for (size_t i = 0; i < n; i++)
-            out[i] = cf_exists(f, keys[i], lens[i]);
+            out[i] = cf_fixed_exists(f, keys[i], lens[i]);
         return;
     }
     /* One table, software-pipelined: item i is hashed and both its buckets
@@ -156,21 +145,9 @@ static void prefetch_alternates(const cf_filter_t *f, cf_hash_t hk)
                 alt_index(f, t, in[k], slot_get(f, t, in[k] * SH(f)->b + j)));
 }
 
-void cf_add_many(cf_filter_t *f, size_t n, const void *const *keys,
-                 const size_t *lens, bool nx, uint64_t *room, int *rc)
+void cf_fixed_add_many(cf_filter_t *f, size_t n, const void *const *keys,
+                       const size_t *lens, bool nx, uint64_t *room, int *rc)
 {
-    uint64_t none = UINT64_MAX;
-    if (room == NULL)
-        room = &none;
-    if (cf_is_rb(f)) {
-        for (size_t i = 0; i < n; i++)
-            rc[i] = cf_rb_add(f, keys[i], lens[i], nx, room);
-        return;
-    }
-    if (cf_is_grow(f)) {
-        cf_grow_add_many(f, n, keys, lens, nx, room, rc);
-        return;
-    }
     if (n == 1) { /* one command's one item: nothing to overlap */
         rc[0] = cf_add_hashed(f, hash_key(f, keys[0], lens[0]), nx, room);
         return;

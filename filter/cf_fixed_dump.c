@@ -1,6 +1,6 @@
 /*
- * cf_dump.c - serialisation: the header and the data of a filter, written
- * and loaded in pieces, validated on load.
+ * cf_fixed_dump.c - the fixed kind's serialisation: the header and the
+ * data of a filter, written and loaded in pieces, validated on load.
  *
  * Serialised form, little-endian, version 2 (3: the same with byte 15 set
  * to 1, a nested filter; see cf_core.h):
@@ -19,42 +19,27 @@
  */
 #include <errno.h>
 
-#include "cf_grow.h"
-#include "cf_mem.h"
-#include "cf_rb.h"
+#include "cf_fixed.h"
 
-#define CF_MAGIC 0x31464B43u /* "CKF1" */
-#define CF_VERSION 3         /* the newest read; 2 is written unless nested */
-#define CF_FLAG_NESTED 1     /* byte 15 of version 3 */
-#define CF_HDR_FIXED 56      /* bytes before the table entries */
-#define CF_HDR_TABLE 32      /* bytes of one table entry */
-#define CF_HDR_SUM 8         /* the XXH3-64 after the entries */
+#define CF_VERSION 3     /* the newest read; 2 is written unless nested */
+#define CF_FLAG_NESTED 1 /* byte 15 of version 3 */
+#define CF_HDR_FIXED 56  /* bytes before the table entries */
+#define CF_HDR_TABLE 32  /* bytes of one table entry */
+#define CF_HDR_SUM 8     /* the XXH3-64 after the entries */
 
 _Static_assert(CF_HEADER_MAX ==
                    CF_HDR_FIXED + CF_MAX_FILTERS * CF_HDR_TABLE + CF_HDR_SUM,
                "cf.h's CF_HEADER_MAX must match the header layout");
 
-size_t cf_header_len(const cf_filter_t *f)
+size_t cf_fixed_header_len(const cf_filter_t *f)
 {
-    if (cf_is_rb(f))
-        return CF_RB_WRAP_LEN;
-    if (cf_is_grow(f))
-        return CF_GROW_HDR_LEN;
     return CF_HDR_FIXED + (size_t)f->nfilters * CF_HDR_TABLE + CF_HDR_SUM;
 }
 
-void cf_header_write(const cf_filter_t *f, void *buf)
+void cf_fixed_header_write(const cf_filter_t *f, void *buf)
 {
     uint8_t *p = buf;
-    size_t len = cf_header_len(f);
-    if (cf_is_rb(f)) {
-        cf_rb_header_wrap(f, buf);
-        return;
-    }
-    if (cf_is_grow(f)) {
-        cf_grow_header(f, buf);
-        return;
-    }
+    size_t len = cf_fixed_header_len(f);
     memset(p, 0, len);
     le_store32(p, CF_MAGIC);
     le_store16(p + 4, f->nested ? 3 : 2);
@@ -84,12 +69,17 @@ void cf_header_write(const cf_filter_t *f, void *buf)
     le_store64(p + len - CF_HDR_SUM, XXH3_64bits(p, len - CF_HDR_SUM));
 }
 
-uint64_t cf_data_len(const cf_filter_t *f)
+bool cf_fixed_is_header_len(size_t len)
 {
-    if (cf_is_rb(f))
-        return cf_rb_data_len(f);
-    if (cf_is_grow(f))
-        return cf_grow_data_len(f);
+    if (len < CF_HDR_FIXED + CF_HDR_TABLE + CF_HDR_SUM)
+        return false;
+    size_t tables = len - CF_HDR_FIXED - CF_HDR_SUM;
+    return tables % CF_HDR_TABLE == 0 &&
+           tables / CF_HDR_TABLE <= CF_MAX_FILTERS;
+}
+
+uint64_t cf_fixed_data_len(const cf_filter_t *f)
+{
     cf_table_t one;
     const cf_table_t *tabs = tabs_get(f, &one);
     uint64_t n = 0;
@@ -112,13 +102,9 @@ static const cf_table_t *table_at(const cf_filter_t *f, const cf_table_t *tabs,
     return NULL;
 }
 
-size_t cf_data_view(const cf_filter_t *f, uint64_t off, size_t max,
-                    const void **p)
+size_t cf_fixed_data_view(const cf_filter_t *f, uint64_t off, size_t max,
+                          const void **p)
 {
-    if (cf_is_rb(f))
-        return cf_rb_data_view(f, off, max, p);
-    if (cf_is_grow(f))
-        return cf_grow_data_view(f, off, max, p);
     cf_table_t one;
     const cf_table_t *t = table_at(f, tabs_get(f, &one), &off);
     if (t == NULL) {
@@ -153,15 +139,10 @@ static bool victim_fields(const uint8_t *q, uint32_t ver, uint32_t *fp,
     return zero(q + 29, 3);
 }
 
-int cf_load_header(const void *buf, size_t len, const cf_limits_t *lim,
-                   cf_filter_t **out, size_t *used)
+int cf_fixed_load_header(const void *buf, size_t len, const cf_limits_t *lim,
+                         cf_filter_t **out, size_t *used)
 {
     const uint8_t *p = buf;
-    *out = NULL;
-    if (len >= 4 && le_load32(p) == CF_RB_MAGIC)
-        return cf_rb_load_wrap(buf, len, lim, out, used);
-    if (len >= 6 && le_load32(p) == CF_MAGIC && le_load16(p + 4) == 4)
-        return cf_grow_load_header(buf, len, lim, out, used);
     if (len < CF_HDR_FIXED + CF_HDR_TABLE + CF_HDR_SUM)
         return -EINVAL;
     uint32_t ver = le_load16(p + 4);
@@ -264,13 +245,9 @@ int cf_load_header(const void *buf, size_t len, const cf_limits_t *lim,
     return 0;
 }
 
-int cf_load_data(cf_filter_t *f, uint64_t off, const void *p, size_t len)
+int cf_fixed_load_data(cf_filter_t *f, uint64_t off, const void *p, size_t len)
 {
-    if (cf_is_rb(f))
-        return cf_rb_load_data(f, off, p, len);
-    if (cf_is_grow(f))
-        return cf_grow_load_data(f, off, p, len);
-    uint64_t total = cf_data_len(f);
+    uint64_t total = cf_fixed_data_len(f);
     if (off > total || len > total - off)
         return -EINVAL;
     const uint8_t *src = p;
