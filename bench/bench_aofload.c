@@ -85,7 +85,7 @@ static void srv_start(srv_t *v)
         server_init(&v->s, &v->loop, &v->cfg) != 0 ||
         cmd_index_build(&v->s, tables, sizeof(tables) / sizeof(tables[0]),
                         &dup) != 0 ||
-        multi_init(&v->s, cmd_run_queued, cmd_prefetch_queued) != 0) {
+        multi_init(&v->s) != 0) {
         fprintf(stderr, "cannot start a server\n");
         exit(1);
     }

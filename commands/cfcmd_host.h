@@ -81,6 +81,21 @@ typedef struct cfcmd_host {
 typedef void cfcmd_proc_t(const cfcmd_host_t *host, void *h, int argc,
                           const arg_t *argv);
 
+/* What a host's log or replica gets when a command creates a filter
+ * (cfcmd_def_t.created). The new filter's hash seed is random, so a replay
+ * must get the filter's header (CF.LOADCHUNK key 1 <header>), not the
+ * command that drew the seed. */
+typedef enum cfcmd_created {
+    /* The header, then the command: a write to an absent key (CF.ADD,
+     * CF.INSERT) makes a filter and fills it. */
+    CFCMD_CREATED_BEFORE = 0,
+    /* The header instead of the command: the empty filter is the
+     * command's whole effect (CF.RESERVE). */
+    CFCMD_CREATED_INSTEAD,
+    /* The command alone: its own bytes are the filter (CF.LOADCHUNK). */
+    CFCMD_CREATED_SELF
+} cfcmd_created_t;
+
 /* One command of the family, with what a host's table and COMMAND DOCS
  * need. Keys: argument 1 only (first = last = step = 1), with the access
  * its key spec states. */
@@ -98,6 +113,7 @@ typedef struct cfcmd_def {
      * name, key and first item), so that the cache misses of the commands
      * of a pipeline overlap. NULL when not worth it. */
     cfcmd_proc_t *prefetch;
+    cfcmd_created_t created; /* for a command that may create a filter */
     const char *summary;
     const char *since;
     const char *complexity;

@@ -42,9 +42,8 @@ static void init_once(void)
     const char *dup;
     if (cmd_index_build(&srv, tables, sizeof(tables) / sizeof(tables[0]),
                         &dup) != 0 ||
-        multi_init(&srv, cmd_run_queued, cmd_prefetch_queued) != 0)
+        multi_init(&srv) != 0)
         abort();
-    srv.on_key_changed = multi_on_key_changed;
     srv.phys_memory = 64 << 20;
 }
 

@@ -63,8 +63,26 @@ int resp_parser_feed(resp_parser_t *p, const char *buf, size_t len);
  * memory. Empty frames (*0, *-1, blank inline lines) are skipped silently. */
 int resp_parser_next(resp_parser_t *p, resp_cmd_t **out);
 
+/* Why the parser failed: each reason has one text, Redis's
+ * (resp_parser_error()), except RESP_PERR_BULK_START's, which names the
+ * byte found. */
+typedef enum resp_perr {
+    RESP_PERR_NONE = 0,  /* no error */
+    RESP_PERR_NOMEM,     /* out of memory (-ENOMEM); the rest are -EPROTO */
+    RESP_PERR_MBULK,     /* a *N the parser refuses: malformed or too many */
+    RESP_PERR_BULK,      /* a $N the parser refuses: malformed or too long */
+    RESP_PERR_INLINE,    /* an inline command over max_inline_len */
+    RESP_PERR_QUOTES,    /* an inline command with unbalanced quotes */
+    RESP_PERR_MBULK_BIG, /* a *N line over max_inline_len */
+    RESP_PERR_BULK_BIG,  /* a $N line over max_inline_len */
+    RESP_PERR_QUERYBUF,  /* unparsed input over max_query_buf */
+    RESP_PERR_BULK_START /* something else than '$' where a bulk starts */
+} resp_perr_t;
+
 /* The error message after a failure ("Protocol error: ..."), or NULL. */
 const char *resp_parser_error(const resp_parser_t *p);
+/* The reason of the failure, or RESP_PERR_NONE while there is none. */
+resp_perr_t resp_parser_code(const resp_parser_t *p);
 
 /* A look at a command that is buffered but not yet returned: its first
  * three arguments (fewer when argc is smaller), pointing into the parser's

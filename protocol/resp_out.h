@@ -26,7 +26,14 @@ typedef struct resp_out {
     size_t cap;
     int proto; /* 2 or 3 */
     bool failed;
+    /* Where the last error reply added (resp_add_error(),
+     * resp_add_errorf()) starts in buf, or RESP_OUT_NO_ERROR. The caller
+     * may reset it, for example before a command, to learn afterwards
+     * whether the command's reply is an error. */
+    size_t error_at;
 } resp_out_t;
+
+#define RESP_OUT_NO_ERROR SIZE_MAX
 
 void resp_out_init(resp_out_t *o, int proto);
 void resp_out_release(resp_out_t *o); /* frees the buffer */

@@ -44,13 +44,18 @@
 #error "cuckood builds with hiredis 0.14 or 1.x"
 #endif
 
-#define RESP_ERR_MBULK "Protocol error: invalid multibulk length"
-#define RESP_ERR_BULK "Protocol error: invalid bulk length"
-#define RESP_ERR_INLINE "Protocol error: too big inline request"
-#define RESP_ERR_QUOTES "Protocol error: unbalanced quotes in request"
-#define RESP_ERR_MBULK_BIG "Protocol error: too big mbulk count string"
-#define RESP_ERR_BULK_BIG "Protocol error: too big bulk count string"
-#define RESP_ERR_QUERYBUF "Protocol error: query buffer limit exceeded"
+/* Redis's wording of each error (RESP_PERR_BULK_START's names the byte
+ * found: fail_byte()). */
+static const char *const perr_text[] = {
+    [RESP_PERR_NOMEM] = "out of memory",
+    [RESP_PERR_MBULK] = "Protocol error: invalid multibulk length",
+    [RESP_PERR_BULK] = "Protocol error: invalid bulk length",
+    [RESP_PERR_INLINE] = "Protocol error: too big inline request",
+    [RESP_PERR_QUOTES] = "Protocol error: unbalanced quotes in request",
+    [RESP_PERR_MBULK_BIG] = "Protocol error: too big mbulk count string",
+    [RESP_PERR_BULK_BIG] = "Protocol error: too big bulk count string",
+    [RESP_PERR_QUERYBUF] = "Protocol error: query buffer limit exceeded",
+};
 
 /* Buffers bigger than this are released when a smaller command follows. */
 #define RESP_KEEP_BYTES (256u * 1024u)
@@ -111,7 +116,8 @@ struct resp_parser {
     char *arena;
     size_t arenacap, arenaused;
 
-    int err; /* 0, -EPROTO or -ENOMEM; sticky */
+    int err;          /* 0, -EPROTO or -ENOMEM; sticky */
+    resp_perr_t code; /* why, with err */
     char errmsg[128];
 };
 
@@ -145,13 +151,20 @@ static void set_limits(resp_parser_t *p, const resp_limits_t *lim)
 #endif
 }
 
-static int fail(resp_parser_t *p, int err, const char *msg)
+/* Records the first error (sticky) with its text; returns the errno. */
+static int fail_msg(resp_parser_t *p, resp_perr_t code, const char *msg)
 {
     if (p->err == 0) {
-        p->err = err;
+        p->err = code == RESP_PERR_NOMEM ? -ENOMEM : -EPROTO;
+        p->code = code;
         snprintf(p->errmsg, sizeof(p->errmsg), "%s", msg);
     }
     return p->err;
+}
+
+static int fail(resp_parser_t *p, resp_perr_t code)
+{
+    return fail_msg(p, code, perr_text[code]);
 }
 
 /* ---- object functions for the reader ---------------------------------- */
@@ -287,6 +300,11 @@ const char *resp_parser_error(const resp_parser_t *p)
     return p->err != 0 ? p->errmsg : NULL;
 }
 
+resp_perr_t resp_parser_code(const resp_parser_t *p)
+{
+    return p->err != 0 ? p->code : RESP_PERR_NONE;
+}
+
 size_t resp_parser_pending(const resp_parser_t *p)
 {
     return p->ilen - p->ihead + p->inflight;
@@ -331,7 +349,7 @@ static bool parse_ll(const char *s, size_t len, long long *out)
 
 /* Feeds one byte of a "*N" or "$N" line. Returns 1 at the end of the line,
  * 0 when more is needed, or an error once the line is too long. */
-static int line_byte(resp_parser_t *p, char c, const char *toobig)
+static int line_byte(resp_parser_t *p, char c, resp_perr_t toobig)
 {
     if (p->cr && c == '\n') {
         p->linelen--; /* the '\r' was the terminator */
@@ -342,7 +360,7 @@ static int line_byte(resp_parser_t *p, char c, const char *toobig)
     p->linelen++;
     p->cr = c == '\r';
     if (p->linelen - (p->cr ? 1 : 0) > p->lim.max_inline_len)
-        return fail(p, -EPROTO, toobig);
+        return fail(p, toobig);
     return 0;
 }
 
@@ -360,7 +378,7 @@ static int forward(resp_parser_t *p)
     if (n == 0)
         return 0;
     if (redisReaderFeed(p->rd, p->ibuf + p->ihead, n) != REDIS_OK)
-        return fail(p, -ENOMEM, "out of memory");
+        return fail(p, RESP_PERR_NOMEM);
     p->ihead += n;
     p->inflight += n;
     return 0;
@@ -378,7 +396,7 @@ static int mb_header_done(resp_parser_t *p)
     long long n;
 
     if (!parse_ll(p->num, p->linelen, &n) || n > (long long)p->lim.max_args)
-        return fail(p, -EPROTO, RESP_ERR_MBULK);
+        return fail(p, RESP_PERR_MBULK);
     if (n <= 0) {
         skip_frame(p); /* "*0" and "*-1" are no commands */
         return 0;
@@ -396,7 +414,7 @@ static int bulk_header_done(resp_parser_t *p)
 
     if (!parse_ll(p->num, p->linelen, &n) || n < 0 ||
         (unsigned long long)n > p->lim.max_bulk_len)
-        return fail(p, -EPROTO, RESP_ERR_BULK);
+        return fail(p, RESP_PERR_BULK);
     p->payload += (size_t)n + 1;
     p->remain = (uint64_t)n + 2;
     p->argi++;
@@ -583,18 +601,18 @@ static int scan(resp_parser_t *p)
                 p->spos = (size_t)(nl - p->ibuf) + 1;
                 p->st = ST_DONE_INLINE;
                 if (p->linelen > p->lim.max_inline_len)
-                    return fail(p, -EPROTO, RESP_ERR_INLINE);
+                    return fail(p, RESP_PERR_INLINE);
             } else {
                 p->linelen += look;
                 p->spos += look;
                 if (p->linelen > p->lim.max_inline_len)
-                    return fail(p, -EPROTO, RESP_ERR_INLINE);
+                    return fail(p, RESP_PERR_INLINE);
             }
             break;
         }
         case ST_MB_LINE:
             p->spos++;
-            rc = line_byte(p, c, RESP_ERR_MBULK_BIG);
+            rc = line_byte(p, c, RESP_PERR_MBULK_BIG);
             if (rc < 0)
                 return rc;
             if (rc == 1 && (rc = mb_header_done(p)) < 0)
@@ -609,7 +627,7 @@ static int scan(resp_parser_t *p)
                     c = ' ';
                 snprintf(msg, sizeof(msg),
                          "Protocol error: expected '$', got '%c'", c);
-                return fail(p, -EPROTO, msg);
+                return fail_msg(p, RESP_PERR_BULK_START, msg);
             }
             p->spos++;
             line_reset(p);
@@ -617,7 +635,7 @@ static int scan(resp_parser_t *p)
             break;
         case ST_BULK_LINE:
             p->spos++;
-            rc = line_byte(p, c, RESP_ERR_BULK_BIG);
+            rc = line_byte(p, c, RESP_PERR_BULK_BIG);
             if (rc < 0)
                 return rc;
             if (rc == 1 && (rc = bulk_header_done(p)) < 0)
@@ -685,7 +703,7 @@ static int ibuf_append(resp_parser_t *p, const char *buf, size_t len)
             cap = cap > SIZE_MAX / 2 ? need : cap * 2;
         nb = realloc(p->ibuf, cap);
         if (nb == NULL)
-            return fail(p, -ENOMEM, "out of memory");
+            return fail(p, RESP_PERR_NOMEM);
         p->ibuf = nb;
         p->icap = cap;
     }
@@ -705,7 +723,7 @@ int resp_parser_feed(resp_parser_t *p, const char *buf, size_t len)
     p->pk_n = 0; /* the buffer may move */
     if (len > p->lim.max_query_buf ||
         resp_parser_pending(p) > p->lim.max_query_buf - len) {
-        fail(p, -EPROTO, RESP_ERR_QUERYBUF);
+        fail(p, RESP_PERR_QUERYBUF);
         return frame_ready(p) ? 0 : p->err;
     }
     if ((rc = ibuf_append(p, buf, len)) < 0)
@@ -730,7 +748,7 @@ static int reserve(resp_parser_t *p, size_t nargs, size_t bytes)
         arg_t *a = realloc(p->cmd.argv, cap * sizeof(*a));
 
         if (a == NULL)
-            return fail(p, -ENOMEM, "out of memory");
+            return fail(p, RESP_PERR_NOMEM);
         p->cmd.argv = a;
         p->argcap = cap;
     }
@@ -745,7 +763,7 @@ static int reserve(resp_parser_t *p, size_t nargs, size_t bytes)
         p->arenacap = 0;
         a = malloc(cap);
         if (a == NULL)
-            return fail(p, -ENOMEM, "out of memory");
+            return fail(p, RESP_PERR_NOMEM);
         p->arena = a;
         p->arenacap = cap;
     }
@@ -767,8 +785,8 @@ static int take_multibulk(resp_parser_t *p, resp_cmd_t **out)
         p->cmd.argc != (int)p->nargs) {
         /* The scanner and the reader disagree: not expected to happen. */
         if (p->rd->err == REDIS_ERR_OOM)
-            return fail(p, -ENOMEM, "out of memory");
-        return fail(p, -EPROTO, RESP_ERR_MBULK);
+            return fail(p, RESP_PERR_NOMEM);
+        return fail(p, RESP_PERR_MBULK);
     }
     p->inflight = 0;
     *out = &p->cmd;
@@ -814,7 +832,7 @@ static int add_arg(resp_parser_t *p, size_t start)
         arg_t *na = realloc(p->cmd.argv, cap * sizeof(*na));
 
         if (na == NULL)
-            return fail(p, -ENOMEM, "out of memory");
+            return fail(p, RESP_PERR_NOMEM);
         p->cmd.argv = na;
         p->argcap = cap;
     }
@@ -844,7 +862,7 @@ static int split_inline(resp_parser_t *p, const char *s, size_t len)
         return rc;
     rc = resp_splitargs(s, len, p->arena + p->arenaused, add_inline_word, p);
     if (rc == -EPROTO)
-        return fail(p, -EPROTO, RESP_ERR_QUOTES);
+        return fail(p, RESP_PERR_QUOTES);
     return rc;
 }
 

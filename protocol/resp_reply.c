@@ -24,6 +24,7 @@ void resp_out_init(resp_out_t *o, int proto)
     o->cap = 0;
     o->proto = proto == 3 ? 3 : 2;
     o->failed = false;
+    o->error_at = RESP_OUT_NO_ERROR;
 }
 
 void resp_out_release(resp_out_t *o)
@@ -196,7 +197,10 @@ void resp_add_simple(resp_out_t *o, const char *s)
 
 void resp_add_error(resp_out_t *o, const char *s)
 {
+    size_t at = o->len;
     put_line(o, '-', s, strlen(s));
+    if (!o->failed)
+        o->error_at = at;
 }
 
 void resp_add_errorf(resp_out_t *o, const char *fmt, ...)
@@ -224,7 +228,10 @@ void resp_add_errorf(resp_out_t *o, const char *fmt, ...)
         vsnprintf(msg, (size_t)n + 1, fmt, ap);
         va_end(ap);
     }
+    size_t at = o->len;
     put_line(o, '-', msg, (size_t)n);
+    if (!o->failed)
+        o->error_at = at;
     if (msg != small)
         free(msg);
 }

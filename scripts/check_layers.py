@@ -17,8 +17,20 @@ CMake wrote for the layer folders' targets (BUILDDIR/<layer>/CMakeFiles/
 *.dir/) and builds the graph "a module calls or uses a symbol another module
 defines"; an undefined uv_* symbol that none of ours defines is libuv.
 
+Inside server/ the modules are grouped in named sub-layers (SUBLAYERS,
+lowest first): base (helpers and file formats that know no server state),
+core (the request path: connections, dispatcher, replies, the server's
+state and the checks every command meets: ACL, transactions, expiry, the
+slow log, MONITOR), services (what runs beside it: snapshots, the AOF,
+loading, the daemon's start and stop), commands (the command families)
+and root (main.c, the composition root). A module may use its own
+sub-layer and those below it; cycles are allowed inside a sub-layer, so
+that calls go straight down instead of through function pointers.
+
 Both graphs fail the check (exit status 1, each finding printed) on:
-  - a cycle among modules;
+  - a cycle among modules, except one inside a single server/ sub-layer;
+  - a server/ module that uses a module of a higher sub-layer (an upward
+    edge), or that is in no sub-layer;
   - a forbidden edge:
       common/   -> any other folder of ours, libuv
       filter/   -> any other folder of ours, libuv
@@ -50,6 +62,26 @@ FORBIDDEN = {
     "module": {"server", LIBUV},
     "server": {"module"},
 }
+
+# server/'s sub-layers, lowest first: module stems (server/<stem>.c with
+# its .h and _int.h). A new file of server/ goes into one of them.
+SUBLAYERS = (
+    ("base", ("aofman", "cmdclock", "config", "config_load", "dump", "glob",
+              "heap", "keyspace", "log", "probe", "snapshot", "sysmem",
+              "tls", "util")),
+    ("core", ("acl", "acl_check", "acl_desc", "acl_log", "cmd", "conn",
+              "conn_info", "expire", "latency", "monitor", "multi",
+              "propagate", "redact", "reply", "server", "slowlog")),
+    ("services", ("acl_file", "aof", "aof_check", "aof_run", "aofload",
+                  "daemon", "loadprog", "memstat", "persist")),
+    ("commands", ("cfhost", "cmd_acl", "cmd_admin", "cmd_client",
+                  "cmd_command", "cmd_conn", "cmd_expire", "cmd_keys",
+                  "cmd_object", "cmdtab")),
+    ("root", ("main",)),
+)
+SUBLAYER_OF = {"server/" + stem: (rank, name)
+               for rank, (name, stems) in enumerate(SUBLAYERS)
+               for stem in stems}
 
 SOURCE_EXT = (".c", ".h")
 INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"]+)[>"]')
@@ -240,8 +272,22 @@ class Graph:
         return [start]
 
 
+def sublayer_of(node):
+    """(rank, name) of a server/ module's sub-layer; None for a module of
+    another folder or one in no sub-layer."""
+    return SUBLAYER_OF.get(node)
+
+
+def one_sublayer(comp):
+    """Whether every module of comp is in the same server/ sub-layer."""
+    subs = {sublayer_of(n) for n in comp}
+    return len(subs) == 1 and None not in subs
+
+
 def report(kind, graph, problems):
     for comp in graph.sccs():
+        if one_sublayer(comp):
+            continue
         cyc = graph.cycle_in(comp)
         lines = ["%s cycle among %d modules: %s" % (kind, len(comp), ", ".join(comp)),
                  "  for example: " + " -> ".join(cyc)]
@@ -260,6 +306,21 @@ def report(kind, graph, problems):
                                 "depend on %s" % (kind, src, dst, ev, layer_of(src),
                                                   layer_of(dst) if dst == LIBUV
                                                   else layer_of(dst) + "/"))
+    for src in sorted(graph.edges):
+        a = sublayer_of(src)
+        for dst, ev in sorted(graph.edges[src].items()):
+            b = sublayer_of(dst)
+            if a is not None and b is not None and b[0] > a[0]:
+                problems.append("%s upward edge: %s (%s) -> %s (%s)  (%s): a "
+                                "server/ sub-layer uses only itself and those "
+                                "below" % (kind, src, a[1], dst, b[1], ev))
+
+
+def unplaced(tree, problems):
+    for node in sorted(set(tree.node_of.values())):
+        if layer_of(node) == "server" and sublayer_of(node) is None:
+            problems.append("%s is in no server/ sub-layer: add it to "
+                            "SUBLAYERS in scripts/check_layers.py" % node)
 
 
 def include_graph(tree, problems, notes):
@@ -387,6 +448,7 @@ def main(argv=None):
               file=sys.stderr)
         return 2
     problems, notes = [], []
+    unplaced(tree, problems)
     graphs = [("include", include_graph(tree, problems, notes))]
     nobj = 0
     if args.objects:
@@ -418,7 +480,7 @@ def main(argv=None):
             print("FAIL " + p)
         print("check_layers: %d problem(s)" % len(problems))
         return 1
-    print("check_layers: OK (no cycle, no forbidden edge)")
+    print("check_layers: OK (no cycle, no forbidden edge, no upward edge)")
     return 0
 
 

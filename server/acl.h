@@ -26,8 +26,8 @@
 typedef struct acl_user acl_user_t;
 
 /* Creates the registry with the default user (on, ~*, &*, +@all, nopass
- * or requirepass's password) and sets s->acl_allows and s->auth_required.
- * After cmd_index_build(). 0 or -ENOMEM. */
+ * or requirepass's password) and sets s->auth_required. After
+ * cmd_index_build(). 0 or -ENOMEM. */
 int acl_init(server_t *s);
 void acl_free(server_t *s); /* idempotent */
 
@@ -59,6 +59,14 @@ bool acl_default_nopass(const server_t *s);
  * as sent) and false returned. */
 bool acl_authenticate(client_t *c, const arg_t *user, const arg_t *pass,
                       const arg_t *cmd);
+
+/* The dispatcher's check, after authentication, of the command d (ACL id
+ * id, cmd.h) that c is about to run or queue, in the context CMD_ACL_*
+ * (server_int.h): true when c's user may run it with argv[0..argc);
+ * otherwise the denial is logged, the refusal replied and false returned.
+ * Only while s->acl is set (acl_init()). */
+bool acl_allows(client_t *c, unsigned id, const cmd_def_t *d, int argc,
+                const arg_t *argv, int ctx);
 
 /* ACL_OK or the reason u may not run d (ACL id id) with argv[0..argc); for
  * a key denial *pos is the argument index of the key. */

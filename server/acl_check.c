@@ -1,6 +1,6 @@
 /*
  * acl_check.c - the ACL module's run-time side (acl.h): the permission
- * check the dispatcher asks through s->acl_allows, authentication, and the
+ * check the dispatcher asks (acl_allows), authentication, and the
  * registry's set-up. The rules and users themselves are acl.c's.
  */
 #include "acl.h"
@@ -160,8 +160,8 @@ static size_t full_name(const server_t *s, unsigned id, const cmd_def_t *d,
     return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
 }
 
-static bool allows(client_t *c, unsigned id, const cmd_def_t *d, int argc,
-                   const arg_t *argv, int ctx)
+bool acl_allows(client_t *c, unsigned id, const cmd_def_t *d, int argc,
+                const arg_t *argv, int ctx)
 {
     const acl_user_t *u = client_user(c);
     const acl_sel_t *root = &u->sels[0];
@@ -271,7 +271,6 @@ int acl_init(server_t *s)
     acl_sel_op(s, &d->sels[0], "&*", 2);
     d->flags = ACL_U_ON;
     acl_set_default_password(s, s->cfg->requirepass);
-    s->acl_allows = allows;
     return 0;
 }
 
@@ -284,5 +283,4 @@ void acl_free(server_t *s)
     free(s->acl->users);
     free(s->acl);
     s->acl = NULL;
-    s->acl_allows = NULL;
 }

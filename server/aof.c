@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "aofload.h"
+#include "conn.h"
 #include "keyspace.h"
 #include "loadprog.h"
 #include "log.h"
@@ -731,8 +732,7 @@ void aof_stop(server_t *s)
     server_deny_writes_aof(s, NULL);
     s->on_propagate = NULL;
     s->hold_replies = NULL;
-    if (s->release_replies != NULL)
-        s->release_replies(s);
+    conn_release_held(s);
 }
 
 int aof_open_files(server_t *s)

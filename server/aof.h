@@ -72,7 +72,8 @@ void aof_flush(server_t *s, bool force);
  * answers false. */
 bool aof_hold_replies(server_t *s, bool urgent);
 
-/* The CONFIG SET hook (server_t.on_config_set): appendonly yes starts a
+/* CONFIG SET's part (daemon_config_commit() calls it for each directive
+ * set; only appendonly matters here): appendonly yes starts a
  * rewrite that writes a base of the current data, the feed being kept in a
  * new increment meanwhile; appendonly no stops the AOF. */
 int aof_config_set(server_t *s, const char *name, char *err, size_t errlen);

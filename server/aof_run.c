@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "conn.h"
 #include "log.h"
 #include "persist.h"
 #include "reply.h"
@@ -194,8 +195,8 @@ static void on_prepare(uv_prepare_t *h)
 {
     server_t *s = h->data;
     aof_flush(s, false);
-    if (s->nheld > 0 && s->release_replies != NULL)
-        s->release_replies(s);
+    if (s->nheld > 0)
+        conn_release_held(s);
 }
 
 static void on_cron(uv_timer_t *t)

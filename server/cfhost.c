@@ -23,19 +23,19 @@ static int h_find(void *h, const arg_t *key, bool read, cf_filter_t **out)
 
 /* A new filter's hash seed is random: the log carries it as the header
  * of the new, empty filter, CF.LOADCHUNK key 1 <header> (as the module
- * replicates it), before the command that filled it; a CF.RESERVE is
- * logged as that alone. CF.LOADCHUNK itself is its own record. */
+ * replicates it), before or instead of the command, as the command's
+ * table entry says (cfcmd_created_t). */
 static void log_created(client_t *c, const arg_t *key, const cf_filter_t *f)
 {
-    const char *name = c->cmd->name;
-    if (strcmp(name, "cf.loadchunk") == 0)
+    const cfcmd_def_t *d = c->cmd->data;
+    if (d->created == CFCMD_CREATED_SELF)
         return;
     unsigned char hdr[CF_HEADER_MAX];
     size_t len = cf_header_len(f);
     cf_header_write(f, hdr);
     const arg_t argv[4] = {
         {"CF.LOADCHUNK", 12}, *key, {"1", 1}, {(const char *)hdr, len}};
-    if (strcmp(name, "cf.reserve") == 0)
+    if (d->created == CFCMD_CREATED_INSTEAD)
         propagate_replace(c->srv, 4, argv);
     else
         propagate_also(c->srv, c->dbnum, 4, argv);

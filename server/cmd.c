@@ -13,11 +13,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "acl.h"
 #include "cmdclock.h"
+#include "conn.h"
 #include "errtext.h"
+#include "latency.h"
+#include "monitor.h"
 #include "multi.h"
 #include "propagate.h"
 #include "reply.h"
+#include "slowlog.h"
 #include "util.h"
 
 typedef struct cmd_entry {
@@ -287,10 +292,10 @@ static const cmd_def_t *admit(client_t *c, cmd_entry_t *e, int argc,
      * refused command is logged as a denial whatever later check would
      * have refused it. The replaying client of a file of commands has no
      * user, as Redis's AOF client: it may run everything. */
-    if (s->acl_allows != NULL && !s->loading &&
-        !s->acl_allows(c, entry_id(e, c->sub), d, argc, argv,
-                       c->mstate != NULL && multi_active(c) ? CMD_ACL_MULTI
-                                                            : CMD_ACL_TOP))
+    if (s->acl != NULL && !s->loading &&
+        !acl_allows(c, entry_id(e, c->sub), d, argc, argv,
+                    c->mstate != NULL && multi_active(c) ? CMD_ACL_MULTI
+                                                         : CMD_ACL_TOP))
         return NULL;
     return d;
 }
@@ -305,12 +310,44 @@ static bool paused_for(const server_t *s, unsigned d_flags)
     return s->pause_kind == SERVER_PAUSE_ALL || (d_flags & CMD_WRITE);
 }
 
+/* After a call of a connection's command that took ns: the slow log,
+ * MONITOR and the latency monitor's command events (Redis splits those by
+ * the "fast" flag). A command replayed from a file is no client's (as
+ * Redis's AOF client, never in the slow log or MONITOR), and a client
+ * without a connection has no address to log. */
+static void record_call(client_t *c, const resp_cmd_t *cmd, uint64_t ns)
+{
+    server_t *s = c->srv;
+    if (s->loading || !c->is_conn)
+        return;
+    /* Most calls are recorded nowhere: nobody monitors, and the call took
+     * less than both thresholds (the same tests the recorders make). */
+    const cfg_t *cfg = s->cfg;
+    if (s->nmonitors == 0 &&
+        (cfg->slowlog_log_slower_than < 0 || cfg->slowlog_max_len == 0 ||
+         ns / 1000 < (uint64_t)cfg->slowlog_log_slower_than) &&
+        (cfg->latency_monitor_threshold == 0 ||
+         ns / 1000000 < cfg->latency_monitor_threshold))
+        return;
+    const cmd_def_t *d = c->sub != NULL ? c->sub : c->cmd;
+    /* EXEC's commands are logged one by one, not EXEC itself. */
+    if (d == NULL || !(d->flags & CMD_SKIP_SLOWLOG))
+        slowlog_record(s, c, cmd, ns / 1000, conn_addr(c));
+    monitor_feed(c, cmd);
+    latency_add(s,
+                d != NULL && (d->flags & CMD_FAST) ? "fast-command" : "command",
+                ns / 1000000);
+}
+
 /* Runs d (e's command or subcommand) and counts the call. */
 static void call(client_t *c, cmd_entry_t *e, const cmd_def_t *d,
                  const resp_cmd_t *cmd)
 {
     server_t *s = c->srv;
     size_t out_before = c->out.len;
+    /* The call failed when its reply is an error: one that starts where
+     * its reply does (a transaction's commands reply inside EXEC's). */
+    c->out.error_at = RESP_OUT_NO_ERROR;
     if (!propagate_on(s)) {
         d->proc(c, cmd->argc, cmd->argv);
     } else {
@@ -327,12 +364,11 @@ static void call(client_t *c, cmd_entry_t *e, const cmd_def_t *d,
     uint64_t took = now - s->cmd_clock;
     e->nsec += took;
     s->cmd_clock = now;
-    /* One clock reading per command: what the hook takes counts towards
+    /* One clock reading per command: what recording takes counts towards
      * the next command (it only takes time when it records). */
-    if (s->on_call != NULL)
-        s->on_call(c, cmd, took);
+    record_call(c, cmd, took);
     e->calls++;
-    if (c->out.len > out_before && c->out.buf[out_before] == '-')
+    if (c->out.error_at == out_before)
         e->failed++;
     s->total_commands++;
 }
@@ -419,8 +455,8 @@ void cmd_run_queued(client_t *c, const void *cmd, const argv_t *a)
     /* As Redis's EXEC: permissions changed since the command was queued
      * refuse it now, the rest of the transaction runs. */
     server_t *s = c->srv;
-    if (s->acl_allows != NULL && !s->loading &&
-        !s->acl_allows(c, entry_id(e, c->sub), d, a->argc, a->v, CMD_ACL_EXEC))
+    if (s->acl != NULL && !s->loading &&
+        !acl_allows(c, entry_id(e, c->sub), d, a->argc, a->v, CMD_ACL_EXEC))
         return;
     resp_cmd_t rc = {.argc = a->argc, .argv = (arg_t *)a->v};
     call(c, e, d, &rc);

@@ -13,6 +13,11 @@
 #include "server_int.h"
 #include "util.h"
 
+/* The daemon's own command flag, beside cmdarg.h's CMD_* (COMMAND INFO
+ * does not show it): a command that runs at once inside MULTI instead of
+ * being queued, as Redis runs QUIT and RESET (multi_runs_now()). */
+#define CMD_MULTI_NOW (1u << 31)
+
 /* Builds s->cmds from ntables NULL-name terminated tables (the composition
  * root, main(), names them). 0; -ENOMEM; -EEXIST when two entries have
  * the same name, or -EINVAL for an entry without a proc that does not
@@ -29,10 +34,11 @@ void cmd_index_free(server_t *s);
  * keeps it and calls again later. */
 bool cmd_dispatch(client_t *c, const resp_cmd_t *cmd);
 
-/* A transaction's queued command (multi.h's multi_run_fn and
- * multi_prefetch_fn): cmd is the handle the dispatcher queued it with. The
- * first runs it with its counting, without the admission checks, which it
- * passed when queued; the second calls its prefetch hook, if any. */
+/* A transaction's queued command, for EXEC (multi.c): cmd is the handle
+ * the dispatcher queued it with (multi_queue()). The first runs it as an
+ * admitted command is run (the call, its counters, the slow log), without
+ * the admission checks, which it passed when queued; the second calls its
+ * prefetch hook, if any. */
 void cmd_run_queued(client_t *c, const void *cmd, const argv_t *a);
 void cmd_prefetch_queued(client_t *c, const void *cmd, const argv_t *a);
 

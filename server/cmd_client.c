@@ -11,6 +11,7 @@
 #include "cmd.h"
 #include "conn.h"
 #include "monitor.h"
+#include "multi.h"
 
 /* The longest part of an argument quoted back in an error. */
 #define CLIENT_ERR_ARG 128
@@ -217,9 +218,7 @@ void cmd_client_reset_proc(client_t *c, int argc, const arg_t *argv)
 {
     server_t *s = c->srv;
     monitor_leave(c);
-    /* The transactions module ends MULTI and forgets WATCHed keys. */
-    if (s->on_client_reset != NULL)
-        s->on_client_reset(c);
+    multi_reset(c); /* ends MULTI and forgets WATCHed keys */
     c->reply_off = c->reply_skip_next = false;
     c->no_touch = false;
     c->dbnum = 0;

@@ -24,6 +24,7 @@
 #include "expire.h"
 #include "glob.h"
 #include "log.h"
+#include "persist.h"
 #include "propagate.h"
 #include "reply.h"
 #include "server_int.h"
@@ -313,8 +314,8 @@ void cmd_keys_flushall_proc(client_t *c, int argc, const arg_t *argv)
      * after the flush, and with save points the empty dataset is saved at
      * once, so a crash before the next save point cannot bring the flushed
      * filters back. FLUSHDB, like Redis's, saves nothing. */
-    if (s->on_flushall != NULL)
-        s->on_flushall(s);
+    if (s->persist != NULL)
+        persist_on_flushall(s);
     /* Redis counts a FLUSHALL as one change more, saved or not. */
     server_dirty(s, 1);
     reply_ok(c);

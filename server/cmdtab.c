@@ -222,7 +222,7 @@ const cmd_def_t cmd_conn_table[] = {
     {.name = "quit",
      .arity = -1,
      .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_NOAUTH |
-              CMD_ALLOW_BUSY,
+              CMD_ALLOW_BUSY | CMD_MULTI_NOW,
      .acl = ACL_CAT_CONNECTION,
      .proc = cmd_conn_quit_proc,
      .group = "connection",
@@ -286,7 +286,7 @@ const cmd_def_t cmd_client_table[] = {
     {.name = "reset",
      .arity = 1,
      .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_NOAUTH |
-              CMD_ALLOW_BUSY,
+              CMD_ALLOW_BUSY | CMD_MULTI_NOW,
      .acl = ACL_CAT_CONNECTION,
      .proc = cmd_client_reset_proc,
      .group = "connection",
@@ -732,7 +732,7 @@ const cmd_def_t cmd_expire_table[] = {
 /* ---- transactions (multi.c) ---------------------------------------------- */
 
 /* Redis's flags that this vocabulary has (allow_busy has no meaning here;
- * EXEC's skip_slowlog is main.c's on_call). */
+ * EXEC's skip_slowlog is the dispatcher's, cmd.c). */
 const cmd_def_t multi_table[] = {
     {.name = "multi",
      .arity = 1,

@@ -32,6 +32,7 @@
 #include "cmd.h"
 #include "cmdclock.h"
 #include "conn_info.h"
+#include "conn_int.h"
 #include "log.h"
 #include "multi.h"
 #include "tls.h"
@@ -368,6 +369,7 @@ static void conn_flush(conn_t *c)
 static void conn_parser_failed(conn_t *c)
 {
     c->proto_error = resp_parser_error(c->parser);
+    c->proto_code = resp_parser_code(c->parser);
 }
 
 /* Answers the protocol error the parser found and marks c to close once
@@ -380,9 +382,9 @@ static void conn_protocol_error(conn_t *c)
     /* The tighter limits of a client that has not authenticated get
      * Redis's own wording, so the client can tell why it was cut off. */
     if (!c->cl.authenticated && why != NULL) {
-        if (strcmp(why, "Protocol error: invalid multibulk length") == 0)
+        if (c->proto_code == RESP_PERR_MBULK)
             why = "Protocol error: unauthenticated multibulk length";
-        else if (strcmp(why, "Protocol error: invalid bulk length") == 0)
+        else if (c->proto_code == RESP_PERR_BULK)
             why = "Protocol error: unauthenticated bulk length";
     }
     resp_add_errorf(&c->cl.out, "ERR %s", why != NULL ? why : "Protocol error");
@@ -705,6 +707,7 @@ static void conn_accept_kind(server_t *s, uv_stream_t *listener, bool is_unix,
         return;
     }
     c->cl.srv = s;
+    c->cl.is_conn = true;
     c->is_unix = is_unix;
     int rc = is_unix ? uv_pipe_init(s->loop, &c->h.pipe, 0)
                      : uv_tcp_init(s->loop, &c->h.tcp);

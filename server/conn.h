@@ -10,7 +10,6 @@
 
 #include <uv.h>
 
-#include "connstate.h"
 #include "server_int.h"
 
 /* Called from a listener's connection callback. */
@@ -50,7 +49,8 @@ void conn_unpause(server_t *s);
 
 /* Applies the current limits (CONFIG SET) to c's parser. */
 void conn_apply_limits(conn_t *c);
-/* Sends the replies held for the AOF (server_t.release_replies). */
+/* Sends the replies held for the AOF (server_t.hold_replies); the AOF
+ * calls it once what they acknowledge is written. */
 void conn_release_held(server_t *s);
 
 /* Periodic checks: idle timeout, output buffer soft limit. */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <sys/resource.h>
 
+#include "conn_int.h"
 #include "log.h"
 #include "multi.h"
 #include "resp.h"

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "connstate.h"
+#include "server_int.h"
 
 /* Writes the CLIENT LIST line of c (ending in '\n') into buf, returns its
  * length (truncated to len-1). */

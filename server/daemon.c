@@ -14,13 +14,16 @@
 
 #include "acl.h"
 #include "acl_log.h"
+#include "aof.h"
 #include "cmdclock.h"
 #include "conn.h"
 #include "conn_info.h"
+#include "conn_int.h"
 #include "expire.h"
 #include "heap.h"
 #include "latency.h"
 #include "log.h"
+#include "persist.h"
 #include "tls.h"
 
 static void free_handle(uv_handle_t *h)
@@ -230,10 +233,14 @@ void daemon_shutdown(server_t *s, int exit_code)
         unlink(s->cfg->unixsocket);
         s->unix_listener = NULL;
     }
-    /* Once, after the listeners are closed and before the clients are: a
-     * failed final save sets s->exit_code to non-zero. */
-    if (s->on_shutdown != NULL)
-        s->on_shutdown(s);
+    /* Once, after the listeners are closed and before the clients are:
+     * the final save (a failed one sets s->exit_code to non-zero), then the
+     * AOF's last write and fsync. A start that failed has nothing new to
+     * save. */
+    if (s->started) {
+        persist_on_shutdown(s);
+        aof_on_shutdown(s);
+    }
     while (s->clients != NULL)
         conn_close(s->clients);
     if (s->handles_open) {
@@ -249,8 +256,8 @@ int daemon_config_commit(server_t *s, const char *const *names, int n,
                          char *err, size_t errlen)
 {
     const char *tls_name = NULL;
-    for (int i = 0; i < n && s->on_config_set != NULL; i++)
-        if (s->on_config_set(s, names[i], err, errlen) < 0)
+    for (int i = 0; i < n && s->aof != NULL; i++)
+        if (aof_config_set(s, names[i], err, errlen) < 0)
             return -EINVAL;
     for (int i = 0; i < n && tls_name == NULL; i++)
         if (strncasecmp(names[i], "tls-", 4) == 0)

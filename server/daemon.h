@@ -3,9 +3,9 @@
  * listeners, SIGTERM/SIGINT, the cron timer, shutdown, and the run-time
  * effects of CONFIG SET.
  *
- * Contract: event loop thread only. daemon_shutdown() calls the server's
- * on_shutdown hook (main() sets it to the final save) once, between closing
- * the listeners and closing the clients.
+ * Contract: event loop thread only. Once the server has started
+ * (server_t.started), daemon_shutdown() makes the final save and the AOF's
+ * last write once, between closing the listeners and closing the clients.
  */
 #ifndef DAEMON_H
 #define DAEMON_H
@@ -21,8 +21,9 @@
  * errno; err describes the failure. */
 int daemon_listen(server_t *s, char *err, size_t errlen);
 
-/* Stops listening, runs s->on_shutdown, closes every client and every
- * handle; the loop then ends. Idempotent. */
+/* Stops listening, makes the final save and the AOF's last write (once
+ * started), closes every client and every handle; the loop then ends.
+ * Idempotent. */
 void daemon_shutdown(server_t *s, int exit_code);
 
 /* Applies run-time effects of a CONFIG SET of name. */

@@ -100,35 +100,6 @@ static void write_pidfile(const char *path)
     }
 }
 
-/* The dispatcher's after-call hook: the slow log, MONITOR and the latency
- * monitor's command events (Redis splits those by the "fast" flag). */
-static void on_call(client_t *c, const resp_cmd_t *cmd, uint64_t ns)
-{
-    /* A command replayed from a file is no client's (as Redis's AOF
-     * client, never in the slow log or MONITOR); its client is not a
-     * connection and has no address. */
-    server_t *s = c->srv;
-    if (s->loading)
-        return;
-    /* Most calls are recorded nowhere: nobody monitors, and the call took
-     * less than both thresholds (the same tests the recorders make). */
-    const cfg_t *cfg = s->cfg;
-    if (s->nmonitors == 0 &&
-        (cfg->slowlog_log_slower_than < 0 || cfg->slowlog_max_len == 0 ||
-         ns / 1000 < (uint64_t)cfg->slowlog_log_slower_than) &&
-        (cfg->latency_monitor_threshold == 0 ||
-         ns / 1000000 < cfg->latency_monitor_threshold))
-        return;
-    const cmd_def_t *d = c->sub != NULL ? c->sub : c->cmd;
-    /* EXEC is Redis's skip_slowlog: its commands are logged one by one. */
-    if (d == NULL || !multi_is_exec(d))
-        slowlog_record(s, c, cmd, ns / 1000, conn_addr(c));
-    monitor_feed(c, cmd);
-    latency_add(s,
-                d != NULL && (d->flags & CMD_FAST) ? "fast-command" : "command",
-                ns / 1000000);
-}
-
 static void close_walk_cb(uv_handle_t *h, void *arg)
 {
     (void)arg;
@@ -190,10 +161,8 @@ static bool one_shot(int argc, char **argv, int *code)
     return false;
 }
 
-/* The composition root: the dispatcher learns the command families here,
- * FLUSHALL's hook saves the emptied dataset, and the dispatcher's
- * after-call hook feeds the slow log and the latency monitor. 0, or -1
- * after logging why. */
+/* The composition root: the dispatcher learns the command families here.
+ * 0, or -1 after logging why. */
 static int wire(server_t *s)
 {
     const cmd_def_t *cf = cfhost_table(); /* NULL when out of memory */
@@ -223,20 +192,11 @@ static int wire(server_t *s)
                     dup != NULL ? dup : "");
         return -1;
     }
-    s->on_flushall = persist_on_flushall;
-    s->on_call = on_call;
-    s->on_config_set = aof_config_set;
-    s->release_replies = conn_release_held;
-    /* Transactions: EXEC runs its queue through the dispatcher, and the
-     * key-change signals invalidate WATCH. */
-    if (multi_init(s, cmd_run_queued, cmd_prefetch_queued) < 0) {
+    /* The transactions module's table of watched keys. */
+    if (multi_init(s) < 0) {
         log_warning("Out of memory initialising the server");
         return -1;
     }
-    s->on_key_changed = multi_on_key_changed;
-    s->on_db_changing = multi_on_db_changing;
-    s->on_dbs_swapping = multi_on_dbs_swapping;
-    s->on_client_reset = multi_reset; /* RESET ends MULTI and WATCH */
     /* ACL users, after the command table their rules name: the default
      * user, then the configuration's users or its aclfile. */
     if (acl_init(s) < 0) {
@@ -342,13 +302,6 @@ static int load(app_t *a)
     return rc;
 }
 
-/* The final save (snapshot), then the AOF's last write and fsync. */
-static void on_shutdown(server_t *s)
-{
-    persist_on_shutdown(s);
-    aof_on_shutdown(s);
-}
-
 /* The AOF's files, the save points, then the files that say the server
  * is up. 0, or -1 (logged). */
 static int listen_all(app_t *a)
@@ -357,8 +310,8 @@ static int listen_all(app_t *a)
         return -1;
     if (persist_start(&a->srv) < 0)
         return -1;
-    /* Armed only now: a start that failed has nothing new to save. */
-    a->srv.on_shutdown = on_shutdown;
+    /* Only now: a start that failed has nothing new to save. */
+    a->srv.started = true;
     a->running = true;
     const cfg_t *cfg = &a->cfg;
     if (cfg->pidfile != NULL && cfg->pidfile[0] != '\0')
@@ -382,8 +335,8 @@ static int teardown(app_t *a, int code)
     server_t *s = &a->srv;
     if (a->loop != NULL) {
         /* After a failed start the loop never ran: the shutdown closes the
-         * listeners and handles opened so far (on_shutdown is not armed
-         * yet, so nothing is saved). */
+         * listeners and handles opened so far (not started yet, so
+         * nothing is saved). */
         if (s->loop != NULL && !s->shutting_down)
             daemon_shutdown(s, code);
         /* Handles still open (none expected) are closed so the loop can

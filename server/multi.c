@@ -15,6 +15,7 @@
 #include <xxhash.h>
 
 #include "argv.h"
+#include "cmd.h"
 #include "errtext.h"
 #include "expire.h"
 #include "reply.h"
@@ -52,8 +53,6 @@ struct multi {
     mkey_t **slots;
     size_t nslots; /* a power of two */
     size_t nkeys;
-    multi_run_fn *run;
-    multi_prefetch_fn *prefetch;
 };
 
 typedef struct queued {
@@ -127,7 +126,7 @@ static void key_touch(mkey_t *k)
         w->c->mstate->dirty_cas = true;
 }
 
-int multi_init(server_t *s, multi_run_fn *run, multi_prefetch_fn *prefetch)
+int multi_init(server_t *s)
 {
     struct multi *m = calloc(1, sizeof(*m));
     if (m == NULL)
@@ -137,8 +136,6 @@ int multi_init(server_t *s, multi_run_fn *run, multi_prefetch_fn *prefetch)
         free(m);
         return -ENOMEM;
     }
-    m->run = run;
-    m->prefetch = prefetch;
     s->multi = m;
     return 0;
 }
@@ -441,7 +438,6 @@ void multi_exec_proc(client_t *c, int argc, const arg_t *argv)
     mc->queue = NULL;
     mc->n = mc->cap = mc->bytes = 0;
     mc->flags = 0;
-    const struct multi *m = c->srv->multi;
     const cmd_def_t *cmd = c->cmd, *sub = c->sub;
     resp_add_array(&c->out, n);
     for (size_t i = 0; i < n; i += MULTI_PEEK) {
@@ -450,9 +446,9 @@ void multi_exec_proc(client_t *c, int argc, const arg_t *argv)
          * will touch before the first of them runs. */
         if (ahead > 1)
             for (size_t j = i; j < i + ahead; j++)
-                m->prefetch(c, q[j].cmd, q[j].a);
+                cmd_prefetch_queued(c, q[j].cmd, q[j].a);
         for (size_t j = i; j < i + ahead; j++)
-            m->run(c, q[j].cmd, q[j].a);
+            cmd_run_queued(c, q[j].cmd, q[j].a);
     }
     free_queue(q, n);
     c->cmd = cmd;
@@ -508,6 +504,5 @@ bool multi_runs_now(const cmd_def_t *d)
 {
     return d->proc == multi_exec_proc || d->proc == multi_discard_proc ||
            d->proc == multi_proc || d->proc == multi_watch_proc ||
-           (d->name[0] == 'q' && strcmp(d->name, "quit") == 0) ||
-           (d->name[0] == 'r' && strcmp(d->name, "reset") == 0);
+           (d->flags & CMD_MULTI_NOW);
 }

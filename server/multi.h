@@ -4,11 +4,10 @@
  * each), and the watched keys (database and key -> watching clients),
  * which the key-change signals of server.h invalidate.
  *
- * The dispatcher asks this module (it sits below the dispatcher): whether
- * a command is queued instead of run, what a refusal means for a
- * transaction, which flags EXEC stands for. EXEC runs its queue through
- * the dispatcher's own call path, given once by the composition root
- * (multi_init), so this module never links to the dispatcher.
+ * The dispatcher asks this module: whether a command is queued instead of
+ * run, what a refusal means for a transaction, which flags EXEC stands
+ * for. EXEC runs its queue through the dispatcher's own call path
+ * (cmd_run_queued(), cmd_prefetch_queued()).
  *
  * Contract: event loop thread only. A client's transaction state hangs on
  * client_t.mstate (NULL until the client first uses MULTI or WATCH) and is
@@ -30,26 +29,15 @@ cmd_proc_t multi_proc;
 cmd_proc_t multi_unwatch_proc;
 cmd_proc_t multi_watch_proc;
 
-/* The dispatcher's entry points for a queued command: cmd is what the
- * dispatcher gave multi_queue() for it (its own handle of the command,
- * opaque here), a the copy of its arguments.
- *  - run: runs it for c as the dispatcher runs an admitted command (call,
- *    counters, after-call hook), without the admission checks, which it
- *    passed when it was queued;
- *  - prefetch: starts loading what it will touch (the prefetch hook). */
-typedef void multi_run_fn(client_t *c, const void *cmd, const argv_t *a);
-typedef void multi_prefetch_fn(client_t *c, const void *cmd, const argv_t *a);
-
-/* Makes the server's watch table and keeps the dispatcher's entry points
- * for EXEC. 0 or -ENOMEM; multi_free()
- * releases it (idempotent, after every client is gone). */
-int multi_init(server_t *s, multi_run_fn *run, multi_prefetch_fn *prefetch);
+/* Makes the server's watch table. 0 or -ENOMEM; multi_free() releases it
+ * (idempotent, after every client is gone). */
+int multi_init(server_t *s);
 void multi_free(server_t *s);
 
-/* The listeners of the key-change signals (server.h), for the composition
- * root to set: a change to a watched key makes its watchers' EXEC answer
- * nil; a flush touches the watched keys that exist, a swap those that
- * exist on either side. */
+/* The listeners of the key-change signals (server.h calls them): a change
+ * to a watched key makes its watchers' EXEC answer nil; a flush touches the
+ * watched keys that exist, a swap those that exist on either side. Each is
+ * a no-op without multi_init() or while no key is watched. */
 void multi_on_key_changed(server_t *s, int dbnum, const void *key, size_t len);
 void multi_on_db_changing(server_t *s, int dbnum);
 void multi_on_dbs_swapping(server_t *s, int a, int b);

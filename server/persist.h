@@ -81,12 +81,12 @@ int persist_start(server_t *s);
  * code non-zero. Done once: later calls return 0. */
 int persist_shutdown_save(server_t *s, bool nosave, bool save, bool force);
 
-/* The server's on_shutdown hook (daemon_shutdown() calls it): the final
+/* The shutdown's part (daemon_shutdown() calls it): the final
  * save unless a SHUTDOWN already did it (a failure sets s->exit_code to 1),
  * then closes the handles. */
 void persist_on_shutdown(server_t *s);
 
-/* FLUSHALL's part (server_t.on_flushall), as Redis's: kills a running
+/* FLUSHALL's part (cmd_keys.c calls it), as Redis's: kills a running
  * background save (its image holds the flushed data), then, when save
  * points are configured, saves the now empty dataset in the foreground. A
  * failed save is logged; the command still succeeds, as in Redis. */

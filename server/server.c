@@ -5,6 +5,7 @@
  */
 #include "server_int.h"
 
+#include "multi.h"
 #include "sysmem.h"
 #include "tls.h"
 
@@ -117,20 +118,17 @@ uint64_t server_seed(server_t *s)
 
 void server_key_changed(server_t *s, int dbnum, const void *key, size_t len)
 {
-    if (s->on_key_changed != NULL)
-        s->on_key_changed(s, dbnum, key, len);
+    multi_on_key_changed(s, dbnum, key, len);
 }
 
 void server_db_changing(server_t *s, int dbnum)
 {
-    if (s->on_db_changing != NULL)
-        s->on_db_changing(s, dbnum);
+    multi_on_db_changing(s, dbnum);
 }
 
 void server_dbs_swapping(server_t *s, int a, int b)
 {
-    if (s->on_dbs_swapping != NULL)
-        s->on_dbs_swapping(s, a, b);
+    multi_on_dbs_swapping(s, a, b);
 }
 
 bool server_writes_paused(const server_t *s)

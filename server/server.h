@@ -35,7 +35,10 @@ struct client {
     struct acl_user *user;
     const char *user_name;
     bool close_after_reply; /* QUIT, protocol errors */
-    bool monitor;           /* MONITOR: fed every command (monitor.h) */
+    /* A connection's client (conn.c sets it); false for the client that
+     * replays a file of commands and for one made without a connection. */
+    bool is_conn;
+    bool monitor; /* MONITOR: fed every command (monitor.h) */
     /* CLIENT REPLY: OFF drops every reply; SKIP drops the next command's
      * (skip_next until the SKIP itself has ended, then skip). */
     bool reply_off, reply_skip, reply_skip_next;
@@ -99,8 +102,9 @@ void server_dirty(server_t *s, uint64_t n);
 uint64_t server_memory_headroom(const server_t *s);
 /* A fresh random seed for a new filter. */
 uint64_t server_seed(server_t *s);
-/* Key-change signals, for what must hear of every change to a key (WATCH,
- * and later keyspace notifications), wired by the composition root:
+/* Key-change signals, for what must hear of every change to a key: they
+ * call WATCH's listeners (multi.h) directly, and later keyspace
+ * notifications too:
  *  - server_key_changed(): key in database dbnum was written, created,
  *    deleted, renamed (called for both names), moved, restored, given or
  *    cleared a timeout, or expired; once per key per command, after the
@@ -110,7 +114,7 @@ uint64_t server_seed(server_t *s);
  *    which keys exist.
  *  - server_dbs_swapping(): databases a and b are about to trade contents
  *    (SWAPDB); called before.
- * Each is a no-op while nothing listens. */
+ * Each costs one test while no key is watched. */
 void server_key_changed(server_t *s, int dbnum, const void *key, size_t len);
 void server_db_changing(server_t *s, int dbnum);
 void server_dbs_swapping(server_t *s, int a, int b);

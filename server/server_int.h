@@ -21,7 +21,7 @@ struct aof;
 #define SERVER_READ_SLAB (64 * 1024)
 #define SERVER_PAUSE_WRITE 1
 #define SERVER_PAUSE_ALL 2
-/* The contexts of the ACL check (acl_allows), as Redis's ACL LOG names
+/* The contexts of the ACL check (acl.h's acl_allows), as Redis's ACL LOG names
  * them: a command run at once, one queued in a transaction, one that EXEC
  * runs. */
 #define CMD_ACL_TOP 0
@@ -79,18 +79,14 @@ struct server {
     /* The subsystems' own state. Those above the server in the module graph
      * have their own free functions, which the composition root's teardown
      * calls before server_free(). */
-    struct persist *persist; /* persist_init() makes it, persist_free() */
-    struct aof *aof;         /* aof_init() makes it, aof_free() */
-    struct latency *latency; /* latency.c's, allocated on first use; plain
-                                memory that server_free() frees */
-    struct slowlog *slowlog; /* slowlog.c's; slowlog_free() */
-    struct multi *multi;     /* multi.c's watched keys; multi_free() */
-    struct acl *acl;         /* acl.c's users; acl_free() */
-    struct acl_log *acl_log; /* acl_log.c's denials; acl_log_free() */
-    /* Called by the dispatcher after each command it ran, with the time
-     * the command took (the slow log and the latency monitor); set by
-     * main(), may be NULL. */
-    void (*on_call)(client_t *c, const resp_cmd_t *cmd, uint64_t ns);
+    struct persist *persist;     /* persist_init() makes it, persist_free() */
+    struct aof *aof;             /* aof_init() makes it, aof_free() */
+    struct latency *latency;     /* latency.c's, allocated on first use; plain
+                                    memory that server_free() frees */
+    struct slowlog *slowlog;     /* slowlog.c's; slowlog_free() */
+    struct multi *multi;         /* multi.c's watched keys; multi_free() */
+    struct acl *acl;             /* acl.c's users; acl_free() */
+    struct acl_log *acl_log;     /* acl_log.c's denials; acl_log_free() */
     const char *deny_writes_msg; /* server_deny_writes() */
     /* The append-only file's write denial (-MISCONF while it cannot be
      * written), apart from the snapshot's: server_deny_writes_aof(). */
@@ -98,46 +94,23 @@ struct server {
     /* Group commit (appendfsync always): a connection about to send
      * replies asks hold_replies first; true means they wait until the
      * AOF has written and fsynced what they acknowledge, once for all the
-     * connections of the loop iteration, and the AOF then calls
-     * release_replies, which sends every held reply. With urgent (a
-     * connection's replies pile up) the AOF syncs at once and answers
-     * false. hold_replies is set by the AOF while it is on (else NULL);
-     * release_replies by main(). */
+     * connections of the loop iteration, and the AOF then sends every
+     * held reply (conn_release_held()). With urgent (a connection's
+     * replies pile up) the AOF syncs at once and answers false. Set by the
+     * AOF while it is on, else NULL: the connections sit below the AOF and
+     * ask it only through this pointer. */
     bool (*hold_replies)(server_t *s, bool urgent);
-    void (*release_replies)(server_t *s);
     uint64_t nheld; /* connections whose replies wait */
-    /* Called by CONFIG SET once the directives it names are stored (the
-     * AOF switched on or off): 0, or -EINVAL with the error reply in err,
-     * and the old values are put back. Set by main(), may be NULL. */
-    int (*on_config_set)(server_t *s, const char *name, char *err,
-                         size_t errlen);
-    /* Called once by daemon_shutdown() after the listeners are closed and
-     * before the clients are (the final save); set by main(). */
-    void (*on_shutdown)(server_t *s);
-    /* Called by FLUSHALL once the databases are empty (persistence: stop a
-     * background save, save the empty dataset); set by main(), may be
-     * NULL. */
-    void (*on_flushall)(server_t *s);
-    /* Listeners of the key-change signals (server.h); set by main(), each
-     * may be NULL. */
-    void (*on_key_changed)(server_t *s, int dbnum, const void *key, size_t len);
-    void (*on_db_changing)(server_t *s, int dbnum);
-    void (*on_dbs_swapping)(server_t *s, int a, int b);
-    /* Called by RESET to end c's transaction (MULTI and WATCH state); set
-     * by main() to the transactions module's function, may be NULL. */
-    void (*on_client_reset)(client_t *c);
+    /* The start-up ended well (main() sets it once the AOF and the save
+     * points have started): from then on daemon_shutdown() makes the final
+     * save and the AOF's last write. */
+    bool started;
     /* The append-only file's feed: called once for each command to log,
      * in the order the changes were made, with its final form (what
      * replays into the same data) and the database it ran in; MULTI and
      * EXEC come through it around a transaction's commands. Set by main()
      * while the AOF is on, else NULL (propagate.h feeds it). */
     void (*on_propagate)(server_t *s, int dbnum, int argc, const arg_t *argv);
-    /* The ACL check (acl.h), set by main(); NULL allows everything. Called
-     * by the dispatcher after authentication with the ACL id (cmd.h) of the
-     * command d about to run or be queued, in the context CMD_ACL_*: false
-     * after it replied with the refusal. */
-    bool (*acl_allows)(client_t *c, unsigned id, const cmd_def_t *d, int argc,
-                       const arg_t *argv, int ctx);
     /* Whether a new connection must authenticate: the default user has
      * passwords or is off (acl.c keeps it; without it requirepass). */
     bool auth_required;

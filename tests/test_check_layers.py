@@ -101,6 +101,27 @@ class IncludeLevel(unittest.TestCase):
         self.tree.append("server/util.h", '#include "conn_int.h"\n')
         self.check_fails("include cycle", "server/conn", "server/util")
 
+    def test_a_cycle_inside_one_sublayer_passes(self):
+        # conn and cmd are both core: they may call each other.
+        self.tree.write("server/cmd.h", '#include "conn.h"\nint cmd_run(void);\n')
+        self.tree.write("server/cmd.c", '#include "cmd.h"\n')
+        self.tree.append("server/conn.c", '#include "cmd.h"\n')
+        rc, out = run(self.tree.dir)
+        self.assertEqual(rc, 0, out)
+
+    def test_a_lower_sublayer_includes_a_higher_one(self):
+        # util (base) including cmd.h (core) makes no cycle, but goes up.
+        self.tree.write("server/cmd.h", "int cmd_run(void);\n")
+        self.tree.append("server/util.c", '#include "cmd.h"\n')
+        out = self.check_fails("include upward edge: server/util (base) -> "
+                               "server/cmd (core)",
+                               'server/util.c:3 #include "cmd.h"')
+        self.assertNotIn("cycle", out)
+
+    def test_a_server_module_in_no_sublayer(self):
+        self.tree.write("server/newthing.c", '#include "util.h"\n')
+        self.check_fails("server/newthing is in no server/ sub-layer")
+
     def test_filter_includes_a_server_header(self):
         self.tree.append("filter/cf.c", '#include "util.h"\n')
         self.check_fails("forbidden edge: filter/cf -> server/util",
@@ -183,8 +204,8 @@ class LinkLevel(unittest.TestCase):
 
     def test_calls_one_way_pass(self):
         rc, out = self.build({
-            "server/a.c": "int b(void);\nint a(void) { return b(); }\n",
-            "server/b.c": "int b(void) { return 2; }\n",
+            "server/conn.c": "int util_b(void);\nint conn_a(void) { return util_b(); }\n",
+            "server/util.c": "int util_b(void) { return 2; }\n",
             "filter/f.c": "int f(void) { return 3; }\n",
             "commands/c.c": "int f(void);\nint c(void) { return f(); }\n",
         })
@@ -193,29 +214,47 @@ class LinkLevel(unittest.TestCase):
 
     def test_calls_both_ways_fail(self):
         rc, out = self.build({
-            "server/a.c": "int b(void);\nint a(void) { return b(); }\n",
-            "server/b.c": "int a(void);\nint b(void) { return a(); }\n",
+            "server/conn.c": "int util_b(void);\nint conn_a(void) { return util_b(); }\n",
+            "server/util.c": "int conn_a(void);\nint util_b(void) { return conn_a(); }\n",
         })
         self.assertEqual(rc, 1, out)
         self.assertIn("link cycle", out)
-        self.assertIn("server/a.c uses b", out)
-        self.assertIn("server/b.c uses a", out)
+        self.assertIn("server/conn.c uses util_b", out)
+        self.assertIn("server/util.c uses conn_a", out)
+
+    def test_calls_both_ways_inside_a_sublayer_pass(self):
+        rc, out = self.build({
+            "server/conn.c": "int cmd_b(void);\nint conn_a(void) { return cmd_b(); }\n",
+            "server/cmd.c": "int conn_a(void);\nint cmd_b(void) { return conn_a(); }\n",
+        })
+        self.assertEqual(rc, 0, out)
+
+    def test_a_lower_sublayer_calling_up_fails(self):
+        # No cycle: only the direction is wrong.
+        rc, out = self.build({
+            "server/main.c": "int main(void) { return 0; }\nint main_x(void) { return 1; }\n",
+            "server/conn.c": "int main_x(void);\nint conn_a(void) { return main_x(); }\n",
+        })
+        self.assertEqual(rc, 1, out)
+        self.assertIn("link upward edge: server/conn (core) -> server/main (root)", out)
+        self.assertIn("server/conn.c uses main_x", out)
+        self.assertNotIn("link cycle", out)
 
     def test_a_global_variable_counts(self):
         rc, out = self.build({
-            "server/a.c": "extern int nb;\nint na = 1;\nint a(void) { return nb; }\n",
-            "server/b.c": "extern int na;\nint nb = 2;\nint b(void) { return na; }\n",
+            "server/conn.c": "extern int nb;\nint na = 1;\nint conn_a(void) { return nb; }\n",
+            "server/util.c": "extern int na;\nint nb = 2;\nint util_b(void) { return na; }\n",
         })
         self.assertEqual(rc, 1, out)
         self.assertIn("link cycle", out)
 
     def test_commands_calling_the_server_fail(self):
         rc, out = self.build({
-            "server/s.c": "int s(void) { return 1; }\n",
+            "server/util.c": "int s(void) { return 1; }\n",
             "commands/c.c": "int s(void);\nint c(void) { return s(); }\n",
         })
         self.assertEqual(rc, 1, out)
-        self.assertIn("link forbidden edge: commands/c -> server/s", out)
+        self.assertIn("link forbidden edge: commands/c -> server/util", out)
 
     def test_protocol_calling_libuv_fails(self):
         rc, out = self.build({
@@ -226,10 +265,10 @@ class LinkLevel(unittest.TestCase):
 
     def test_objects_of_deleted_sources_are_ignored(self):
         self.build({
-            "server/a.c": "int b(void);\nint a(void) { return b(); }\n",
-            "server/b.c": "int a(void);\nint b(void) { return a(); }\n",
+            "server/conn.c": "int util_b(void);\nint conn_a(void) { return util_b(); }\n",
+            "server/util.c": "int conn_a(void);\nint util_b(void) { return conn_a(); }\n",
         })
-        os.remove(os.path.join(self.tree.dir, "server", "b.c"))
+        os.remove(os.path.join(self.tree.dir, "server", "util.c"))
         rc, out = run(self.tree.dir, "--objects", os.path.join(self.tree.dir, "build"))
         self.assertEqual(rc, 0, out)
 

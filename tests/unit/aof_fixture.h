@@ -72,11 +72,7 @@ static aof_fx_t *aof_fx_new(bool capture)
                                      sizeof(tables) / sizeof(tables[0]), &dup),
                      0);
     fx->f.indexed = true;
-    assert_int_equal(multi_init(&fx->f.s, cmd_run_queued, cmd_prefetch_queued),
-                     0);
-    fx->f.s.on_key_changed = multi_on_key_changed;
-    fx->f.s.on_db_changing = multi_on_db_changing;
-    fx->f.s.on_dbs_swapping = multi_on_dbs_swapping;
+    assert_int_equal(multi_init(&fx->f.s), 0);
     srv_fixture_client(&fx->f, &fx->c);
     if (capture) {
         fx->feed = calloc(1, sizeof(*fx->feed));

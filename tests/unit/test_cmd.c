@@ -36,6 +36,15 @@ static void fail_proc(client_t *c, int argc, const arg_t *argv)
     resp_add_error(&c->out, "ERR failed on purpose");
 }
 
+/* An array whose second element is an error: the call itself succeeded. */
+static void mixed_proc(client_t *c, int argc, const arg_t *argv)
+{
+    ran++;
+    resp_add_array(&c->out, 2);
+    resp_add_int(&c->out, 1);
+    resp_add_error(&c->out, "ERR inside");
+}
+
 static void pf_hook(client_t *c, const cmd_def_t *d, int argc,
                     const arg_t *argv)
 {
@@ -60,6 +69,7 @@ static const cmd_def_t table_a[] = {
     {.name = "open", .arity = 1, .flags = CMD_NOAUTH, .proc = ok_proc},
     {.name = "bad", .arity = 1, .proc = fail_proc},
     {.name = "box", .arity = -2, .subcommands = subs},
+    {.name = "mixed", .arity = 1, .proc = mixed_proc},
     {.name = NULL},
 };
 
@@ -215,13 +225,51 @@ static void test_misconf(void **state)
     assert_string_equal(RUN(fx, "del", "k"), "+OK\r\n");
 }
 
+typedef struct stat_seen {
+    const char *name;
+    uint64_t calls, rejected, failed;
+} stat_seen_t;
+
+static void stat_of(void *ctx, const char *name, uint64_t calls, uint64_t usec,
+                    uint64_t rejected, uint64_t failed)
+{
+    stat_seen_t *st = ctx;
+    (void)usec;
+    if (strcmp(name, st->name) == 0) {
+        st->calls = calls;
+        st->rejected = rejected;
+        st->failed = failed;
+    }
+}
+
+static stat_seen_t stats(fx_t *fx, const char *name)
+{
+    stat_seen_t st = {.name = name};
+    cmd_stats_each(&fx->f.s, stat_of, &st);
+    return st;
+}
+
+/* A call fails when its reply is an error (an error inside an array is
+ * not the call's); a refusal is no call. */
 static void test_stats_and_failures(void **state)
 {
     fx_t *fx = *state;
     RUN(fx, "bad");
     RUN(fx, "rd");
     RUN(fx, "rd", "k");
-    assert_int_equal(fx->f.s.total_commands, 2);
+    RUN(fx, "mixed");
+    RUN(fx, "bad");
+    assert_int_equal(fx->f.s.total_commands, 4);
+    stat_seen_t st = stats(fx, "bad");
+    assert_int_equal(st.calls, 2);
+    assert_int_equal(st.failed, 2);
+    st = stats(fx, "rd");
+    assert_int_equal(st.calls, 1);
+    assert_int_equal(st.rejected, 1);
+    assert_int_equal(st.failed, 0);
+    st = stats(fx, "mixed");
+    assert_int_equal(st.calls, 1);
+    assert_int_equal(st.failed, 0);
 }
 
 static void test_prefetch_only_when_admitted(void **state)

@@ -371,6 +371,26 @@ static void copy_by_chunks(aof_fx_t *fx, const char *src, const char *dst)
     }
 }
 
+/* A filter made by CF.LOADCHUNK is its own record: the chunks are logged
+ * as they came, with no header before them. */
+static void test_loadchunk_logs_itself(void **state)
+{
+    (void)state;
+    aof_fx_t *fx = aof_fx_new(true);
+    FX(fx, "CF.RESERVE", "src", "1000");
+    FX(fx, "CF.ADD", "src", "x");
+    feed_clear(fx->feed);
+    copy_by_chunks(fx, "src", "dst");
+    assert_true(fx->feed->n >= 2); /* the header chunk and the data */
+    for (size_t i = 0; i < fx->feed->n; i++) {
+        assert_int_equal(fx->feed->cmd[i]->argc, 4);
+        assert_true(arg_is(&fx->feed->cmd[i]->v[0], "cf.loadchunk"));
+        assert_true(arg_is(&fx->feed->cmd[i]->v[1], "dst"));
+    }
+    assert_true(arg_is(&fx->feed->cmd[0]->v[2], "1"));
+    aof_fx_free(fx);
+}
+
 /* Adds refused by a full filter (EXPANSION 0, the stash taken). */
 static unsigned full_seen;
 
@@ -491,6 +511,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_verbatim_reads_refusals),
         cmocka_unit_test(test_created_filter_logs_header),
+        cmocka_unit_test(test_loadchunk_logs_itself),
         cmocka_unit_test(test_expire_absolute),
         cmocka_unit_test(test_times_replay_absolute),
         cmocka_unit_test(test_restore_absttl),

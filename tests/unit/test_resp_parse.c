@@ -142,13 +142,37 @@ static void expect_cmd(const char *s, ...)
     resp_parser_free(p);
 }
 
-/* Feeds s (len bytes) in one piece and expects -EPROTO with msg, from the
- * feed itself or from the first resp_parser_next(). */
+/* The reason (resp_parser_code()) that goes with an error's text: each
+ * text has one, the byte named after "expected '$'" aside. */
+static resp_perr_t code_of(const char *msg)
+{
+    static const struct {
+        const char *text;
+        resp_perr_t code;
+    } codes[] = {
+        {"Protocol error: invalid multibulk length", RESP_PERR_MBULK},
+        {"Protocol error: invalid bulk length", RESP_PERR_BULK},
+        {"Protocol error: too big inline request", RESP_PERR_INLINE},
+        {"Protocol error: unbalanced quotes in request", RESP_PERR_QUOTES},
+        {"Protocol error: too big mbulk count string", RESP_PERR_MBULK_BIG},
+        {"Protocol error: too big bulk count string", RESP_PERR_BULK_BIG},
+        {"Protocol error: query buffer limit exceeded", RESP_PERR_QUERYBUF},
+    };
+    for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+        if (strcmp(msg, codes[i].text) == 0)
+            return codes[i].code;
+    assert_int_equal(strncmp(msg, "Protocol error: expected '$', got ", 34), 0);
+    return RESP_PERR_BULK_START;
+}
+
+/* Feeds s (len bytes) in one piece and expects -EPROTO with msg and its
+ * reason, from the feed itself or from the first resp_parser_next(). */
 static void expect_error_len(const resp_limits_t *lim, const char *s,
                              size_t len, const char *msg)
 {
     resp_parser_t *p = new_parser(lim);
     resp_cmd_t *c;
+    assert_int_equal(resp_parser_code(p), RESP_PERR_NONE);
     int rc = resp_parser_feed(p, s, len);
 
     if (rc == 0)
@@ -156,11 +180,13 @@ static void expect_error_len(const resp_limits_t *lim, const char *s,
     assert_int_equal(rc, -EPROTO);
     assert_non_null(resp_parser_error(p));
     assert_string_equal(resp_parser_error(p), msg);
+    assert_int_equal(resp_parser_code(p), code_of(msg));
     /* Sticky. */
     assert_int_equal(resp_parser_next(p, &c), -EPROTO);
     assert_int_equal(resp_parser_feed(p, "PING\r\n", 6), -EPROTO);
     assert_int_equal(resp_parser_next(p, &c), -EPROTO);
     assert_string_equal(resp_parser_error(p), msg);
+    assert_int_equal(resp_parser_code(p), code_of(msg));
     resp_parser_free(p);
 }
 

@@ -102,6 +102,30 @@ static void test_errorf(void **state)
     expect_bytes(o, want, strlen(want));
 }
 
+/* error_at: where the last error reply starts; only the error replies
+ * set it, and the caller may reset it. */
+static void test_error_at(void **state)
+{
+    resp_out_t *o = *state;
+    size_t at;
+
+    assert_true(o->error_at == RESP_OUT_NO_ERROR);
+    resp_add_simple(o, "OK");
+    resp_add_array(o, 2);
+    assert_true(o->error_at == RESP_OUT_NO_ERROR);
+    at = o->len;
+    resp_add_error(o, "ERR one");
+    assert_int_equal(o->error_at, at);
+    resp_add_int(o, 5);
+    assert_int_equal(o->error_at, at);
+    at = o->len;
+    resp_add_errorf(o, "ERR %d", 2);
+    assert_int_equal(o->error_at, at);
+    o->error_at = RESP_OUT_NO_ERROR;
+    resp_add_bulk(o, "x", 1);
+    assert_true(o->error_at == RESP_OUT_NO_ERROR);
+}
+
 static void test_int(void **state)
 {
     resp_out_t *o = *state;
@@ -372,6 +396,8 @@ static void test_sticky_failure(void **state)
     resp_add_int(&o, 1);
     resp_add_bulk(&o, "x", 1);
     assert_true(resp_out_failed(&o));
+    resp_add_error(&o, "ERR x");
+    assert_true(o.error_at == RESP_OUT_NO_ERROR); /* no error was added */
     assert_int_equal(o.len, 5); /* nothing appended after the failure */
     assert_null(resp_out_take(&o, &len));
     assert_int_equal(len, 0);
@@ -449,6 +475,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_errorf, setup2, teardown),
         cmocka_unit_test_setup_teardown(test_errorf, setup3, teardown),
+        cmocka_unit_test_setup_teardown(test_error_at, setup2, teardown),
+        cmocka_unit_test_setup_teardown(test_error_at, setup3, teardown),
         cmocka_unit_test_setup_teardown(test_int, setup2, teardown),
         cmocka_unit_test_setup_teardown(test_int, setup3, teardown),
         cmocka_unit_test_setup_teardown(test_bulk, setup2, teardown),

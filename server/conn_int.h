@@ -1,12 +1,12 @@
 /*
- * connstate.h - a connection's state (conn_t), shared by the modules that
- * make up the connection layer (conn.c, conn_info.c); the rest of the
- * server uses conn.h and conn_info.h.
+ * conn_int.h - a connection's state (conn_t), private to the connection
+ * module (conn.c, conn_info.c) and the daemon's client loops; the rest of
+ * the server uses conn.h and conn_info.h.
  *
  * Contract: event loop thread only.
  */
-#ifndef CONNSTATE_H
-#define CONNSTATE_H
+#ifndef CONN_INT_H
+#define CONN_INT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -25,8 +25,10 @@ struct conn {
     } h;
     resp_parser_t *parser;
     /* Why the parser refused the input, in its wording (the parser's
-     * string, sticky as its error); NULL while the input is good. */
+     * string, sticky as its error) and as its reason; NULL and
+     * RESP_PERR_NONE while the input is good. */
     const char *proto_error;
+    resp_perr_t proto_code;
     struct tls_conn *tls; /* NULL on a plain-text connection */
     conn_t *prev, *next;  /* server's client list */
     char addr[64];        /* "ip:port" or "/path:0" */
@@ -60,4 +62,4 @@ static inline size_t conn_out_queued(const conn_t *c)
     return uv_stream_get_write_queue_size(&c->h.stream);
 }
 
-#endif /* CONNSTATE_H */
+#endif /* CONN_INT_H */
