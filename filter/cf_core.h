@@ -85,7 +85,7 @@ _Static_assert(CF_V_INDEX_SHIFT == CF_V_FP_SHIFT + CF_V_FP_BITS &&
                    CF_V_TAG_MASK == (1ull << CF_V_INDEX_SHIFT) - 1,
                "victim packing constants disagree");
 
-/* A filter's kind: which code serves it. cf.c dispatches every public
+/* A filter's kind: which code serves it. cf_kind.c dispatches every public
  * function on it, each kind in its own files. */
 typedef enum cf_kind {
     CF_KIND_FIXED = 0, /* the fixed shapes and their chain: cf_fixed*.c */

@@ -1,7 +1,7 @@
 /*
  * cf_fixed.h - the fixed kind (private to filter/): tables of one shape of
  * cf_shape.h, exactly sized, chained when they grow (nested when the
- * expansion is 2 or more). cf.c hands a filter of kind CF_KIND_FIXED to
+ * expansion is 2 or more). cf_kind.c hands a filter of kind CF_KIND_FIXED to
  * the functions here; their contracts are cf.h's unless said otherwise.
  *
  * cf_fixed.c: one item at a time, stats; cf_fixed_batch.c: many items;
@@ -17,6 +17,8 @@
 CF_HIDDEN int cf_fixed_create(const cf_params_t *p, cf_filter_t **out);
 /* Frees the tables and the array of their entries (not the struct). */
 CF_HIDDEN void cf_fixed_release(cf_filter_t *f);
+/* Frees a filter without host bytes, struct included (a half-made one). */
+CF_HIDDEN void cf_fixed_free(cf_filter_t *f);
 
 CF_HIDDEN int cf_fixed_add(cf_filter_t *f, const void *key, size_t len);
 CF_HIDDEN int cf_fixed_add_nx(cf_filter_t *f, const void *key, size_t len);
@@ -31,7 +33,7 @@ CF_HIDDEN void cf_fixed_stats(const cf_filter_t *f, cf_stats_t *st);
 CF_HIDDEN void cf_fixed_exists_many(const cf_filter_t *f, size_t n,
                                     const void *const *keys, const size_t *lens,
                                     bool *out);
-/* room is never NULL here (cf.c passes its own "no cap"). */
+/* room is never NULL here (cf_kind.c passes its own "no cap"). */
 CF_HIDDEN void cf_fixed_add_many(cf_filter_t *f, size_t n,
                                  const void *const *keys, const size_t *lens,
                                  bool nx, uint64_t *room, int *rc);

@@ -224,7 +224,7 @@ int cf_fixed_load_header(const void *buf, size_t len, const cf_limits_t *lim,
         const uint8_t *q = p + CF_HDR_FIXED + k * CF_HDR_TABLE;
         if (cf_table_alloc(f, tabs_get(f, &one), le_load64(q), le_load64(q + 8),
                            &room) < 0) {
-            cf_free(f);
+            cf_fixed_free(f);
             return -ENOMEM;
         }
     }

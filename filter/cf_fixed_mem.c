@@ -161,6 +161,12 @@ int cf_fixed_create(const cf_params_t *p, cf_filter_t **out)
     return 0;
 }
 
+void cf_fixed_free(cf_filter_t *f)
+{
+    cf_fixed_release(f);
+    mem.free_fn(f);
+}
+
 void cf_fixed_release(cf_filter_t *f)
 {
     cf_table_t one, *tabs = tabs_get(f, &one);

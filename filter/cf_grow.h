@@ -3,7 +3,7 @@
  * grows in place a bucket at a time (linear hashing), two buckets per
  * lookup at every size, exact deletes. The design and its arithmetic are
  * docs/growth.md's; the public API is cf.h's (cf_params_t.growable), and
- * cf.c hands a filter of kind CF_KIND_GROW to the functions here.
+ * cf_kind.c hands a filter of kind CF_KIND_GROW to the functions here.
  *
  * Slots: 4 per bucket, 16 bits each, one bucket one 64-bit word. A slot
  * holds a 5-bit tag (bits 11..15) that is never consumed and an 11-bit
@@ -78,6 +78,8 @@ CF_HIDDEN uint32_t cf_grow_gen(const cf_filter_t *f);
 CF_HIDDEN uint64_t cf_grow_size_at(const cf_filter_t *f, uint32_t gen);
 /* Frees the state u.gr points to (the struct itself is the caller's). */
 CF_HIDDEN void cf_grow_release(cf_filter_t *f);
+/* Frees a filter without host bytes, struct included (a half-made one). */
+CF_HIDDEN void cf_grow_free(cf_filter_t *f);
 
 CF_HIDDEN void cf_grow_header(const cf_filter_t *f, void *buf);
 /* The header at buf (magic and version 4 already seen by the caller). */

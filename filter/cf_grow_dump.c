@@ -135,7 +135,7 @@ int cf_grow_load_header(const void *buf, size_t len, const cf_limits_t *lim,
     struct cf_grow *g = GR(f);
     rc = gr_over_load(g, ocap, oused);
     if (rc < 0) {
-        cf_free(f);
+        cf_grow_free(f);
         return rc;
     }
     g->items = items;

@@ -147,6 +147,12 @@ void cf_grow_release(cf_filter_t *f)
     f->u.gr = NULL;
 }
 
+void cf_grow_free(cf_filter_t *f)
+{
+    cf_grow_release(f);
+    mem.free_fn(f);
+}
+
 uint64_t cf_grow_size_bytes(const cf_filter_t *f)
 {
     const struct cf_grow *g = GR(f);

@@ -6,7 +6,7 @@
  * converted to the core's own forms: that would need the items.
  *
  * Such a filter is a cf_filter_t of kind CF_KIND_RB whose u.rb points to
- * the state below; cf.c hands it to the functions here.
+ * the state below; cf_kind.c hands it to the functions here.
  * The contracts are cf.h's unless said otherwise.
  */
 #ifndef CF_RB_H

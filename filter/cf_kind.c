@@ -1,7 +1,9 @@
 /*
- * cf.c - the public functions of cf.h that depend on a filter's kind: one
- * switch each, handing the filter to its kind's code (cf_fixed.h,
+ * cf_kind.c - the public functions of cf.h that depend on a filter's kind:
+ * one switch each, handing the filter to its kind's code (cf_fixed.h,
  * cf_grow.h, cf_rb.h). Nothing else here; a new kind is a case in each.
+ * The kinds never call back into these (they free their own half-made
+ * filters), so the dispatch sits above them with no cycle.
  */
 #include <errno.h>
 
