@@ -4,11 +4,14 @@
  * iteration and are written before the loop sleeps (a prepare handle);
  * with everysec an fsync is queued to a thread of our own (Redis's bio) at
  * most once a second, and while one is still running a write waits, for
- * up to 2 s, then goes ahead (aof_delayed_fsync counts it). With always
- * the replies of a loop iteration are held (hold_replies) until one write
- * and fdatasync before the loop sleeps covers them all, a group commit
- * across clients, and a write or fsync error exits, as Redis does: an
- * acknowledged write must never be missing. With everysec and no, a
+ * up to 2 s, then goes ahead (aof_delayed_fsync counts it). The replies
+ * of a loop iteration are held (hold_replies) until the write before the
+ * loop sleeps, as Redis sends them after flushAppendOnlyFile(): a crash
+ * of the process alone then loses no acknowledged write, but what waits
+ * behind a slow fsync (everysec; the replies go when the write is put
+ * off). With always that write and one fdatasync cover them all, a group
+ * commit across clients, and a write or fsync error exits, as Redis does:
+ * an acknowledged write must never be missing. With everysec and no, a
  * failed write is retried from the cron and from each later flush; until
  * one succeeds write commands are refused with -MISCONF. A failed
  * background fsync refuses them the same way (Redis's
@@ -521,7 +524,13 @@ void aof_flush(server_t *s, bool force)
 bool aof_hold_replies(server_t *s, bool urgent)
 {
     struct aof *a = s->aof;
-    if (a == NULL || a->len == 0 || s->cfg->appendfsync != CFG_FSYNC_ALWAYS)
+    if (a == NULL || a->len == 0)
+        return false;
+    /* A write that failed, or is put off behind a slow fsync (everysec),
+     * holds nothing: the replies go whether it was made or not, as Redis's
+     * do, else they would wait for the disk. (With always a failure has
+     * exited.) */
+    if (a->write_err || a->postponed_since != 0)
         return false;
     if (!urgent)
         return true;

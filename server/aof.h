@@ -66,10 +66,10 @@ void aof_feed(server_t *s, int dbnum, int argc, const arg_t *argv);
  * even while a background fsync is slow. */
 void aof_flush(server_t *s, bool force);
 
-/* The server's hold_replies hook: with appendfsync always and commands
- * not yet on disk, true (the replies wait for the write and fsync before
- * the loop sleeps); with urgent the write and fsync happen now and it
- * answers false. */
+/* The server's hold_replies hook: with commands not yet written, true
+ * (the replies wait for the write, and with appendfsync always its fsync,
+ * before the loop sleeps); with urgent the write (and fsync) happen now
+ * and it answers false. */
 bool aof_hold_replies(server_t *s, bool urgent);
 
 /* CONFIG SET's part (daemon_config_commit() calls it for each directive

@@ -298,8 +298,10 @@ ssize_t write(int fd, const void *buf, size_t n)
         errno = act;
         return -1;
     }
-    if (act == ACT_SLOW)
+    if (act == ACT_SLOW) {
+        count_failure("write");
         sleep(3);
+    }
     if (act == ACT_SHORT && n > 1) {
         count_failure("write");
         n /= 2;

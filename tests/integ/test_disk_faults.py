@@ -266,3 +266,23 @@ def test_failed_snapshot_keeps_the_old_one(workdir, background):
     c = restart_clean(s)
     assert c.execute_command("CF.EXISTS", "k", "saved") == 1
     assert c.execute_command("CF.COUNT", "k", "not saved") == 0
+
+
+def test_reply_leaves_after_its_write(workdir):
+    """A reply leaves only once its command is written to the AOF (as
+    Redis sends replies after flushAppendOnlyFile()), so a crash of the
+    process alone loses nothing acknowledged, whatever the fsync policy:
+    with every AOF write made to take 3 s, a kill -9 right after a reply
+    still finds its item after a restart. (appendfsync no: no background
+    fsync can put the write off.)"""
+    d, servers = workdir
+    control = os.path.join(d, "fault")
+    s = daemon(d, servers, control, "--appendonly", "yes",
+               "--appendfsync", "no", "--save", "")
+    c = s.client()
+    assert c.execute_command("CF.ADD", "k", "before") == 1
+    fault(control, "write SLOW appendonlydir")
+    assert c.execute_command("CF.ADD", "k", "acknowledged") == 1
+    c = restart_clean(s)
+    assert c.execute_command("CF.EXISTS", "k", "acknowledged") == 1
+    assert failures(control) > 0  # the write was held up
