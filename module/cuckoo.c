@@ -279,10 +279,12 @@ static void replicate(mod_call_t *c)
 {
     if (!c->changed)
         return;
-    if (c->created && strcmp(c->def->name, "cf.loadchunk") != 0) {
+    /* What the table entry says a created filter gets (cfcmd_created_t),
+     * as the daemon's log does. */
+    if (c->created && c->def->created != CFCMD_CREATED_SELF) {
         rm_Replicate(c->ctx, "CF.LOADCHUNK", "slb", c->keyname, 1LL,
                      (const char *)c->hdr, c->hdr_len);
-        if (strcmp(c->def->name, "cf.reserve") == 0)
+        if (c->def->created == CFCMD_CREATED_INSTEAD)
             return;
     }
     rm_ReplicateVerbatim(c->ctx);

@@ -218,8 +218,7 @@ static bool replay_one(replay_t *rp, const resp_cmd_t *cmd, uint64_t at,
                shown, name->ptr, path, at);
         return false;
     }
-    bool multi = arg_is(name, "multi"), exec = arg_is(name, "exec");
-    if (!(d->flags & CMD_WRITE) && !multi && !exec && !arg_is(name, "select")) {
+    if (!(d->flags & (CMD_WRITE | CMD_AOF_LOGGED))) {
         report(r,
                "Command '%.*s' cannot be replayed from the append only file "
                "%s at offset %" PRIu64 ": not a write",
@@ -227,9 +226,11 @@ static bool replay_one(replay_t *rp, const resp_cmd_t *cmd, uint64_t at,
         return false;
     }
     rp->c.out.len = 0;
+    rp->c.out.error_at = RESP_OUT_NO_ERROR;
+    bool was_in_multi = multi_active(&rp->c);
     cmd_dispatch(&rp->c, cmd);
     const resp_out_t *o = &rp->c.out;
-    if (o->failed || (o->len > 0 && o->buf[0] == '-')) {
+    if (o->failed || o->error_at == 0) { /* the reply is an error */
         int n = 0;
         while (n + 1 < (int)o->len && n < 200 && o->buf[n + 1] != '\r')
             n++;
@@ -240,12 +241,9 @@ static bool replay_one(replay_t *rp, const resp_cmd_t *cmd, uint64_t at,
                o->failed ? "out of memory" : o->buf + 1);
         return false;
     }
-    if (multi) {
-        rp->in_multi = true;
+    rp->in_multi = multi_active(&rp->c);
+    if (rp->in_multi && !was_in_multi)
         rp->multi_at = at;
-    } else if (exec) {
-        rp->in_multi = false;
-    }
     return true;
 }
 

@@ -17,6 +17,10 @@
  * does not show it): a command that runs at once inside MULTI instead of
  * being queued, as Redis runs QUIT and RESET (multi_runs_now()). */
 #define CMD_MULTI_NOW (1u << 31)
+/* Another: a command that may stand in an append-only file although it
+ * writes nothing (MULTI, EXEC, SELECT: the feed writes them around the
+ * logged commands); a replay takes it with the writes (aofload.c). */
+#define CMD_AOF_LOGGED (1u << 30)
 
 /* Builds s->cmds from ntables NULL-name terminated tables (the composition
  * root, main(), names them). 0; -ENOMEM; -EEXIST when two entries have

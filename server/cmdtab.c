@@ -262,7 +262,7 @@ const cmd_def_t cmd_conn_table[] = {
                       {"password", "string", NULL, 0, NULL})},
     {.name = "select",
      .arity = 2,
-     .flags = CMD_LOADING | CMD_STALE | CMD_FAST,
+     .flags = CMD_LOADING | CMD_STALE | CMD_FAST | CMD_AOF_LOGGED,
      .acl = ACL_CAT_CONNECTION,
      .proc = cmd_conn_select_proc,
      .group = "connection",
@@ -736,8 +736,8 @@ const cmd_def_t cmd_expire_table[] = {
 const cmd_def_t multi_table[] = {
     {.name = "multi",
      .arity = 1,
-     .flags =
-         CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST | CMD_ALLOW_BUSY,
+     .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_FAST |
+              CMD_ALLOW_BUSY | CMD_AOF_LOGGED,
      .acl = ACL_CAT_TRANSACTION,
      .proc = multi_proc,
      .group = "transactions",
@@ -746,7 +746,8 @@ const cmd_def_t multi_table[] = {
      .complexity = "O(1)"},
     {.name = "exec",
      .arity = 1,
-     .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_SKIP_SLOWLOG,
+     .flags = CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_SKIP_SLOWLOG |
+              CMD_AOF_LOGGED,
      .acl = ACL_CAT_TRANSACTION,
      .proc = multi_exec_proc,
      .group = "transactions",
