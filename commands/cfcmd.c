@@ -55,10 +55,10 @@
 #define CF_ERR_NOMEM "ERR Insufficient memory to create filter"
 
 /* Items handed to the core at once by CF.MEXISTS and CF.INSERT (the core
- * keeps its own prefetch window within a call; each call starts it anew,
- * so a command of up to this many items makes one call); the per-window
- * arrays live on the stack. */
-#define CF_WINDOW 128
+ * keeps its own prefetch window, CF_WINDOW, within a call; each call
+ * starts it anew, so a command of up to this many items makes one call);
+ * the per-batch arrays live on the stack. */
+#define CFCMD_BATCH 128
 
 /* Largest data chunk one CF.SCANDUMP returns. */
 #define CF_DUMP_CHUNK ((size_t)4 << 20)
@@ -483,7 +483,7 @@ static uint64_t reply_inserted(const call_t *c, const int *rcs, size_t m,
     if (!nx) {
         /* CF.INSERT answers true per item stored; a failure is false in
          * RESP3, -1 in RESP2 (not a boolean: the items go one by one). */
-        bool ok[CF_WINDOW], all = true;
+        bool ok[CFCMD_BATCH], all = true;
         for (size_t j = 0; j < m; j++) {
             ok[j] = rcs[j] == 0;
             all &= ok[j];
@@ -579,16 +579,16 @@ static void insert_common(const call_t *c, int argc, const arg_t *argv, bool nx,
         return;
     }
     size_t n = (size_t)(argc - first);
-    const void *keys[CF_WINDOW];
-    size_t lens[CF_WINDOW];
-    int rcs[CF_WINDOW];
+    const void *keys[CFCMD_BATCH];
+    size_t lens[CFCMD_BATCH];
+    int rcs[CFCMD_BATCH];
     bool resp3 = c->host->proto(c->h) >= 3;
     uint64_t changes = created;
 
     uint64_t room = growth_room(c);
     c->host->reply_array(c->h, n);
     for (size_t i = 0; i < n;) {
-        size_t m = n - i < CF_WINDOW ? n - i : CF_WINDOW;
+        size_t m = n - i < CFCMD_BATCH ? n - i : CFCMD_BATCH;
         for (size_t j = 0; j < m; j++) {
             keys[j] = argv[first + i + j].ptr;
             lens[j] = argv[first + i + j].len;
@@ -635,13 +635,13 @@ void cfcmd_mexists(const cfcmd_host_t *host, void *h, int argc,
     if (find_read(&c, &argv[1], &f) != 0)
         return;
     size_t n = (size_t)(argc - 2);
-    const void *keys[CF_WINDOW];
-    size_t lens[CF_WINDOW];
-    bool found[CF_WINDOW];
+    const void *keys[CFCMD_BATCH];
+    size_t lens[CFCMD_BATCH];
+    bool found[CFCMD_BATCH];
 
     host->reply_array(h, n);
     for (size_t i = 0; i < n;) {
-        size_t m = n - i < CF_WINDOW ? n - i : CF_WINDOW;
+        size_t m = n - i < CFCMD_BATCH ? n - i : CFCMD_BATCH;
         if (f == NULL) {
             memset(found, 0, sizeof(found));
         } else {
