@@ -16,7 +16,7 @@ import os
 import pytest
 import redis
 
-from support.durable import fsfault_env
+from support.durable import bgsave, fsfault_env
 from support.proc import (Daemon, RedisServer, shared_dir, use_redis_server,
                           wait_until)
 
@@ -250,10 +250,7 @@ def test_failed_snapshot_keeps_the_old_one(workdir, background):
     c.execute_command("CF.ADD", "k", "not saved")
     fault(control, "fsync EIO .tmp-")
     if background:
-        c.execute_command("BGSAVE")
-        wait_until(lambda: c.info("persistence")["rdb_bgsave_in_progress"]
-                   == 0, what="the BGSAVE")
-        assert c.info("persistence")["rdb_last_bgsave_status"] == "err"
+        assert bgsave(c) == "err"
     else:
         with pytest.raises(redis.ResponseError):
             c.execute_command("SAVE")

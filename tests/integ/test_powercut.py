@@ -37,7 +37,7 @@ import pytest
 import redis
 
 from support import fsmodel
-from support.durable import fsfault_env, missing
+from support.durable import bgsave, fsfault_env, missing
 from support.proc import Daemon, use_redis_server, wait_until
 
 pytestmark = pytest.mark.skipif(use_redis_server(),
@@ -243,10 +243,7 @@ def save(c, background):
     what was acknowledged before it was asked is in the snapshot."""
     asked = time.monotonic()
     if background:
-        c.execute_command("BGSAVE")
-        wait_until(lambda: c.info("persistence")["rdb_bgsave_in_progress"]
-                   == 0, what="the BGSAVE")
-        assert c.info("persistence")["rdb_last_bgsave_status"] == "ok"
+        assert bgsave(c) == "ok"
     else:
         assert c.execute_command("SAVE") in (b"OK", "OK", True)
     return time.monotonic(), asked

@@ -7,6 +7,8 @@ import os
 import pytest
 import redis
 
+from support.proc import wait_until
+
 
 def fsfault_env(**vars):
     """The environment of a daemon on the preloaded disk, with vars set
@@ -41,3 +43,11 @@ def missing(c, pairs):
                 got = [0] * len(part)
             out += [(key, x) for x, g in zip(part, got) if g != 1]
     return out
+
+
+def bgsave(c):
+    """BGSAVE, waited for: INFO's rdb_last_bgsave_status ("ok", "err")."""
+    c.execute_command("BGSAVE")
+    wait_until(lambda: c.info("persistence")["rdb_bgsave_in_progress"] == 0,
+               what="the BGSAVE")
+    return c.info("persistence")["rdb_last_bgsave_status"]
