@@ -120,9 +120,14 @@ static void command_rules(const server_t *s, const acl_sel_t *sel, sbuf_t *b)
 
 static void pattern(sbuf_t *b, const acl_pat_t *p)
 {
-    const char *pre = p->flags == (ACL_PERM_R | ACL_PERM_W) ? "~"
-                      : p->flags == ACL_PERM_R              ? "%R~"
-                                                            : "%W~";
+    /* A read-write pattern "*" is not "~*": that word means allkeys, which
+     * refuses every pattern after it, so a description holding both (Redis
+     * 7.0 writes one) would not load back (ACL SAVE, then ACL LOAD). */
+    bool all = strcmp(p->s, "*") == 0;
+    const char *pre = p->flags == (ACL_PERM_R | ACL_PERM_W)
+                          ? (all ? "%RW~" : "~")
+                      : p->flags == ACL_PERM_R ? "%R~"
+                                               : "%W~";
     sb_printf(b, "%s", pre);
     sb_printf(b, "%s", p->s);
 }

@@ -372,3 +372,23 @@ def test_key_patterns_of_every_kind(daemon, key, allowed):
     assert (r == 0) is allowed, r
     assert (admin.command("ACL", "DRYRUN", "k", "CF.EXISTS", key, "i") ==
             "OK") is allowed
+
+
+def test_read_write_star_pattern_saves_and_loads_back(daemon, tmp_path):
+    """%RW~* is a pattern, not allkeys: further patterns may follow it.
+    Its description is %RW~* (Redis 7.0 writes ~*, the allkeys word, which
+    refuses the patterns after it), so ACL SAVE writes a file ACL LOAD and
+    a restart read back as it was."""
+    acl = tmp_path / "users.acl"
+    acl.write_text("user default on nopass ~* &* +@all\n")
+    d = daemon("--aclfile", str(acl))
+    admin = _conn(d)
+    assert admin.command("ACL", "SETUSER", "u", "on", "nopass", "%R~r*",
+                         "%RW~*", "%W~w*", "+@all") == "OK"
+    line = [l for l in admin.command("ACL", "LIST")
+            if l.startswith(b"user u ")][0]
+    assert b" %R~r* %RW~* %W~w* " in line
+    assert admin.command("ACL", "SAVE") == "OK"
+    assert admin.command("ACL", "LOAD") == "OK"
+    assert [l for l in admin.command("ACL", "LIST")
+            if l.startswith(b"user u ")] == [line]
