@@ -1238,3 +1238,9 @@ const cmd_def_t cmd_acl_table[] = {
      .subcommands = acl_subs},
     CMD_DEF_END,
 };
+
+const cmd_def_t *const cmd_families[CMD_NFAMILIES] = {
+    cmd_conn_table,   cmd_client_table, monitor_table,   cmd_keys_table,
+    cmd_expire_table, multi_table,      cmd_admin_table, cmd_persist_table,
+    cmd_aof_table,    latency_table,    slowlog_table,   cmd_acl_table,
+};

@@ -30,4 +30,10 @@ extern const cmd_def_t latency_table[];     /* LATENCY */
 extern const cmd_def_t slowlog_table[];     /* SLOWLOG */
 extern const cmd_def_t cmd_acl_table[];     /* ACL */
 
+/* Every family above, in the order main() registers them (the CF family,
+ * made at run time by cfhost.c, goes after them): a new family is one
+ * array here and one line in cmdtab.c's list. */
+#define CMD_NFAMILIES 12
+extern const cmd_def_t *const cmd_families[CMD_NFAMILIES];
+
 #endif /* CMDTAB_H */

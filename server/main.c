@@ -20,12 +20,6 @@
 #include "aofload.h"
 #include "cfhost.h"
 #include "cmd.h"
-#include "cmd_acl.h"
-#include "cmd_admin.h"
-#include "cmd_client.h"
-#include "cmd_conn.h"
-#include "cmd_expire.h"
-#include "cmd_keys.h"
 #include "cmdtab.h"
 #include "config_load.h"
 #include "conn.h"
@@ -166,24 +160,12 @@ static bool one_shot(int argc, char **argv, int *code)
 static int wire(server_t *s)
 {
     const cmd_def_t *cf = cfhost_table(); /* NULL when out of memory */
-    const cmd_def_t *tables[] = {cmd_conn_table,
-                                 cmd_client_table,
-                                 monitor_table,
-                                 cmd_keys_table,
-                                 cmd_expire_table,
-                                 multi_table,
-                                 cmd_admin_table,
-                                 cmd_persist_table,
-                                 cmd_aof_table,
-                                 latency_table,
-                                 slowlog_table,
-                                 cmd_acl_table,
-                                 cf};
+    const cmd_def_t *tables[CMD_NFAMILIES + 1];
+    memcpy(tables, cmd_families, sizeof(cmd_families));
+    tables[CMD_NFAMILIES] = cf;
     const char *dup = NULL;
-    int rc = cf == NULL
-                 ? -ENOMEM
-                 : cmd_index_build(s, tables,
-                                   sizeof(tables) / sizeof(tables[0]), &dup);
+    int rc = cf == NULL ? -ENOMEM
+                        : cmd_index_build(s, tables, CMD_NFAMILIES + 1, &dup);
     if (rc < 0) {
         log_warning("Cannot build the command table: %s%s",
                     rc == -EEXIST   ? "duplicate command "

@@ -22,21 +22,13 @@
 #include "cmdtab.h"
 #include "server_int.h"
 
-/* Every family cmdtab.h declares, in main()'s order. */
-static const cmd_def_t *const families[] = {
-    cmd_conn_table,   cmd_client_table, monitor_table,   cmd_keys_table,
-    cmd_expire_table, multi_table,      cmd_admin_table, cmd_persist_table,
-    cmd_aof_table,    latency_table,    slowlog_table,   cmd_acl_table,
-};
-#define NFAMILIES (sizeof(families) / sizeof(families[0]))
-
 /* Calls fn(d, parent) for every entry of every family, then for each of
  * its subcommands (parent NULL for a top-level entry). */
 typedef void entry_fn(const cmd_def_t *d, const cmd_def_t *parent);
 static void each_entry(entry_fn *fn)
 {
-    for (size_t f = 0; f < NFAMILIES; f++)
-        for (const cmd_def_t *d = families[f]; d->name != NULL; d++) {
+    for (size_t f = 0; f < CMD_NFAMILIES; f++)
+        for (const cmd_def_t *d = cmd_families[f]; d->name != NULL; d++) {
             fn(d, NULL);
             for (const cmd_def_t *s = d->subcommands; s && s->name; s++)
                 fn(s, d);
@@ -140,16 +132,16 @@ static void test_args_and_keys(void **state)
 static void test_registers_together(void **state)
 {
     (void)state;
-    const cmd_def_t *tables[NFAMILIES + 1];
-    memcpy(tables, families, sizeof(families));
-    tables[NFAMILIES] = cfhost_table();
-    assert_non_null(tables[NFAMILIES]);
+    const cmd_def_t *tables[CMD_NFAMILIES + 1];
+    memcpy(tables, cmd_families, sizeof(cmd_families));
+    tables[CMD_NFAMILIES] = cfhost_table();
+    assert_non_null(tables[CMD_NFAMILIES]);
     static server_t s;
     const char *dup = "unset";
-    assert_int_equal(cmd_index_build(&s, tables, NFAMILIES + 1, &dup), 0);
+    assert_int_equal(cmd_index_build(&s, tables, CMD_NFAMILIES + 1, &dup), 0);
     assert_null(dup);
     size_t n = 0;
-    for (size_t t = 0; t <= NFAMILIES; t++)
+    for (size_t t = 0; t <= CMD_NFAMILIES; t++)
         for (const cmd_def_t *d = tables[t]; d->name != NULL; d++, n++) {
             char upper[CMD_NAME_MAX];
             size_t len = strlen(d->name);
