@@ -102,7 +102,6 @@ class Run:
         self.args = args
         self.server = Daemon(*args, dir=self.dir,
                              env=fsfault_env(CUCKOOD_FSREC=self.log))
-        self.events = []  # (time, what, detail)
 
     def __enter__(self):
         self.initial = fsmodel.snapshot_dir(self.dir)
@@ -117,24 +116,20 @@ class Run:
     def client(self):
         return self.server.client()
 
-    def event(self, what, detail=None):
-        self.events.append((time.monotonic(), what, detail))
 
-
-def check_states(tmp, run, acked, must_have, must_not_have=lambda t: (),
+def check_states(tmp, run, must_have, must_not_have=lambda t: (),
                  check=lambda c, t: None, args=None):
     """Every crash point sampled along run's record, every state a cut
     there may leave: cuckood starts on it (with args, run's by default),
     holds must_have(T) and none of must_not_have(T) (T: the time of the
-    cut), and check(client, T) says nothing is wrong (None, or what is).
-    Returns how many states were tried."""
+    cut), and check(client, T) says nothing is wrong (None, or what is)."""
     ops = fsmodel.read_log(run.log)
     args = run.args if args is None else args
     counts = dict(points=0, states=0, lost=0, back=0, refused=0, wrong=0)
     rng = random.Random(int(os.environ.get("CUCKOOD_POWERCUT_SEED",
                                            str(len(ops)))))
     points = fsmodel.crash_points(ops, run.dir, POINTS, rng)
-    tried, failures = 0, []
+    failures = []
     disk = fsmodel.Disk(run.dir, run.initial)
     done = 0
     for k in points:
@@ -147,7 +142,6 @@ def check_states(tmp, run, acked, must_have, must_not_have=lambda t: (),
             state = tempfile.mkdtemp(prefix="state-", dir=tmp)
             fsmodel.materialize(files, state)
             s = Daemon(*args, dir=state)
-            tried += 1
             counts["states"] += 1
             try:
                 s.start()
@@ -187,7 +181,6 @@ def check_states(tmp, run, acked, must_have, must_not_have=lambda t: (),
                 shutil.rmtree(state, ignore_errors=True)
     report(counts, len(ops))
     assert failures == [], "\n".join(failures[:5])
-    return tried
 
 
 def report(counts, nops):
@@ -269,7 +262,7 @@ def test_steady_writes(tmp, policy):
     with Run(tmp, *policy.args) as run:
         w = writes_for(policy, run, 3.0 if policy is EVERYSEC else 1.5,
                        saves)
-    check_states(tmp, run, w.acked,
+    check_states(tmp, run,
                  lambda t: policy.durable(w.acked, saves, t))
 
 
@@ -284,7 +277,7 @@ def test_rewrite_under_writes(tmp, policy):
                 "aof_rewrite_in_progress"] == 0, what="the rewrite")
             time.sleep(2.5 if policy is EVERYSEC else 0.7)
         assert w.errors == []
-    check_states(tmp, run, w.acked,
+    check_states(tmp, run,
                  lambda t: policy.durable(w.acked, [], t))
 
 
@@ -300,7 +293,7 @@ def test_save_and_bgsave(tmp, policy):
             if policy is EVERYSEC:
                 time.sleep(2.0)
         assert w.errors == []
-    check_states(tmp, run, w.acked,
+    check_states(tmp, run,
                  lambda t: policy.durable(w.acked, saves, t))
 
 
@@ -324,7 +317,7 @@ def test_flushall_does_not_come_back(tmp, policy):
             gone = saves[-1][0]
         w = writes_for(policy, run, 2.5 if policy is EVERYSEC else 0.6,
                        saves)
-    check_states(tmp, run, w.acked,
+    check_states(tmp, run,
                  lambda t: policy.durable(w.acked, saves, t),
                  lambda t: old if t > gone else [])
 
@@ -354,7 +347,7 @@ def test_appendonly_switched_on_at_run_time(tmp, policy):
             return []
         return (acked_before(w.acked, asked) +
                 policy.durable(w.acked, [], t))
-    check_states(tmp, run, w.acked, must_have, args=policy.args)
+    check_states(tmp, run, must_have, args=policy.args)
 
 
 def test_acl_save(tmp):
@@ -379,4 +372,4 @@ def test_acl_save(tmp):
                  for u in c.execute_command("ACL", "USERS")}
         want = {u for when, u in saved if when < t}
         return None if want <= users else "users %r lost" % (want - users)
-    check_states(tmp, run, [], lambda t: [], check=users_there)
+    check_states(tmp, run, lambda t: [], check=users_there)
