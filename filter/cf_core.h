@@ -97,6 +97,7 @@ typedef enum cf_kind {
  * growable); "CKR1" (cf_rb.h) wraps RedisBloom's. */
 #define CF_MAGIC 0x31464B43u /* "CKF1" */
 #define CF_GROW_VERSION 4
+#define CF_GROW_VERSION5 5
 
 typedef struct cf_table {
     uint8_t *data; /* bytes + the shape's pad bytes, zeroed */

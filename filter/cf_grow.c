@@ -20,6 +20,8 @@
 #define GROW_FORCED_ROUNDS 4
 #define GROW_FORCED_BATCH 16
 #define GROW_FORCE_MIN 5000 /* per GR_LOAD_SCALE slots */
+/* Splits one add makes at most to bring the load under the target. */
+#define GROW_CATCHUP 8
 
 /* splitmix64's finaliser: spreads a tag into the per-tag constants. */
 static uint64_t mix64(uint64_t x)
@@ -31,37 +33,6 @@ static uint64_t mix64(uint64_t x)
     return x ^ (x >> 32);
 }
 
-/* Per tag, shared by every filter (read-only): mix64(t + 1) and
- * mix64(t << 32 ^ CF_GOLDEN), splitmix64's finaliser below. A filter
- * xors its own seeded word into them (gr_h0(), gr_g()), so that it needs
- * no table of its own: a small filter is 512 bytes smaller. */
-const uint64_t gr_tag_h[GR_TAGS] = {
-    0x08AED0390BD5BAE2ull, 0x3FB6798525919E24ull, 0x306AA4FE48055565ull,
-    0x143D3CC553BDDDE8ull, 0x15D3F4E10DDCD9FAull, 0xF5A593B8F1B56699ull,
-    0x6B0F1B050E05E6DEull, 0x56D3529DF4E186D8ull, 0xFB74B31DA772B7E6ull,
-    0x26EFA42565A0C804ull, 0xF8FA299A44E2023Cull, 0xEB4B2770E36ACD32ull,
-    0x0817A3B4410A2226ull, 0xD61E360A1C0BCDBCull, 0x99D0BE24FB657402ull,
-    0x141E15E3507BBD69ull, 0x05FEAE9BA1D072F1ull, 0x9071F592287DFC64ull,
-    0xD31DDCA8E36B1A0Eull, 0x4DDF484ACB419008ull, 0xF322C03A126BFBC7ull,
-    0x86C49CF00DA5F5C7ull, 0xF57A90E3736079F2ull, 0x04EF27F3279BC19Cull,
-    0xAEE2278AC7CA27AFull, 0x0B7701CBAE1B14C4ull, 0x08CB2CCEF60DDF3Full,
-    0x410CB5D0E651BC87ull, 0x17B002985AF0F385ull, 0xC871C60310ED6034ull,
-    0x77D03F2AFDE649B6ull, 0x8EB39C6E0678CD7Aull,
-};
-const uint64_t gr_tag_g[GR_TAGS] = {
-    0x581D94C186728DEBull, 0x9E132642624382BCull, 0x285BEB035D10FFE4ull,
-    0xB12FC7C591D00FCAull, 0xD11181F9ED980EFCull, 0x020902AF312FCD21ull,
-    0x4BD1AB99D4670B8Bull, 0x9D71635D46BE5263ull, 0x790D7D48E52F1F3Dull,
-    0x04B63340F709A6C9ull, 0x40B7E2853E6275D8ull, 0x4A87A647BEED957Eull,
-    0x3A36A94FAE1D9CCFull, 0x0632D088C322D9F0ull, 0x001B3622AED40BD2ull,
-    0xB0E6CA768A6A11BEull, 0xDE675F2F00FF9286ull, 0x1A88D71D7585F460ull,
-    0xD59A129E2C5E9A30ull, 0x21BA4BF80F274EC2ull, 0xAFD4656584E9F4A1ull,
-    0x7A7061F7AAF5494Aull, 0x6DC66913F678A3FAull, 0xDE7F216A5974A07Full,
-    0x0B5A3F25D3602111ull, 0x40D8E9393EE52125ull, 0xA08F0651E601F6CDull,
-    0xDAD00962DF3CF086ull, 0x38FF3B466E0454A9ull, 0x84AE1CD417E47413ull,
-    0x54742F37C0AEA230ull, 0x6297C960DD9E1094ull,
-};
-
 void gr_constants(struct cf_grow *g, uint64_t seed)
 {
     g->h_seed = mix64(seed ^ 0x5851F42D4C957F2Dull);
@@ -72,10 +43,12 @@ void gr_constants(struct cf_grow *g, uint64_t seed)
 
 /* ---- creation ---- */
 
+/* The base buckets of a new filter: its compact table holds the reserve
+ * at CF_GROW_CMP_LOAD. */
 static uint64_t base_buckets(uint64_t capacity)
 {
     unsigned __int128 slots = (unsigned __int128)capacity * GR_LOAD_SCALE;
-    uint64_t per = (uint64_t)GR_B * CF_GROW_TARGET;
+    uint64_t per = (uint64_t)GR_B * CF_GROW_CMP_LOAD;
     uint64_t n0 = (uint64_t)((slots + per - 1) / per);
     return n0 < 1 ? 1 : n0;
 }
@@ -87,7 +60,7 @@ uint64_t cf_grow_initial_bytes(const cf_params_t *p)
     uint64_t n0 = base_buckets(p->capacity);
     if (n0 * 8 > CF_ABS_MAX_BYTES)
         return 0;
-    return n0 * 8;
+    return gr_cmp_bytes(n0);
 }
 
 int gr_new(const gr_init_t *in, cf_filter_t **out)
@@ -113,18 +86,23 @@ int gr_new(const gr_init_t *in, cf_filter_t **out)
     g->target = in->target;
     g->capacity = in->capacity;
     g->rng = in->rng;
+    g->phase = (uint8_t)in->phase;
+    g->remap = (uint8_t)in->remap;
+    g->conv = in->conv;
+    g->conv_at[0] = g->conv_at[1] = GR_EV_BEFORE;
     gr_constants(g, in->seed);
     g->nb = g->nbig + g->split;
     /* the capacity the steps from n0 reach first at nb: what the filter
      * that was saved holds, so that a loaded copy holds (and CF.INFO
      * reports) the same bytes as the original, and a replica as much as
-     * its master */
+     * its master; a compact filter has no 16-bit table yet */
     uint64_t cap = g->n0, steps = 0;
     while (cap < g->nb) {
         cap = gr_next_cap(cap);
         steps++;
     }
-    if (gr_alloc_to(g, cap) < 0) {
+    if ((g->phase != GR_WHOLE && gr_cmp_alloc(g) < 0) ||
+        (g->phase != GR_COMPACT && gr_alloc_to(g, cap) < 0)) {
         gr_free(g);
         mem.free_fn(f);
         return -ENOMEM;
@@ -141,8 +119,8 @@ int cf_grow_create(const cf_params_t *p, cf_filter_t **out)
     uint64_t bytes = cf_grow_initial_bytes(p);
     if (bytes == 0)
         return -ENOMEM;
-    uint64_t n0 = bytes / 8;
-    if (p->max_bytes && gr_size_of_cap(n0) > p->max_bytes)
+    uint64_t n0 = base_buckets(p->capacity);
+    if (p->max_bytes && gr_size_of_cap(0) + bytes > p->max_bytes)
         return -ENOMEM;
     gr_init_t in = {
         .n0 = n0,
@@ -153,6 +131,8 @@ int cf_grow_create(const cf_params_t *p, cf_filter_t **out)
         .max_kicks = p->max_kicks,
         .expansion = p->expansion,
         .max_filters = p->max_filters,
+        .phase = GR_COMPACT,
+        .remap = 1,
     };
     return gr_new(&in, out);
 }
@@ -179,7 +159,7 @@ static inline uint32_t level_of(const struct cf_grow *g, uint64_t b)
 /* Places v in bucket b if it has an empty slot. */
 static bool bucket_put(struct cf_grow *g, uint64_t b, uint32_t v)
 {
-    uint64_t *p = gr_bucket(g, b), w = *p;
+    uint64_t *p = gr_wbucket(g, b), w = *p;
     uint64_t e = gr_empty_lanes(w);
     CK_ASSERT(b < g->nb && (v & GR_VAR_MASK) != 0 && v <= 0xFFFFu);
     if (e == 0)
@@ -231,7 +211,7 @@ static int split_one(struct cf_grow *g, uint64_t *room)
         }
     }
     uint64_t p = g->split, hb = p + g->nbig;
-    uint64_t *lo = gr_bucket(g, p), *hi = gr_bucket(g, hb);
+    uint64_t *lo = gr_wbucket(g, p), *hi = gr_wbucket(g, hb);
     uint64_t w = *lo, nl = 0, nh = 0;
     uint32_t kl = 0, kh = 0, added = 0, voids = 0;
     for (uint32_t k = 0; k < GR_B; k++) {
@@ -307,7 +287,7 @@ static bool place(struct cf_grow *g, uint64_t *b, uint32_t *v, kick_log_t *log)
     for (int n = 0; n < GROW_KICKS; n++) {
         if (bucket_put(g, *b, *v))
             return true;
-        uint64_t *p = gr_bucket(g, *b), w = *p, nb = 0;
+        uint64_t *p = gr_wbucket(g, *b), w = *p, nb = 0;
         if (log != NULL) {
             log->at[log->n] = p;
             log->was[log->n++] = w;
@@ -338,11 +318,11 @@ static bool is_overflow(const struct cf_grow *g, uint64_t b, uint32_t v)
 {
     uint32_t t = v >> GR_VAR_BITS, pv;
     uint64_t pb;
-    uint64_t m = gr_match(*gr_bucket(g, b), gr_want(t, v));
+    uint64_t m = gr_match(gr_word(g, b), gr_want(t, v));
     if (__builtin_popcountll(m) < GR_B || !partner(g, b, v, &pb, &pv))
         return false;
     return pb == b || __builtin_popcountll(
-                          gr_match(*gr_bucket(g, pb), gr_want(t, pv))) == GR_B;
+                          gr_match(gr_word(g, pb), gr_want(t, pv))) == GR_B;
 }
 
 /* Whether forced splits may help the homeless entry v of bucket b: when
@@ -447,7 +427,7 @@ static bool bfs_place(struct cf_grow *g, uint64_t b0, uint32_t v0, uint64_t b1,
     uint32_t lo = 0, hi = n; /* the level last found full */
     while (n < CF_BFS_NODES) {
         for (uint32_t q = lo; q < hi && n < CF_BFS_NODES; q++) {
-            uint64_t w = *gr_bucket(g, nodes[q].bucket);
+            uint64_t w = gr_word(g, nodes[q].bucket);
             for (uint32_t k = 0; k < GR_B && n < CF_BFS_NODES; k++) {
                 uint32_t e = (uint32_t)(w >> (16 * k)) & 0xFFFFu;
                 uint64_t pb;
@@ -465,14 +445,14 @@ static bool bfs_place(struct cf_grow *g, uint64_t b0, uint32_t v0, uint64_t b1,
         if (n == hi)
             return false;
         for (uint32_t q = hi; q < n; q++) {
-            if (gr_empty_lanes(*gr_bucket(g, nodes[q].bucket)) == 0)
+            if (gr_empty_lanes(gr_word(g, nodes[q].bucket)) == 0)
                 continue;
             /* from the free slot back to the root: each bucket of the path
              * is written once, so the lanes read above still hold */
             (void)bucket_put(g, nodes[q].bucket, nodes[q].fp);
             for (; nodes[q].parent != CF_BFS_ROOT; q = nodes[q].parent) {
                 const bfs_node_t *p = &nodes[nodes[q].parent];
-                uint64_t *w = gr_bucket(g, p->bucket);
+                uint64_t *w = gr_wbucket(g, p->bucket);
                 uint32_t sh = 16u * nodes[q].slot;
                 *w = (*w & ~(0xFFFFull << sh)) | (uint64_t)p->fp << sh;
             }
@@ -492,7 +472,7 @@ add_crowded(struct cf_grow *g, const gr_item_t *it, gr_side_t s0, gr_side_t s1,
             bool stashed, int full, bool nx, uint64_t *room)
 {
     uint32_t v0 = entry_full(it->t, s0.rest), v1 = entry_full(it->t, s1.rest);
-    uint64_t w0 = *gr_bucket(g, s0.b), w1 = *gr_bucket(g, s1.b);
+    uint64_t w0 = gr_word(g, s0.b), w1 = gr_word(g, s1.b);
     uint64_t e0 = gr_empty_lanes(w0), e1 = gr_empty_lanes(w1);
     /* Both buckets full, and the item already there (another copy): kicks
      * mostly swap its own copies between the two buckets, and when the
@@ -570,7 +550,10 @@ static __attribute__((noinline)) bool stash_first(struct cf_grow *g,
 static __attribute__((noinline)) void split_for_one(struct cf_grow *g,
                                                     uint64_t *room)
 {
-    while (gr_past_load(g, g->entries + 1, g->target))
+    /* a converted table starts past the target (its compact load): it
+     * gets there a few splits per add, not all at once */
+    for (int n = 0;
+         n < GROW_CATCHUP && gr_past_load(g, g->entries + 1, g->target); n++)
         if (split_one(g, room) < 0)
             break;
 }
@@ -610,7 +593,7 @@ add_item(struct cf_grow *g, gr_staged_t *st, bool nx, uint64_t *room)
     if (st->nb != g->nb)
         stage_sides(g, st);
     gr_side_t s0 = st->s[0], s1 = st->s[1];
-    uint64_t *p0 = gr_bucket(g, s0.b), *p1 = gr_bucket(g, s1.b);
+    uint64_t *p0 = gr_wbucket(g, s0.b), *p1 = gr_wbucket(g, s1.b);
     uint64_t w0 = *p0, w1 = *p1;
     uint64_t e0 = gr_empty_lanes(w0), e1 = gr_empty_lanes(w1);
     if ((e0 | e1) == 0 || stashed)
@@ -622,14 +605,39 @@ add_item(struct cf_grow *g, gr_staged_t *st, bool nx, uint64_t *room)
     return nx ? 1 : 0;
 }
 
+/* An add while a compact table is there: into it (GR_COMPACT), or after
+ * the conversion's next steps (GR_CONVERTING). */
+static __attribute__((noinline)) int
+add_cmp(struct cf_grow *g, const gr_item_t *it, bool nx, uint64_t *room)
+{
+    if (g->phase == GR_COMPACT) {
+        int rc = gr_cmp_add(g, it, nx);
+        if (rc != GR_CMP_FULL)
+            return rc;
+        rc = gr_conv_start(g, room);
+        if (rc < 0)
+            return rc;
+    }
+    gr_conv_steps(g, room);
+    gr_staged_t st;
+    st.it = *it;
+    stage_sides(g, &st);
+    return add_item(g, &st, nx, room);
+}
+
 int cf_grow_add(cf_filter_t *f, const void *key, size_t len, bool nx,
                 uint64_t *room)
 {
     struct cf_grow *g = GR(f);
     gr_staged_t st;
     st.it = gr_item(g, f->seed, key, len);
-    stage_sides(g, &st);
-    int rc = add_item(g, &st, nx, room);
+    int rc;
+    if (__builtin_expect(g->cmp != NULL, 0)) {
+        rc = add_cmp(g, &st.it, nx, room);
+    } else {
+        stage_sides(g, &st);
+        rc = add_item(g, &st, nx, room);
+    }
     gr_check(g);
     return rc;
 }
@@ -776,6 +784,34 @@ static size_t add_many_fast(struct cf_grow *g, uint64_t seed, size_t n,
     return add_fast_run(g, seed, n, keys, lens, room, rc, FAST_BASE);
 }
 
+/* While a compact table is there: the compact adds with their items
+ * hashed and their buckets fetched a window ahead (no bucket moves while
+ * the table is compact), then one at a time while converting. Returns the
+ * items done: all of them, or those up to the conversion's end. */
+static size_t add_many_cmp(struct cf_grow *g, uint64_t seed, size_t n,
+                           const void *const *keys, const size_t *lens, bool nx,
+                           uint64_t *room, int *rc)
+{
+    enum { W = GROW_ADD_WINDOW };
+    gr_item_t it[W];
+    size_t i = 0, staged = 0;
+    while (i < n && g->phase == GR_COMPACT) {
+        for (; staged < n && staged < i + W; staged++) {
+            gr_item_t *x = &it[staged % W];
+            *x = gr_item(g, seed, keys[staged], lens[staged]);
+            prefetch(g->cmp + 6 * x->j[0]);
+            prefetch(g->cmp + 6 * x->j[1]);
+        }
+        rc[i] = add_cmp(g, &it[i % W], nx, room);
+        i++;
+    }
+    for (; i < n && g->cmp != NULL; i++) {
+        gr_item_t x = gr_item(g, seed, keys[i], lens[i]);
+        rc[i] = add_cmp(g, &x, nx, room);
+    }
+    return i;
+}
+
 /* In the same order as n cf_grow_add() calls and through the same
  * add_item(), so the filter ends byte for byte as they would leave it and
  * every rc is theirs. An item is hashed once, GROW_ADD_WINDOW items ahead
@@ -788,6 +824,15 @@ void cf_grow_add_many(cf_filter_t *f, size_t n, const void *const *keys,
 {
     struct cf_grow *g = GR(f);
     const uint64_t seed = f->seed;
+    if (g->cmp != NULL) {
+        size_t i = add_many_cmp(g, seed, n, keys, lens, nx, room, rc);
+        keys += i;
+        lens += i;
+        rc += i;
+        n -= i;
+        if (n == 0)
+            return;
+    }
     if (!nx) {
         size_t done = add_many_fast(g, seed, n, keys, lens, room, rc);
         keys += done;
@@ -831,6 +876,11 @@ int cf_grow_del(cf_filter_t *f, const void *key, size_t len)
 {
     struct cf_grow *g = GR(f);
     gr_item_t it = gr_item(g, f->seed, key, len);
+    if (__builtin_expect(g->cmp != NULL, 0)) {
+        if (g->phase == GR_COMPACT)
+            return gr_cmp_del(g, &it);
+        gr_conv_steps(g, NULL);
+    }
     /* the overflow's copies first: the table's entries stay while the
      * item has copies anywhere */
     if (gr_over_del(g, it.h)) {
@@ -849,7 +899,7 @@ int cf_grow_del(cf_filter_t *f, const void *key, size_t len)
     int best_known = -1;
     bool one = sd[1].b == sd[0].b;
     for (int k = 0; k < 2 - one; k++) {
-        uint64_t *p = gr_bucket(g, sd[k].b);
+        uint64_t *p = gr_wbucket(g, sd[k].b);
         uint64_t m = gr_match(*p, gr_want(it.t, sd[k].rest));
         if (one) /* both sides in one bucket, with different streams */
             m |= gr_match(*p, gr_want(it.t, sd[1].rest));

@@ -36,11 +36,14 @@
 #define CF_GROW_TAG_BITS 5
 #define CF_GROW_STORED_BITS 10 /* stream bits of a new entry */
 #define CF_GROW_TARGET 8500    /* split past this load, per 10,000 slots */
+#define CF_GROW_CMP_LOAD 9400  /* the compact table's load at the reserve */
 #define CF_GROW_SEG_SHIFT 18   /* 2^18 buckets of 8 bytes: 2 MiB */
 #define CF_GROW_SEG (1ull << CF_GROW_SEG_SHIFT)
 
-/* Header of the serialised form (version 4), bytes. */
+/* Header of the serialised form, bytes: version 4 (filters made before
+ * the compact phase, which write it still) and version 5. */
 #define CF_GROW_HDR_LEN 128
+#define CF_GROW_HDR5_LEN 136
 
 static inline bool cf_is_grow(const cf_filter_t *f)
 {
@@ -81,8 +84,10 @@ CF_HIDDEN void cf_grow_release(cf_filter_t *f);
 /* Frees a filter without host bytes, struct included (a half-made one). */
 CF_HIDDEN void cf_grow_free(cf_filter_t *f);
 
+CF_HIDDEN size_t cf_grow_header_len(const cf_filter_t *f);
 CF_HIDDEN void cf_grow_header(const cf_filter_t *f, void *buf);
-/* The header at buf (magic and version 4 already seen by the caller). */
+/* The header at buf (magic and version 4 or 5 already seen by the
+ * caller). */
 CF_HIDDEN int cf_grow_load_header(const void *buf, size_t len,
                                   const cf_limits_t *lim, cf_filter_t **out,
                                   size_t *used);

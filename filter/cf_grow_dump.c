@@ -20,29 +20,52 @@
  * (cf_grow_over.c), each a little-endian u64 hash and u64 copies (0: a
  * free slot). Files written before the overflow existed have 0 for both
  * of its fields (they were reserved as 0) and load as they did.
+ *
+ * Version 5 (filters made with a compact table, cf_grow_cmp.c): the
+ * header is CF_GROW_HDR5_LEN bytes, the same fields and
+ *  15  u8 flags: 2 (growable) | 4 (tag 0 taken as 31) | 8 (compact
+ *      phase) or 16 (converting)
+ * 120  u64 the conversion pointer (0 unless converting)
+ * 128  u64 XXH3-64 of the 128 bytes before it
+ * and the data: the 16-bit buckets (none in the compact phase), the
+ * overflow's slots, then, unless the table is whole, the compact table:
+ * n0 buckets of four 12-bit slots (tag << 7 | stream) packed in 6
+ * little-endian bytes, bucket 0 first.
  */
 #include <errno.h>
 
 #include "cf_grow_int.h"
 
 #define GR_FLAG_GROWABLE 2
+#define GR_FLAG_REMAP 4
+#define GR_FLAG_COMPACT 8
+#define GR_FLAG_CONVERTING 16
 #define GR_MAX_LEVEL 40
 #define GR_TARGET_MIN 5000
 #define GR_TARGET_MAX 9500
+
+/* Version 5 is written by filters made with a compact table (remap). */
+size_t cf_grow_header_len(const cf_filter_t *f)
+{
+    return GR(f)->remap ? CF_GROW_HDR5_LEN : CF_GROW_HDR_LEN;
+}
 
 void cf_grow_header(const cf_filter_t *f, void *buf)
 {
     const struct cf_grow *g = GR(f);
     uint8_t *p = buf;
-    memset(p, 0, CF_GROW_HDR_LEN);
+    size_t hl = cf_grow_header_len(f);
+    memset(p, 0, hl);
     le_store32(p, CF_MAGIC);
-    le_store16(p + 4, CF_GROW_VERSION);
-    le_store16(p + 6, CF_GROW_HDR_LEN);
+    le_store16(p + 4, g->remap ? CF_GROW_VERSION5 : CF_GROW_VERSION);
+    le_store16(p + 6, (uint16_t)hl);
     le_store32(p + 8, GR_B);
     p[12] = CF_GROW_TAG_BITS;
     p[13] = CF_GROW_STORED_BITS;
     p[14] = CF_ENC_PLAIN;
-    p[15] = GR_FLAG_GROWABLE;
+    p[15] = (uint8_t)(GR_FLAG_GROWABLE | (g->remap ? GR_FLAG_REMAP : 0) |
+                      (g->phase == GR_COMPACT ? GR_FLAG_COMPACT : 0) |
+                      (g->phase == GR_CONVERTING ? GR_FLAG_CONVERTING : 0));
     le_store32(p + 16, f->max_kicks);
     le_store32(p + 20, f->expansion);
     le_store32(p + 24, f->max_filters);
@@ -62,7 +85,9 @@ void cf_grow_header(const cf_filter_t *f, void *buf)
         le_store32(p + 108, (uint32_t)g->over->used);
     }
     le_store64(p + 112, g->capacity);
-    le_store64(p + CF_GROW_HDR_LEN - 8, XXH3_64bits(p, CF_GROW_HDR_LEN - 8));
+    if (hl == CF_GROW_HDR5_LEN)
+        le_store64(p + 120, g->phase == GR_CONVERTING ? g->conv : 0);
+    le_store64(p + hl - 8, XXH3_64bits(p, hl - 8));
 }
 
 int cf_grow_load_header(const void *buf, size_t len, const cf_limits_t *lim,
@@ -70,12 +95,18 @@ int cf_grow_load_header(const void *buf, size_t len, const cf_limits_t *lim,
 {
     const uint8_t *p = buf;
     *out = NULL;
-    if (len < CF_GROW_HDR_LEN || le_load32(p) != CF_MAGIC ||
-        le_load16(p + 4) != CF_GROW_VERSION ||
-        le_load16(p + 6) != CF_GROW_HDR_LEN ||
-        le_load64(p + CF_GROW_HDR_LEN - 8) !=
-            XXH3_64bits(p, CF_GROW_HDR_LEN - 8))
+    if (len < 8 || le_load32(p) != CF_MAGIC)
         return -EINVAL;
+    bool v5 = le_load16(p + 4) == CF_GROW_VERSION5;
+    size_t hl = v5 ? CF_GROW_HDR5_LEN : CF_GROW_HDR_LEN;
+    if (len < hl || (!v5 && le_load16(p + 4) != CF_GROW_VERSION) ||
+        le_load16(p + 6) != hl ||
+        le_load64(p + hl - 8) != XXH3_64bits(p, hl - 8))
+        return -EINVAL;
+    uint8_t flags = p[15];
+    uint32_t phase = (flags & GR_FLAG_COMPACT)      ? GR_COMPACT
+                     : (flags & GR_FLAG_CONVERTING) ? GR_CONVERTING
+                                                    : GR_WHOLE;
     gr_init_t in = {
         .max_kicks = le_load32(p + 16),
         .expansion = le_load32(p + 20),
@@ -87,14 +118,29 @@ int cf_grow_load_header(const void *buf, size_t len, const cf_limits_t *lim,
         .split = le_load64(p + 72),
         .rng = le_load64(p + 88),
         .capacity = le_load64(p + 112),
+        .conv = v5 ? le_load64(p + 120) : 0,
+        .phase = phase,
+        .remap = (flags & GR_FLAG_REMAP) != 0,
     };
     uint64_t items = le_load64(p + 40), deleted = le_load64(p + 48);
     uint64_t entries = le_load64(p + 80), stash_bucket = le_load64(p + 96);
     uint32_t stash_entry = le_load32(p + 104);
     uint64_t ocap = le_load32(p + 68), oused = le_load32(p + 108);
     if (le_load32(p + 8) != GR_B || p[12] != CF_GROW_TAG_BITS ||
-        p[13] != CF_GROW_STORED_BITS || p[14] != CF_ENC_PLAIN ||
-        p[15] != GR_FLAG_GROWABLE)
+        p[13] != CF_GROW_STORED_BITS || p[14] != CF_ENC_PLAIN)
+        return -EINVAL;
+    /* version 4 is whole, version 5 made compact (its flags say the
+     * phase: one of them, no other bit) */
+    if (v5 ? (flags & ~(GR_FLAG_COMPACT | GR_FLAG_CONVERTING)) !=
+                     (GR_FLAG_GROWABLE | GR_FLAG_REMAP) ||
+                 (flags & GR_FLAG_COMPACT & (flags >> 1)) != 0
+           : flags != GR_FLAG_GROWABLE)
+        return -EINVAL;
+    /* a compact table is the base table: nothing split, and converted
+     * below the pointer */
+    if ((phase == GR_COMPACT &&
+         (in.level != 0 || in.split != 0 || le_load32(p + 104) != 0)) ||
+        (phase == GR_CONVERTING ? in.conv >= in.n0 : in.conv != 0))
         return -EINVAL;
     /* the overflow: none, or a power of two of slots at most half used */
     if (ocap == 0 ? oused != 0
@@ -126,8 +172,15 @@ int cf_grow_load_header(const void *buf, size_t len, const cf_limits_t *lim,
              ? stash_bucket != 0
              : ((stash_entry & GR_VAR_MASK) == 0 || stash_bucket >= nb)))
         return -EINVAL;
-    if (lim != NULL && lim->max_bytes && nb * 8 + ocap * 16 > lim->max_bytes)
+    uint64_t cmpb = phase != GR_WHOLE ? gr_cmp_bytes(in.n0) : 0;
+    uint64_t tab = phase != GR_COMPACT ? nb * 8 : 0;
+    if (cmpb > CF_ABS_MAX_BYTES - nb * 8 - ocap * 16)
         return -ENOMEM;
+    if (lim != NULL && lim->max_bytes &&
+        tab + ocap * 16 + cmpb > lim->max_bytes)
+        return -ENOMEM;
+    if (phase == GR_COMPACT && ocap != 0)
+        return -EINVAL;
     cf_filter_t *f;
     int rc = gr_new(&in, &f);
     if (rc < 0)
@@ -145,7 +198,7 @@ int cf_grow_load_header(const void *buf, size_t len, const cf_limits_t *lim,
     g->stash_entry = stash_entry;
     gr_check(g); /* what the checks above let through */
     *out = f;
-    *used = CF_GROW_HDR_LEN;
+    *used = hl;
     return 0;
 }
 
@@ -154,9 +207,21 @@ static uint64_t over_len(const struct cf_grow *g)
     return g->over != NULL ? g->over->cap * 16 : 0;
 }
 
+/* The data's parts: the 16-bit buckets, the overflow, the compact table. */
+static uint64_t tab_len(const struct cf_grow *g)
+{
+    return g->phase != GR_COMPACT ? g->nb * 8 : 0;
+}
+
+static uint64_t cmp_len(const struct cf_grow *g)
+{
+    return g->cmp != NULL ? g->n0 * 6 : 0;
+}
+
 uint64_t cf_grow_data_len(const cf_filter_t *f)
 {
-    return GR(f)->nb * 8 + over_len(GR(f));
+    const struct cf_grow *g = GR(f);
+    return tab_len(g) + over_len(g) + cmp_len(g);
 }
 
 #define SEG_BYTES (CF_GROW_SEG * 8)
@@ -165,15 +230,20 @@ size_t cf_grow_data_view(const cf_filter_t *f, uint64_t off, size_t max,
                          const void **p)
 {
     const struct cf_grow *g = GR(f);
-    uint64_t total = g->nb * 8;
+    uint64_t total = tab_len(g), olen = over_len(g);
     if (off >= total) {
-        uint64_t o = off - total, olen = over_len(g);
-        if (o >= olen) {
+        uint64_t o = off - total, n;
+        if (o < olen) {
+            *p = (const uint8_t *)g->over->slots + o;
+            n = olen - o;
+        } else if (o - olen < cmp_len(g)) {
+            *p = g->cmp + (o - olen);
+            n = cmp_len(g) - (o - olen);
+        } else {
             *p = NULL;
             return 0;
         }
-        *p = (const uint8_t *)g->over->slots + o;
-        return olen - o < max ? (size_t)(olen - o) : max;
+        return n < max ? (size_t)n : max;
     }
     uint64_t k = off / SEG_BYTES, in = off % SEG_BYTES;
     uint64_t end = (k + 1) * SEG_BYTES < total ? (k + 1) * SEG_BYTES : total;
@@ -185,10 +255,18 @@ size_t cf_grow_data_view(const cf_filter_t *f, uint64_t off, size_t max,
 int cf_grow_load_data(cf_filter_t *f, uint64_t off, const void *p, size_t len)
 {
     struct cf_grow *g = GR(f);
-    uint64_t total = g->nb * 8, olen = over_len(g);
-    if (off > total + olen || len > total + olen - off)
+    uint64_t total = tab_len(g), olen = over_len(g), clen = cmp_len(g);
+    if (off > total + olen + clen || len > total + olen + clen - off)
         return -EINVAL;
-    if (off + len > total) {
+    if (off + len > total + olen) {
+        /* the compact table: any 12 bits are an entry or an empty slot
+         * (the padding after it is not data) */
+        uint64_t from = off > total + olen ? off - total - olen : 0;
+        memcpy(g->cmp + from, (const uint8_t *)p + (from + total + olen - off),
+               (size_t)(off + len - total - olen - from));
+        len = off >= total + olen ? 0 : (size_t)(total + olen - off);
+    }
+    if (off + len > total && olen > 0) {
         /* the overflow's slots: any bytes are safe to hold (a probe stops
          * after every slot; a slot with 0 copies is free) */
         uint64_t from = off > total ? off - total : 0;

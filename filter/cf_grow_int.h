@@ -56,7 +56,31 @@ struct cf_grow {
     /* the seeded words of the per-tag constants (gr_h0(), gr_g()) */
     uint64_t h_seed, g_seed;
     struct gr_over *over; /* copies past an item's buckets; NULL: none */
+    /* The compact table (cf_grow_cmp.c): n0 buckets of four 12-bit slots
+     * (6 bytes a bucket, 2 bytes of padding after the last), NULL once
+     * every bucket is in the 16-bit table. */
+    uint8_t *cmp;
+    uint64_t conv;       /* buckets below it are converted */
+    uint64_t conv_at[2]; /* the size events the conversion's start and end
+                            were (cf_grow_size_at()), GR_EV_BEFORE: before
+                            the filter was made or loaded */
+    uint8_t phase;       /* enum gr_phase */
+    uint8_t remap;       /* tag 0 is taken as tag 31 (gr_tag()) */
 };
+
+/* A filter made compact starts as GR_COMPACT: its entries are 12-bit
+ * slots, a 5-bit tag and 7 stream bits, in the compact table alone, no
+ * 16-bit table yet (cap 0); it is what a fixed table costs. The first
+ * add that needs room past the reserve starts the conversion
+ * (GR_CONVERTING): the 16-bit table's first n0 buckets are allocated,
+ * and a bucket moves into it when a write touches it (gr_wbucket()) or
+ * when the conversion pointer passes it (a few buckets per write); a
+ * lookup reads both forms of the buckets not yet passed (gr_word()).
+ * Then the compact table is freed (GR_WHOLE). */
+enum gr_phase { GR_WHOLE = 0, GR_COMPACT = 1, GR_CONVERTING = 2 };
+#define GR_EV_BEFORE UINT64_MAX
+#define GR_CMP_BITS 12
+#define GR_CMP_STREAM 7 /* stream bits of a compact entry */
 
 /* The overflow (cf_grow_over.c): (hash, copies) slots, open-addressed. */
 #define GR_OVER_MIN 16
@@ -112,6 +136,14 @@ static inline uint64_t gr_alt0(const struct cf_grow *g, uint64_t j, uint32_t t)
     return h >= j ? h - j : h + g->n0 - j;
 }
 
+/* The tag of hash h: its low 5 bits, where a filter made compact takes
+ * tag 0 as 31 (a compact slot of tag 0 and stream 0 would read as empty). */
+static inline uint32_t gr_tag(const struct cf_grow *g, uint64_t h)
+{
+    uint32_t t = (uint32_t)h & (GR_TAGS - 1);
+    return t | ((GR_TAGS - 1) & -(uint32_t)((t == 0) & g->remap));
+}
+
 /* One 64-bit hash split as the fixed shapes split theirs: the tag from
  * the low bits, the base bucket from the product with n0 (the high bits),
  * the stream above the tag. */
@@ -121,7 +153,7 @@ gr_item(const struct cf_grow *g, uint64_t seed, const void *key, size_t len)
     uint64_t h = key_hash(key, len, seed);
     gr_item_t it;
     it.h = h;
-    it.t = (uint32_t)h & (GR_TAGS - 1);
+    it.t = gr_tag(g, h);
     it.j[0] = mulhi(h, g->n0);
     it.j[1] = gr_alt0(g, it.j[0], it.t);
     it.s[0] = h >> CF_GROW_TAG_BITS;
@@ -145,6 +177,70 @@ gr_side(const struct cf_grow *g, uint64_t j, uint64_t s)
 static inline uint64_t *gr_bucket(const struct cf_grow *g, uint64_t b)
 {
     return g->seg[b >> CF_GROW_SEG_SHIFT] + (b & (CF_GROW_SEG - 1));
+}
+
+/* ---- the compact table ---- */
+
+static inline uint64_t cmp_load(const struct cf_grow *g, uint64_t b)
+{
+    uint64_t w;
+    memcpy(&w, g->cmp + 6 * b, 8);
+    return w & 0xFFFFFFFFFFFFull;
+}
+
+static inline void cmp_store(struct cf_grow *g, uint64_t b, uint64_t c)
+{
+    uint64_t w;
+    memcpy(&w, g->cmp + 6 * b, 8);
+    w = (w & ~0xFFFFFFFFFFFFull) | c;
+    memcpy(g->cmp + 6 * b, &w, 8);
+}
+
+/* Four 12-bit compact slots (t << 7 | stream) as four 16-bit lanes
+ * holding the same entries (t << 11 | marker at bit 7 | stream): an
+ * empty slot is an empty lane. */
+static inline uint64_t cmp_expand(uint64_t c)
+{
+    uint64_t y = (c & 0xFFF) | (c & 0xFFF000ull) << 4 |
+                 (c & 0xFFF000000ull) << 8 | (c & 0xFFF000000000ull) << 12;
+    uint64_t used = ((y + GR_LO * 0xFFF) & (GR_LO << 12)) >> 5;
+    return (y & (GR_LO * 0xF80)) << 4 | (y & (GR_LO * 0x7F)) | used;
+}
+
+/* The inverse, for lanes whose entries have 7 stream bits. */
+static inline uint64_t cmp_compress(uint64_t w)
+{
+    uint64_t y = (w >> 4 & (GR_LO * 0xF80)) | (w & (GR_LO * 0x7F));
+    return (y & 0xFFF) | (y >> 4 & 0xFFF000ull) | (y >> 8 & 0xFFF000000ull) |
+           (y >> 12 & 0xFFF000000000ull);
+}
+
+static inline bool cmp_has(const struct cf_grow *g, uint64_t b)
+{
+    return __builtin_expect(g->cmp != NULL, 0) && b >= g->conv && b < g->n0;
+}
+
+/* Bucket b's word, in either table. */
+static inline uint64_t gr_word(const struct cf_grow *g, uint64_t b)
+{
+    if (cmp_has(g, b)) {
+        uint64_t w = cmp_expand(cmp_load(g, b));
+        return g->phase == GR_COMPACT ? w : w | *gr_bucket(g, b);
+    }
+    return *gr_bucket(g, b);
+}
+
+CF_HIDDEN void gr_conv_bucket(struct cf_grow *g, uint64_t b, uint64_t *p);
+
+/* Bucket b of the 16-bit table, to write (not in GR_COMPACT): a bucket
+ * still compact moves first. */
+static inline uint64_t *gr_wbucket(struct cf_grow *g, uint64_t b)
+{
+    uint64_t *p = gr_bucket(g, b);
+    CK_ASSERT(g->phase != GR_COMPACT);
+    if (cmp_has(g, b))
+        gr_conv_bucket(g, b, p);
+    return p;
 }
 
 /* What a lane holding an entry of tag t for stream q compares equal to. */
@@ -249,11 +345,28 @@ static inline bool stash_matches(const struct cf_grow *g, const gr_side_t *sd,
 
 /* A filter's state as made or loaded. */
 typedef struct gr_init {
-    uint64_t n0, split, capacity, rng, seed;
+    uint64_t n0, split, capacity, rng, seed, conv;
     uint32_t level, target, max_kicks, expansion, max_filters;
+    uint32_t phase, remap;
 } gr_init_t;
 
 CF_HIDDEN int gr_new(const gr_init_t *in, cf_filter_t **out);
+/* cf_grow_cmp.c: the compact table of n0 buckets (zeroed), the compact
+ * phase's add (GR_CMP_FULL: the conversion must start first) and delete,
+ * the conversion's start (-ENOMEM past *room) and its steps (the compact
+ * table's bytes back on *room when it is freed, room may be NULL). */
+#define GR_CMP_FULL 2
+CF_HIDDEN int gr_cmp_alloc(struct cf_grow *g);
+CF_HIDDEN int gr_cmp_add(struct cf_grow *g, const gr_item_t *it, bool nx);
+CF_HIDDEN int gr_cmp_del(struct cf_grow *g, const gr_item_t *it);
+CF_HIDDEN int gr_conv_start(struct cf_grow *g, uint64_t *room);
+CF_HIDDEN void gr_conv_steps(struct cf_grow *g, uint64_t *room);
+
+/* Bytes of a compact table of n0 buckets. */
+static inline uint64_t gr_cmp_bytes(uint64_t n0)
+{
+    return n0 * 6 + 2;
+}
 CF_HIDDEN void gr_free(struct cf_grow *g);
 CF_HIDDEN void gr_constants(struct cf_grow *g, uint64_t seed);
 CF_HIDDEN int gr_alloc_to(struct cf_grow *g, uint64_t cap);
@@ -295,6 +408,14 @@ static inline uint32_t gr_over_ndbl(const struct cf_grow *g)
     return g->over != NULL ? g->over->ndbl : 0;
 }
 
+/* Size changes so far: the capacity steps, the overflow's doublings and
+ * the conversion's start and end (cf_grow_size_at()). */
+static inline uint64_t gr_size_events(const struct cf_grow *g)
+{
+    return g->steps + gr_over_ndbl(g) + (g->conv_at[0] != GR_EV_BEFORE) +
+           (g->conv_at[1] != GR_EV_BEFORE);
+}
+
 /* Whether n entries are past the load per (per GR_LOAD_SCALE slots) of
  * the buckets in use: an add splits first when its entry would pass the
  * target (gr_past_load(g, entries + 1, target)). */
@@ -327,7 +448,10 @@ static inline void gr_check(const struct cf_grow *g)
     CK_ASSERT(g->nbig == g->n0 << g->level);
     CK_ASSERT(g->lmask == (1ull << g->level) - 1);
     CK_ASSERT(g->split < g->nbig && g->nb == g->nbig + g->split);
-    CK_ASSERT(g->nb <= g->cap);
+    CK_ASSERT(g->phase == GR_COMPACT ? g->nb == g->n0 && g->cap == 0
+                                     : g->nb <= g->cap);
+    CK_ASSERT((g->cmp != NULL) == (g->phase != GR_WHOLE));
+    CK_ASSERT(g->conv <= g->n0);
     CK_ASSERT(g->stash_entry <= 0xFFFFu);
     CK_ASSERT(g->stash_entry == 0 ||
               ((g->stash_entry & GR_VAR_MASK) != 0 && g->stash_bucket < g->nb));
@@ -340,8 +464,8 @@ static inline bool has_item(const struct cf_grow *g, const gr_item_t *it)
 {
     gr_side_t s0 = gr_side(g, it->j[0], it->s[0]);
     gr_side_t s1 = gr_side(g, it->j[1], it->s[1]);
-    uint64_t m = gr_match(*gr_bucket(g, s0.b), gr_want(it->t, s0.rest)) |
-                 gr_match(*gr_bucket(g, s1.b), gr_want(it->t, s1.rest));
+    uint64_t m = gr_match(gr_word(g, s0.b), gr_want(it->t, s0.rest)) |
+                 gr_match(gr_word(g, s1.b), gr_want(it->t, s1.rest));
     return m != 0 || stash_matches(g, &s0, it->t) ||
            stash_matches(g, &s1, it->t) || gr_over_get(g, it->h) != 0;
 }

@@ -25,8 +25,13 @@ void cf_grow_prefetch(const cf_filter_t *f, const void *key, size_t len)
 {
     const struct cf_grow *g = GR(f);
     gr_item_t it = gr_item(g, f->seed, key, len);
-    prefetch(gr_bucket(g, gr_side(g, it.j[0], it.s[0]).b));
-    prefetch(gr_bucket(g, gr_side(g, it.j[1], it.s[1]).b));
+    for (int k = 0; k < 2; k++) {
+        uint64_t b = gr_side(g, it.j[k], it.s[k]).b;
+        if (cmp_has(g, b))
+            prefetch(g->cmp + 6 * b);
+        if (g->phase != GR_COMPACT)
+            prefetch(gr_bucket(g, b));
+    }
 }
 
 uint64_t cf_grow_count(const cf_filter_t *f, const void *key, size_t len)
@@ -35,7 +40,7 @@ uint64_t cf_grow_count(const cf_filter_t *f, const void *key, size_t len)
     gr_item_t it = gr_item(g, f->seed, key, len);
     gr_side_t s0 = gr_side(g, it.j[0], it.s[0]);
     gr_side_t s1 = gr_side(g, it.j[1], it.s[1]);
-    uint64_t w0 = *gr_bucket(g, s0.b), w1 = *gr_bucket(g, s1.b);
+    uint64_t w0 = gr_word(g, s0.b), w1 = gr_word(g, s1.b);
     uint64_t m0 = gr_match(w0, gr_want(it.t, s0.rest));
     uint64_t m1 = gr_match(w1, gr_want(it.t, s1.rest));
     /* both sides in one bucket (with different streams): a slot matching
@@ -56,7 +61,7 @@ typedef struct gr_look {
     uint64_t *const *seg;
     uint64_t h0[GR_TAGS], g[GR_TAGS]; /* gr_h0(), gr_g() of every tag */
     uint64_t seed, n0, nbig, lmask, split;
-    uint32_t level;
+    uint32_t level, remap;
     const uint64_t *p0[CF_WINDOW], *p1[CF_WINDOW];
     uint32_t wp[CF_WINDOW]; /* side 0's want | side 1's << 16 */
 } gr_look_t;
@@ -68,6 +73,7 @@ look_stage(gr_look_t *L, size_t r, const void *key, size_t len)
 {
     uint64_t h = key_hash(key, len, L->seed);
     uint32_t t = (uint32_t)h & (GR_TAGS - 1);
+    t |= (GR_TAGS - 1) & -(uint32_t)((t == 0) & L->remap); /* gr_tag() */
     uint64_t n0 = L->n0, j0 = mulhi(h, n0), hh = L->h0[t];
     uint64_t j1 = hh >= j0 ? hh - j0 : hh + n0 - j0;
     uint64_t s0 = h >> CF_GROW_TAG_BITS, s1 = s0 ^ L->g[t];
@@ -97,11 +103,67 @@ static inline __attribute__((always_inline)) bool look_probe(const gr_look_t *L,
     return gr_match2(*L->p0[r], *L->p1[r], L->wp[r]);
 }
 
+/* The compact phase's batch: the table is the base table (level 0), its
+ * buckets 6 bytes apart; each is read as the 16-bit lanes it stands for
+ * (cmp_expand()) and compared as look_probe() compares. */
+typedef struct cmp_look {
+    const uint8_t *c0[CF_WINDOW], *c1[CF_WINDOW];
+    uint32_t wp[CF_WINDOW];
+} cmp_look_t;
+
+static inline __attribute__((always_inline)) void
+cmp_stage(const struct cf_grow *g, uint64_t seed, cmp_look_t *C, size_t r,
+          const void *key, size_t len)
+{
+    gr_item_t it = gr_item(g, seed, key, len);
+    uint32_t tw = it.t << GR_VAR_BITS;
+    C->wp[r] = (tw | ((uint32_t)it.s[0] & (GR_VAR_MASK >> 1))) |
+               (tw | ((uint32_t)it.s[1] & (GR_VAR_MASK >> 1))) << 16;
+    C->c0[r] = g->cmp + 6 * it.j[0];
+    C->c1[r] = g->cmp + 6 * it.j[1];
+    prefetch(C->c0[r]);
+    prefetch(C->c1[r]);
+}
+
+static inline __attribute__((always_inline)) bool cmp_probe(const cmp_look_t *C,
+                                                            size_t r)
+{
+    uint64_t w0, w1;
+    memcpy(&w0, C->c0[r], 8);
+    memcpy(&w1, C->c1[r], 8);
+    return gr_match2(cmp_expand(w0 & 0xFFFFFFFFFFFFull),
+                     cmp_expand(w1 & 0xFFFFFFFFFFFFull), C->wp[r]);
+}
+
+static void exists_many_cmp(const struct cf_grow *g, uint64_t seed, size_t n,
+                            const void *const *keys, const size_t *lens,
+                            bool *out)
+{
+    cmp_look_t C;
+    const size_t W = CF_WINDOW, head = n < W ? n : W;
+    size_t i = 0;
+    for (; i < head; i++)
+        cmp_stage(g, seed, &C, i, keys[i], lens[i]);
+    for (; i < n; i++) {
+        size_t r = i % W;
+        out[i - W] = cmp_probe(&C, r);
+        cmp_stage(g, seed, &C, r, keys[i], lens[i]);
+    }
+    for (size_t k = n - head; k < n; k++)
+        out[k] = cmp_probe(&C, k % W);
+}
+
 void cf_grow_exists_many(const cf_filter_t *f, size_t n,
                          const void *const *keys, const size_t *lens, bool *out)
 {
     const struct cf_grow *g = GR(f);
-    if (g->stash_entry != 0) { /* the stash is rare: one item at a time */
+    if (g->phase == GR_COMPACT) {
+        exists_many_cmp(g, f->seed, n, keys, lens, out);
+        return;
+    }
+    /* the stash is rare, and so is a conversion under way: one item at a
+     * time */
+    if (g->stash_entry != 0 || g->cmp != NULL) {
         for (size_t i = 0; i < n; i++) {
             gr_item_t it = gr_item(g, f->seed, keys[i], lens[i]);
             out[i] = has_item(g, &it);
@@ -122,6 +184,7 @@ void cf_grow_exists_many(const cf_filter_t *f, size_t n,
     L.lmask = g->lmask;
     L.split = g->split;
     L.level = g->level;
+    L.remap = g->remap;
     const size_t W = CF_WINDOW, head = n < W ? n : W;
     size_t i = 0;
     for (; i < head; i++)
@@ -156,7 +219,9 @@ void cf_grow_stats(const cf_filter_t *f, cf_stats_t *st)
     uint64_t held = gr_target_entries(g);
     st->capacity = g->nb > g->n0 && held > g->capacity ? held : g->capacity;
     st->bucket_size = GR_B;
-    st->fp_bits = CF_GROW_TAG_BITS + CF_GROW_STORED_BITS;
+    st->fp_bits = g->phase == GR_COMPACT
+                      ? GR_CMP_BITS
+                      : CF_GROW_TAG_BITS + CF_GROW_STORED_BITS;
     st->expansion = f->expansion;
     st->max_kicks = f->max_kicks;
     st->max_filters = f->max_filters;

@@ -135,6 +135,7 @@ void gr_free(struct cf_grow *g)
     if (g == NULL)
         return;
     gr_over_free(g);
+    mem.free_fn(g->cmp);
     for (uint64_t k = 0; k < g->dircap; k++)
         seg_free(g->seg[k], seg_len(g->cap, k));
     mem.free_fn(g->seg);
@@ -156,18 +157,19 @@ void cf_grow_free(cf_filter_t *f)
 uint64_t cf_grow_size_bytes(const cf_filter_t *f)
 {
     const struct cf_grow *g = GR(f);
-    return gr_size_of_cap(g->cap) + gr_over_bytes(gr_over_ndbl(g));
-}
-
-/* Size changes: the capacity steps and the overflow's doublings. */
-static uint64_t size_events(const struct cf_grow *g)
-{
-    return g->steps + gr_over_ndbl(g);
+    return gr_size_of_cap(g->cap) + gr_over_bytes(gr_over_ndbl(g)) +
+           (g->cmp != NULL ? gr_cmp_bytes(g->n0) : 0);
 }
 
 uint32_t cf_grow_gen(const cf_filter_t *f)
 {
-    return (uint32_t)(size_events(GR(f)) % (CF_RB_GENS - 1)) + 1;
+    return (uint32_t)(gr_size_events(GR(f)) % (CF_RB_GENS - 1)) + 1;
+}
+
+/* Whether conversion event k (0: start, 1: end) is among the first e. */
+static bool conv_by(const struct cf_grow *g, int k, uint64_t e)
+{
+    return g->conv_at[k] != GR_EV_BEFORE && g->conv_at[k] < e;
 }
 
 uint64_t cf_grow_size_at(const cf_filter_t *f, uint32_t gen)
@@ -178,15 +180,22 @@ uint64_t cf_grow_size_at(const cf_filter_t *f, uint32_t gen)
         return gr_size_of_cap(g->cap);
     /* the latest step whose generation was gen, replayed from the first
      * capacity: a few hundred steps at most for any size */
-    uint64_t ev = size_events(g);
+    uint64_t ev = gr_size_events(g);
     uint64_t back = (ev % m + m - (gen - 1)) % m;
     /* the current generation (what a host asks after every write) without
      * replaying every step */
     if (back == 0 || back > ev)
         return cf_grow_size_bytes(f);
-    uint32_t d = gr_over_dbl_before(g, ev - back);
-    uint64_t cap = g->cap_init;
-    for (uint64_t s = 0; s < ev - back - d; s++)
+    uint64_t e = ev - back;
+    uint32_t d = gr_over_dbl_before(g, e);
+    bool started = g->conv_at[0] == GR_EV_BEFORE ? g->phase != GR_COMPACT
+                                                 : conv_by(g, 0, e);
+    bool cmp =
+        g->conv_at[1] == GR_EV_BEFORE ? g->cmp != NULL : !conv_by(g, 1, e);
+    uint64_t cap = started ? g->cap_init : 0;
+    uint64_t steps = e - d - conv_by(g, 0, e) - conv_by(g, 1, e);
+    for (uint64_t s = 0; s < steps; s++)
         cap = gr_next_cap(cap);
-    return gr_size_of_cap(cap) + gr_over_bytes(d);
+    return gr_size_of_cap(cap) + gr_over_bytes(d) +
+           (cmp ? gr_cmp_bytes(g->n0) : 0);
 }

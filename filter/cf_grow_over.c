@@ -125,7 +125,7 @@ int gr_over_add(struct cf_grow *g, uint64_t h, uint64_t *room)
             return rc;
         *room -= add;
         o = g->over;
-        o->at[d] = g->steps + d;
+        o->at[d] = gr_size_events(g);
         o->ndbl = d + 1;
         i = probe(o, h, &found);
     }

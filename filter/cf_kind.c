@@ -272,7 +272,7 @@ size_t cf_header_len(const cf_filter_t *f)
 {
     switch ((cf_kind_t)f->kind) {
     case CF_KIND_GROW:
-        return CF_GROW_HDR_LEN;
+        return cf_grow_header_len(f);
     case CF_KIND_RB:
         return CF_RB_WRAP_LEN;
     case CF_KIND_FIXED:
@@ -332,7 +332,8 @@ int cf_load_header(const void *buf, size_t len, const cf_limits_t *lim,
     if (len >= 4 && le_load32(p) == CF_RB_MAGIC)
         return cf_rb_load_wrap(buf, len, lim, out, used);
     if (len >= 6 && le_load32(p) == CF_MAGIC &&
-        le_load16(p + 4) == CF_GROW_VERSION)
+        (le_load16(p + 4) == CF_GROW_VERSION ||
+         le_load16(p + 4) == CF_GROW_VERSION5))
         return cf_grow_load_header(buf, len, lim, out, used);
     return cf_fixed_load_header(buf, len, lim, out, used);
 }
@@ -340,7 +341,8 @@ int cf_load_header(const void *buf, size_t len, const cf_limits_t *lim,
 bool cf_is_header_len(size_t len)
 {
     return len == CF_RB_HEADER_LEN || len == CF_RB_WRAP_LEN ||
-           len == CF_GROW_HDR_LEN || cf_fixed_is_header_len(len);
+           len == CF_GROW_HDR_LEN || len == CF_GROW_HDR5_LEN ||
+           cf_fixed_is_header_len(len);
 }
 
 int cf_load_data(cf_filter_t *f, uint64_t off, const void *p, size_t len)

@@ -17,8 +17,9 @@
 
 #include "cf.h"
 #include "cf_grow.h"
-#include "cf_grow_fixture.h"
 #include "cf_grow_int.h"
+/* after cf_grow_int.h: make_whole() */
+#include "cf_grow_fixture.h"
 
 /* Loads buf (a dump) with data chunks of chunk bytes. */
 static cf_filter_t *load(const uint8_t *buf, size_t n, size_t chunk)
@@ -26,7 +27,7 @@ static cf_filter_t *load(const uint8_t *buf, size_t n, size_t chunk)
     cf_filter_t *f = NULL;
     size_t used = 0;
     assert_int_equal(cf_load_header(buf, n, NULL, &f, &used), 0);
-    assert_int_equal(used, CF_GROW_HDR_LEN);
+    assert_int_equal(used, cf_header_len(f));
     assert_int_equal(cf_data_len(f), n - used);
     for (size_t off = 0; off < n - used; off += chunk) {
         size_t len = n - used - off < chunk ? n - used - off : chunk;
@@ -205,11 +206,128 @@ static void same_ops_same_bytes(void **state)
     cf_free(d);
 }
 
+/* The checksum of a version 5 header (what a new filter writes). */
+/* A default filter is its compact table until an add needs room past the
+ * reserve: 12-bit entries, 6 bytes a bucket. The conversion that follows
+ * is taken in steps; a dump taken at any step loads into the same bytes,
+ * answers the same and goes on as the original; no item is missed
+ * before, during or after it, deletes included. */
+static void compact_then_converted(void **state)
+{
+    (void)state;
+    enum { CAP = 100000 };
+    cf_filter_t *f = make(CAP, 21);
+    struct cf_grow *g = GR(f);
+    assert_int_equal(g->phase, GR_COMPACT);
+    uint64_t n0 = g->n0;
+    assert_int_equal(n0, (CAP * 10000ull + 37599) / 37600);
+    assert_int_equal(cf_size_bytes(f),
+                     sizeof(cf_filter_t) + sizeof(struct cf_grow) + n0 * 6 + 2);
+    cf_stats_t st;
+    cf_stats(f, &st);
+    assert_int_equal(st.fp_bits, 12);
+    assert_int_equal(st.capacity, CAP);
+    for (uint64_t id = 0; id < CAP; id++)
+        assert_int_equal(item_add(f, id), 0);
+    assert_int_equal(g->phase, GR_COMPACT); /* the reserve fits */
+    for (uint64_t id = 0; id < CAP; id += 7)
+        assert_int_equal(item_del(f, id), 1);
+    for (uint64_t id = 0; id < CAP; id++)
+        if (id % 7 != 0)
+            assert_true(item_has(f, id));
+    /* the compact batch answers as one lookup at a time */
+    {
+        enum { N = 5000 };
+        static uint64_t keys[N];
+        static const void *kp[N];
+        static size_t lens[N];
+        static bool out[N];
+        for (int i = 0; i < N; i++) {
+            keys[i] = key_of((uint64_t)i * 37);
+            kp[i] = &keys[i];
+            lens[i] = 8;
+        }
+        cf_exists_many(f, N, kp, lens, out);
+        for (int i = 0; i < N; i++)
+            assert_int_equal(out[i], cf_exists(f, kp[i], 8));
+    }
+    uint64_t id = CAP;
+    while (g->entries < CAP)
+        assert_int_equal(item_add(f, id++), 0);
+    assert_int_equal(g->phase, GR_COMPACT);
+    /* past the reserve: converting, then whole */
+    int dumps = 0;
+    while (g->phase != GR_WHOLE) {
+        assert_int_equal(item_add(f, id++), 0);
+        if (g->phase == GR_CONVERTING && g->conv > 0 && id % 97 == 0) {
+            size_t n;
+            uint8_t *buf = serialised(f, 777, NULL, &n);
+            cf_filter_t *h = load(buf, n, 4096);
+            assert_same_bytes(f, h);
+            assert_int_equal(GR(h)->conv, g->conv);
+            for (uint64_t k = 0; k < id; k++)
+                assert_true(k % 7 == 0 && k < CAP ? true : item_has(h, k));
+            /* the copy goes on as the original, conversion included
+             * (deleting items added after the conversion started) */
+            assert_true(id > CAP + 2000);
+            for (uint64_t k = id; k < id + 3000; k++) {
+                assert_int_equal(item_add(h, k), 0);
+                if (k % 5 == 0)
+                    assert_int_equal(item_del(h, k - 2000), 1);
+            }
+            assert_int_equal(GR(h)->phase, GR_WHOLE);
+            for (uint64_t k = 0; k < id + 3000; k++) {
+                bool gone = (k % 7 == 0 && k < CAP) ||
+                            (k + 2000 >= id && k < id + 1000 && k % 5 == 0);
+                if (!gone)
+                    assert_true(item_has(h, k));
+            }
+            cf_free(h);
+            free(buf);
+            dumps++;
+        }
+        for (uint64_t k = id - 50; k < id; k++)
+            assert_true(item_has(f, k));
+    }
+    assert_true(dumps > 3);
+    assert_null(g->cmp);
+    cf_stats(f, &st);
+    assert_int_equal(st.fp_bits, 15);
+    for (uint64_t k = 0; k < id; k++)
+        assert_int_equal(item_has(f, k) || (k % 7 == 0 && k < CAP), true);
+    /* the size is the 16-bit table's alone, and what each size event was
+     * is still known */
+    assert_int_equal(cf_size_bytes(f), cf_size_bytes_at(f, cf_nfilters(f)));
+    cf_free(f);
+}
+
+/* A filter made before the compact phase (16-bit from the start, tag 0 its
+ * own) still writes version 4 and grows as it did. */
+static void whole_filters_keep_version_4(void **state)
+{
+    (void)state;
+    cf_filter_t *f = make_whole(1000, 5);
+    for (uint64_t id = 0; id < 5000; id++)
+        assert_int_equal(item_add(f, id), 0);
+    assert_int_equal(cf_header_len(f), CF_GROW_HDR_LEN);
+    size_t n;
+    uint8_t *buf = serialised(f, 1000, NULL, &n);
+    assert_int_equal(buf[4], 4);
+    cf_filter_t *g = load(buf, n, 333);
+    assert_same_bytes(f, g);
+    assert_int_equal(GR(g)->remap, 0);
+    for (uint64_t id = 0; id < 5000; id++)
+        assert_true(item_has(g, id));
+    cf_free(g);
+    cf_free(f);
+    free(buf);
+}
+
 static void fix_sum(uint8_t *h)
 {
-    uint64_t sum = XXH3_64bits(h, CF_GROW_HDR_LEN - 8);
+    uint64_t sum = XXH3_64bits(h, CF_GROW_HDR5_LEN - 8);
     for (int i = 0; i < 8; i++)
-        h[CF_GROW_HDR_LEN - 8 + i] = (uint8_t)(sum >> (8 * i));
+        h[CF_GROW_HDR5_LEN - 8 + i] = (uint8_t)(sum >> (8 * i));
 }
 
 static void put(uint8_t *p, size_t at, uint64_t v, int bytes)
@@ -234,7 +352,7 @@ static void lying_headers_refused(void **state)
     cf_filter_t *f = make(1000, 5);
     for (uint64_t id = 0; id < 5000; id++)
         assert_int_equal(item_add(f, id), 0);
-    uint8_t good[CF_GROW_HDR_LEN];
+    uint8_t good[CF_GROW_HDR5_LEN];
     cf_header_write(f, good);
     uint64_t nb = get(good, 56, 8) << get(good, 64, 4);
     nb += get(good, 72, 8);
@@ -244,13 +362,19 @@ static void lying_headers_refused(void **state)
         uint64_t v;
         int rc;
     } lies[] = {
-        {4, 2, 5, -EINVAL},                  /* version */
+        {4, 2, 6, -EINVAL},                  /* version */
+        {4, 2, 4, -EINVAL},                  /* version 4, 136 bytes */
         {6, 2, 120, -EINVAL},                /* header length */
         {8, 4, 2, -EINVAL},                  /* bucket size */
         {12, 1, 4, -EINVAL},                 /* tag bits */
         {13, 1, 11, -EINVAL},                /* stored bits */
         {14, 1, 1, -EINVAL},                 /* encoding */
         {15, 1, 1, -EINVAL},                 /* flags */
+        {15, 1, 2, -EINVAL},                 /* flags: version 4's */
+        {15, 1, 2 | 4 | 8 | 16, -EINVAL},    /* flags: two phases */
+        {15, 1, 2 | 4 | 32, -EINVAL},        /* flags: an unknown bit */
+        {15, 1, 2 | 4 | 8, -EINVAL},         /* compact, but split */
+        {120, 8, 1, -EINVAL},                /* converted, not converting */
         {16, 4, 0, -EINVAL},                 /* max kicks */
         {16, 4, 65536, -EINVAL},             /* max kicks */
         {20, 4, 0, -EINVAL},                 /* expansion */
@@ -279,7 +403,7 @@ static void lying_headers_refused(void **state)
         {112, 8, (1ull << 50) + 1, -EINVAL}, /* capacity */
     };
     for (size_t i = 0; i < sizeof(lies) / sizeof(lies[0]); i++) {
-        uint8_t h[CF_GROW_HDR_LEN];
+        uint8_t h[CF_GROW_HDR5_LEN];
         memcpy(h, good, sizeof(h));
         put(h, lies[i].at, lies[i].v, lies[i].bytes);
         fix_sum(h);
@@ -293,7 +417,7 @@ static void lying_headers_refused(void **state)
     }
     /* overflow slots used past half, or with items past the entries */
     {
-        uint8_t o[CF_GROW_HDR_LEN];
+        uint8_t o[CF_GROW_HDR5_LEN];
         memcpy(o, good, sizeof(o));
         put(o, 68, 64, 4);
         put(o, 108, 33, 4);
@@ -321,7 +445,7 @@ static void lying_headers_refused(void **state)
         cf_free(g);
     }
     /* a stash in a bucket past the table */
-    uint8_t h[CF_GROW_HDR_LEN];
+    uint8_t h[CF_GROW_HDR5_LEN];
     memcpy(h, good, sizeof(h));
     put(h, 104, 0x0C00, 4);
     put(h, 96, nb, 8);
@@ -660,7 +784,8 @@ static void params(void **state)
     p.growable = 1;
     assert_int_equal(cf_params_check(&p), 0);
     uint64_t bytes = cf_params_table_bytes(&p);
-    assert_int_equal(bytes, 8 * ((100000 * 10000 + 4 * 8500 - 1) / 34000));
+    /* the compact table: 6 bytes a bucket at 0.94, 2 bytes of padding */
+    assert_int_equal(bytes, 6 * ((100000 * 10000 + 4 * 9400 - 1) / 37600) + 2);
     p.bucket_size = 2;
     assert_int_equal(cf_params_check(&p), -EINVAL);
     p.bucket_size = 4;
@@ -830,6 +955,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(random_ops_through_ten_doublings),
         cmocka_unit_test(round_trip_mid_growth),
+        cmocka_unit_test(compact_then_converted),
+        cmocka_unit_test(whole_filters_keep_version_4),
         cmocka_unit_test(same_ops_same_bytes),
         cmocka_unit_test(lying_headers_refused),
         cmocka_unit_test(copies_of_one_item),

@@ -18,8 +18,9 @@
 
 #include "cf.h"
 #include "cf_grow.h"
-#include "cf_grow_fixture.h"
 #include "cf_grow_int.h"
+/* after cf_grow_int.h: make_whole() */
+#include "cf_grow_fixture.h"
 
 /* The serialised bytes, and the state that is not serialised but steers
  * the next adds. */
@@ -219,7 +220,8 @@ static void batched_as_single_at_the_split(void **state)
     uint64_t id = 0, room = UINT64_MAX;
     for (uint64_t d = 1; d <= 6; d++) {
         for (int past = -1; past <= 1; past++) {
-            cf_filter_t *a = make(2000, 31 + d), *b = make(2000, 31 + d);
+            cf_filter_t *a = make_whole(2000, 31 + d),
+                        *b = make_whole(2000, 31 + d);
             while (entries_to_split(a) > d) {
                 uint64_t k = key_of(id++);
                 assert_int_equal(cf_grow_add(a, &k, 8, false, &room), 0);
@@ -231,7 +233,7 @@ static void batched_as_single_at_the_split(void **state)
             cf_free(b);
         }
     }
-    cf_filter_t *a = make(2000, 41), *b = make(2000, 41);
+    cf_filter_t *a = make_whole(2000, 41), *b = make_whole(2000, 41);
     a->u.gr->nomem = 1;
     b->u.gr->nomem = 1;
     add_alike(a, b, 10, &id);

@@ -1,0 +1,179 @@
+/*
+ * cf_grow_cmp.c - the growable shape's compact phase and its conversion
+ * (cf_grow_int.h, enum gr_phase). A filter made growable starts with its
+ * n0 base buckets as 12-bit slots: a 5-bit tag and the 7 low bits of the
+ * side's stream, no marker (every entry of a table that never split knows
+ * the same 7 bits; an empty slot is 0, so tag 0 is taken as 31). Its
+ * addressing is the 16-bit table's at level 0, so a compact entry is the
+ * 16-bit entry with 7 stored bits: the conversion moves bits, not items,
+ * and an item is found in either form at every moment of it.
+ */
+#include "cf_grow_int.h"
+
+#include <errno.h>
+
+#define mem (*cf_mem_allocator())
+
+/* Kicks of a compact add before the conversion starts instead. */
+#define CMP_KICKS 500
+/* Buckets the conversion pointer passes per write. */
+#define CONV_STEP 32
+
+int gr_cmp_alloc(struct cf_grow *g)
+{
+    g->cmp = mem.calloc_fn(1, (size_t)gr_cmp_bytes(g->n0));
+    return g->cmp == NULL ? -ENOMEM : 0;
+}
+
+static inline uint32_t cmp_entry(uint32_t t, uint64_t s)
+{
+    return t << GR_VAR_BITS | 1u << GR_CMP_STREAM |
+           (uint32_t)(s & lowmask(GR_CMP_STREAM));
+}
+
+/* The xorshift64 kick generator (cf_grow.c's). */
+static inline uint64_t cmp_rng(struct cf_grow *g)
+{
+    uint64_t x = g->rng;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    g->rng = x;
+    return x;
+}
+
+/* Puts entry v into an empty lane of word w (e its empty lanes). */
+static inline uint64_t lane_put(uint64_t w, uint64_t e, uint32_t v)
+{
+    return w | (uint64_t)v << __builtin_ctzll(e);
+}
+
+int gr_cmp_add(struct cf_grow *g, const gr_item_t *it, bool nx)
+{
+    CK_ASSERT(g->phase == GR_COMPACT);
+    if (nx && has_item(g, it))
+        return 0;
+    if (g->entries >= g->capacity)
+        return GR_CMP_FULL; /* room past the reserve: the 16-bit table */
+    uint64_t b0 = it->j[0], b1 = it->j[1];
+    uint64_t w0 = cmp_expand(cmp_load(g, b0)), w1 = cmp_expand(cmp_load(g, b1));
+    uint64_t e0 = gr_empty_lanes(w0), e1 = gr_empty_lanes(w1);
+    if ((e0 | e1) != 0) {
+        bool first = __builtin_popcountll(e0) >= __builtin_popcountll(e1);
+        uint64_t b = first ? b0 : b1;
+        cmp_store(g, b,
+                  cmp_compress(lane_put(first ? w0 : w1, first ? e0 : e1,
+                                        cmp_entry(it->t, it->s[!first]))));
+    } else {
+        /* a random walk of kicks, undone when it finds no room */
+        uint64_t at[CMP_KICKS], was[CMP_KICKS];
+        int n = 0;
+        bool side = (cmp_rng(g) & 1) != 0;
+        uint64_t b = side ? b1 : b0;
+        uint32_t v = cmp_entry(it->t, it->s[side]);
+        for (;;) {
+            uint64_t c = cmp_load(g, b), w = cmp_expand(c);
+            uint64_t e = gr_empty_lanes(w);
+            if (e != 0) {
+                cmp_store(g, b, cmp_compress(lane_put(w, e, v)));
+                break;
+            }
+            if (n == CMP_KICKS) {
+                while (n > 0) {
+                    n--;
+                    cmp_store(g, at[n], was[n]);
+                }
+                return GR_CMP_FULL;
+            }
+            at[n] = b;
+            was[n++] = c;
+            uint32_t sh = 16 * (uint32_t)(cmp_rng(g) % GR_B);
+            uint32_t out = (uint32_t)(w >> sh) & 0xFFFFu,
+                     t = out >> GR_VAR_BITS;
+            w = (w & ~(0xFFFFull << sh)) | (uint64_t)v << sh;
+            cmp_store(g, b, cmp_compress(w));
+            /* the partner at level 0: the involution of the base table,
+             * the stream xored with G(t) */
+            b = gr_alt0(g, b, t);
+            v = cmp_entry(t, (out ^ (uint32_t)gr_g(g, t)));
+        }
+    }
+    g->entries++;
+    g->items++;
+    return nx ? 1 : 0;
+}
+
+int gr_cmp_del(struct cf_grow *g, const gr_item_t *it)
+{
+    CK_ASSERT(g->phase == GR_COMPACT);
+    for (int k = 0; k < 2; k++) {
+        uint64_t b = it->j[k], w = cmp_expand(cmp_load(g, b));
+        uint64_t m = gr_match(w, gr_want(it->t, it->s[k]));
+        if (m == 0)
+            continue;
+        w &= ~(0xFFFFull << __builtin_ctzll(m));
+        cmp_store(g, b, cmp_compress(w));
+        if (g->entries > 0)
+            g->entries--;
+        if (g->items > 0)
+            g->items--;
+        g->deleted++;
+        return 1;
+    }
+    return 0;
+}
+
+int gr_conv_start(struct cf_grow *g, uint64_t *room)
+{
+    CK_ASSERT(g->phase == GR_COMPACT && g->cap == 0);
+    uint64_t add = gr_size_of_cap(g->n0) - gr_size_of_cap(0);
+    if (g->n0 * 8 > CF_ABS_MAX_BYTES || add > *room)
+        return -ENOMEM;
+    int rc = gr_alloc_to(g, g->n0);
+    if (rc < 0)
+        return rc;
+    *room -= add;
+    g->cap_init = g->n0;
+    g->conv_at[0] = gr_size_events(g);
+    g->phase = GR_CONVERTING;
+    g->conv = 0;
+    return 0;
+}
+
+void gr_conv_bucket(struct cf_grow *g, uint64_t b, uint64_t *p)
+{
+    uint64_t c = cmp_load(g, b);
+    if (c == 0)
+        return;
+    uint64_t w = cmp_expand(c);
+    if (*p == 0) {
+        *p = w;
+    } else {
+        /* both forms hold entries only in a damaged load: the compact
+         * ones take the free lanes, the rest are dropped */
+        for (uint32_t k = 0; k < GR_B; k++) {
+            uint32_t v = (uint32_t)(w >> (16 * k)) & 0xFFFFu;
+            uint64_t e = gr_empty_lanes(*p);
+            if (v != 0 && e != 0)
+                *p = lane_put(*p, e, v);
+        }
+    }
+    cmp_store(g, b, 0);
+}
+
+void gr_conv_steps(struct cf_grow *g, uint64_t *room)
+{
+    CK_ASSERT(g->phase == GR_CONVERTING);
+    uint64_t end = g->conv + CONV_STEP < g->n0 ? g->conv + CONV_STEP : g->n0;
+    for (uint64_t b = g->conv; b < end; b++)
+        gr_conv_bucket(g, b, gr_bucket(g, b));
+    g->conv = end;
+    if (end < g->n0)
+        return;
+    mem.free_fn(g->cmp);
+    g->cmp = NULL;
+    if (room != NULL) /* what the 16-bit table took is partly given back */
+        *room += gr_cmp_bytes(g->n0);
+    g->phase = GR_WHOLE;
+    g->conv_at[1] = gr_size_events(g);
+}
