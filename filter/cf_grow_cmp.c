@@ -3,7 +3,8 @@
  * (cf_grow_int.h, enum gr_phase). A filter made growable starts with its
  * n0 base buckets as 12-bit slots: a 5-bit tag and the 7 low bits of the
  * side's stream, no marker (every entry of a table that never split knows
- * the same 7 bits; an empty slot is 0, so tag 0 is taken as 31). Its
+ * the same 7 bits; an empty slot is 0, so an item whose entry would be 0
+ * takes tag 31, gr_tag_of()). Its
  * addressing is the 16-bit table's at level 0, so a compact entry is the
  * 16-bit entry with 7 stored bits: the conversion moves bits, not items,
  * and an item is found in either form at every moment of it.
@@ -12,8 +13,6 @@
 
 #include <errno.h>
 
-#define mem (*cf_mem_allocator())
-
 /* Kicks of a compact add before the conversion starts instead. */
 #define CMP_KICKS 500
 /* Buckets the conversion pointer passes per write. */
@@ -21,7 +20,7 @@
 
 int gr_cmp_alloc(struct cf_grow *g)
 {
-    g->cmp = mem.calloc_fn(1, (size_t)gr_cmp_bytes(g->n0));
+    g->cmp = cf_bytes_alloc(gr_cmp_bytes(g->n0));
     return g->cmp == NULL ? -ENOMEM : 0;
 }
 
@@ -170,7 +169,7 @@ void gr_conv_steps(struct cf_grow *g, uint64_t *room)
     g->conv = end;
     if (end < g->n0)
         return;
-    mem.free_fn(g->cmp);
+    cf_bytes_free(g->cmp, gr_cmp_bytes(g->n0));
     g->cmp = NULL;
     if (room != NULL) /* what the 16-bit table took is partly given back */
         *room += gr_cmp_bytes(g->n0);

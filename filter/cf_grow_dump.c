@@ -23,7 +23,7 @@
  *
  * Version 5 (filters made with a compact table, cf_grow_cmp.c): the
  * header is CF_GROW_HDR5_LEN bytes, the same fields and
- *  15  u8 flags: 2 (growable) | 4 (tag 0 taken as 31) | 8 (compact
+ *  15  u8 flags: 2 (growable) | 4 (gr_tag_of() remaps) | 8 (compact
  *      phase) or 16 (converting)
  * 120  u64 the conversion pointer (0 unless converting)
  * 128  u64 XXH3-64 of the 128 bytes before it

@@ -65,7 +65,7 @@ struct cf_grow {
                             were (cf_grow_size_at()), GR_EV_BEFORE: before
                             the filter was made or loaded */
     uint8_t phase;       /* enum gr_phase */
-    uint8_t remap;       /* tag 0 is taken as tag 31 (gr_tag()) */
+    uint8_t remap;       /* some items of tag 0 take tag 31 (gr_tag()) */
 };
 
 /* A filter made compact starts as GR_COMPACT: its entries are 12-bit
@@ -136,12 +136,21 @@ static inline uint64_t gr_alt0(const struct cf_grow *g, uint64_t j, uint32_t t)
     return h >= j ? h - j : h + g->n0 - j;
 }
 
-/* The tag of hash h: its low 5 bits, where a filter made compact takes
- * tag 0 as 31 (a compact slot of tag 0 and stream 0 would read as empty). */
-static inline uint32_t gr_tag(const struct cf_grow *g, uint64_t h)
+/* The tag of hash h: its low 5 bits. In a filter made compact (remap) an
+ * item of tag 0 whose compact entry would be 0, an empty slot, on either
+ * side (7 stream bits of 0 there; g0 is G(0)) takes tag 31: 1 item in
+ * 2,048, which adds about 0.05% to the false-positive rate's tag term. */
+static inline uint32_t gr_tag_of(uint64_t h, uint64_t g0, uint32_t remap)
 {
     uint32_t t = (uint32_t)h & (GR_TAGS - 1);
-    return t | ((GR_TAGS - 1) & -(uint32_t)((t == 0) & g->remap));
+    uint64_t s = h >> CF_GROW_TAG_BITS, m = (1u << GR_CMP_STREAM) - 1;
+    uint32_t zero = ((s & m) == 0) | (((s ^ g0) & m) == 0);
+    return t | ((GR_TAGS - 1) & -(uint32_t)((t == 0) & zero & remap));
+}
+
+static inline uint32_t gr_tag(const struct cf_grow *g, uint64_t h)
+{
+    return gr_tag_of(h, gr_g(g, 0), g->remap);
 }
 
 /* One 64-bit hash split as the fixed shapes split theirs: the tag from

@@ -72,8 +72,7 @@ static inline __attribute__((always_inline)) void
 look_stage(gr_look_t *L, size_t r, const void *key, size_t len)
 {
     uint64_t h = key_hash(key, len, L->seed);
-    uint32_t t = (uint32_t)h & (GR_TAGS - 1);
-    t |= (GR_TAGS - 1) & -(uint32_t)((t == 0) & L->remap); /* gr_tag() */
+    uint32_t t = gr_tag_of(h, L->g[0], L->remap);
     uint64_t n0 = L->n0, j0 = mulhi(h, n0), hh = L->h0[t];
     uint64_t j1 = hh >= j0 ? hh - j0 : hh + n0 - j0;
     uint64_t s0 = h >> CF_GROW_TAG_BITS, s1 = s0 ^ L->g[t];

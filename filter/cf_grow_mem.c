@@ -135,7 +135,8 @@ void gr_free(struct cf_grow *g)
     if (g == NULL)
         return;
     gr_over_free(g);
-    mem.free_fn(g->cmp);
+    if (g->cmp != NULL)
+        cf_bytes_free(g->cmp, gr_cmp_bytes(g->n0));
     for (uint64_t k = 0; k < g->dircap; k++)
         seg_free(g->seg[k], seg_len(g->cap, k));
     mem.free_fn(g->seg);
