@@ -1,12 +1,12 @@
 /*
  * cf_grow_cmp.c - the growable shape's compact phase and its conversion
  * (cf_grow_int.h, enum gr_phase). A filter made growable starts with its
- * n0 base buckets as 12-bit slots: a 5-bit tag and the 7 low bits of the
- * side's stream, no marker (every entry of a table that never split knows
- * the same 7 bits; an empty slot is 0, so an item whose entry would be 0
- * takes tag 31, gr_tag_of()). Its
+ * n0 base buckets semi-sorted: 13-bit entries, a 5-bit tag and the 8 low
+ * bits of the side's stream with no marker (every entry of a table that
+ * never split knows the same 8 bits; 0 is an empty slot, so an item whose
+ * entry would be 0 takes tag 31, gr_tag_of()), in 12 bits a slot. Its
  * addressing is the 16-bit table's at level 0, so a compact entry is the
- * 16-bit entry with 7 stored bits: the conversion moves bits, not items,
+ * 16-bit entry with 8 stored bits: the conversion moves bits, not items,
  * and an item is found in either form at every moment of it.
  */
 #include "cf_grow_int.h"

@@ -29,7 +29,7 @@
  * 128  u64 XXH3-64 of the 128 bytes before it
  * and the data: the 16-bit buckets (none in the compact phase), the
  * overflow's slots, then, unless the table is whole, the compact table:
- * n0 buckets of four 12-bit slots (tag << 7 | stream) packed in 6
+ * n0 semi-sorted buckets (cf_grow_int.h, cmp_expand()) of 6
  * little-endian bytes, bucket 0 first.
  */
 #include <errno.h>

@@ -10,6 +10,7 @@
 #include "cf_alloc.h"
 #include "cf_grow.h"
 #include "cf_rb.h"
+#include "cf_ss_table.h"
 #include "check.h"
 
 #if defined(__SSE2__)
@@ -56,8 +57,9 @@ struct cf_grow {
     /* the seeded words of the per-tag constants (gr_h0(), gr_g()) */
     uint64_t h_seed, g_seed;
     struct gr_over *over; /* copies past an item's buckets; NULL: none */
-    /* The compact table (cf_grow_cmp.c): n0 buckets of four 12-bit slots
-     * (6 bytes a bucket, 2 bytes of padding after the last), NULL once
+    /* The compact table (cf_grow_cmp.c): n0 semi-sorted buckets of four
+     * 13-bit entries (6 bytes a bucket, 2 bytes of padding after the last),
+     * NULL once
      * every bucket is in the 16-bit table. */
     uint8_t *cmp;
     uint64_t conv;       /* buckets below it are converted */
@@ -68,8 +70,9 @@ struct cf_grow {
     uint8_t remap;       /* some items of tag 0 take tag 31 (gr_tag()) */
 };
 
-/* A filter made compact starts as GR_COMPACT: its entries are 12-bit
- * slots, a 5-bit tag and 7 stream bits, in the compact table alone, no
+/* A filter made compact starts as GR_COMPACT: its entries are 13-bit
+ * fingerprints, a 5-bit tag and 8 stream bits, semi-sorted in 12 bits a
+ * slot (cmp_expand()), in the compact table alone, no
  * 16-bit table yet (cap 0); it is what a fixed table costs. The first
  * add that needs room past the reserve starts the conversion
  * (GR_CONVERTING): the 16-bit table's first n0 buckets are allocated,
@@ -79,8 +82,8 @@ struct cf_grow {
  * Then the compact table is freed (GR_WHOLE). */
 enum gr_phase { GR_WHOLE = 0, GR_COMPACT = 1, GR_CONVERTING = 2 };
 #define GR_EV_BEFORE UINT64_MAX
-#define GR_CMP_BITS 12
-#define GR_CMP_STREAM 7 /* stream bits of a compact entry */
+#define GR_CMP_BITS 13
+#define GR_CMP_STREAM 8 /* stream bits of a compact entry */
 
 /* The overflow (cf_grow_over.c): (hash, copies) slots, open-addressed. */
 #define GR_OVER_MIN 16
@@ -138,8 +141,8 @@ static inline uint64_t gr_alt0(const struct cf_grow *g, uint64_t j, uint32_t t)
 
 /* The tag of hash h: its low 5 bits. In a filter made compact (remap) an
  * item of tag 0 whose compact entry would be 0, an empty slot, on either
- * side (7 stream bits of 0 there; g0 is G(0)) takes tag 31: 1 item in
- * 2,048, which adds about 0.05% to the false-positive rate's tag term. */
+ * side (8 stream bits of 0 there; g0 is G(0)) takes tag 31: 1 item in
+ * 4,096, which changes the false-positive rate by about 0.05% of itself. */
 static inline uint32_t gr_tag_of(uint64_t h, uint64_t g0, uint32_t remap)
 {
     uint32_t t = (uint32_t)h & (GR_TAGS - 1);
@@ -205,23 +208,49 @@ static inline void cmp_store(struct cf_grow *g, uint64_t b, uint64_t c)
     memcpy(g->cmp + 6 * b, &w, 8);
 }
 
-/* Four 12-bit compact slots (t << 7 | stream) as four 16-bit lanes
- * holding the same entries (t << 11 | marker at bit 7 | stream): an
- * empty slot is an empty lane. */
+/* A compact bucket is semi-sorted (cf_ss.h): four 13-bit fingerprints
+ * (t << 8 | stream, 0 an empty slot) in 48 bits, the 12-bit rank of the
+ * multiset of their 4-bit prefixes, then their 9-bit suffixes in order.
+ * cmp_expand() reads it as the four 16-bit lanes holding the same entries
+ * (t << 11 | marker at bit 8 | stream), empty slots empty lanes. */
 static inline uint64_t cmp_expand(uint64_t c)
 {
-    uint64_t y = (c & 0xFFF) | (c & 0xFFF000ull) << 4 |
-                 (c & 0xFFF000000ull) << 8 | (c & 0xFFF000000000ull) << 12;
-    uint64_t used = ((y + GR_LO * 0xFFF) & (GR_LO << 12)) >> 5;
-    return (y & (GR_LO * 0xF80)) << 4 | (y & (GR_LO * 0x7F)) | used;
+    uint64_t nib = ss_unrank[c & 0xFFF], sfx = c >> 12;
+    uint64_t y = ((nib & 0xF) | (nib & 0xF0) << 12 | (nib & 0xF00) << 24 |
+                  (nib & 0xF000) << 36)
+                     << 9 |
+                 (sfx & 0x1FF) | (sfx & 0x3FE00) << 7 |
+                 (sfx & 0x7FC0000) << 14 | (sfx & 0xFF8000000ull) << 21;
+    uint64_t used = ((y + GR_LO * 0x1FFF) & (GR_LO << 13)) >> 5;
+    return (y & (GR_LO * 0x1F00)) << 3 | (y & (GR_LO * 0xFF)) | used;
 }
 
-/* The inverse, for lanes whose entries have 7 stream bits. */
+/* The inverse, for lanes whose entries have 8 stream bits: the four
+ * fingerprints sorted (empty ones first) and encoded. */
 static inline uint64_t cmp_compress(uint64_t w)
 {
-    uint64_t y = (w >> 4 & (GR_LO * 0xF80)) | (w & (GR_LO * 0x7F));
-    return (y & 0xFFF) | (y >> 4 & 0xFFF000ull) | (y >> 8 & 0xFFF000000ull) |
-           (y >> 12 & 0xFFF000000000ull);
+    uint32_t v[GR_B];
+    for (uint32_t k = 0; k < GR_B; k++) {
+        uint32_t l = (uint32_t)(w >> (16 * k)) & 0xFFFFu;
+        v[k] = (l >> GR_VAR_BITS) << GR_CMP_STREAM | (l & 0xFF);
+    }
+#define CMP_SORT2(a, b)                                                        \
+    do {                                                                       \
+        uint32_t lo_ = v[a] < v[b] ? v[a] : v[b], hi_ = v[a] ^ v[b] ^ lo_;     \
+        v[a] = lo_;                                                            \
+        v[b] = hi_;                                                            \
+    } while (0)
+    CMP_SORT2(0, 1);
+    CMP_SORT2(2, 3);
+    CMP_SORT2(0, 2);
+    CMP_SORT2(1, 3);
+    CMP_SORT2(1, 2);
+#undef CMP_SORT2
+    uint64_t c = (uint64_t)(ss_rank[0][v[0] >> 9] + ss_rank[1][v[1] >> 9] +
+                            ss_rank[2][v[2] >> 9] + ss_rank[3][v[3] >> 9]);
+    for (uint32_t k = 0; k < GR_B; k++)
+        c |= (uint64_t)(v[k] & 0x1FF) << (12 + 9 * k);
+    return c;
 }
 
 static inline bool cmp_has(const struct cf_grow *g, uint64_t b)

@@ -111,9 +111,9 @@ def test_reserve_defaults_and_info(raw2, key):
     assert inf[b"Expansion rate"] == 1
     assert inf[b"Max iterations"] == 500
     # the defaults grow (EXPANSION 1): the growable shape, a compact table
-    # of 12-bit entries until an add needs room past the reserve, then
-    # 16-bit slots whose new entries compare 15 bits
-    assert inf[b"Fingerprint bits"] == 12
+    # of 13-bit entries in 12 bits a slot until an add needs room past the
+    # reserve, then 16-bit slots whose new entries compare 15 bits
+    assert inf[b"Fingerprint bits"] == 13
     assert inf[b"Encoding"] == b"growable"
     assert inf[b"Capacity"] == 1000
     assert inf[b"Size"] > 0 and inf[b"Number of buckets"] >= 1000 // 4
@@ -380,7 +380,7 @@ def test_add_autocreates_with_config_defaults(raw2, key):
     assert raw2.command("CF.ADD", key, "x") == 1
     inf = info2(raw2, key)
     assert inf[b"Bucket size"] == 4
-    assert inf[b"Fingerprint bits"] == 12  # compact until past the reserve
+    assert inf[b"Fingerprint bits"] == 13  # compact until past the reserve
     assert inf[b"Encoding"] == b"growable"
     assert inf[b"Max iterations"] == 500
     assert inf[b"Expansion rate"] == 1

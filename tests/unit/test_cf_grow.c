@@ -225,7 +225,7 @@ static void compact_then_converted(void **state)
                      sizeof(cf_filter_t) + sizeof(struct cf_grow) + n0 * 6 + 2);
     cf_stats_t st;
     cf_stats(f, &st);
-    assert_int_equal(st.fp_bits, 12);
+    assert_int_equal(st.fp_bits, 13);
     assert_int_equal(st.capacity, CAP);
     for (uint64_t id = 0; id < CAP; id++)
         assert_int_equal(item_add(f, id), 0);

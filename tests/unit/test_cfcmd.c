@@ -296,8 +296,8 @@ static void test_reserve(void **state)
     assert_int_equal(fx->srv.dirty, 1);
     assert_int_equal(info_field_of(fx, "k", "Bucket size"), 4);
     /* the defaults (EXPANSION 1) make the growable shape, compact until it
-     * first needs room past the reserve: 12 bits compared */
-    assert_int_equal(info_field_of(fx, "k", "Fingerprint bits"), 12);
+     * first needs room past the reserve: 13 bits compared */
+    assert_int_equal(info_field_of(fx, "k", "Fingerprint bits"), 13);
     assert_non_null(strstr(fx->reply, "+Encoding\r\n$8\r\ngrowable"));
     assert_int_equal(info_field_of(fx, "k", "Number of filters"), 1);
     assert_int_equal(info_field_of(fx, "k", "Max iterations"), 500);
@@ -310,7 +310,7 @@ static void test_reserve(void **state)
     EXPECT(fx, "+OK\r\n", "CF.RESERVE", "f2", "1000", "BUCKETSIZE", "2");
     assert_int_equal(info_field_of(fx, "f2", "Fingerprint bits"), 12);
     EXPECT(fx, "+OK\r\n", "CF.RESERVE", "f4", "1000", "BUCKETSIZE", "4");
-    assert_int_equal(info_field_of(fx, "f4", "Fingerprint bits"), 12);
+    assert_int_equal(info_field_of(fx, "f4", "Fingerprint bits"), 13);
     EXPECT(fx, "+OK\r\n", "CF.RESERVE", "fe", "1000", "ERROR", "0.01");
     assert_int_equal(info_field_of(fx, "fe", "Fingerprint bits"), 12);
     fx->srv.cfg.cf_fingerprint_bits =
