@@ -10,7 +10,7 @@
 #include "cf_alloc.h"
 #include "cf_grow.h"
 #include "cf_rb.h"
-#include "cf_ss_table.h"
+#include "cf_ss.h"
 #include "check.h"
 
 #if defined(__SSE2__)
@@ -497,9 +497,23 @@ static inline void gr_check(const struct cf_grow *g)
     (void)g;
 }
 
+/* Whether compact bucket b holds the entry of tag t for stream s, in the
+ * bucket's own encoding (ss_any(), 9-bit suffix lanes; the entry's 13-bit
+ * fingerprint is never 0). */
+#define GR_CMP_ONES 0x8040201ull /* bit 0 of each 9-bit lane */
+static inline bool cmp_holds(const struct cf_grow *g, uint64_t b, uint32_t t,
+                             uint64_t s)
+{
+    uint32_t fp = t << GR_CMP_STREAM | ((uint32_t)s & 0xFF);
+    return ss_any(cmp_load(g, b), fp, 9, GR_CMP_ONES, GR_CMP_ONES << 8) != 0;
+}
+
 /* Does the table, the stash or the overflow hold the item? */
 static inline bool has_item(const struct cf_grow *g, const gr_item_t *it)
 {
+    if (g->phase == GR_COMPACT) /* the base table alone */
+        return cmp_holds(g, it->j[0], it->t, it->s[0]) ||
+               cmp_holds(g, it->j[1], it->t, it->s[1]);
     gr_side_t s0 = gr_side(g, it->j[0], it->s[0]);
     gr_side_t s1 = gr_side(g, it->j[1], it->s[1]);
     uint64_t m = gr_match(gr_word(g, s0.b), gr_want(it->t, s0.rest)) |

@@ -103,11 +103,13 @@ static inline __attribute__((always_inline)) bool look_probe(const gr_look_t *L,
 }
 
 /* The compact phase's batch: the table is the base table (level 0), its
- * buckets 6 bytes apart; each is read as the 16-bit lanes it stands for
- * (cmp_expand()) and compared as look_probe() compares. */
+ * buckets 6 bytes apart, semi-sorted; an item's entry there is the 13-bit
+ * fingerprint t << 8 | stream (never 0, gr_tag_of()), compared in the
+ * bucket's own encoding as the fixed semi-sorted shape compares it
+ * (ss_any(), 9-bit suffix lanes). */
 typedef struct cmp_look {
     const uint8_t *c0[CF_WINDOW], *c1[CF_WINDOW];
-    uint32_t wp[CF_WINDOW];
+    uint32_t fp0[CF_WINDOW], fp1[CF_WINDOW];
 } cmp_look_t;
 
 static inline __attribute__((always_inline)) void
@@ -115,9 +117,9 @@ cmp_stage(const struct cf_grow *g, uint64_t seed, cmp_look_t *C, size_t r,
           const void *key, size_t len)
 {
     gr_item_t it = gr_item(g, seed, key, len);
-    uint32_t tw = it.t << GR_VAR_BITS;
-    C->wp[r] = (tw | ((uint32_t)it.s[0] & (GR_VAR_MASK >> 1))) |
-               (tw | ((uint32_t)it.s[1] & (GR_VAR_MASK >> 1))) << 16;
+    uint32_t tw = it.t << GR_CMP_STREAM, sm = 0xFF;
+    C->fp0[r] = tw | ((uint32_t)it.s[0] & sm);
+    C->fp1[r] = tw | ((uint32_t)it.s[1] & sm);
     C->c0[r] = g->cmp + 6 * it.j[0];
     C->c1[r] = g->cmp + 6 * it.j[1];
     prefetch(C->c0[r]);
@@ -130,8 +132,9 @@ static inline __attribute__((always_inline)) bool cmp_probe(const cmp_look_t *C,
     uint64_t w0, w1;
     memcpy(&w0, C->c0[r], 8);
     memcpy(&w1, C->c1[r], 8);
-    return gr_match2(cmp_expand(w0 & 0xFFFFFFFFFFFFull),
-                     cmp_expand(w1 & 0xFFFFFFFFFFFFull), C->wp[r]);
+    const uint64_t m = 0xFFFFFFFFFFFFull;
+    return (ss_any(w0 & m, C->fp0[r], 9, GR_CMP_ONES, GR_CMP_ONES << 8) |
+            ss_any(w1 & m, C->fp1[r], 9, GR_CMP_ONES, GR_CMP_ONES << 8)) != 0;
 }
 
 static void exists_many_cmp(const struct cf_grow *g, uint64_t seed, size_t n,

@@ -301,6 +301,66 @@ static void compact_then_converted(void **state)
     cf_free(f);
 }
 
+/* The compact bucket's codec and its two compares: a bucket of four
+ * random entries (some empty) encoded and decoded holds the same entries,
+ * and the compare in the encoding (cmp_holds()) answers as the 16-bit
+ * lanes' (gr_match()) for entries there and for random ones. */
+static void compact_forms_agree(void **state)
+{
+    (void)state;
+    uint8_t buf[8] = {0};
+    struct cf_grow g;
+    memset(&g, 0, sizeof(g));
+    g.cmp = buf;
+    uint64_t s = 77;
+    for (int round = 0; round < 200000; round++) {
+        uint64_t w = 0, r = rnd(&s);
+        for (uint32_t k = 0; k < 4; k++, r >>= 14) {
+            if ((r & 3) == 0)
+                continue; /* empty */
+            uint32_t t = (uint32_t)(r >> 2) & 31, q = (uint32_t)(r >> 7) & 0xFF;
+            if (t == 0 && q == 0)
+                t = 31; /* never an entry (gr_tag_of()) */
+            w |= (uint64_t)(t << 11 | 1u << 8 | q) << (16 * k);
+        }
+        uint64_t c = cmp_compress(w);
+        assert_true(c < (1ull << 48));
+        cmp_store(&g, 0, c);
+        assert_int_equal(cmp_load(&g, 0), c);
+        uint64_t back = cmp_expand(c);
+        /* the same entries, perhaps in another order */
+        uint32_t a[4], b2[4];
+        for (uint32_t k = 0; k < 4; k++) {
+            a[k] = (uint32_t)(w >> (16 * k)) & 0xFFFF;
+            b2[k] = (uint32_t)(back >> (16 * k)) & 0xFFFF;
+        }
+        for (uint32_t k = 0; k < 4; k++) {
+            int na = 0, nb = 0;
+            for (uint32_t m = 0; m < 4; m++) {
+                na += a[m] == a[k];
+                nb += b2[m] == a[k];
+            }
+            assert_int_equal(na, nb);
+        }
+        for (uint32_t k = 0; k < 5; k++) {
+            uint32_t t, q;
+            if (k < 4 && a[k] != 0) {
+                t = a[k] >> 11;
+                q = a[k] & 0xFF;
+            } else {
+                uint64_t x = rnd(&s);
+                t = 1 + (uint32_t)(x % 31);
+                q = (uint32_t)(x >> 8) & 0xFF;
+            }
+            uint64_t stream = q | (rnd(&s) << 8); /* bits past 8 ignored */
+            assert_int_equal(cmp_holds(&g, 0, t, stream),
+                             gr_match(back, gr_want(t, stream)) != 0);
+            if (k < 4 && a[k] != 0)
+                assert_true(cmp_holds(&g, 0, t, stream));
+        }
+    }
+}
+
 /* A filter made before the compact phase (16-bit from the start, tag 0 its
  * own) still writes version 4 and grows as it did. */
 static void whole_filters_keep_version_4(void **state)
@@ -957,6 +1017,7 @@ int main(void)
         cmocka_unit_test(round_trip_mid_growth),
         cmocka_unit_test(compact_then_converted),
         cmocka_unit_test(whole_filters_keep_version_4),
+        cmocka_unit_test(compact_forms_agree),
         cmocka_unit_test(same_ops_same_bytes),
         cmocka_unit_test(lying_headers_refused),
         cmocka_unit_test(copies_of_one_item),
