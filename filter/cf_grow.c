@@ -156,9 +156,16 @@ static inline uint32_t level_of(const struct cf_grow *g, uint64_t b)
     return g->level + (uint32_t)(b < g->split || b >= g->nbig);
 }
 
-/* Places v in bucket b if it has an empty slot. */
+/* Places v in bucket b if it has an empty slot (either form). */
 static bool bucket_put(struct cf_grow *g, uint64_t b, uint32_t v)
 {
+    if (g->phase == GR_COMPACT) {
+        uint64_t w = cmp_expand(cmp_load(g, b)), e = gr_empty_lanes(w);
+        if (e == 0)
+            return false;
+        cmp_store(g, b, cmp_compress(w | (uint64_t)v << __builtin_ctzll(e)));
+        return true;
+    }
     uint64_t *p = gr_wbucket(g, b), w = *p;
     uint64_t e = gr_empty_lanes(w);
     CK_ASSERT(b < g->nb && (v & GR_VAR_MASK) != 0 && v <= 0xFFFFu);
@@ -166,6 +173,27 @@ static bool bucket_put(struct cf_grow *g, uint64_t b, uint32_t v)
         return false;
     *p = w | (uint64_t)v << (uint32_t)__builtin_ctzll(e);
     return true;
+}
+
+/* The lane at bit sh of bucket b becomes v (either form). */
+static void lane_set(struct cf_grow *g, uint64_t b, uint32_t sh, uint32_t v)
+{
+    if (g->phase == GR_COMPACT) {
+        uint64_t w = cmp_expand(cmp_load(g, b));
+        w = (w & ~(0xFFFFull << sh)) | (uint64_t)v << sh;
+        cmp_store(g, b, cmp_compress(w));
+        return;
+    }
+    uint64_t *w = gr_wbucket(g, b);
+    *w = (*w & ~(0xFFFFull << sh)) | (uint64_t)v << sh;
+}
+
+static inline void bucket_prefetch(const struct cf_grow *g, uint64_t b)
+{
+    if (cmp_has(g, b))
+        prefetch(g->cmp + 6 * b);
+    if (g->phase != GR_COMPACT)
+        prefetch(gr_bucket(g, b));
 }
 
 /* The partner of entry v held in bucket b: its bucket and value there.
@@ -435,7 +463,7 @@ static bool bfs_place(struct cf_grow *g, uint64_t b0, uint32_t v0, uint64_t b1,
                 if (!partner(g, nodes[q].bucket, e, &pb, &pv) ||
                     bfs_on_path(nodes, q, pb))
                     continue;
-                prefetch(gr_bucket(g, pb));
+                bucket_prefetch(g, pb);
                 nodes[n++] = (bfs_node_t){.bucket = pb,
                                           .fp = pv,
                                           .parent = (uint16_t)q,
@@ -452,9 +480,7 @@ static bool bfs_place(struct cf_grow *g, uint64_t b0, uint32_t v0, uint64_t b1,
             (void)bucket_put(g, nodes[q].bucket, nodes[q].fp);
             for (; nodes[q].parent != CF_BFS_ROOT; q = nodes[q].parent) {
                 const bfs_node_t *p = &nodes[nodes[q].parent];
-                uint64_t *w = gr_wbucket(g, p->bucket);
-                uint32_t sh = 16u * nodes[q].slot;
-                *w = (*w & ~(0xFFFFull << sh)) | (uint64_t)p->fp << sh;
+                lane_set(g, p->bucket, 16u * nodes[q].slot, p->fp);
             }
             return true;
         }
@@ -605,13 +631,81 @@ add_item(struct cf_grow *g, gr_staged_t *st, bool nx, uint64_t *room)
     return nx ? 1 : 0;
 }
 
+/* The compact phase's random walk of kicks from bucket b with entry v
+ * (after the breadth-first search found no path), undone when it finds no
+ * room within GROW_KICKS. */
+static bool cmp_walk(struct cf_grow *g, uint64_t b, uint32_t v)
+{
+    uint64_t at[GROW_KICKS], was[GROW_KICKS];
+    int n = 0;
+    for (;;) {
+        uint64_t c = cmp_load(g, b), w = cmp_expand(c);
+        uint64_t e = gr_empty_lanes(w);
+        if (e != 0) {
+            cmp_store(g, b,
+                      cmp_compress(w | (uint64_t)v << __builtin_ctzll(e)));
+            return true;
+        }
+        if (n == GROW_KICKS) {
+            while (n > 0) {
+                n--;
+                cmp_store(g, at[n], was[n]);
+            }
+            return false;
+        }
+        at[n] = b;
+        was[n++] = c;
+        uint32_t sh = 16 * (uint32_t)(xorshift(g) % GR_B);
+        uint32_t out = (uint32_t)(w >> sh) & 0xFFFFu, t = out >> GR_VAR_BITS;
+        w = (w & ~(0xFFFFull << sh)) | (uint64_t)v << sh;
+        cmp_store(g, b, cmp_compress(w));
+        /* the partner at level 0: the involution of the base table, the
+         * stream xored with G(t) */
+        b = gr_alt0(g, b, t);
+        v = cmp_entry(t, out ^ gr_g(g, t));
+    }
+}
+
+/* The compact phase's add: into the emptier of the item's two base
+ * buckets, else by the shortest path of kicks (bfs_place(), which reads
+ * and writes either form), else by a random walk. GR_CMP_FULL when the
+ * entry needs room past the reserve or neither finds any: the conversion
+ * comes first. */
+static int cmp_add(struct cf_grow *g, const gr_item_t *it, bool nx)
+{
+    CK_ASSERT(g->phase == GR_COMPACT);
+    if (nx && has_item(g, it))
+        return 0;
+    if (g->entries >= g->capacity)
+        return GR_CMP_FULL;
+    uint64_t b0 = it->j[0], b1 = it->j[1];
+    uint32_t v0 = cmp_entry(it->t, it->s[0]), v1 = cmp_entry(it->t, it->s[1]);
+    uint64_t w0 = cmp_expand(cmp_load(g, b0)), w1 = cmp_expand(cmp_load(g, b1));
+    uint64_t e0 = gr_empty_lanes(w0), e1 = gr_empty_lanes(w1);
+    if ((e0 | e1) != 0) {
+        /* the empty lanes counted as put_emptier() counts them */
+        bool first = (e0 * GR_LO) >> 48 >= (e1 * GR_LO) >> 48;
+        uint64_t w = first ? w0 : w1, e = first ? e0 : e1;
+        cmp_store(g, first ? b0 : b1,
+                  cmp_compress(w | (uint64_t)(first ? v0 : v1)
+                                       << __builtin_ctzll(e)));
+    } else if (!bfs_place(g, b0, v0, b1, v1)) {
+        bool side = (xorshift(g) & 1) != 0;
+        if (!cmp_walk(g, side ? b1 : b0, side ? v1 : v0))
+            return GR_CMP_FULL;
+    }
+    g->entries++;
+    g->items++;
+    return nx ? 1 : 0;
+}
+
 /* An add while a compact table is there: into it (GR_COMPACT), or after
  * the conversion's next steps (GR_CONVERTING). */
 static __attribute__((noinline)) int
 add_cmp(struct cf_grow *g, const gr_item_t *it, bool nx, uint64_t *room)
 {
     if (g->phase == GR_COMPACT) {
-        int rc = gr_cmp_add(g, it, nx);
+        int rc = cmp_add(g, it, nx);
         if (rc != GR_CMP_FULL)
             return rc;
         rc = gr_conv_start(g, room);

@@ -13,8 +13,6 @@
 
 #include <errno.h>
 
-/* Kicks of a compact add before the conversion starts instead. */
-#define CMP_KICKS 500
 /* Buckets the conversion pointer passes per write. */
 #define CONV_STEP 32
 
@@ -24,82 +22,10 @@ int gr_cmp_alloc(struct cf_grow *g)
     return g->cmp == NULL ? -ENOMEM : 0;
 }
 
-static inline uint32_t cmp_entry(uint32_t t, uint64_t s)
-{
-    return t << GR_VAR_BITS | 1u << GR_CMP_STREAM |
-           (uint32_t)(s & lowmask(GR_CMP_STREAM));
-}
-
-/* The xorshift64 kick generator (cf_grow.c's). */
-static inline uint64_t cmp_rng(struct cf_grow *g)
-{
-    uint64_t x = g->rng;
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    g->rng = x;
-    return x;
-}
-
 /* Puts entry v into an empty lane of word w (e its empty lanes). */
 static inline uint64_t lane_put(uint64_t w, uint64_t e, uint32_t v)
 {
     return w | (uint64_t)v << __builtin_ctzll(e);
-}
-
-int gr_cmp_add(struct cf_grow *g, const gr_item_t *it, bool nx)
-{
-    CK_ASSERT(g->phase == GR_COMPACT);
-    if (nx && has_item(g, it))
-        return 0;
-    if (g->entries >= g->capacity)
-        return GR_CMP_FULL; /* room past the reserve: the 16-bit table */
-    uint64_t b0 = it->j[0], b1 = it->j[1];
-    uint64_t w0 = cmp_expand(cmp_load(g, b0)), w1 = cmp_expand(cmp_load(g, b1));
-    uint64_t e0 = gr_empty_lanes(w0), e1 = gr_empty_lanes(w1);
-    if ((e0 | e1) != 0) {
-        bool first = __builtin_popcountll(e0) >= __builtin_popcountll(e1);
-        uint64_t b = first ? b0 : b1;
-        cmp_store(g, b,
-                  cmp_compress(lane_put(first ? w0 : w1, first ? e0 : e1,
-                                        cmp_entry(it->t, it->s[!first]))));
-    } else {
-        /* a random walk of kicks, undone when it finds no room */
-        uint64_t at[CMP_KICKS], was[CMP_KICKS];
-        int n = 0;
-        bool side = (cmp_rng(g) & 1) != 0;
-        uint64_t b = side ? b1 : b0;
-        uint32_t v = cmp_entry(it->t, it->s[side]);
-        for (;;) {
-            uint64_t c = cmp_load(g, b), w = cmp_expand(c);
-            uint64_t e = gr_empty_lanes(w);
-            if (e != 0) {
-                cmp_store(g, b, cmp_compress(lane_put(w, e, v)));
-                break;
-            }
-            if (n == CMP_KICKS) {
-                while (n > 0) {
-                    n--;
-                    cmp_store(g, at[n], was[n]);
-                }
-                return GR_CMP_FULL;
-            }
-            at[n] = b;
-            was[n++] = c;
-            uint32_t sh = 16 * (uint32_t)(cmp_rng(g) % GR_B);
-            uint32_t out = (uint32_t)(w >> sh) & 0xFFFFu,
-                     t = out >> GR_VAR_BITS;
-            w = (w & ~(0xFFFFull << sh)) | (uint64_t)v << sh;
-            cmp_store(g, b, cmp_compress(w));
-            /* the partner at level 0: the involution of the base table,
-             * the stream xored with G(t) */
-            b = gr_alt0(g, b, t);
-            v = cmp_entry(t, (out ^ (uint32_t)gr_g(g, t)));
-        }
-    }
-    g->entries++;
-    g->items++;
-    return nx ? 1 : 0;
 }
 
 int gr_cmp_del(struct cf_grow *g, const gr_item_t *it)

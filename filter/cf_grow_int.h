@@ -253,6 +253,12 @@ static inline uint64_t cmp_compress(uint64_t w)
     return c;
 }
 
+/* The 16-bit form of a compact entry: tag t, 8 stream bits of s. */
+static inline uint32_t cmp_entry(uint32_t t, uint64_t s)
+{
+    return t << GR_VAR_BITS | 1u << GR_CMP_STREAM | ((uint32_t)s & 0xFF);
+}
+
 static inline bool cmp_has(const struct cf_grow *g, uint64_t b)
 {
     return __builtin_expect(g->cmp != NULL, 0) && b >= g->conv && b < g->n0;
@@ -390,12 +396,12 @@ typedef struct gr_init {
 
 CF_HIDDEN int gr_new(const gr_init_t *in, cf_filter_t **out);
 /* cf_grow_cmp.c: the compact table of n0 buckets (zeroed), the compact
- * phase's add (GR_CMP_FULL: the conversion must start first) and delete,
+ * phase's delete (its add is cf_grow.c's, GR_CMP_FULL when the conversion
+ * must start first),
  * the conversion's start (-ENOMEM past *room) and its steps (the compact
  * table's bytes back on *room when it is freed, room may be NULL). */
 #define GR_CMP_FULL 2
 CF_HIDDEN int gr_cmp_alloc(struct cf_grow *g);
-CF_HIDDEN int gr_cmp_add(struct cf_grow *g, const gr_item_t *it, bool nx);
 CF_HIDDEN int gr_cmp_del(struct cf_grow *g, const gr_item_t *it);
 CF_HIDDEN int gr_conv_start(struct cf_grow *g, uint64_t *room);
 CF_HIDDEN void gr_conv_steps(struct cf_grow *g, uint64_t *room);
