@@ -70,6 +70,15 @@ def workdir():
     shutil.rmtree(d, ignore_errors=True)
 
 
+def started(workdir, *args):
+    """cuckood in the test's directory, started: its client."""
+    d, servers = workdir
+    s = Daemon(*args, dir=d)
+    servers.append(s)
+    s.start()
+    return s.client()
+
+
 def grows_on(c):
     """A loaded version-4 filter grows as it did, with its own form."""
     before = info(c, "g_grown")
@@ -84,12 +93,9 @@ def grows_on(c):
 
 
 def test_snapshot_loads(workdir):
-    d, servers = workdir
+    d, _ = workdir
     shutil.copy(os.path.join(FIX, "dump.cuckoo"), d)
-    s = Daemon(dir=d)
-    servers.append(s)
-    s.start()
-    c = s.client()
+    c = started(workdir)
     check_answers(c)
     assert c.execute_command("CF.EXISTS", "g_reserved", "after-rewrite") == 1
     for key, saved in SAVED.items():
@@ -115,24 +121,17 @@ def test_snapshot_loads(workdir):
 
 
 def test_aof_loads(workdir):
-    d, servers = workdir
+    d, _ = workdir
     shutil.copytree(os.path.join(FIX, "appendonlydir"),
                     os.path.join(d, "appendonlydir"))
-    s = Daemon("--appendonly", "yes", dir=d)
-    servers.append(s)
-    s.start()
-    c = s.client()
+    c = started(workdir, "--appendonly", "yes")
     check_answers(c)
     assert c.execute_command("CF.EXISTS", "g_reserved", "after-rewrite") == 1
     grows_on(c)
 
 
 def test_dump_payloads_restore(workdir):
-    d, servers = workdir
-    s = Daemon(dir=d)
-    servers.append(s)
-    s.start()
-    c = s.client()
+    c = started(workdir)
     for key, saved in SAVED.items():
         assert c.execute_command("RESTORE", "r:" + key, 0,
                                  base64.b64decode(saved["dump"])) == b"OK"
@@ -144,11 +143,7 @@ def test_dump_payloads_restore(workdir):
 
 
 def test_scandump_chunks_load(workdir):
-    d, servers = workdir
-    s = Daemon(dir=d)
-    servers.append(s)
-    s.start()
-    c = s.client()
+    c = started(workdir)
     for key, saved in SAVED.items():
         for it, data in saved["chunks"]:
             assert c.execute_command("CF.LOADCHUNK", "l:" + key, it,
