@@ -135,17 +135,24 @@ static void params_default(const call_t *c, cf_params_t *p, double *rate)
 }
 
 /* The growable shape (cf.h, docs/growth.md) for every filter that may
- * grow: EXPANSION 1 or more, bucket size 4 (given or by default), no
- * ERROR rate asked for in the command and a configured fingerprint width
- * of at most the default 12 bits (plain): its slot compares 15 bits for
- * new entries and its rate after a 1000x growth (about 0.16%) is that of
- * a 12-bit table. Everything else keeps the fixed shapes, with the nested
- * chain when it grows: a rate or a bucket size the growable slot does not
- * offer is still served exactly. */
-static void choose_shape(cf_params_t *p, bool user_rate)
+ * grow: EXPANSION 1 or more, bucket size 4 (given or by default), and
+ * either no ERROR rate asked for in the command and a configured
+ * fingerprint width of at most the default 12 bits (plain), or an ERROR
+ * rate of at least CF_GROW_MIN_RATE that the fixed shapes would serve
+ * with 12 bits or more (so the compact table costs no more at the
+ * reserve): a compact table compares 13 bits (about 0.09% at its
+ * capacity) and its rate after a 1000x growth is 0.23-0.24%
+ * (docs/growth.md), so it keeps such a rate as it grows. Everything else
+ * keeps the fixed shapes, with the nested chain when it grows: a smaller
+ * rate, a larger one (fewer bits, less memory), a bucket size or a width
+ * the growable slot does not offer is served exactly at the reserve. */
+#define CF_GROW_MIN_RATE 0.005
+
+static void choose_shape(cf_params_t *p, bool user_rate, double rate)
 {
-    p->growable = p->expansion >= 1 && p->bucket_size == 4 && !user_rate &&
-                  p->encoding == CF_ENC_PLAIN && p->fp_bits <= 12;
+    bool fits = user_rate ? rate >= CF_GROW_MIN_RATE && p->fp_bits >= 12
+                          : p->encoding == CF_ENC_PLAIN && p->fp_bits <= 12;
+    p->growable = p->expansion >= 1 && p->bucket_size == 4 && fits;
 }
 
 /* Applies rate to p's encoding and fingerprint width: the smallest, plain
@@ -155,7 +162,7 @@ static void choose_shape(cf_params_t *p, bool user_rate)
 static bool apply_rate(cf_params_t *p, double rate, bool from_user)
 {
     bool ok = rate <= 0 || cf_params_for_error_rate(p, rate) == 0 || !from_user;
-    choose_shape(p, from_user);
+    choose_shape(p, from_user, rate);
     return ok;
 }
 

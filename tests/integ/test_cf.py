@@ -311,14 +311,16 @@ def test_reserve_unknown_option(raw2, key):
     assert raw2.command("EXISTS", key) == 0
 
 
-# The smallest encoding whose bound meets the rate, plain or semi-sorted
-# (9/13/17 bits take what plain 8/12/16 take), plain among equals.
+# A fixed filter (EXPANSION 0) takes the smallest encoding whose bound
+# meets the rate, plain or semi-sorted (9/13/17 bits take what plain
+# 8/12/16 take), plain among equals.
 @pytest.mark.parametrize("rate,bits,enc", [
     ("0.05", 8, b"plain"), ("0.02", 9, b"semi-sorted"),
     ("0.01", 12, b"plain"), ("0.001", 13, b"semi-sorted"),
     ("2e-4", 16, b"plain"), ("1e-4", 17, b"semi-sorted")])
 def test_reserve_error_rate_picks_bits(raw2, key, rate, bits, enc):
-    assert raw2.command("CF.RESERVE", key, 1000, "ERROR", rate) == "OK"
+    assert raw2.command("CF.RESERVE", key, 1000, "ERROR", rate,
+                        "EXPANSION", 0) == "OK"
     inf = info2(raw2, key)
     assert inf[b"Fingerprint bits"] == bits
     assert inf[b"Encoding"] == enc
@@ -327,6 +329,32 @@ def test_reserve_error_rate_picks_bits(raw2, key, rate, bits, enc):
     assert raw2.command("CF.RESERVE", key + "b2", 1000, "ERROR", rate,
                         "BUCKETSIZE", 2) == "OK"
     assert info2(raw2, key + "b2")[b"Encoding"] == b"plain"
+
+
+# A filter that may grow (the default EXPANSION 1) is growable for a rate
+# it keeps as it grows (>= 0.005) where a fixed one would take 12 bits or
+# more; other rates keep the fixed shapes (a larger rate: fewer bits).
+@pytest.mark.parametrize("rate,enc", [
+    ("0.01", b"growable"), ("0.005", b"growable"),
+    ("0.004", b"plain"), ("0.001", b"semi-sorted"), ("0.05", b"plain")])
+def test_reserve_error_rate_of_a_filter_that_grows(raw2, key, rate, enc):
+    assert raw2.command("CF.RESERVE", key, 1000, "ERROR", rate) == "OK"
+    assert info2(raw2, key)[b"Encoding"] == enc
+
+
+def test_error_rate_kept_while_growing(raw2, key):
+    """ERROR 0.005 reserved for 1,000 and grown 200x: the rate measured on
+    absent items stays under what was asked."""
+    assert raw2.command("CF.RESERVE", key, 1000, "ERROR", "0.005") == "OK"
+    for k in range(0, 200000, 10000):
+        raw2.command("CF.INSERT", key, "ITEMS",
+                     *[b"in%d" % i for i in range(k, k + 10000)])
+    hits = 0
+    for k in range(0, 100000, 10000):
+        hits += sum(raw2.command("CF.MEXISTS", key,
+                                 *[b"out%d" % i for i in range(k, k + 10000)]))
+    assert hits < 100000 * 0.005, hits
+    assert info2(raw2, key)[b"Number of filters"] == 1
 
 
 @pytest.mark.parametrize("rate", ["0", "1", "1.5", "-0.1", "nan", "inf",

@@ -311,8 +311,17 @@ static void test_reserve(void **state)
     assert_int_equal(info_field_of(fx, "f2", "Fingerprint bits"), 12);
     EXPECT(fx, "+OK\r\n", "CF.RESERVE", "f4", "1000", "BUCKETSIZE", "4");
     assert_int_equal(info_field_of(fx, "f4", "Fingerprint bits"), 13);
+    /* a rate the growable shape keeps as it grows (>= 0.005, where the
+     * fixed shapes would take 12 bits or more) makes it; a smaller one, or
+     * a larger one served by fewer bits, a fixed shape */
     EXPECT(fx, "+OK\r\n", "CF.RESERVE", "fe", "1000", "ERROR", "0.01");
-    assert_int_equal(info_field_of(fx, "fe", "Fingerprint bits"), 12);
+    assert_int_equal(info_field_of(fx, "fe", "Fingerprint bits"), 13);
+    assert_non_null(strstr(fx->reply, "+Encoding\r\n$8\r\ngrowable"));
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "fe2", "1000", "ERROR", "0.001");
+    assert_int_equal(info_field_of(fx, "fe2", "Fingerprint bits"), 13);
+    assert_non_null(strstr(fx->reply, "$11\r\nsemi-sorted"));
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "fe3", "1000", "ERROR", "0.05");
+    assert_int_equal(info_field_of(fx, "fe3", "Fingerprint bits"), 8);
     fx->srv.cfg.cf_fingerprint_bits =
         16; /* wider than a growable slot promises */
     EXPECT(fx, "+OK\r\n", "CF.RESERVE", "f16", "1000");
