@@ -23,50 +23,48 @@
 /* Splits one add makes at most to bring the load under the target. */
 #define GROW_CATCHUP 8
 
-/* splitmix64's finaliser: spreads a tag into the per-tag constants. */
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 31;
-    x *= 0xBF58476D1CE4E5B9ull;
-    x ^= x >> 29;
-    x *= 0x94D049BB133111EBull;
-    return x ^ (x >> 32);
-}
-
-void gr_constants(struct cf_grow *g, uint64_t seed)
-{
-    g->h_seed = mix64(seed ^ 0x5851F42D4C957F2Dull);
-    g->g_seed = mix64(seed ^ CF_GOLDEN ^ 0x2545F4914F6CDD1Dull);
-    g->nbig = g->n0 << g->level;
-    g->lmask = (1ull << g->level) - 1;
-}
-
 /* ---- creation ---- */
-
-/* The base buckets of a new filter: its compact table holds the reserve
- * at CF_GROW_CMP_LOAD. */
-static uint64_t base_buckets(uint64_t capacity)
-{
-    unsigned __int128 slots = (unsigned __int128)capacity * GR_LOAD_SCALE;
-    uint64_t per = (uint64_t)GR_B * CF_GROW_CMP_LOAD;
-    uint64_t n0 = (uint64_t)((slots + per - 1) / per);
-    return n0 < 1 ? 1 : n0;
-}
 
 uint64_t cf_grow_initial_bytes(const cf_params_t *p)
 {
     if (p->capacity > CF_MAX_CAPACITY)
         return 0;
-    uint64_t n0 = base_buckets(p->capacity);
+    uint64_t n0 = gr_base_buckets(p->capacity);
     if (n0 * 8 > CF_ABS_MAX_BYTES)
         return 0;
     return gr_cmp_bytes(n0);
 }
 
+/* An inline filter (GR_SHAPE_INLINE) from in. */
+static int new_inline(const gr_init_t *in, cf_filter_t **out)
+{
+    cf_filter_t *f =
+        mem.calloc_fn(1, sizeof(*f) + (size_t)gr_cmp_bytes(in->n0));
+    if (f == NULL)
+        return -ENOMEM;
+    f->kind = CF_KIND_GROW;
+    f->shape = GR_SHAPE_INLINE;
+    f->nfilters = 1;
+    f->seed = in->seed;
+    f->max_kicks = (uint16_t)in->max_kicks;
+    f->expansion = (uint16_t)in->expansion;
+    f->max_filters = (uint8_t)in->max_filters;
+    f->n.s.capacity = (uint32_t)in->capacity;
+    f->u.one = in->rng;
+    *out = f;
+    return 0;
+}
+
 int gr_new(const gr_init_t *in, cf_filter_t **out)
 {
     *out = NULL;
-    cf_filter_t *f = mem.calloc_fn(1, sizeof(*f));
+    /* inline when the view would make the same state (n0 from the
+     * capacity, the target and the remap of a filter made now) */
+    if (in->inl && in->phase == GR_COMPACT && in->n0 <= GR_INLINE_MAX &&
+        in->capacity <= UINT32_MAX && in->n0 == gr_base_buckets(in->capacity) &&
+        in->target == CF_GROW_TARGET && in->remap)
+        return new_inline(in, out);
+    cf_filter_t *f = mem.calloc_fn(1, sizeof(*f) + in->tail);
     struct cf_grow *g = mem.calloc_fn(1, sizeof(*g));
     if (f == NULL || g == NULL) {
         mem.free_fn(f);
@@ -89,6 +87,7 @@ int gr_new(const gr_init_t *in, cf_filter_t **out)
     g->phase = (uint8_t)in->phase;
     g->remap = (uint8_t)in->remap;
     g->conv = in->conv;
+    g->tail = in->tail;
     g->conv_at[0] = g->conv_at[1] = GR_EV_BEFORE;
     gr_constants(g, in->seed);
     g->nb = g->nbig + g->split;
@@ -119,20 +118,23 @@ int cf_grow_create(const cf_params_t *p, cf_filter_t **out)
     uint64_t bytes = cf_grow_initial_bytes(p);
     if (bytes == 0)
         return -ENOMEM;
-    uint64_t n0 = base_buckets(p->capacity);
-    if (p->max_bytes && gr_size_of_cap(0) + bytes > p->max_bytes)
+    uint64_t n0 = gr_base_buckets(p->capacity);
+    uint64_t own =
+        n0 <= GR_INLINE_MAX ? sizeof(cf_filter_t) : gr_size_of_cap(0);
+    if (p->max_bytes && own + bytes > p->max_bytes)
         return -ENOMEM;
     gr_init_t in = {
         .n0 = n0,
         .target = CF_GROW_TARGET,
         .capacity = p->capacity,
-        .rng = mix64(p->seed ^ CF_GOLDEN) | 1,
+        .rng = gr_mix64(p->seed ^ CF_GOLDEN) | 1,
         .seed = p->seed,
         .max_kicks = p->max_kicks,
         .expansion = p->expansion,
         .max_filters = p->max_filters,
         .phase = GR_COMPACT,
         .remap = 1,
+        .inl = 1,
     };
     return gr_new(&in, out);
 }
@@ -700,19 +702,26 @@ static int cmp_add(struct cf_grow *g, const gr_item_t *it, bool nx)
 }
 
 /* An add while a compact table is there: into it (GR_COMPACT), or after
- * the conversion's next steps (GR_CONVERTING). */
-static __attribute__((noinline)) int
-add_cmp(struct cf_grow *g, const gr_item_t *it, bool nx, uint64_t *room)
+ * the conversion's next steps (GR_CONVERTING); an inline filter's first
+ * add past its reserve makes it whole at once (gr_promote()), and *gp is
+ * then its own state. */
+static __attribute__((noinline)) int add_cmp(cf_filter_t *f,
+                                             struct cf_grow **gp,
+                                             const gr_item_t *it, bool nx,
+                                             uint64_t *room)
 {
+    struct cf_grow *g = *gp;
     if (g->phase == GR_COMPACT) {
         int rc = cmp_add(g, it, nx);
         if (rc != GR_CMP_FULL)
             return rc;
-        rc = gr_conv_start(g, room);
+        rc = gr_inline(f) ? gr_promote(f, gp, room) : gr_conv_start(g, room);
         if (rc < 0)
             return rc;
+        g = *gp;
     }
-    gr_conv_steps(g, room);
+    if (g->cmp != NULL)
+        gr_conv_steps(g, room);
     gr_staged_t st;
     st.it = *it;
     stage_sides(g, &st);
@@ -722,12 +731,13 @@ add_cmp(struct cf_grow *g, const gr_item_t *it, bool nx, uint64_t *room)
 int cf_grow_add(cf_filter_t *f, const void *key, size_t len, bool nx,
                 uint64_t *room)
 {
-    struct cf_grow *g = GR(f);
+    struct cf_grow vt, *g = gr_get(f, &vt);
     gr_staged_t st;
     st.it = gr_item(g, f->seed, key, len);
     int rc;
     if (__builtin_expect(g->cmp != NULL, 0)) {
-        rc = add_cmp(g, &st.it, nx, room);
+        rc = add_cmp(f, &g, &st.it, nx, room);
+        gr_done(f, g);
     } else {
         stage_sides(g, &st);
         rc = add_item(g, &st, nx, room);
@@ -882,26 +892,27 @@ static size_t add_many_fast(struct cf_grow *g, uint64_t seed, size_t n,
  * hashed and their buckets fetched a window ahead (no bucket moves while
  * the table is compact), then one at a time while converting. Returns the
  * items done: all of them, or those up to the conversion's end. */
-static size_t add_many_cmp(struct cf_grow *g, uint64_t seed, size_t n,
+static size_t add_many_cmp(cf_filter_t *f, struct cf_grow **gp, size_t n,
                            const void *const *keys, const size_t *lens, bool nx,
                            uint64_t *room, int *rc)
 {
     enum { W = GROW_ADD_WINDOW };
     gr_item_t it[W];
     size_t i = 0, staged = 0;
-    while (i < n && g->phase == GR_COMPACT) {
+    while (i < n && (*gp)->phase == GR_COMPACT) {
+        const struct cf_grow *g = *gp;
         for (; staged < n && staged < i + W; staged++) {
             gr_item_t *x = &it[staged % W];
-            *x = gr_item(g, seed, keys[staged], lens[staged]);
+            *x = gr_item(g, f->seed, keys[staged], lens[staged]);
             prefetch(g->cmp + 6 * x->j[0]);
             prefetch(g->cmp + 6 * x->j[1]);
         }
-        rc[i] = add_cmp(g, &it[i % W], nx, room);
+        rc[i] = add_cmp(f, gp, &it[i % W], nx, room);
         i++;
     }
-    for (; i < n && g->cmp != NULL; i++) {
-        gr_item_t x = gr_item(g, seed, keys[i], lens[i]);
-        rc[i] = add_cmp(g, &x, nx, room);
+    for (; i < n && (*gp)->cmp != NULL; i++) {
+        gr_item_t x = gr_item(*gp, f->seed, keys[i], lens[i]);
+        rc[i] = add_cmp(f, gp, &x, nx, room);
     }
     return i;
 }
@@ -916,10 +927,11 @@ static size_t add_many_cmp(struct cf_grow *g, uint64_t seed, size_t n,
 void cf_grow_add_many(cf_filter_t *f, size_t n, const void *const *keys,
                       const size_t *lens, bool nx, uint64_t *room, int *rc)
 {
-    struct cf_grow *g = GR(f);
+    struct cf_grow vt, *g = gr_get(f, &vt);
     const uint64_t seed = f->seed;
     if (g->cmp != NULL) {
-        size_t i = add_many_cmp(g, seed, n, keys, lens, nx, room, rc);
+        size_t i = add_many_cmp(f, &g, n, keys, lens, nx, room, rc);
+        gr_done(f, g);
         keys += i;
         lens += i;
         rc += i;
@@ -968,11 +980,14 @@ static void stash_retry(struct cf_grow *g)
 
 int cf_grow_del(cf_filter_t *f, const void *key, size_t len)
 {
-    struct cf_grow *g = GR(f);
+    struct cf_grow vt, *g = gr_get(f, &vt);
     gr_item_t it = gr_item(g, f->seed, key, len);
     if (__builtin_expect(g->cmp != NULL, 0)) {
-        if (g->phase == GR_COMPACT)
-            return gr_cmp_del(g, &it);
+        if (g->phase == GR_COMPACT) {
+            int rc = gr_cmp_del(g, &it);
+            gr_done(f, g);
+            return rc;
+        }
         gr_conv_steps(g, NULL);
     }
     /* the overflow's copies first: the table's entries stay while the

@@ -43,7 +43,7 @@
 /* Header of the serialised form, bytes: version 4 (filters made before
  * the compact phase, which write it still) and version 5. */
 #define CF_GROW_HDR_LEN 128
-#define CF_GROW_HDR5_LEN 136
+#define CF_GROW_HDR5_LEN 144
 
 static inline bool cf_is_grow(const cf_filter_t *f)
 {
@@ -79,6 +79,9 @@ CF_HIDDEN uint64_t cf_grow_size_bytes(const cf_filter_t *f);
  * generation had, exact for the last 126 changes. */
 CF_HIDDEN uint32_t cf_grow_gen(const cf_filter_t *f);
 CF_HIDDEN uint64_t cf_grow_size_at(const cf_filter_t *f, uint32_t gen);
+/* The bytes of the filter's own block from its struct on (the struct and
+ * what follows it: an inline table, cf_resize_extra()). */
+CF_HIDDEN uint64_t cf_grow_own_bytes(const cf_filter_t *f);
 /* Frees the state u.gr points to (the struct itself is the caller's). */
 CF_HIDDEN void cf_grow_release(cf_filter_t *f);
 /* Frees a filter without host bytes, struct included (a half-made one). */

@@ -13,6 +13,8 @@
 
 #include <errno.h>
 
+#define mem (*cf_mem_allocator())
+
 /* Buckets the conversion pointer passes per write. */
 #define CONV_STEP 32
 
@@ -101,4 +103,36 @@ void gr_conv_steps(struct cf_grow *g, uint64_t *room)
         *room += gr_cmp_bytes(g->n0);
     g->phase = GR_WHOLE;
     g->conv_at[1] = gr_size_events(g);
+}
+
+/* ---- inline filters (GR_SHAPE_INLINE) ---- */
+
+int gr_promote(cf_filter_t *f, struct cf_grow **gp, uint64_t *room)
+{
+    const struct cf_grow *vt = *gp;
+    uint64_t n0 = vt->n0;
+    uint64_t add = gr_size_of_cap(n0) - sizeof(cf_filter_t);
+    if (add > *room)
+        return -ENOMEM;
+    struct cf_grow *g = mem.malloc_fn(sizeof(*g));
+    if (g == NULL)
+        return -ENOMEM;
+    *g = *vt;
+    g->cmp = NULL;
+    if (gr_alloc_to(g, n0) < 0) {
+        gr_free(g);
+        return -ENOMEM;
+    }
+    for (uint64_t b = 0; b < n0; b++)
+        *gr_bucket(g, b) = cmp_expand(cmp_load(vt, b));
+    g->phase = GR_WHOLE;
+    g->tail = (uint32_t)gr_cmp_bytes(n0);
+    /* the start and the end of a conversion, in one add */
+    g->conv_at[0] = 0;
+    g->conv_at[1] = 1;
+    f->u.gr = g;
+    f->shape = 0;
+    *room -= add;
+    *gp = g;
+    return 0;
 }

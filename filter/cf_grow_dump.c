@@ -26,7 +26,11 @@
  *  15  u8 flags: 2 (growable) | 4 (gr_tag_of() remaps) | 8 (compact
  *      phase) or 16 (converting)
  * 120  u64 the conversion pointer (0 unless converting)
- * 128  u64 XXH3-64 of the 128 bytes before it
+ * 128  u32 the tail: bytes of an inline table the filter's block still
+ *      holds (0, or the compact table of n0 <= GR_INLINE_MAX buckets of a
+ *      filter that was inline), so that a copy holds the same bytes
+ * 132  u32 reserved (0)
+ * 136  u64 XXH3-64 of the 136 bytes before it
  * and the data: the 16-bit buckets (none in the compact phase), the
  * overflow's slots, then, unless the table is whole, the compact table:
  * n0 semi-sorted buckets (cf_grow_int.h, cmp_expand()) of 6
@@ -47,12 +51,14 @@
 /* Version 5 is written by filters made with a compact table (remap). */
 size_t cf_grow_header_len(const cf_filter_t *f)
 {
-    return GR(f)->remap ? CF_GROW_HDR5_LEN : CF_GROW_HDR_LEN;
+    struct cf_grow vt;
+    return gr_get(f, &vt)->remap ? CF_GROW_HDR5_LEN : CF_GROW_HDR_LEN;
 }
 
 void cf_grow_header(const cf_filter_t *f, void *buf)
 {
-    const struct cf_grow *g = GR(f);
+    struct cf_grow vt;
+    const struct cf_grow *g = gr_get(f, &vt);
     uint8_t *p = buf;
     size_t hl = cf_grow_header_len(f);
     memset(p, 0, hl);
@@ -85,8 +91,10 @@ void cf_grow_header(const cf_filter_t *f, void *buf)
         le_store32(p + 108, (uint32_t)g->over->used);
     }
     le_store64(p + 112, g->capacity);
-    if (hl == CF_GROW_HDR5_LEN)
+    if (hl == CF_GROW_HDR5_LEN) {
         le_store64(p + 120, g->phase == GR_CONVERTING ? g->conv : 0);
+        le_store32(p + 128, g->tail);
+    }
     le_store64(p + hl - 8, XXH3_64bits(p, hl - 8));
 }
 
@@ -119,12 +127,15 @@ int cf_grow_load_header(const void *buf, size_t len, const cf_limits_t *lim,
         .rng = le_load64(p + 88),
         .capacity = le_load64(p + 112),
         .conv = v5 ? le_load64(p + 120) : 0,
+        .tail = v5 ? le_load32(p + 128) : 0,
         .phase = phase,
         .remap = (flags & GR_FLAG_REMAP) != 0,
     };
     uint64_t items = le_load64(p + 40), deleted = le_load64(p + 48);
     uint64_t entries = le_load64(p + 80), stash_bucket = le_load64(p + 96);
     uint32_t stash_entry = le_load32(p + 104);
+    /* a compact filter loads inline when its counts fit one (gr_new()) */
+    in.inl = items == entries && items <= UINT32_MAX;
     uint64_t ocap = le_load32(p + 68), oused = le_load32(p + 108);
     if (le_load32(p + 8) != GR_B || p[12] != CF_GROW_TAG_BITS ||
         p[13] != CF_GROW_STORED_BITS || p[14] != CF_ENC_PLAIN)
@@ -135,6 +146,12 @@ int cf_grow_load_header(const void *buf, size_t len, const cf_limits_t *lim,
                      (GR_FLAG_GROWABLE | GR_FLAG_REMAP) ||
                  (flags & GR_FLAG_COMPACT & (flags >> 1)) != 0
            : flags != GR_FLAG_GROWABLE)
+        return -EINVAL;
+    /* the tail a filter that was inline left: its whole compact table,
+     * once it is not compact */
+    if (v5 && (le_load32(p + 132) != 0 ||
+               (in.tail != 0 && (phase == GR_COMPACT || in.n0 > GR_INLINE_MAX ||
+                                 in.tail != gr_cmp_bytes(in.n0)))))
         return -EINVAL;
     /* a compact table is the base table: nothing split, and converted
      * below the pointer */
@@ -185,7 +202,7 @@ int cf_grow_load_header(const void *buf, size_t len, const cf_limits_t *lim,
     int rc = gr_new(&in, &f);
     if (rc < 0)
         return rc;
-    struct cf_grow *g = GR(f);
+    struct cf_grow vt, *g = gr_get(f, &vt);
     rc = gr_over_load(g, ocap, oused);
     if (rc < 0) {
         cf_grow_free(f);
@@ -196,6 +213,7 @@ int cf_grow_load_header(const void *buf, size_t len, const cf_limits_t *lim,
     g->entries = entries;
     g->stash_bucket = stash_bucket;
     g->stash_entry = stash_entry;
+    gr_done(f, g);
     gr_check(g); /* what the checks above let through */
     *out = f;
     *used = hl;
@@ -220,7 +238,8 @@ static uint64_t cmp_len(const struct cf_grow *g)
 
 uint64_t cf_grow_data_len(const cf_filter_t *f)
 {
-    const struct cf_grow *g = GR(f);
+    struct cf_grow vt;
+    const struct cf_grow *g = gr_get(f, &vt);
     return tab_len(g) + over_len(g) + cmp_len(g);
 }
 
@@ -229,7 +248,8 @@ uint64_t cf_grow_data_len(const cf_filter_t *f)
 size_t cf_grow_data_view(const cf_filter_t *f, uint64_t off, size_t max,
                          const void **p)
 {
-    const struct cf_grow *g = GR(f);
+    struct cf_grow vt;
+    const struct cf_grow *g = gr_get(f, &vt);
     uint64_t total = tab_len(g), olen = over_len(g);
     if (off >= total) {
         uint64_t o = off - total, n;
@@ -254,7 +274,7 @@ size_t cf_grow_data_view(const cf_filter_t *f, uint64_t off, size_t max,
 
 int cf_grow_load_data(cf_filter_t *f, uint64_t off, const void *p, size_t len)
 {
-    struct cf_grow *g = GR(f);
+    struct cf_grow vt, *g = gr_get(f, &vt);
     uint64_t total = tab_len(g), olen = over_len(g), clen = cmp_len(g);
     if (off > total + olen + clen || len > total + olen + clen - off)
         return -EINVAL;

@@ -68,7 +68,21 @@ struct cf_grow {
                             the filter was made or loaded */
     uint8_t phase;       /* enum gr_phase */
     uint8_t remap;       /* some items of tag 0 take tag 31 (gr_tag()) */
+    uint32_t tail;       /* bytes after the filter's struct in its block
+                            (the table it had inline, GR_SHAPE_INLINE) */
 };
+
+/* A small filter made compact (n0 <= GR_INLINE_MAX) is inline: no struct
+ * cf_grow, its compact table right after the filter's struct in the same
+ * block, its state in the struct's own fields (f->shape GR_SHAPE_INLINE;
+ * items, which are its entries, and the capacity in f->n.s, the kick
+ * generator in f->u.one, n0 from the capacity). The code reads it through
+ * a view (gr_get(), a struct cf_grow on the stack); a write puts the
+ * view's counts back (gr_done()). The add that starts its conversion
+ * makes the struct and converts the whole table at once (at most
+ * GR_INLINE_MAX buckets); the inline bytes stay, counted, as the tail. */
+#define GR_SHAPE_INLINE 1
+#define GR_INLINE_MAX 256
 
 /* A filter made compact starts as GR_COMPACT: its entries are 13-bit
  * fingerprints, a 5-bit tag and 8 stream bits, semi-sorted in 12 bits a
@@ -114,10 +128,37 @@ static inline uint64_t gr_g(const struct cf_grow *g, uint32_t t)
     return gr_tag_g[t] ^ g->g_seed;
 }
 
+CF_HIDDEN void gr_view(const cf_filter_t *f, struct cf_grow *vt);
+
+/* The filter's growable state: its own, or an inline filter's view built
+ * in *vt. */
+static inline struct cf_grow *gr_get(const cf_filter_t *f, struct cf_grow *vt)
+{
+    if (__builtin_expect(f->shape != GR_SHAPE_INLINE, 1))
+        return f->u.gr;
+    gr_view(f, vt);
+    return vt;
+}
+
+static inline bool gr_inline(const cf_filter_t *f)
+{
+    return f->shape == GR_SHAPE_INLINE;
+}
+
+/* The state of a filter that is not inline. */
 static inline struct cf_grow *GR(const cf_filter_t *f)
 {
+    CK_ASSERT(!gr_inline(f));
     return f->u.gr;
 }
+
+/* After a write through g: an inline filter takes the view's counts and
+ * kick state back. */
+CF_HIDDEN void gr_done(cf_filter_t *f, const struct cf_grow *g);
+/* An inline filter whose add needs room past its reserve: its struct and
+ * 16-bit table made (-ENOMEM past *room, nothing changed) and every
+ * bucket converted; *gp is then the filter's own state. */
+CF_HIDDEN int gr_promote(cf_filter_t *f, struct cf_grow **gp, uint64_t *room);
 
 typedef struct gr_item {
     uint64_t j[2]; /* base buckets of side 0 and 1 */
@@ -392,6 +433,9 @@ typedef struct gr_init {
     uint64_t n0, split, capacity, rng, seed, conv;
     uint32_t level, target, max_kicks, expansion, max_filters;
     uint32_t phase, remap;
+    uint32_t inl;  /* may be inline (GR_SHAPE_INLINE): a compact filter of
+                      at most GR_INLINE_MAX buckets */
+    uint32_t tail; /* bytes after the struct: an inline table left behind */
 } gr_init_t;
 
 CF_HIDDEN int gr_new(const gr_init_t *in, cf_filter_t **out);
@@ -406,6 +450,16 @@ CF_HIDDEN int gr_cmp_del(struct cf_grow *g, const gr_item_t *it);
 CF_HIDDEN int gr_conv_start(struct cf_grow *g, uint64_t *room);
 CF_HIDDEN void gr_conv_steps(struct cf_grow *g, uint64_t *room);
 
+/* The base buckets of a new filter: its compact table holds the reserve
+ * at CF_GROW_CMP_LOAD. */
+static inline uint64_t gr_base_buckets(uint64_t capacity)
+{
+    unsigned __int128 slots = (unsigned __int128)capacity * GR_LOAD_SCALE;
+    uint64_t per = (uint64_t)GR_B * CF_GROW_CMP_LOAD;
+    uint64_t n0 = (uint64_t)((slots + per - 1) / per);
+    return n0 < 1 ? 1 : n0;
+}
+
 /* Bytes of a compact table of n0 buckets. */
 static inline uint64_t gr_cmp_bytes(uint64_t n0)
 {
@@ -413,6 +467,7 @@ static inline uint64_t gr_cmp_bytes(uint64_t n0)
 }
 CF_HIDDEN void gr_free(struct cf_grow *g);
 CF_HIDDEN void gr_constants(struct cf_grow *g, uint64_t seed);
+CF_HIDDEN uint64_t gr_mix64(uint64_t x);
 CF_HIDDEN int gr_alloc_to(struct cf_grow *g, uint64_t cap);
 /* One capacity step, taking what it adds off *room: -ENOMEM when it does
  * not fit (nothing changes then). */

@@ -7,7 +7,8 @@
 
 bool cf_grow_exists(const cf_filter_t *f, const void *key, size_t len)
 {
-    const struct cf_grow *g = GR(f);
+    struct cf_grow vt;
+    const struct cf_grow *g = gr_get(f, &vt);
     gr_item_t it = gr_item(g, f->seed, key, len);
     return has_item(g, &it);
 }
@@ -15,7 +16,8 @@ bool cf_grow_exists(const cf_filter_t *f, const void *key, size_t len)
 void cf_grow_buckets(const cf_filter_t *f, const void *key, size_t len,
                      uint64_t b[2])
 {
-    const struct cf_grow *g = GR(f);
+    struct cf_grow vt;
+    const struct cf_grow *g = gr_get(f, &vt);
     gr_item_t it = gr_item(g, f->seed, key, len);
     b[0] = gr_side(g, it.j[0], it.s[0]).b;
     b[1] = gr_side(g, it.j[1], it.s[1]).b;
@@ -23,7 +25,8 @@ void cf_grow_buckets(const cf_filter_t *f, const void *key, size_t len,
 
 void cf_grow_prefetch(const cf_filter_t *f, const void *key, size_t len)
 {
-    const struct cf_grow *g = GR(f);
+    struct cf_grow vt;
+    const struct cf_grow *g = gr_get(f, &vt);
     gr_item_t it = gr_item(g, f->seed, key, len);
     for (int k = 0; k < 2; k++) {
         uint64_t b = gr_side(g, it.j[k], it.s[k]).b;
@@ -36,7 +39,8 @@ void cf_grow_prefetch(const cf_filter_t *f, const void *key, size_t len)
 
 uint64_t cf_grow_count(const cf_filter_t *f, const void *key, size_t len)
 {
-    const struct cf_grow *g = GR(f);
+    struct cf_grow vt;
+    const struct cf_grow *g = gr_get(f, &vt);
     gr_item_t it = gr_item(g, f->seed, key, len);
     gr_side_t s0 = gr_side(g, it.j[0], it.s[0]);
     gr_side_t s1 = gr_side(g, it.j[1], it.s[1]);
@@ -158,7 +162,8 @@ static void exists_many_cmp(const struct cf_grow *g, uint64_t seed, size_t n,
 void cf_grow_exists_many(const cf_filter_t *f, size_t n,
                          const void *const *keys, const size_t *lens, bool *out)
 {
-    const struct cf_grow *g = GR(f);
+    struct cf_grow vt;
+    const struct cf_grow *g = gr_get(f, &vt);
     if (g->phase == GR_COMPACT) {
         exists_many_cmp(g, f->seed, n, keys, lens, out);
         return;
@@ -208,7 +213,8 @@ void cf_grow_exists_many(const cf_filter_t *f, size_t n,
 
 void cf_grow_stats(const cf_filter_t *f, cf_stats_t *st)
 {
-    const struct cf_grow *g = GR(f);
+    struct cf_grow vt;
+    const struct cf_grow *g = gr_get(f, &vt);
     memset(st, 0, sizeof(*st));
     st->size_bytes = cf_grow_size_bytes(f);
     st->nbuckets = g->nb;
@@ -234,7 +240,8 @@ void cf_grow_stats(const cf_filter_t *f, cf_stats_t *st)
 
 void cf_grow_info(const cf_filter_t *f, cf_grow_info_t *gi)
 {
-    const struct cf_grow *g = GR(f);
+    struct cf_grow vt;
+    const struct cf_grow *g = gr_get(f, &vt);
     *gi = (cf_grow_info_t){.n0 = g->n0,
                            .level = g->level,
                            .split = g->split,

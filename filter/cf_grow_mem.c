@@ -145,8 +145,17 @@ void gr_free(struct cf_grow *g)
 
 void cf_grow_release(cf_filter_t *f)
 {
+    if (gr_inline(f)) /* nothing but the block the caller frees */
+        return;
     gr_free(f->u.gr);
     f->u.gr = NULL;
+}
+
+uint64_t cf_grow_own_bytes(const cf_filter_t *f)
+{
+    struct cf_grow vt;
+    const struct cf_grow *g = gr_get(f, &vt);
+    return sizeof(*f) + (gr_inline(f) ? gr_cmp_bytes(g->n0) : g->tail);
 }
 
 void cf_grow_free(cf_filter_t *f)
@@ -157,14 +166,18 @@ void cf_grow_free(cf_filter_t *f)
 
 uint64_t cf_grow_size_bytes(const cf_filter_t *f)
 {
-    const struct cf_grow *g = GR(f);
+    struct cf_grow vt;
+    const struct cf_grow *g = gr_get(f, &vt);
+    if (gr_inline(f))
+        return sizeof(*f) + gr_cmp_bytes(g->n0);
     return gr_size_of_cap(g->cap) + gr_over_bytes(gr_over_ndbl(g)) +
-           (g->cmp != NULL ? gr_cmp_bytes(g->n0) : 0);
+           (g->cmp != NULL ? gr_cmp_bytes(g->n0) : 0) + g->tail;
 }
 
 uint32_t cf_grow_gen(const cf_filter_t *f)
 {
-    return (uint32_t)(gr_size_events(GR(f)) % (CF_RB_GENS - 1)) + 1;
+    struct cf_grow vt;
+    return (uint32_t)(gr_size_events(gr_get(f, &vt)) % (CF_RB_GENS - 1)) + 1;
 }
 
 /* Whether conversion event k (0: start, 1: end) is among the first e. */
@@ -175,10 +188,11 @@ static bool conv_by(const struct cf_grow *g, int k, uint64_t e)
 
 uint64_t cf_grow_size_at(const cf_filter_t *f, uint32_t gen)
 {
-    const struct cf_grow *g = GR(f);
+    struct cf_grow vt;
+    const struct cf_grow *g = gr_get(f, &vt);
     const uint64_t m = CF_RB_GENS - 1;
     if (gen < 1 || gen > m)
-        return gr_size_of_cap(g->cap);
+        return cf_grow_size_bytes(f);
     /* the latest step whose generation was gen, replayed from the first
      * capacity: a few hundred steps at most for any size */
     uint64_t ev = gr_size_events(g);
@@ -193,10 +207,12 @@ uint64_t cf_grow_size_at(const cf_filter_t *f, uint32_t gen)
                                                  : conv_by(g, 0, e);
     bool cmp =
         g->conv_at[1] == GR_EV_BEFORE ? g->cmp != NULL : !conv_by(g, 1, e);
+    if (!started && g->tail != 0) /* it was inline */
+        return sizeof(cf_filter_t) + g->tail;
     uint64_t cap = started ? g->cap_init : 0;
     uint64_t steps = e - d - conv_by(g, 0, e) - conv_by(g, 1, e);
     for (uint64_t s = 0; s < steps; s++)
         cap = gr_next_cap(cap);
     return gr_size_of_cap(cap) + gr_over_bytes(d) +
-           (cmp ? gr_cmp_bytes(g->n0) : 0);
+           (cmp ? gr_cmp_bytes(g->n0) : 0) + g->tail;
 }

@@ -1,14 +1,16 @@
 /*
- * cf_grow_tags.c - the growable shape's per-tag constants, shared by every
- * filter (read-only): the addressing of cf_grow.c, cf_grow_cmp.c and
- * cf_grow_look.c reads them.
+ * cf_grow_tags.c - what the growable shape's addressing reads before any
+ * bucket: the per-tag constants, shared by every filter (read-only), a
+ * filter's seeded words, and the view of an inline filter's state
+ * (gr_get()). cf_grow.c, cf_grow_cmp.c, cf_grow_look.c, cf_grow_mem.c and
+ * cf_grow_dump.c read them.
  */
 #include "cf_grow_int.h"
 
 /* Per tag, shared by every filter (read-only): mix64(t + 1) and
- * mix64(t << 32 ^ CF_GOLDEN), with splitmix64's finaliser (mix64() in
- * cf_grow.c). A filter xors its own seeded word into them (gr_h0(), gr_g()), so
- * that it needs no table of its own: a small filter is 512 bytes smaller. */
+ * mix64(t << 32 ^ CF_GOLDEN), with splitmix64's finaliser (gr_mix64()). A
+ * filter xors its own seeded word into them (gr_h0(), gr_g()), so that it needs
+ * no table of its own: a small filter is 512 bytes smaller. */
 const uint64_t gr_tag_h[GR_TAGS] = {
     0x08AED0390BD5BAE2ull, 0x3FB6798525919E24ull, 0x306AA4FE48055565ull,
     0x143D3CC553BDDDE8ull, 0x15D3F4E10DDCD9FAull, 0xF5A593B8F1B56699ull,
@@ -35,3 +37,53 @@ const uint64_t gr_tag_g[GR_TAGS] = {
     0xDAD00962DF3CF086ull, 0x38FF3B466E0454A9ull, 0x84AE1CD417E47413ull,
     0x54742F37C0AEA230ull, 0x6297C960DD9E1094ull,
 };
+
+/* splitmix64's finaliser: spreads a tag into the per-tag constants. */
+uint64_t gr_mix64(uint64_t x)
+{
+    x ^= x >> 31;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 29;
+    x *= 0x94D049BB133111EBull;
+    return x ^ (x >> 32);
+}
+
+void gr_constants(struct cf_grow *g, uint64_t seed)
+{
+    g->h_seed = gr_mix64(seed ^ 0x5851F42D4C957F2Dull);
+    g->g_seed = gr_mix64(seed ^ CF_GOLDEN ^ 0x2545F4914F6CDD1Dull);
+    g->nbig = g->n0 << g->level;
+    g->lmask = (1ull << g->level) - 1;
+}
+
+/* ---- inline filters (GR_SHAPE_INLINE) ---- */
+
+void gr_view(const cf_filter_t *f, struct cf_grow *vt)
+{
+    memset(vt, 0, sizeof(*vt));
+    vt->n0 = gr_base_buckets(f->n.s.capacity);
+    vt->target = CF_GROW_TARGET;
+    vt->capacity = f->n.s.capacity;
+    vt->rng = f->u.one;
+    vt->items = vt->entries = f->n.s.items;
+    vt->deleted = f->deleted;
+    vt->phase = GR_COMPACT;
+    vt->remap = 1;
+    vt->cmp = (uint8_t *)(uintptr_t)f->data;
+    vt->conv_at[0] = vt->conv_at[1] = GR_EV_BEFORE;
+    gr_constants(vt, f->seed);
+    vt->nb = vt->n0;
+    vt->cap_init = vt->n0;
+}
+
+void gr_done(cf_filter_t *f, const struct cf_grow *g)
+{
+    if (!gr_inline(f))
+        return;
+    /* a compact filter's entries are its items: one counter */
+    CK_ASSERT(g->phase == GR_COMPACT && g->entries == g->items &&
+              g->items <= UINT32_MAX);
+    f->n.s.items = (uint32_t)g->items;
+    f->deleted = g->deleted;
+    f->u.one = g->rng;
+}

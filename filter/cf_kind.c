@@ -238,10 +238,12 @@ int cf_resize_extra(cf_filter_t **fp, size_t have, size_t n)
         return -EINVAL;
     if (n == have)
         return 0;
-    /* What moves with the struct: only a fixed filter's first table can
-     * follow it in its allocation. */
+    /* What moves with the struct: a fixed filter's first table, or a
+     * growable filter's inline table, can follow it in its allocation. */
     bool fixed = f->kind == CF_KIND_FIXED;
-    size_t own = fixed ? cf_fixed_own_bytes(f) : sizeof(*f);
+    size_t own = fixed                     ? cf_fixed_own_bytes(f)
+                 : f->kind == CF_KIND_GROW ? (size_t)cf_grow_own_bytes(f)
+                                           : sizeof(*f);
     if (n > SIZE_MAX - own)
         return -ENOMEM;
     bool inl = fixed && cf_fixed_has_inline(f);

@@ -301,6 +301,93 @@ static void compact_then_converted(void **state)
     cf_free(f);
 }
 
+/* A small default filter is inline: its compact table in its own block,
+ * no growable state beside it, the size the two of them make. It adds,
+ * deletes, dumps and loads (inline again) as any compact filter; its add
+ * past the reserve makes it whole at once, every item still there, and
+ * the size it had is still known by its generation. Host bytes before it
+ * move it with its table. */
+static void inline_small_filters(void **state)
+{
+    (void)state;
+    cf_filter_t *f = make(100, 7);
+    assert_true(gr_inline(f));
+    uint64_t n0 = gr_base_buckets(100);
+    uint64_t small = sizeof(cf_filter_t) + gr_cmp_bytes(n0);
+    assert_int_equal(cf_size_bytes(f), small);
+    uint32_t gen0 = cf_nfilters(f);
+    for (uint64_t id = 0; id < 100; id++)
+        assert_int_equal(item_add(f, id), 0);
+    for (uint64_t id = 0; id < 100; id += 4)
+        assert_int_equal(item_del(f, id), 1);
+    assert_true(gr_inline(f));
+    cf_stats_t st;
+    cf_stats(f, &st);
+    assert_int_equal(st.items, 75);
+    assert_int_equal(st.deleted, 25);
+    assert_int_equal(st.fp_bits, 13);
+    assert_int_equal(cf_size_bytes(f), small);
+    /* the host's bytes before it: the table moves along */
+    assert_int_equal(cf_resize_extra(&f, 0, 32), 0);
+    for (uint64_t id = 0; id < 100; id++)
+        if (id % 4 != 0)
+            assert_true(item_has(f, id));
+    /* dumped and loaded: inline again, the same bytes */
+    size_t n;
+    uint8_t *buf = serialised(f, 100, NULL, &n);
+    cf_filter_t *g = load(buf, n, 37);
+    assert_true(gr_inline(g));
+    assert_same_bytes(f, g);
+    assert_int_equal(cf_size_bytes(g), small);
+    free(buf);
+    /* past the reserve: whole at once, both alike */
+    uint64_t id = 100;
+    while (gr_inline(f)) {
+        assert_int_equal(item_add(f, id), 0);
+        assert_int_equal(item_add(g, id), 0);
+        id++;
+    }
+    assert_false(gr_inline(g));
+    assert_same_bytes(f, g);
+    assert_int_equal(GR(f)->phase, GR_WHOLE);
+    assert_null(GR(f)->cmp);
+    cf_stats(f, &st);
+    assert_int_equal(st.fp_bits, 15);
+    for (uint64_t k = 0; k < id; k++)
+        if (k >= 100 || k % 4 != 0)
+            assert_true(item_has(f, k));
+    /* the inline table stays in the block, counted */
+    assert_int_equal(cf_size_bytes(f),
+                     gr_size_of_cap(GR(f)->cap) + gr_cmp_bytes(n0));
+    assert_int_equal(cf_size_bytes_at(f, gen0), small);
+    assert_int_equal(cf_size_bytes_at(f, cf_nfilters(f)), cf_size_bytes(f));
+    for (uint64_t k = id; k < id + 5000; k++)
+        assert_int_equal(item_add(f, k), 0);
+    assert_int_equal(cf_size_bytes_at(f, gen0), small);
+    /* a copy holds the same bytes, the tail included */
+    buf = serialised(f, 1000, NULL, &n);
+    cf_filter_t *h = load(buf, n, 4096);
+    assert_same_bytes(f, h);
+    assert_int_equal(GR(h)->tail, gr_cmp_bytes(n0));
+    assert_int_equal(cf_size_bytes(h), cf_size_bytes(f));
+    cf_free(h);
+    free(buf);
+    assert_int_equal(cf_resize_extra(&f, 32, 8), 0);
+    for (uint64_t k = 100; k < id + 5000; k++)
+        assert_true(item_has(f, k));
+    cf_free_extra(f, 8);
+    cf_free(g);
+    /* a room too small for the 16-bit table: refused, nothing changed */
+    f = make(100, 8);
+    for (uint64_t k = 0; k < 100; k++)
+        assert_int_equal(item_add(f, k), 0);
+    uint64_t room = 64, k = 100;
+    assert_int_equal(cf_grow_add(f, &k, sizeof(k), false, &room), -ENOMEM);
+    assert_true(gr_inline(f));
+    assert_int_equal(room, 64);
+    cf_free(f);
+}
+
 /* The compact bucket's codec and its two compares: a bucket of four
  * random entries (some empty) encoded and decoded holds the same entries,
  * and the compare in the encoding (cmp_holds()) answers as the 16-bit
@@ -435,6 +522,8 @@ static void lying_headers_refused(void **state)
         {15, 1, 2 | 4 | 32, -EINVAL},        /* flags: an unknown bit */
         {15, 1, 2 | 4 | 8, -EINVAL},         /* compact, but split */
         {120, 8, 1, -EINVAL},                /* converted, not converting */
+        {128, 4, 1, -EINVAL},                /* a tail not a compact table */
+        {132, 4, 1, -EINVAL},                /* reserved */
         {16, 4, 0, -EINVAL},                 /* max kicks */
         {16, 4, 65536, -EINVAL},             /* max kicks */
         {20, 4, 0, -EINVAL},                 /* expansion */
@@ -1018,6 +1107,7 @@ int main(void)
         cmocka_unit_test(compact_then_converted),
         cmocka_unit_test(whole_filters_keep_version_4),
         cmocka_unit_test(compact_forms_agree),
+        cmocka_unit_test(inline_small_filters),
         cmocka_unit_test(same_ops_same_bytes),
         cmocka_unit_test(lying_headers_refused),
         cmocka_unit_test(copies_of_one_item),

@@ -27,7 +27,9 @@
 static void assert_same(const cf_filter_t *a, const cf_filter_t *b)
 {
     assert_same_bytes(a, b);
-    const struct cf_grow *ga = a->u.gr, *gb = b->u.gr;
+    struct cf_grow va, vb;
+    const struct cf_grow *ga = gr_get(a, &va), *gb = gr_get(b, &vb);
+    assert_int_equal(gr_inline(a), gr_inline(b));
     assert_int_equal(ga->nomem, gb->nomem);
     assert_int_equal(ga->cap, gb->cap);
     assert_int_equal(ga->steps, gb->steps);
@@ -123,8 +125,8 @@ static void batched_as_single_growing(void **state)
         run(a, b, n, false, 0, &ok, &refused, &dup);
         assert_true(ok > 40000);
         /* the copies past the pair's */
-        assert_non_null(a->u.gr->over);
-        assert_true(a->u.gr->over->used > 0);
+        assert_non_null(GR(a)->over);
+        assert_true(GR(a)->over->used > 0);
         cf_grow_info_t gi;
         cf_grow_info(a, &gi);
         assert_true(gi.level >= 5);
@@ -187,7 +189,7 @@ static void batched_as_single_room(void **state)
  * (add_item(): (entries + 1) * 10000 > target * buckets * 4). */
 static uint64_t entries_to_split(const cf_filter_t *f)
 {
-    const struct cf_grow *g = f->u.gr;
+    const struct cf_grow *g = GR(f);
     return gr_target_entries(g) - g->entries;
 }
 
@@ -204,7 +206,7 @@ static void add_alike(cf_filter_t *a, cf_filter_t *b, size_t m, uint64_t *id)
     }
     cf_add_many(b, m, kp, lens, false, NULL, rc_many);
     assert_memory_equal(rc_one, rc_many, m * sizeof(int));
-    assert_int_equal(a->u.gr->nb, b->u.gr->nb);
+    assert_int_equal(GR(a)->nb, GR(b)->nb);
     assert_same(a, b);
 }
 
@@ -234,10 +236,10 @@ static void batched_as_single_at_the_split(void **state)
         }
     }
     cf_filter_t *a = make_whole(2000, 41), *b = make_whole(2000, 41);
-    a->u.gr->nomem = 1;
-    b->u.gr->nomem = 1;
+    GR(a)->nomem = 1;
+    GR(b)->nomem = 1;
     add_alike(a, b, 10, &id);
-    assert_int_equal(a->u.gr->nomem, 0);
+    assert_int_equal(GR(a)->nomem, 0);
     cf_free(a);
     cf_free(b);
 }
@@ -256,7 +258,8 @@ static void batch_after_growth(bool whole, uint64_t seed)
         uint64_t k = key_of(id++);
         assert_int_equal(cf_grow_add(a, &k, 8, false, &room), 0);
         assert_int_equal(cf_grow_add(b, &k, 8, false, &room), 0);
-        const struct cf_grow *g = a->u.gr;
+        struct cf_grow vt;
+        const struct cf_grow *g = gr_get(a, &vt);
         if (g->level >= 1 &&
             (whole ? g->split == 0 : g->split > 0 && g->split * 3 > g->nbig))
             break;
