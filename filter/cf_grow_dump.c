@@ -147,12 +147,6 @@ int cf_grow_load_header(const void *buf, size_t len, const cf_limits_t *lim,
                  (flags & GR_FLAG_COMPACT & (flags >> 1)) != 0
            : flags != GR_FLAG_GROWABLE)
         return -EINVAL;
-    /* the tail a filter that was inline left: its whole compact table,
-     * once it is not compact */
-    if (v5 && (le_load32(p + 132) != 0 ||
-               (in.tail != 0 && (phase == GR_COMPACT || in.n0 > GR_INLINE_MAX ||
-                                 in.tail != gr_cmp_bytes(in.n0)))))
-        return -EINVAL;
     /* a compact table is the base table: nothing split, and converted
      * below the pointer */
     if ((phase == GR_COMPACT &&
@@ -177,6 +171,12 @@ int cf_grow_load_header(const void *buf, size_t len, const cf_limits_t *lim,
         return in.n0 < 1 || in.level > GR_MAX_LEVEL ? -EINVAL : -ENOMEM;
     uint64_t nbig = in.n0 << in.level;
     if (in.split >= nbig)
+        return -EINVAL;
+    /* the tail a filter that was inline left: its whole compact table,
+     * once it is not compact */
+    if (v5 && (le_load32(p + 132) != 0 ||
+               (in.tail != 0 && (phase == GR_COMPACT || in.n0 > GR_INLINE_MAX ||
+                                 in.tail != gr_cmp_bytes(in.n0)))))
         return -EINVAL;
     uint64_t nb = nbig + in.split;
     if (nb > max_nb || ocap * 16 > CF_ABS_MAX_BYTES - nb * 8)

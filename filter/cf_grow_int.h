@@ -82,7 +82,7 @@ struct cf_grow {
  * makes the struct and converts the whole table at once (at most
  * GR_INLINE_MAX buckets); the inline bytes stay, counted, as the tail. */
 #define GR_SHAPE_INLINE 1
-#define GR_INLINE_MAX 256
+#define GR_INLINE_MAX 1024
 
 /* A filter made compact starts as GR_COMPACT: its entries are 13-bit
  * fingerprints, a 5-bit tag and 8 stream bits, semi-sorted in 12 bits a
