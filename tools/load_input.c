@@ -243,7 +243,7 @@ static enum load_step next_csv(struct load_input *in, const char *buf,
                                const char **item, size_t *item_len)
 {
     int header = in->column == 0;
-    unsigned field = 1;
+    unsigned field = 1, found = 0;
     int have = 0; /* the wanted field was seen */
     uint64_t newlines = 0;
     size_t i = 0;
@@ -333,10 +333,10 @@ static enum load_step next_csv(struct load_input *in, const char *buf,
             return too_long(in);
         if (want) {
             have = 1;
-            if (header && in->column == 0 &&
+            if (header && found == 0 &&
                 in->out_len == strlen(in->column_name) &&
                 memcmp(in->out, in->column_name, in->out_len) == 0)
-                in->column = field;
+                found = field;
         }
         if (at_end)
             break;
@@ -346,6 +346,8 @@ static enum load_step next_csv(struct load_input *in, const char *buf,
     in->next_line += (i > 0 && buf[i - 1] == '\n' ? 1 : 0) + newlines;
     *used = i;
     if (header) {
+        /* Only now: a header cut short by LOAD_MORE is parsed again. */
+        in->column = found;
         if (in->column == 0) {
             snprintf(in->err, sizeof(in->err),
                      "no column named '%.60s' in the header", in->column_name);
