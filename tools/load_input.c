@@ -90,28 +90,41 @@ static enum load_step too_long(struct load_input *in)
     return fail(in, "record longer than 4 MiB");
 }
 
+/* The record up to sep (or to the end of the input): LOAD_ITEM with its
+ * length in *n and the separator counted in *used, or what the caller
+ * returns instead (LOAD_MORE, LOAD_END, LOAD_ERROR). */
+static enum load_step cut(struct load_input *in, const char *buf, size_t len,
+                          int eof, char sep, size_t *used, size_t *n)
+{
+    const char *end = memchr(buf, sep, len);
+    size_t take;
+    if (end == NULL) {
+        if (!eof)
+            return len > LOAD_MAX_RECORD ? too_long(in) : LOAD_MORE;
+        if (len == 0)
+            return LOAD_END;
+        *n = take = len;
+    } else {
+        *n = (size_t)(end - buf);
+        take = *n + 1;
+    }
+    if (*n > LOAD_MAX_RECORD)
+        return too_long(in);
+    in->line = in->next_line++;
+    *used = take;
+    return LOAD_ITEM;
+}
+
 /* Lines and NUL-separated items: up to the separator. */
 static enum load_step next_plain(struct load_input *in, const char *buf,
                                  size_t len, int eof, size_t *used,
                                  const char **item, size_t *item_len)
 {
     char sep = in->format == LOAD_NUL ? '\0' : '\n';
-    const char *end = memchr(buf, sep, len);
-    size_t n, take;
-    if (end == NULL) {
-        if (!eof)
-            return len > LOAD_MAX_RECORD ? too_long(in) : LOAD_MORE;
-        if (len == 0)
-            return LOAD_END;
-        n = take = len;
-    } else {
-        n = (size_t)(end - buf);
-        take = n + 1;
-    }
-    if (n > LOAD_MAX_RECORD)
-        return too_long(in);
-    in->line = in->next_line++;
-    *used = take;
+    size_t n;
+    enum load_step st = cut(in, buf, len, eof, sep, used, &n);
+    if (st != LOAD_ITEM)
+        return st;
     if (sep == '\n' && n > 0 && buf[n - 1] == '\r')
         n--;
     if (n == 0)
@@ -190,22 +203,10 @@ static enum load_step next_copy(struct load_input *in, const char *buf,
                                 size_t len, int eof, size_t *used,
                                 const char **item, size_t *item_len)
 {
-    const char *end = memchr(buf, '\n', len);
-    size_t n, take;
-    if (end == NULL) {
-        if (!eof)
-            return len > LOAD_MAX_RECORD ? too_long(in) : LOAD_MORE;
-        if (len == 0)
-            return LOAD_END;
-        n = take = len;
-    } else {
-        n = (size_t)(end - buf);
-        take = n + 1;
-    }
-    if (n > LOAD_MAX_RECORD)
-        return too_long(in);
-    in->line = in->next_line++;
-    *used = take;
+    size_t n;
+    enum load_step st = cut(in, buf, len, eof, '\n', used, &n);
+    if (st != LOAD_ITEM)
+        return st;
     if (n > 0 && buf[n - 1] == '\r')
         n--;
     if (n == 0)

@@ -67,6 +67,14 @@ def check_loaded(c, key, items):
     assert count(c, key) == len(items)
 
 
+def loads(server, key, args, data, want):
+    """cuckood-load ARGS KEY succeeds and KEY holds exactly want."""
+    rc, err = load(server.port, *(list(args) + [key]), data=data)
+    assert rc == 0, err
+    check_loaded(server.client(), key, want)
+    return err
+
+
 # ---- input formats ---------------------------------------------------------
 
 def test_lines_with_crlf_and_empty_lines(server):
@@ -94,7 +102,6 @@ def test_nul_items_hold_any_bytes(server, tmp_path):
 
 
 def test_csv_column_by_number_and_by_name(server):
-    c = server.client()
     data = (b'id,email,name\r\n'
             b'1,"a@x.org","Smith, Ann"\r\n'
             b'2,"quote""d@x.org","multi\nline"\r\n'
@@ -105,24 +112,16 @@ def test_csv_column_by_number_and_by_name(server):
             b'6,plain@x.org,x')
     want = [b"a@x.org", b'quote"d@x.org', b"line\nbreak@x.org",
             b"plain@x.org"]
-    rc, err = load(server.port, "--format", "csv", "--column", "email",
-                   "csv-name", data=data)
-    assert rc == 0, err
-    check_loaded(c, "csv-name", want)
+    csv = ["--format", "csv", "--column"]
+    loads(server, "csv-name", csv + ["email"], data, want)
     # By number the header is an item like any other.
-    rc, err = load(server.port, "--format", "csv", "--column", "2",
-                   "csv-num", data=data)
-    assert rc == 0, err
-    check_loaded(c, "csv-num", [b"email"] + want)
-    rc, err = load(server.port, "--format", "csv", "--column", "3",
-                   "csv-3", data=data)
-    assert rc == 0, err
-    check_loaded(c, "csv-3", [b"name", b"Smith, Ann", b"multi\nline",
-                              b"no email", b"x", b"x", b"x"])
+    loads(server, "csv-num", csv + ["2"], data, [b"email"] + want)
+    loads(server, "csv-3", csv + ["3"], data,
+          [b"name", b"Smith, Ann", b"multi\nline", b"no email", b"x", b"x",
+           b"x"])
 
 
 def test_postgres_copy_text_format(server):
-    c = server.client()
     data = (b"1\tplain\tx\n"
             b"2\ttab\\there\tx\n"
             b"3\tnew\\nline\\\\back\tx\n"
@@ -130,15 +129,12 @@ def test_postgres_copy_text_format(server):
             b"5\t\tx\n"
             b"6\toct\\101\\x42\tx\n"
             b"7\tlast\n")
-    rc, err = load(server.port, "--format", "copy", "--column", "2", "copy",
-                   data=data)
-    assert rc == 0, err
-    check_loaded(c, "copy", [b"plain", b"tab\there", b"new\nline\\back",
-                             b"octAB", b"last"])
+    err = loads(server, "copy", ["--format", "copy", "--column", "2"], data,
+                [b"plain", b"tab\there", b"new\nline\\back", b"octAB",
+                 b"last"])
     assert "2 empty records skipped" in err
-    rc, err = load(server.port, "--format", "copy", "copy1", data=data)
-    assert rc == 0, err
-    check_loaded(c, "copy1", [b"%d" % i for i in range(1, 8)])
+    loads(server, "copy1", ["--format", "copy"], data,
+          [b"%d" % i for i in range(1, 8)])
 
 
 @pytest.mark.parametrize("fmt,data,line,what", [
