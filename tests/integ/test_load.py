@@ -252,12 +252,15 @@ def test_server_gone(tmp_path):
 def test_swap_readers_never_see_a_missing_item(server):
     c = server.client()
     old = [b"u%d" % i for i in range(20000)]
-    rc, err = load(server.port, "--reserve", "30000", "{guard}users",
+    rc, err = load(server.port, "--reserve", "40000", "{guard}users",
                    data=b"\n".join(old))
     assert rc == 0, err
-    new = old + [b"n%d" % i for i in range(20000)]
+    # The new set keeps every second old item (those probed among them)
+    # and adds 20000: the live filter holds 20000 items, then 30000,
+    # never anything between.
+    new = old[::2] + [b"n%d" % i for i in range(20000)]
     probe = old[::50]
-    misses, rounds = [], [0]
+    misses, counts, rounds = [], set(), [0]
     stop = threading.Event()
 
     def reader():
@@ -266,6 +269,7 @@ def test_swap_readers_never_see_a_missing_item(server):
             got = r.execute_command("CF.MEXISTS", "{guard}users", *probe)
             if got != [1] * len(probe):
                 misses.append(got)
+            counts.add(count(r, "{guard}users"))
             rounds[0] += 1
 
     t = threading.Thread(target=reader)
@@ -282,6 +286,7 @@ def test_swap_readers_never_see_a_missing_item(server):
         t.join()
     assert rc == 0, err
     assert not misses
+    assert counts == {20000, 30000}, counts
     check_loaded(c, "{guard}users", new)
     assert c.keys("*guard*") == [b"{guard}users"]
 
@@ -321,30 +326,23 @@ def test_reserve_and_count_size_a_new_filter(server):
 
 
 def test_verify_finds_a_missing_item(server):
-    """--verify asks the server: a filter that lost items is caught. The
-    items go into a filter that a concurrent client keeps deleting from."""
+    """--verify asks the server: items deleted behind the loader's back
+    (after their batches were sent, before the input ended) are caught."""
     c = server.client()
     c.execute_command("CF.RESERVE", "leaky", 10000)
-    data = b"".join(b"v%d\n" % i for i in range(5000))
-    stop = threading.Event()
-
-    def deleter():
-        r = server.client()
-        while not stop.is_set():
-            try:
-                for i in range(5000):
-                    r.execute_command("CF.DEL", "leaky", b"v%d" % i)
-            except redis.ResponseError:
-                pass
-
-    t = threading.Thread(target=deleter)
-    t.start()
-    try:
-        rc, err = load(server.port, "--verify", "5000", "leaky", data=data)
-    finally:
-        stop.set()
-        t.join()
-    assert rc == 1 and "sampled items are missing from leaky" in err, err
+    p = subprocess.Popen([loader(), "-p", str(server.port), "--verify",
+                          "100", "leaky"], stdin=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    p.stdin.write(b"".join(b"v%d\n" % i for i in range(5000)))
+    p.stdin.flush()
+    wait_until(lambda: count(c, "leaky") == 5000, what="5 batches")
+    for i in range(5000):
+        c.execute_command("CF.DEL", "leaky", b"v%d" % i)
+    p.stdin.close()
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=60) == 1
+    assert "--verify: 100 of 100 sampled items are missing from leaky" in \
+        err, err
 
 
 # ---- transports --------------------------------------------------------------
