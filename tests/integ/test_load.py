@@ -158,6 +158,11 @@ def test_record_longer_than_the_limit(server):
 
 # ---- refusals and failures -------------------------------------------------
 
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory):
+    return make_certs(str(tmp_path_factory.mktemp("certs")))
+
+
 def acknowledged(err, key):
     m = re.search(r"(\d+) items acknowledged by the server into %s," %
                   re.escape(key), err)
@@ -213,12 +218,18 @@ def test_acl_users(daemon):
     assert rc == 1 and "NOAUTH" in err, err
 
 
-def test_dropped_connection_says_how_far(server):
+@pytest.mark.parametrize("tls", [False, True], ids=["tcp", "tls"])
+def test_dropped_connection_says_how_far(daemon, certs, tls):
     """The server closes the loader's connection after 5 batches: it exits
-    non-zero and says how many items the server acknowledged."""
-    c = server.client()
-    p = subprocess.Popen([loader(), "-p", str(server.port), "--batch", "100",
-                          "--window", "4", "dropped"],
+    non-zero (no SIGPIPE, over TLS either) and says how many items the
+    server acknowledged."""
+    d = daemon(tls=certs) if tls else daemon()
+    c = redis.Redis(port=d.port)
+    args = ["-p", str(d.tls_port), "-h", "localhost", "--tls", "--cacert",
+            certs["ca.crt"], "--cert", certs["client.crt"], "--key",
+            certs["client.key"]] if tls else ["-p", str(d.port)]
+    p = subprocess.Popen([loader()] + args + ["--batch", "100", "--window",
+                                              "4", "dropped"],
                          stdin=subprocess.PIPE, stderr=subprocess.PIPE)
     p.stdin.write(b"".join(b"x%d\n" % i for i in range(500)))
     p.stdin.flush()
@@ -236,7 +247,7 @@ def test_dropped_connection_says_how_far(server):
     except BrokenPipeError:
         pass
     err = p.stderr.read().decode()
-    assert p.wait(timeout=30) == 1
+    assert p.wait(timeout=30) == 1, err
     assert "connection" in err, err
     assert "500 items acknowledged by the server into dropped" in err, err
 
@@ -346,11 +357,6 @@ def test_verify_finds_a_missing_item(server):
 
 
 # ---- transports --------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def certs(tmp_path_factory):
-    return make_certs(str(tmp_path_factory.mktemp("certs")))
-
 
 @pytest.mark.skipif(use_redis_server(), reason="cuckood's TLS directives")
 def test_tls(daemon, certs):
