@@ -204,6 +204,18 @@ def test_acl_users(daemon):
                    data=data)
     assert rc == 0, err
     check_loaded(c, "acl", [b"a", b"b", b"c"])
+    # The loader's user of docs/operations.md: its keys only, --swap's
+    # temporary key included.
+    c.execute_command("ACL", "SETUSER", "swapper", "on", ">spw", "~users",
+                      "~{users}:*", "+@all", "-@admin", "-@dangerous",
+                      "+rename")
+    rc, err = load(d.port, "--user", "swapper", "--pass", "spw", "--swap",
+                   "--verify", "3", "users", data=data)
+    assert rc == 0, err
+    check_loaded(c, "users", [b"a", b"b", b"c"])
+    rc, err = load(d.port, "--user", "swapper", "--pass", "spw", "other",
+                   data=data)
+    assert rc == 1 and "NOPERM" in err, err
     rc, err = load(d.port, "--user", "reader", "--pass", "rpw", "acl2",
                    data=data)
     assert rc == 1 and "lines 1-3: the server answered: NOPERM" in err, err
