@@ -9,11 +9,10 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "check.h"
 
 const char load_args_help[] =
     "NAME\n"
@@ -123,6 +122,50 @@ static int number(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
     return 0;
 }
 
+/* The options that take a value, and where it goes in load_opts. */
+enum opt_kind { OPT_TEXT, OPT_INT, OPT_UINT, OPT_U64, OPT_FORMAT };
+
+struct valued {
+    const char *name;
+    enum opt_kind kind;
+    size_t offset;
+    uint64_t lo, hi;  /* numbers */
+    const char *what; /* "is not <what>", else "must be lo to hi" */
+};
+
+#define AT(f) offsetof(struct load_opts, f)
+
+static const struct valued valued_options[] = {
+    {"-h", OPT_TEXT, AT(host), 0, 0, NULL},
+    {"-p", OPT_INT, AT(port), 1, 65535, "a port"},
+    {"-s", OPT_TEXT, AT(socket), 0, 0, NULL},
+    {"-n", OPT_INT, AT(db), 0, 1000000, "a database"},
+    {"-a", OPT_TEXT, AT(pass), 0, 0, NULL},
+    {"--pass", OPT_TEXT, AT(pass), 0, 0, NULL},
+    {"--user", OPT_TEXT, AT(user), 0, 0, NULL},
+    {"--cacert", OPT_TEXT, AT(cacert), 0, 0, NULL},
+    {"--cacertdir", OPT_TEXT, AT(cacertdir), 0, 0, NULL},
+    {"--cert", OPT_TEXT, AT(cert), 0, 0, NULL},
+    {"--key", OPT_TEXT, AT(key), 0, 0, NULL},
+    {"--sni", OPT_TEXT, AT(sni), 0, 0, NULL},
+    {"--reserve", OPT_U64, AT(reserve), 1, UINT64_MAX, "a capacity"},
+    {"--count", OPT_U64, AT(count), 1, UINT64_MAX, "a count"},
+    {"--batch", OPT_UINT, AT(batch), 1, LOAD_MAX_BATCH, NULL},
+    {"--window", OPT_UINT, AT(window), 1, LOAD_MAX_WINDOW, NULL},
+    {"--verify", OPT_UINT, AT(verify), 0, LOAD_MAX_VERIFY, NULL},
+    {"--format", OPT_FORMAT, AT(format), 0, 0, NULL},
+    {"--column", OPT_TEXT, AT(column_name), 0, 0, NULL},
+};
+
+static const struct valued *valued_option(const char *name)
+{
+    for (size_t k = 0; k < sizeof(valued_options) / sizeof(valued_options[0]);
+         k++)
+        if (strcmp(name, valued_options[k].name) == 0)
+            return &valued_options[k];
+    return NULL;
+}
+
 enum load_args_result load_args_parse(int argc, char **argv,
                                       struct load_opts *o, char *err,
                                       size_t errlen)
@@ -173,72 +216,44 @@ enum load_args_result load_args_parse(int argc, char **argv,
             continue;
         }
         /* Every other option takes a value. */
-        static const char *const valued[] = {
-            "-h",       "-p",       "-s",        "-n",          "-a",
-            "--pass",   "--user",   "--cacert",  "--cacertdir", "--cert",
-            "--key",    "--sni",    "--reserve", "--count",     "--batch",
-            "--window", "--verify", "--format",  "--column"};
-        size_t k = 0;
-        while (k < sizeof(valued) / sizeof(valued[0]) &&
-               strcmp(a, valued[k]) != 0)
-            k++;
-        if (k == sizeof(valued) / sizeof(valued[0]))
+        const struct valued *opt = valued_option(a);
+        if (opt == NULL)
             return bad(err, errlen, "unknown option '%.60s'", a);
         if (i + 1 >= argc)
             return bad(err, errlen, "%.60s needs a value", a);
         const char *v = argv[++i];
-        uint64_t n;
-        if (strcmp(a, "-h") == 0) {
-            o->host = v;
-        } else if (strcmp(a, "-p") == 0) {
-            if (number(v, 1, 65535, &n) < 0)
-                return bad(err, errlen, "-p: '%.60s' is not a port", v);
-            o->port = (int)n;
-        } else if (strcmp(a, "-s") == 0) {
-            o->socket = v;
-        } else if (strcmp(a, "-n") == 0) {
-            if (number(v, 0, 1000000, &n) < 0)
-                return bad(err, errlen, "-n: '%.60s' is not a database", v);
-            o->db = (int)n;
-        } else if (strcmp(a, "-a") == 0 || strcmp(a, "--pass") == 0) {
-            o->pass = v;
-        } else if (strcmp(a, "--user") == 0) {
-            o->user = v;
-        } else if (strcmp(a, "--cacert") == 0) {
-            o->cacert = v;
-        } else if (strcmp(a, "--cacertdir") == 0) {
-            o->cacertdir = v;
-        } else if (strcmp(a, "--cert") == 0) {
-            o->cert = v;
-        } else if (strcmp(a, "--key") == 0) {
-            o->key = v;
-        } else if (strcmp(a, "--sni") == 0) {
-            o->sni = v;
-        } else if (strcmp(a, "--reserve") == 0) {
-            if (number(v, 1, UINT64_MAX, &n) < 0)
-                return bad(err, errlen, "--reserve: '%.60s' is not a capacity",
-                           v);
-            o->reserve = n;
-        } else if (strcmp(a, "--count") == 0) {
-            if (number(v, 1, UINT64_MAX, &n) < 0)
-                return bad(err, errlen, "--count: '%.60s' is not a count", v);
-            o->count = n;
-        } else if (strcmp(a, "--batch") == 0) {
-            if (number(v, 1, LOAD_MAX_BATCH, &n) < 0)
-                return bad(err, errlen, "--batch: must be 1 to %u",
-                           LOAD_MAX_BATCH);
-            o->batch = (unsigned)n;
-        } else if (strcmp(a, "--window") == 0) {
-            if (number(v, 1, LOAD_MAX_WINDOW, &n) < 0)
-                return bad(err, errlen, "--window: must be 1 to %u",
-                           LOAD_MAX_WINDOW);
-            o->window = (unsigned)n;
-        } else if (strcmp(a, "--verify") == 0) {
-            if (number(v, 0, LOAD_MAX_VERIFY, &n) < 0)
-                return bad(err, errlen, "--verify: must be 0 to %u",
-                           LOAD_MAX_VERIFY);
-            o->verify = (unsigned)n;
-        } else if (strcmp(a, "--format") == 0) {
+        char *field = (char *)o + opt->offset;
+        uint64_t n = 0;
+        if (opt->kind != OPT_TEXT && opt->kind != OPT_FORMAT &&
+            number(v, opt->lo, opt->hi, &n) < 0) {
+            if (opt->what != NULL)
+                return bad(err, errlen, "%s: '%.60s' is not %s", a, v,
+                           opt->what);
+            return bad(err, errlen, "%s: must be %llu to %llu", a,
+                       (unsigned long long)opt->lo,
+                       (unsigned long long)opt->hi);
+        }
+        switch (opt->kind) {
+        case OPT_TEXT:
+            if (strcmp(a, "--column") == 0)
+                column = v; /* read once the format is known */
+            else
+                memcpy(field, &v, sizeof(v));
+            break;
+        case OPT_INT: {
+            int x = (int)n;
+            memcpy(field, &x, sizeof(x));
+            break;
+        }
+        case OPT_UINT: {
+            unsigned x = (unsigned)n;
+            memcpy(field, &x, sizeof(x));
+            break;
+        }
+        case OPT_U64:
+            memcpy(field, &n, sizeof(n));
+            break;
+        case OPT_FORMAT:
             if (strcmp(v, "lines") == 0)
                 o->format = LOAD_LINES;
             else if (strcmp(v, "nul") == 0)
@@ -251,10 +266,7 @@ enum load_args_result load_args_parse(int argc, char **argv,
                 return bad(err, errlen,
                            "--format: '%.60s' is not lines, nul, csv or copy",
                            v);
-        } else if (strcmp(a, "--column") == 0) {
-            column = v;
-        } else {
-            CK_ASSERT(0); /* every name of valued[] has its branch */
+            break;
         }
     }
 
