@@ -27,27 +27,20 @@ RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     && cmake --build build -j"$(nproc)" \
     && ctest --test-dir build -L unit -E '^unit\.check_format$' \
         --output-on-failure \
-    && strip build/server/cuckood
+    && bash scripts/image_root.sh /rootfs build/server/cuckood \
+        build/tools/cuckood-load \
+    && mkdir /rootfs-data
 
-# ---- runtime: slim Debian 12 with only the shared libraries ----------------
-FROM debian:bookworm-slim
-# apt's package lists and caches are dropped in the same layer (Debian's
-# own images drop the caches already; a base made otherwise may not).
-# uid 10001 is above the system range; --no-log-init keeps lastlog and
-# faillog from growing to its size.
-RUN apt-get update \
-    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-        libuv1 libhiredis0.14 libxxhash0 libssl3 \
-    && apt-get clean \
-    && rm -rf /var/lib/apt/lists/* /var/log/apt/* /var/log/dpkg.log \
-    && groupadd --gid 10001 cuckood \
-    && useradd --no-log-init --uid 10001 --gid cuckood --home-dir /data \
-        --no-create-home --shell /usr/sbin/nologin cuckood \
-    && mkdir -p /data /etc/cuckood/acl \
-    && chown cuckood:cuckood /data
-COPY --from=builder /src/build/server/cuckood /usr/local/bin/cuckood
-COPY conf/docker.conf /etc/cuckood/cuckood.conf
-
+# ---- runtime: an empty base with the programs and their libraries ----------
+# The server (its health probe is `cuckood --ping`) and the loader
+# cuckood-load, in /usr/local/bin, which is on the engines' default PATH.
+# No shell, no package manager, no libraries beyond what ldd lists for the
+# programs (glibc, libuv, hiredis, xxHash, OpenSSL) and the dynamic loader;
+# /etc/passwd and /etc/group name uid 10001; /var/lib/dpkg/status lists the
+# Debian packages the libraries come from, for image scanners.
+FROM scratch
+COPY --from=builder /rootfs/ /
+COPY --from=builder --chown=10001:10001 /rootfs-data/ /data/
 USER 10001:10001
 WORKDIR /data
 VOLUME /data

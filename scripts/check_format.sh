@@ -25,7 +25,7 @@ fi
 }
 cd "$root"
 dirs=()
-for d in common filter protocol commands server module tests bench fuzz; do
+for d in common filter protocol commands server module tools tests bench fuzz; do
     [ -d "$d" ] && dirs+=("$d")
 done
 [ ${#dirs[@]} -gt 0 ] || { echo "check_format: no sources in $root" >&2; exit 2; }

@@ -5,7 +5,8 @@
 
 Include level: reads every `#include` of the C sources and headers in the
 layer folders (common/, filter/, protocol/, commands/, module/, server/,
-those that exist) and builds a graph of modules. A module is one folder's x.c with its
+tools/, those that exist) and builds a graph of modules. A module is one
+folder's x.c with its
 x.h, and with its private x_int.h when there is one, so that a header and
 its implementation are one node, not a cycle. A quoted include resolves as
 the compiler does: the includer's folder first, then the layer folders (the
@@ -38,6 +39,9 @@ Both graphs fail the check (exit status 1, each finding printed) on:
       commands/ -> server/, module/, libuv
       module/   -> server/, libuv
       server/   -> module/
+      tools/    -> filter/, protocol/, commands/, module/, server/, libuv
+                   (a client program: it speaks to the server over the
+                   network only)
   - (includes only) a quoted include that two layer folders could satisfy.
 Exit status 0 when the tree is clean, 2 on a usage error (no sources, no
 objects in BUILDDIR, nm missing).
@@ -51,7 +55,8 @@ import subprocess
 import sys
 
 # In the order the build lists them as include directories.
-LAYERS = ("common", "filter", "protocol", "commands", "module", "server")
+LAYERS = ("common", "filter", "protocol", "commands", "module", "server",
+          "tools")
 LIBUV = "libuv"
 
 FORBIDDEN = {
@@ -61,6 +66,7 @@ FORBIDDEN = {
     "commands": {"server", "module", LIBUV},
     "module": {"server", LIBUV},
     "server": {"module"},
+    "tools": {"filter", "protocol", "commands", "module", "server", LIBUV},
 }
 
 # server/'s sub-layers, lowest first: module stems (server/<stem>.c with

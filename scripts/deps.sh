@@ -17,7 +17,7 @@ if [ "${1:-}" = image ]; then
           python3-pytest)
 elif [ "${1:-}" = test ]; then
     pkgs+=(libcmocka-dev redis-tools redis-server python3 python3-redis python3-pytest
-           openssl
+           openssl postgresql python3-psycopg2
            clang clang-format libclang-rt-dev prometheus-redis-exporter)
     command -v node >/dev/null 2>&1 || pkgs+=(nodejs)
     command -v npm >/dev/null 2>&1 || pkgs+=(npm)

@@ -5,12 +5,13 @@
 # by scripts/deps.sh image when missing); IMAGE_ENGINE=podman|docker picks
 # one. The engine used is printed last, as "engine: <name>".
 #
-# Base images: debian:bookworm and debian:bookworm-slim are used from the
-# engine's store, else pulled; when no registry can be reached they are made
-# locally from Debian's archive with mmdebstrap, else debootstrap (the
-# minbase variant, as Debian's official images are), once per machine: later runs find them in
-# the store, and the engine's layer cache keeps the builder's packages.
-# IMAGE_REBASE=1 makes them again (for newer Debian point releases).
+# Base image: the builder stage's debian:bookworm is used from the engine's
+# store, else pulled (the runtime stage starts from scratch); when no
+# registry can be reached it is made locally from Debian's archive with
+# mmdebstrap, else debootstrap (the minbase variant, as Debian's official
+# images are), once per machine: later runs find it in the store, and the
+# engine's layer cache keeps the builder's packages. IMAGE_REBASE=1 makes
+# it again (for newer Debian point releases).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -48,11 +49,9 @@ esac
 
 have_image() { "$engine" image inspect "$1" >/dev/null 2>&1; }
 
-# The registries' base images, or the same made by mmdebstrap: the default
+# The registry's base image, or the same made by mmdebstrap: the default
 # (minbase) package set, the archive's sources with updates and security,
-# no package cache or lists; the slim variant also drops documentation,
-# manual pages and translations, as Debian's slim images do (their dpkg
-# excludes are kept, so later installs stay slim too).
+# no package cache or lists.
 make_bases() {
     command -v mmdebstrap >/dev/null 2>&1 ||
         command -v debootstrap >/dev/null 2>&1 || bash scripts/deps.sh image
@@ -120,25 +119,7 @@ Dir::Cache::pkgcache "";
 Dir::Cache::srcpkgcache "";
 EOF
     import "$rootfs" debian:bookworm
-
-    cat >"$rootfs/etc/dpkg/dpkg.cfg.d/docker" <<'EOF'
-# Slim image: no documentation, manual pages or translations (copyright
-# files stay).
-path-exclude /usr/share/doc/*
-path-include /usr/share/doc/*/copyright
-path-exclude /usr/share/man/*
-path-exclude /usr/share/groff/*
-path-exclude /usr/share/info/*
-path-exclude /usr/share/lintian/*
-path-exclude /usr/share/linda/*
-path-exclude /usr/share/locale/*
-EOF
-    find "$rootfs/usr/share/doc" -mindepth 1 -not -name copyright \
-        -not -type d -delete
-    find "$rootfs/usr/share/doc" -mindepth 1 -type d -empty -delete
-    rm -rf "$rootfs"/usr/share/{man,groff,info,lintian,linda,locale}/*
-    import "$rootfs" debian:bookworm-slim
-    log "made the base images with $made in $(($(date +%s) - t0)) s"
+    log "made the base image with $made in $(($(date +%s) - t0)) s"
     rm -rf --one-file-system "$tmp"
     trap - EXIT
 }
@@ -155,7 +136,7 @@ import() {
 
 need_bases=0
 [ "${IMAGE_REBASE:-0}" = 1 ] && need_bases=1
-for base in debian:bookworm debian:bookworm-slim; do
+for base in debian:bookworm; do
     have_image "$base" && continue
     if [ "$need_bases" = 0 ] && timeout 120 "$engine" pull -q "$base" \
         >/dev/null 2>&1; then

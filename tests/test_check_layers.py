@@ -163,6 +163,10 @@ class IncludeLevel(unittest.TestCase):
         self.tree.write("module/mod.c", '#include "cfcmd.h"\n#include "conn.h"\n')
         self.check_fails("forbidden edge: module/mod -> server/conn")
 
+    def test_tools_include_a_server_header(self):
+        self.tree.write("tools/load.c", '#include "conn.h"\n')
+        self.check_fails("forbidden edge: tools/load -> server/conn")
+
     def test_a_header_two_folders_could_give(self):
         self.tree.write("commands/util.h", "int other(void);\n")
         self.tree.append("protocol/resp.c", '#include "util.h"\n')

@@ -265,6 +265,10 @@ class EngineContainer(Container):
     def cli_prefix(self):
         return []
 
+    def exec_argv(self):
+        """Runs a program of the image in the container (docker exec)."""
+        return [self.engine, "exec", "-i", self.name]
+
     def cli_address(self):
         return ["-h", "127.0.0.1", "-p", str(self.host_port)]
 
@@ -371,6 +375,9 @@ class NamespaceContainer(Container):
         return ["nsenter", "--target", str(self.host_pid), "--mount",
                 "--net", "--pid", "--root", "--wdns=" + self.image.workdir,
                 "--setuid", str(self.uid), "--setgid", str(self.gid), "--"]
+
+    def exec_argv(self):
+        return self.enter()
 
     def cli_prefix(self):
         # The host's redis-cli on the container's network only.
