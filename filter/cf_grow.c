@@ -35,6 +35,17 @@ uint64_t cf_grow_initial_bytes(const cf_params_t *p)
     return gr_cmp_bytes(n0);
 }
 
+/* The filter struct's own fields, inline or not. */
+static void set_fields(cf_filter_t *f, const gr_init_t *in)
+{
+    f->kind = CF_KIND_GROW;
+    f->nfilters = 1;
+    f->seed = in->seed;
+    f->max_kicks = (uint16_t)in->max_kicks;
+    f->expansion = (uint16_t)in->expansion;
+    f->max_filters = (uint8_t)in->max_filters;
+}
+
 /* An inline filter (GR_SHAPE_INLINE) from in. */
 static int new_inline(const gr_init_t *in, cf_filter_t **out)
 {
@@ -42,13 +53,8 @@ static int new_inline(const gr_init_t *in, cf_filter_t **out)
         mem.calloc_fn(1, sizeof(*f) + (size_t)gr_cmp_bytes(in->n0));
     if (f == NULL)
         return -ENOMEM;
-    f->kind = CF_KIND_GROW;
+    set_fields(f, in);
     f->shape = GR_SHAPE_INLINE;
-    f->nfilters = 1;
-    f->seed = in->seed;
-    f->max_kicks = (uint16_t)in->max_kicks;
-    f->expansion = (uint16_t)in->expansion;
-    f->max_filters = (uint8_t)in->max_filters;
     f->n.s.capacity = (uint32_t)in->capacity;
     f->u.one = in->rng;
     *out = f;
@@ -71,12 +77,7 @@ int gr_new(const gr_init_t *in, cf_filter_t **out)
         mem.free_fn(g);
         return -ENOMEM;
     }
-    f->kind = CF_KIND_GROW;
-    f->nfilters = 1;
-    f->seed = in->seed;
-    f->max_kicks = (uint16_t)in->max_kicks;
-    f->expansion = (uint16_t)in->expansion;
-    f->max_filters = (uint8_t)in->max_filters;
+    set_fields(f, in);
     f->u.gr = g;
     g->n0 = in->n0;
     g->level = in->level;
