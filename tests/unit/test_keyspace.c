@@ -15,6 +15,9 @@
 #include "keyspace.h"
 #include "moving_alloc.h"
 
+#define KS_MODEL_CHECK(c) assert_true(c)
+#include "ks_model.h"
+
 static cf_filter_t *mkfilter(uint64_t capacity)
 {
     cf_params_t p;
@@ -34,6 +37,13 @@ static cf_filter_t *add_new(ks_db_t *db, const void *key, size_t len,
     assert_int_equal(ks_add(db, key, len, &f), 0);
     assert_ptr_equal(ks_get(db, key, len), f);
     return f;
+}
+
+/* Finishes every resize the load asks for. */
+static void settle(ks_db_t *db)
+{
+    while (ks_rehash(db, SIZE_MAX))
+        ;
 }
 
 static int setup(void **state)
@@ -238,6 +248,7 @@ static void test_key_lengths(void **state)
         free(keys[i]);
         free(twins[i]);
     }
+    settle(db); /* the shrink ends incrementally */
     assert_int_equal(ks_bytes(db), empty);
 }
 
@@ -428,6 +439,7 @@ static void test_expire_step(void **state)
         int n = snprintf(k, sizeof(k), "plain:%d", i);
         assert_int_equal(ks_del(db, k, (size_t)n), 1);
     }
+    settle(db); /* the shrink ends incrementally */
     assert_int_equal(ks_bytes(db), empty);
 }
 
@@ -646,6 +658,7 @@ static void test_bytes_accounting(void **state)
     /* Growth of the bucket array is counted, and given back on shrink. */
     add_range(db, 0, 5000);
     del_range(db, 0, 5000);
+    settle(db); /* the shrink ends incrementally */
     assert_int_equal(ks_bytes(db), empty);
 }
 
@@ -699,6 +712,7 @@ static void test_accounting_returns_to_empty(void **state)
         } else {
             ks_flush(db);
         }
+        settle(db); /* the shrink ends incrementally */
         assert_int_equal(ks_bytes(db), empty);
     }
 }
@@ -932,10 +946,32 @@ static void test_random(void **state)
     assert_true(seen[1] && seen[2] && seen[3]);
 }
 
+/* Random operation sequences against the exact model (ks_model.h), with
+ * resizes forced, paused and moved on between the operations. */
+static void test_model_with_resizes(void **state)
+{
+    (void)state;
+    enum { LEN = 60000 };
+    uint8_t *in = malloc(LEN);
+    assert_non_null(in);
+    for (uint64_t seed = 1; seed <= 8; seed++) {
+        uint64_t x = seed * 0x9E3779B97F4A7C15ull;
+        for (size_t i = 0; i < LEN; i++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            in[i] = (uint8_t)(x >> 24);
+        }
+        ksm_run(in, LEN);
+    }
+    free(in);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_add_get_del, setup, teardown),
+        cmocka_unit_test(test_model_with_resizes),
         cmocka_unit_test_setup_teardown(test_move_between_dbs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_random, setup, teardown),
         cmocka_unit_test_setup_teardown(test_binary_keys, setup, teardown),
