@@ -75,8 +75,8 @@ SUBLAYERS = (
     ("services", ("acl_file", "aof", "aof_check", "aof_run", "aofload",
                   "daemon", "loadprog", "memstat", "persist")),
     ("commands", ("cfhost", "cmd_acl", "cmd_admin", "cmd_client",
-                  "cmd_command", "cmd_conn", "cmd_expire", "cmd_keys",
-                  "cmd_object", "cmdtab")),
+                  "cmd_command", "cmd_conn", "cmd_debug", "cmd_expire",
+                  "cmd_keys", "cmd_object", "cmdtab")),
     ("root", ("main",)),
 )
 SUBLAYER_OF = {"server/" + stem: (rank, name)

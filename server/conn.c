@@ -661,17 +661,26 @@ static bool is_loopback(const struct sockaddr_storage *ss)
     return false;
 }
 
-/* Protected mode as in Redis: without a password, only local clients. */
-static bool conn_denied(server_t *s, conn_t *c)
+/* Whether c's peer is local (the unix socket or a loopback address);
+ * unknown when the address cannot be read. */
+static bool peer_local(conn_t *c, bool unknown)
 {
-    if (c->is_unix || !s->cfg->protected_mode || s->auth_required)
-        return false;
+    if (c->is_unix)
+        return true;
     struct sockaddr_storage ss;
     int n = sizeof(ss);
     memset(&ss, 0, sizeof(ss));
     if (uv_tcp_getpeername(&c->h.tcp, (struct sockaddr *)&ss, &n) != 0)
+        return unknown;
+    return is_loopback(&ss);
+}
+
+/* Protected mode as in Redis: without a password, only local clients. */
+static bool conn_denied(server_t *s, conn_t *c)
+{
+    if (!s->cfg->protected_mode || s->auth_required)
         return false;
-    return !is_loopback(&ss);
+    return !peer_local(c, true);
 }
 
 static void conn_reject(uv_handle_t *h, const char *msg, size_t len)
@@ -831,6 +840,11 @@ const char *conn_laddr(const client_t *cl)
 bool conn_is_unix(const client_t *cl)
 {
     return conn_of(cl)->is_unix;
+}
+
+bool conn_is_local(const client_t *cl)
+{
+    return peer_local(conn_of(cl), false);
 }
 
 void conn_kill(client_t *victim, const client_t *by)

@@ -157,6 +157,9 @@ static void daemon_on_cron(uv_timer_t *t)
     server_stats_sample(s);
     heap_cron(server_used_memory(s));
     expire_cron(s);
+    uint64_t t1 = uv_hrtime();
+    if (server_rehash_cron(s, DAEMON_REHASH_US))
+        latency_add(s, "rehash-cycle", latency_ms_since(t1));
     conn_cron(s);
     latency_add(s, "server-cron", latency_ms_since(t0));
 }

@@ -17,6 +17,7 @@
 #include <inttypes.h>
 #include <time.h>
 
+#include "latency.h"
 #include "propagate.h"
 #include "server_int.h"
 
@@ -135,6 +136,7 @@ static bool cycle(server_t *s)
     if (capped)
         s->expired_time_cap_reached++;
     s->expire_cycle_us += (uv_hrtime() - t0) / 1000;
+    latency_add(s, "expire-cycle", latency_ms_since(t0));
     if (sampled > 0) {
         double perc = (double)expired * 100.0 / (double)sampled;
         s->expired_stale_perc = perc * 0.05 + s->expired_stale_perc * 0.95;

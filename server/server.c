@@ -95,6 +95,30 @@ uint64_t server_used_memory(const server_t *s)
     return sum;
 }
 
+static uint64_t mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+bool server_rehash_cron(server_t *s, uint64_t budget_us)
+{
+    if (!s->cfg->activerehashing)
+        return false;
+    uint64_t deadline = mono_us() + budget_us;
+    bool worked = false;
+    for (int i = 0; i < s->ndbs; i++) {
+        /* Redis's incrementallyRehash: 100 buckets between clock reads */
+        while (ks_rehash(s->dbs[i], 100)) {
+            worked = true;
+            if (mono_us() >= deadline)
+                return true;
+        }
+    }
+    return worked;
+}
+
 uint64_t server_memory_headroom(const server_t *s)
 {
     /* Without maxmemory the machine (or the container's cgroup limit) is

@@ -163,6 +163,11 @@ uint64_t server_used_memory(const server_t *s);
 uint64_t server_now_ms(const server_t *s);
 /* Samples instantaneous_ops_per_sec and the memory peak (from the cron). */
 void server_stats_sample(server_t *s);
+/* The cron's share of the keyspace resizes (activerehashing): moves
+ * buckets of the databases' resizes under way, 100 at a time, until
+ * budget_us microseconds have passed or none is left. true when it did
+ * some work. */
+bool server_rehash_cron(server_t *s, uint64_t budget_us);
 /* CONFIG RESETSTAT: zeroes the server's counters and the ops sample
  * together (the per-command counters are cmd_stats_reset()'s). */
 void server_stats_reset(server_t *s);

@@ -896,7 +896,7 @@ static void test_get(void **state)
 
     assert_non_null(g);
     cfg_get(c, "*", collect, g);
-    assert_int_equal(g->n, 61); /* 48, the ACL's 3, the AOF's 10 */
+    assert_int_equal(g->n, 63); /* 50, the ACL's 3, the AOF's 10 */
     g->n = 0;
     cfg_get(c, "tls-*", collect, g);
     assert_int_equal(g->n, 15);
