@@ -67,8 +67,8 @@ FORBIDDEN = {
 # its .h and _int.h). A new file of server/ goes into one of them.
 SUBLAYERS = (
     ("base", ("aofman", "cmdclock", "config", "config_load", "dump", "glob",
-              "heap", "keyspace", "log", "probe", "snapshot", "sysmem",
-              "tls", "util")),
+              "heap", "keyspace", "lazyfree", "log", "probe", "snapshot",
+              "sysmem", "tls", "util")),
     ("core", ("acl", "acl_check", "acl_desc", "acl_log", "cmd", "conn",
               "conn_info", "expire", "latency", "monitor", "multi",
               "propagate", "redact", "reply", "server", "slowlog")),

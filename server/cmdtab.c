@@ -374,7 +374,7 @@ const cmd_def_t cmd_keys_table[] = {
      CMD_KEYRANGE(1, -1, 1),
      .acl = ACL_CAT_KEYSPACE,
      .keyspecs = {CMD_KS(KS_RM | KS_DELETE, 1, -1, 1)},
-     .proc = cmd_keys_del_proc,
+     .proc = cmd_keys_unlink_proc,
      .group = "generic",
      .summary = "Asynchronously deletes one or more keys.",
      .since = "4.0.0",

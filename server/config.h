@@ -56,6 +56,13 @@ typedef struct cfg {
     int timeout;              /* 0 = never close idle clients */
     int enable_debug_command; /* CFG_DEBUG_NO */
     bool activerehashing;     /* yes: the cron moves a resize on */
+    /* lazyfree-lazy-*: all no, as in Redis 7. There is no eviction (the
+     * policy is noeviction), so lazy_eviction is only kept. */
+    bool lazyfree_lazy_eviction;
+    bool lazyfree_lazy_expire;     /* expired filters freed off the loop */
+    bool lazyfree_lazy_server_del; /* RENAME's and RESTORE's overwrites */
+    bool lazyfree_lazy_user_del;   /* DEL as UNLINK */
+    bool lazyfree_lazy_user_flush; /* FLUSHALL/FLUSHDB without a flag: ASYNC */
 
     /* TLS (Redis's directives; the Unix socket stays plain) */
     int tls_port;        /* 0 = no TLS listener */

@@ -497,17 +497,6 @@ int ks_add(ks_db_t *db, const void *key, size_t len, cf_filter_t **f)
     return 0;
 }
 
-int ks_del(ks_db_t *db, const void *key, size_t len)
-{
-    step(db);
-    uint8_t *link = find_link(db, key, len, ks_hash(db, key, len));
-    if (get_ptr(link) == NULL)
-        return 0;
-    free_filter(unlink_filter(db, link));
-    maybe_resize(db);
-    return 1;
-}
-
 int ks_rename(ks_db_t *db, const void *src, size_t slen, const void *dst,
               size_t dlen)
 {
@@ -617,6 +606,59 @@ void ks_flush(ks_db_t *db)
         db->t[0] = (ks_table_t){nb, KS_MIN_BUCKETS};
     }
     db->bytes = sizeof(*db) + db->t[0].n * sizeof(db->t[0].b[0]);
+}
+
+ks_db_t *ks_take_all(ks_db_t *db)
+{
+    ks_db_t *out = calloc(1, sizeof(*out));
+    cf_filter_t **nb = calloc(KS_MIN_BUCKETS, sizeof(nb[0]));
+    if (out == NULL || nb == NULL) {
+        free(out);
+        free(nb);
+        return NULL;
+    }
+    *out = *db;
+    out->hit = NULL;
+    db->t[0] = (ks_table_t){nb, KS_MIN_BUCKETS};
+    db->t[1] = (ks_table_t){NULL, 0};
+    db->rehash = 0;
+    db->size = 0;
+    db->nexpires = 0;
+    db->expire_cursor = 0;
+    db->avg_ttl = 0;
+    db->hit = NULL;
+    db->bytes = sizeof(*db) + KS_MIN_BUCKETS * sizeof(nb[0]);
+    return out;
+}
+
+cf_filter_t *ks_remove(ks_db_t *db, const void *key, size_t len)
+{
+    step(db);
+    uint8_t *link = find_link(db, key, len, ks_hash(db, key, len));
+    if (get_ptr(link) == NULL)
+        return NULL;
+    cf_filter_t *f = unlink_filter(db, link);
+    maybe_resize(db);
+    return f;
+}
+
+uint64_t ks_removed_bytes(const cf_filter_t *f)
+{
+    return counted(f);
+}
+
+void ks_free_removed(cf_filter_t *f)
+{
+    free_filter(f);
+}
+
+int ks_del(ks_db_t *db, const void *key, size_t len)
+{
+    cf_filter_t *f = ks_remove(db, key, len);
+    if (f == NULL)
+        return 0;
+    free_filter(f);
+    return 1;
 }
 
 uint64_t ks_bytes(const ks_db_t *db)
@@ -859,8 +901,8 @@ static void expire_bucket(void *ctx, uint8_t *link)
         unlink_filter(e->db, link);
         size_t klen;
         const uint8_t *k = entry_key(f, &klen);
-        e->fn(e->ctx, k, klen);
-        free_filter(f);
+        if (!e->fn(e->ctx, k, klen, f))
+            free_filter(f);
         e->st->expired++;
     }
 }

@@ -66,6 +66,22 @@ bool ks_random(const ks_db_t *db, uint64_t r, const void **key, size_t *len);
 
 size_t ks_size(const ks_db_t *db); /* number of keys */
 void ks_flush(ks_db_t *db);        /* removes (frees) every key */
+
+/* Lazy freeing: taking keys out without freeing them. What is taken is
+ * the caller's, reachable from nothing in db, and may be freed on any
+ * thread (it shares no state with the table, and the filters' allocator
+ * is thread-safe). */
+
+/* Moves every key of db into a new database, the caller's (freed with
+ * ks_db_free()), and leaves db empty as ks_flush() does (its expiry walk
+ * restarted). NULL, with db untouched, when out of memory. O(1). */
+ks_db_t *ks_take_all(ks_db_t *db);
+/* Takes key out of db without freeing its filter: the filter, with its
+ * entry, for ks_free_removed(); NULL when absent. */
+cf_filter_t *ks_remove(ks_db_t *db, const void *key, size_t len);
+/* What a filter taken by ks_remove() was counted as in ks_bytes(). */
+uint64_t ks_removed_bytes(const cf_filter_t *f);
+void ks_free_removed(cf_filter_t *f);
 /* Filters' cf_size_bytes(), their entries (host bytes) and the table's own
  * memory (bucket array, this struct), kept as a running sum. Each entry
  * remembers the number of tables its filter was counted with, and removal
@@ -158,9 +174,13 @@ size_t ks_expires(const ks_db_t *db);
  * restarted by ks_flush). Visits whole buckets until max_buckets were
  * visited, max_sample keys with a timeout were seen, the walk completed a
  * pass, or no key has a timeout left. Deletes every key seen whose time is
- * <= now, calling fn(ctx, key, len) for each once it is out of the table
- * but before its memory is freed (fn must not change the table). */
-typedef void ks_expired_fn(void *ctx, const void *key, size_t len);
+ * <= now, calling fn(ctx, key, len, f) for each once it is out of the
+ * table (fn must not change the table). fn may take the filter f, as
+ * ks_remove() gives it (then it returns true and frees f itself, after its
+ * last use of key, which lives in f's entry), or leave it to the step to
+ * free (false). */
+typedef bool ks_expired_fn(void *ctx, const void *key, size_t len,
+                           cf_filter_t *f);
 typedef struct ks_expire_stats {
     size_t buckets;   /* visited */
     size_t sampled;   /* keys with a timeout seen */

@@ -168,6 +168,12 @@ void server_stats_sample(server_t *s);
  * budget_us microseconds have passed or none is left. true when it did
  * some work. */
 bool server_rehash_cron(server_t *s, uint64_t budget_us);
+/* Deletes key from db: 1 when it was there, else 0. Its filter is freed
+ * off the loop when lazy (and big enough to be worth it: lazyfree.h). */
+int server_del_key(ks_db_t *db, const void *key, size_t len, bool lazy);
+/* Empties database dbnum (all of them for -1), freeing the filters off
+ * the loop when lazy; returns the number of keys removed. */
+uint64_t server_flush(server_t *s, int dbnum, bool lazy);
 /* CONFIG RESETSTAT: zeroes the server's counters and the ops sample
  * together (the per-command counters are cmd_stats_reset()'s). */
 void server_stats_reset(server_t *s);

@@ -119,12 +119,17 @@ static int ksm_on_scan(void *ctx, const void *key, size_t len,
     return 0;
 }
 
-static void ksm_on_expired(void *ctx, const void *key, size_t len)
+static bool ksm_on_expired(void *ctx, const void *key, size_t len,
+                           cf_filter_t *f)
 {
     ksm_t *m = ctx;
     int k = ksm_index(key, len);
     KS_MODEL_CHECK(m->where[k] >= 0 && m->when[k] >= 0 && m->when[k] <= m->now);
     ksm_gone(m, k);
+    if (k % 2 == 0)
+        return false;
+    ks_free_removed(f); /* taken, as lazy freeing does */
+    return true;
 }
 
 /* Every key of both databases walked once exactly, as the model has it. */
