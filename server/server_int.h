@@ -69,6 +69,11 @@ struct server {
     double expired_stale_perc;
     int expire_db;
     uv_timer_t expire_timer;
+    /* conn.c's: restarts, after the loop's poll, the reads of the clients
+     * that filled a whole read slab (initialised and closed by the daemon
+     * with the cron); read_yields counts those clients. */
+    uv_check_t read_resume;
+    uint64_t read_yields;
     /* uv_hrtime() at the end of the last command dispatched, reset at each
      * read batch: one clock reading per command times them all. */
     uint64_t cmd_clock;
