@@ -884,6 +884,9 @@ static void expire_bucket(void *ctx, uint8_t *link)
 {
     expire_ctx_t *e = ctx;
     cf_filter_t *f;
+    /* every bucket counts: during a resize one cursor step visits a
+     * bucket of the smaller table and all its expansions in the bigger */
+    e->st->buckets++;
     while ((f = get_ptr(link)) != NULL) {
         if (!entry_expires(f)) {
             link = field(f, E_NEXT);
@@ -920,7 +923,6 @@ void ks_expire_step(ks_db_t *db, int64_t now, size_t max_buckets,
     uint64_t cursor = db->expire_cursor;
     do {
         cursor = visit_cursor(db, cursor, expire_bucket, &e);
-        st->buckets++;
         if (cursor == 0)
             st->wrapped = true;
     } while (cursor != 0 && st->buckets < max_buckets &&
