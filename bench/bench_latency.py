@@ -38,17 +38,10 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests"))  # the support package
 from support.proc import Daemon, RedisServer  # noqa: E402
+from support.resp import encode_command as enc  # noqa: E402
 
 BATCH = 10000
 TICK = os.sysconf("SC_CLK_TCK")
-
-
-def enc(*args):
-    out = [b"*%d\r\n" % len(args)]
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-    return b"".join(out)
 
 
 class Conn:

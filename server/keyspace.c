@@ -593,19 +593,30 @@ size_t ks_size(const ks_db_t *db)
     return db->size;
 }
 
-void ks_flush(ks_db_t *db)
+/* Makes db an empty table: nb (KS_MIN_BUCKETS buckets) as table 0, or
+ * the table 0 it has (emptied) when nb is NULL; its old tables are freed
+ * or taken by the caller. */
+static void set_empty(ks_db_t *db, cf_filter_t **nb)
 {
-    free_chains(db);
+    if (nb != NULL)
+        db->t[0] = (ks_table_t){nb, KS_MIN_BUCKETS};
+    db->t[1] = (ks_table_t){NULL, 0};
+    db->rehash = 0;
     db->size = 0;
     db->nexpires = 0;
     db->expire_cursor = 0;
     db->avg_ttl = 0;
-    cf_filter_t **nb = calloc(KS_MIN_BUCKETS, sizeof(nb[0]));
-    if (nb != NULL) {
-        free(db->t[0].b);
-        db->t[0] = (ks_table_t){nb, KS_MIN_BUCKETS};
-    }
+    db->hit = NULL;
     db->bytes = sizeof(*db) + db->t[0].n * sizeof(db->t[0].b[0]);
+}
+
+void ks_flush(ks_db_t *db)
+{
+    free_chains(db);
+    cf_filter_t **nb = calloc(KS_MIN_BUCKETS, sizeof(nb[0]));
+    if (nb != NULL)
+        free(db->t[0].b);
+    set_empty(db, nb);
 }
 
 ks_db_t *ks_take_all(ks_db_t *db)
@@ -619,15 +630,7 @@ ks_db_t *ks_take_all(ks_db_t *db)
     }
     *out = *db;
     out->hit = NULL;
-    db->t[0] = (ks_table_t){nb, KS_MIN_BUCKETS};
-    db->t[1] = (ks_table_t){NULL, 0};
-    db->rehash = 0;
-    db->size = 0;
-    db->nexpires = 0;
-    db->expire_cursor = 0;
-    db->avg_ttl = 0;
-    db->hit = NULL;
-    db->bytes = sizeof(*db) + KS_MIN_BUCKETS * sizeof(nb[0]);
+    set_empty(db, nb);
     return out;
 }
 

@@ -9,7 +9,7 @@ directives."""
 import pytest
 
 from support.diff import only_cuckood, pair_fixture
-from support.proc import Daemon, shared_dir, wait_until
+from support.proc import daemons, wait_until
 from support.resp import RawConn
 
 pytestmark = only_cuckood
@@ -75,12 +75,7 @@ def test_info_counters(pair):
 
 @pytest.fixture
 def workdir():
-    with shared_dir("cuckood-lazyfree-") as (d, servers):
-        def make(*extra):
-            s = Daemon("--save", "", *extra, dir=d)
-            servers.append(s)
-            return s
-
+    with daemons("cuckood-lazyfree-") as make:
         yield make
 
 

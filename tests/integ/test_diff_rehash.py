@@ -8,7 +8,7 @@ alone."""
 import pytest
 
 from support.diff import DiffPair, only_cuckood
-from support.proc import Daemon, shared_dir, wait_until
+from support.proc import daemons, wait_until
 from support.resp import RawConn
 
 pytestmark = only_cuckood
@@ -157,12 +157,7 @@ def same_keys(c, keys, ttl):
 
 @pytest.fixture
 def workdir():
-    with shared_dir("cuckood-rehash-") as (d, servers):
-        def make(*extra):
-            s = Daemon("--save", "", *extra, dir=d)
-            servers.append(s)
-            return s
-
+    with daemons("cuckood-rehash-") as make:
         yield make
 
 

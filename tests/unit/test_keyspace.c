@@ -952,6 +952,45 @@ static void test_random(void **state)
     assert_true(seen[1] && seen[2] && seen[3]);
 }
 
+/* ks_take_all() moves every key into a new table, O(1), and leaves an
+ * empty one; ks_remove() takes one key out without freeing it. Both keep
+ * the byte counts exact. */
+static void test_take_all_and_remove(void **state)
+{
+    ks_db_t *db = *state;
+    uint64_t empty = ks_bytes(db);
+    char k[32];
+    for (int i = 0; i < 1000; i++) {
+        int n = snprintf(k, sizeof(k), "t:%d", i);
+        add_new(db, k, (size_t)n, 16);
+        if (i % 3 == 0)
+            assert_int_equal(ks_set_expire(db, k, (size_t)n, 5000), 0);
+    }
+    uint64_t full = ks_bytes(db);
+    ks_db_t *taken = ks_take_all(db);
+    assert_non_null(taken);
+    assert_int_equal(ks_size(db), 0);
+    assert_int_equal(ks_expires(db), 0);
+    assert_int_equal(ks_bytes(db), empty);
+    assert_null(ks_get(db, "t:1", 3));
+    assert_int_equal(ks_size(taken), 1000);
+    assert_int_equal(ks_expires(taken), 334);
+    assert_int_equal(ks_bytes(taken), full);
+    assert_non_null(ks_get(taken, "t:999", 5));
+    /* the emptied table works as a new one */
+    add_new(db, "t:1", 3, 16);
+    cf_filter_t *f = ks_remove(taken, "t:1", 3);
+    assert_non_null(f);
+    assert_null(ks_remove(taken, "t:1", 3));
+    assert_int_equal(ks_size(taken), 999);
+    assert_int_equal(ks_bytes(taken), full - ks_removed_bytes(f));
+    ks_free_removed(f);
+    ks_db_free(taken);
+    assert_int_equal(ks_del(db, "t:1", 3), 1);
+    settle(db);
+    assert_int_equal(ks_bytes(db), empty);
+}
+
 /* Random operation sequences against the exact model (ks_model.h), with
  * resizes forced, paused and moved on between the operations. */
 static void test_model_with_resizes(void **state)
@@ -978,6 +1017,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_add_get_del, setup, teardown),
         cmocka_unit_test(test_model_with_resizes),
+        cmocka_unit_test_setup_teardown(test_take_all_and_remove, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_move_between_dbs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_random, setup, teardown),
         cmocka_unit_test_setup_teardown(test_binary_keys, setup, teardown),
