@@ -26,9 +26,13 @@ argv_t *argv_copy(int argc, const arg_t *args)
     size_t total = argv_size(argc, args);
     if (total == 0)
         return NULL;
-    argv_t *a = malloc(total);
-    if (a == NULL)
-        return NULL;
+    void *mem = malloc(total);
+    return mem == NULL ? NULL : argv_place(mem, total, argc, args);
+}
+
+argv_t *argv_place(void *mem, size_t total, int argc, const arg_t *args)
+{
+    argv_t *a = mem;
     a->argc = argc;
     a->size = total;
     char *p = (char *)&a->v[argc];

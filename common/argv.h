@@ -34,4 +34,10 @@ size_t argv_size(int argc, const arg_t *args);
 
 void argv_free(argv_t *a); /* NULL is fine */
 
+/* The copy argv_copy() makes, written into mem: total bytes from
+ * argv_size() (non-zero), aligned for argv_t. Returns mem as the copy; it
+ * is freed with mem's own memory, never with argv_free() (a transaction's
+ * queue keeps its copies in an arena this way). */
+argv_t *argv_place(void *mem, size_t total, int argc, const arg_t *args);
+
 #endif /* ARGV_H */

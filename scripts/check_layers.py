@@ -73,16 +73,16 @@ FORBIDDEN = {
 # its .h and _int.h). A new file of server/ goes into one of them.
 SUBLAYERS = (
     ("base", ("aofman", "cmdclock", "config", "config_load", "dump", "glob",
-              "heap", "keyspace", "log", "probe", "snapshot", "sysmem",
-              "tls", "util")),
+              "heap", "keyspace", "lazyfree", "log", "probe", "snapshot",
+              "sysmem", "tls", "util")),
     ("core", ("acl", "acl_check", "acl_desc", "acl_log", "cmd", "conn",
               "conn_info", "expire", "latency", "monitor", "multi",
               "propagate", "redact", "reply", "server", "slowlog")),
     ("services", ("acl_file", "aof", "aof_check", "aof_run", "aofload",
                   "daemon", "loadprog", "memstat", "persist")),
     ("commands", ("cfhost", "cmd_acl", "cmd_admin", "cmd_client",
-                  "cmd_command", "cmd_conn", "cmd_expire", "cmd_keys",
-                  "cmd_object", "cmdtab")),
+                  "cmd_command", "cmd_conn", "cmd_debug", "cmd_expire",
+                  "cmd_keys", "cmd_object", "cmdtab")),
     ("root", ("main",)),
 )
 SUBLAYER_OF = {"server/" + stem: (rank, name)

@@ -26,6 +26,7 @@
 #include "errtext.h"
 #include "expire.h"
 #include "glob.h"
+#include "lazyfree.h"
 #include "loadprog.h"
 #include "log.h"
 #include "memstat.h"
@@ -140,6 +141,11 @@ static void info_memory(server_t *s, sbuf_t *b)
               "total_system_memory_human:%s\r\n",
               sys, h1);
     memstat_info(s, b);
+    /* both in the memory section, as Redis 7.0 has them */
+    sb_printf(b,
+              "lazyfree_pending_objects:%" PRIu64 "\r\n"
+              "lazyfreed_objects:%" PRIu64 "\r\n",
+              lazyfree_pending_objects(), lazyfree_freed_objects());
 }
 
 static void info_persistence(server_t *s, sbuf_t *b)
@@ -415,6 +421,7 @@ void cmd_admin_config_resetstat_proc(client_t *c, int argc, const arg_t *argv)
 {
     cmd_stats_reset(c->srv);
     server_stats_reset(c->srv);
+    lazyfree_reset_stats();
     reply_ok(c);
 }
 

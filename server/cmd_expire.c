@@ -125,7 +125,8 @@ static void expire_generic(client_t *c, int argc, const arg_t *argv,
     if (when <= now && !c->srv->loading) {
         /* a time in the past deletes the key, as DEL would (and is logged
          * as one); a replay keeps it, as Redis does while loading */
-        ks_del(c->db, key->ptr, key->len);
+        server_del_key(c->db, key->ptr, key->len,
+                       c->srv->cfg->lazyfree_lazy_expire);
         server_key_changed(c->srv, c->dbnum, key->ptr, key->len);
         propagate_replace(c->srv, 2, (const arg_t[]){{"DEL", 3}, *key});
     } else if (expire_set(c->srv, c->dbnum, key->ptr, key->len, when) < 0) {

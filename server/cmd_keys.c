@@ -109,18 +109,29 @@ static bool new_filter_limits(client_t *c, cf_limits_t *lim, uint64_t *room)
 
 /* ---- keyspace commands ------------------------------------------------- */
 
-void cmd_keys_del_proc(client_t *c, int argc, const arg_t *argv)
+/* DEL and UNLINK: lazy frees the filters off the loop. */
+static void del_keys(client_t *c, int argc, const arg_t *argv, bool lazy)
 {
     int64_t n = 0;
     for (int i = 1; i < argc; i++)
         if (expire_exists(c->srv, c->dbnum, argv[i].ptr, argv[i].len) &&
-            ks_del(c->db, argv[i].ptr, argv[i].len) > 0) {
+            server_del_key(c->db, argv[i].ptr, argv[i].len, lazy) > 0) {
             server_key_changed(c->srv, c->dbnum, argv[i].ptr, argv[i].len);
             n++;
         }
     if (n > 0)
         server_dirty(c->srv, (uint64_t)n);
     resp_add_int(&c->out, n);
+}
+
+void cmd_keys_del_proc(client_t *c, int argc, const arg_t *argv)
+{
+    del_keys(c, argc, argv, c->srv->cfg->lazyfree_lazy_user_del);
+}
+
+void cmd_keys_unlink_proc(client_t *c, int argc, const arg_t *argv)
+{
+    del_keys(c, argc, argv, true);
 }
 
 void cmd_keys_exists_proc(client_t *c, int argc, const arg_t *argv)
@@ -277,39 +288,40 @@ void cmd_keys_dbsize_proc(client_t *c, int argc, const arg_t *argv)
     resp_add_int(&c->out, (int64_t)ks_size(c->db));
 }
 
-static bool flush_args_ok(client_t *c, int argc, const arg_t *argv)
+/* FLUSHDB's and FLUSHALL's flag: 1 for ASYNC, 0 for SYNC, the
+ * lazyfree-lazy-user-flush setting without one; -1 (replied) otherwise. */
+static int flush_mode(client_t *c, int argc, const arg_t *argv)
 {
-    if (argc > 2 || (argc == 2 && !arg_is(&argv[1], "async") &&
-                     !arg_is(&argv[1], "sync"))) {
-        reply_syntax_error(c);
-        return false;
-    }
-    return true;
+    if (argc == 1)
+        return c->srv->cfg->lazyfree_lazy_user_flush;
+    if (argc == 2 && arg_is(&argv[1], "async"))
+        return 1;
+    if (argc == 2 && arg_is(&argv[1], "sync"))
+        return 0;
+    reply_syntax_error(c);
+    return -1;
 }
 
 void cmd_keys_flushdb_proc(client_t *c, int argc, const arg_t *argv)
 {
-    if (!flush_args_ok(c, argc, argv))
+    int lazy = flush_mode(c, argc, argv);
+    if (lazy < 0)
         return;
     server_db_changing(c->srv, c->dbnum);
-    server_dirty(c->srv, ks_size(c->db));
-    ks_flush(c->db);
+    server_dirty(c->srv, server_flush(c->srv, c->dbnum, lazy));
     propagate_force(c->srv); /* logged even when empty, as Redis 7.0 */
     reply_ok(c);
 }
 
 void cmd_keys_flushall_proc(client_t *c, int argc, const arg_t *argv)
 {
-    if (!flush_args_ok(c, argc, argv))
+    int lazy = flush_mode(c, argc, argv);
+    if (lazy < 0)
         return;
     server_t *s = c->srv;
-    uint64_t n = 0;
-    for (int i = 0; i < s->ndbs; i++) {
+    for (int i = 0; i < s->ndbs; i++)
         server_db_changing(s, i);
-        n += ks_size(s->dbs[i]);
-        ks_flush(s->dbs[i]);
-    }
-    server_dirty(s, n);
+    server_dirty(s, server_flush(s, -1, lazy));
     /* As Redis: a background save running now would write the old data
      * after the flush, and with save points the empty dataset is saved at
      * once, so a crash before the next save point cannot bring the flushed
@@ -358,7 +370,8 @@ void cmd_keys_copy_proc(client_t *c, int argc, const arg_t *argv)
         reply_no_room(c);
         return;
     }
-    ks_del(dst, argv[2].ptr, argv[2].len);
+    server_del_key(dst, argv[2].ptr, argv[2].len,
+                   c->srv->cfg->lazyfree_lazy_server_del);
     if (ks_add(dst, argv[2].ptr, argv[2].len, &f) != 0) {
         cf_free(f);
         resp_add_error(&c->out, ERRTEXT_NOMEM);
@@ -548,7 +561,9 @@ void cmd_keys_restore_proc(client_t *c, int argc, const arg_t *argv)
             resp_add_error(&c->out, "ERR Bad data format");
         return;
     }
-    bool deleted = replace && ks_del(c->db, argv[1].ptr, argv[1].len) > 0;
+    bool deleted =
+        replace && server_del_key(c->db, argv[1].ptr, argv[1].len,
+                                  c->srv->cfg->lazyfree_lazy_server_del) > 0;
     /* A relative ttl past INT64_MAX from now wraps in Redis and so counts
      * as a time already past; here it is that without the overflow. */
     int64_t now = expire_now_ms(), at = ttl;

@@ -14,6 +14,7 @@
 cmd_proc_t cmd_keys_copy_proc;
 cmd_proc_t cmd_keys_dbsize_proc;
 cmd_proc_t cmd_keys_del_proc;
+cmd_proc_t cmd_keys_unlink_proc;
 cmd_proc_t cmd_keys_dump_proc;
 cmd_proc_t cmd_keys_exists_proc;
 cmd_proc_t cmd_keys_flushall_proc;

@@ -19,6 +19,7 @@
 #include "cmd_client.h"
 #include "cmd_command.h"
 #include "cmd_conn.h"
+#include "cmd_debug.h"
 #include "cmd_expire.h"
 #include "cmd_keys.h"
 #include "cmd_object.h"
@@ -373,7 +374,7 @@ const cmd_def_t cmd_keys_table[] = {
      CMD_KEYRANGE(1, -1, 1),
      .acl = ACL_CAT_KEYSPACE,
      .keyspecs = {CMD_KS(KS_RM | KS_DELETE, 1, -1, 1)},
-     .proc = cmd_keys_del_proc,
+     .proc = cmd_keys_unlink_proc,
      .group = "generic",
      .summary = "Asynchronously deletes one or more keys.",
      .since = "4.0.0",
@@ -951,6 +952,14 @@ static const cmd_def_t config_subs[] = {
 };
 
 const cmd_def_t cmd_admin_table[] = {
+    {.name = "debug",
+     .arity = -2,
+     .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE,
+     .proc = cmd_debug_proc,
+     .group = "server",
+     .summary = "A container for debugging commands.",
+     .since = "1.0.0",
+     .complexity = "Depends on subcommand."},
     {.name = "command",
      .arity = -1,
      .flags = CMD_LOADING | CMD_STALE,

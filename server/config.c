@@ -36,6 +36,8 @@ static const char *const pubsub_names[] = {"allchannels", "resetchannels",
                                            NULL};
 /* Indexed by CFG_FSYNC_*. */
 static const char *const fsync_names[] = {"everysec", "always", "no", NULL};
+/* Indexed by CFG_DEBUG_*. */
+static const char *const debug_names[] = {"no", "yes", "local", NULL};
 
 /* Redis's defaults for the classes we accept but do not keep. */
 static const char cobl_others[] =
@@ -86,6 +88,15 @@ static const cfg_def_t defs[] = {
     NUM("unixsocketperm", T_OCTAL, 0, unixsocketperm, 0, 0777),
     NUM("protected-mode", T_BOOL, F_MUT, protected_mode, 0, 0),
     NUM("tcp-backlog", T_INT, 0, tcp_backlog, 0, INT_MAX),
+    ENUM("enable-debug-command", 0, enable_debug_command, debug_names),
+    NUM("activerehashing", T_BOOL, F_MUT, activerehashing, 0, 0),
+    NUM("lazyfree-lazy-eviction", T_BOOL, F_MUT, lazyfree_lazy_eviction, 0, 0),
+    NUM("lazyfree-lazy-expire", T_BOOL, F_MUT, lazyfree_lazy_expire, 0, 0),
+    NUM("lazyfree-lazy-server-del", T_BOOL, F_MUT, lazyfree_lazy_server_del, 0,
+        0),
+    NUM("lazyfree-lazy-user-del", T_BOOL, F_MUT, lazyfree_lazy_user_del, 0, 0),
+    NUM("lazyfree-lazy-user-flush", T_BOOL, F_MUT, lazyfree_lazy_user_flush, 0,
+        0),
     NUM("tcp-keepalive", T_INT, F_MUT, tcp_keepalive, 0, INT_MAX),
     NUM("timeout", T_INT, F_MUT, timeout, 0, INT_MAX),
     NUM("requirepass", T_STR, F_MUT | F_NULLABLE, requirepass, 0, 0),
@@ -602,6 +613,7 @@ int cfg_init(cfg_t *c)
     c->nbind = 1;
     c->bind[0] = strdup("127.0.0.1");
     c->protected_mode = true;
+    c->activerehashing = true;
     c->tcp_backlog = 511;
     c->tcp_keepalive = 300;
     c->maxclients = 10000;

@@ -24,6 +24,8 @@ enum { CFG_LOG_DEBUG, CFG_LOG_VERBOSE, CFG_LOG_NOTICE, CFG_LOG_WARNING };
 enum { CFG_TLS_AUTH_NO, CFG_TLS_AUTH_YES, CFG_TLS_AUTH_OPTIONAL };
 /* appendfsync, in the order Redis lists them in its error text */
 enum { CFG_FSYNC_EVERYSEC, CFG_FSYNC_ALWAYS, CFG_FSYNC_NO };
+/* enable-debug-command, in the order Redis lists them */
+enum { CFG_DEBUG_NO, CFG_DEBUG_YES, CFG_DEBUG_LOCAL };
 
 typedef struct cfg_save_point {
     int64_t seconds;
@@ -46,12 +48,21 @@ typedef struct cfg {
     int port;                 /* 6379; 0 = no TCP listener */
     char *bind[CFG_MAX_BIND]; /* "127.0.0.1" by default */
     int nbind;
-    char *unixsocket;        /* NULL = none */
-    unsigned unixsocketperm; /* octal, 0 = default umask */
-    bool protected_mode;     /* yes */
-    int tcp_backlog;         /* 511 */
-    int tcp_keepalive;       /* 300 seconds */
-    int timeout;             /* 0 = never close idle clients */
+    char *unixsocket;         /* NULL = none */
+    unsigned unixsocketperm;  /* octal, 0 = default umask */
+    bool protected_mode;      /* yes */
+    int tcp_backlog;          /* 511 */
+    int tcp_keepalive;        /* 300 seconds */
+    int timeout;              /* 0 = never close idle clients */
+    int enable_debug_command; /* CFG_DEBUG_NO */
+    bool activerehashing;     /* yes: the cron moves a resize on */
+    /* lazyfree-lazy-*: all no, as in Redis 7. There is no eviction (the
+     * policy is noeviction), so lazy_eviction is only kept. */
+    bool lazyfree_lazy_eviction;
+    bool lazyfree_lazy_expire;     /* expired filters freed off the loop */
+    bool lazyfree_lazy_server_del; /* RENAME's and RESTORE's overwrites */
+    bool lazyfree_lazy_user_del;   /* DEL as UNLINK */
+    bool lazyfree_lazy_user_flush; /* FLUSHALL/FLUSHDB without a flag: ASYNC */
 
     /* TLS (Redis's directives; the Unix socket stays plain) */
     int tls_port;        /* 0 = no TLS listener */

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "argv.h"
+#include "check.h"
 #include "cmd.h"
 #include "cmdclock.h"
 #include "conn_info.h"
@@ -101,6 +102,10 @@ void conn_close(conn_t *c)
         c->next->prev = c->prev;
     c->prev = c->next = NULL;
     s->nclients--;
+    if (c->read_yield) {
+        c->read_yield = false;
+        s->read_yields--;
+    }
     if (c->cl.monitor) {
         c->cl.monitor = false;
         s->nmonitors--;
@@ -576,6 +581,45 @@ static bool conn_over_query_limit(conn_t *c)
     return true;
 }
 
+/* After the loop's poll: the clients that yielded are read again, each
+ * once more at most before the others' input is polled. */
+static void conn_on_read_resume(uv_check_t *h)
+{
+    server_t *s = h->data;
+    for (conn_t *c = s->clients, *next; c != NULL && s->read_yields > 0;
+         c = next) {
+        next = c->next; /* a failed start closes c */
+        if (!c->read_yield)
+            continue;
+        c->read_yield = false;
+        s->read_yields--;
+        if (!c->held)
+            conn_start_reading(c);
+    }
+    CK_ASSERT(s->read_yields == 0);
+    uv_check_stop(h);
+}
+
+/* A read that filled the whole slab likely left more in the kernel: c
+ * stops being read until the loop has polled every other client (libuv
+ * would otherwise read it up to 32 times in a row, and run what each read
+ * brings). So one client's pipeline runs a slab's worth of commands per
+ * loop turn, as Redis runs one read's. */
+static void conn_yield_read(conn_t *c)
+{
+    server_t *s = c->cl.srv;
+    if (!c->reading || c->closing || c->read_yield || !s->handles_open ||
+        s->shutting_down)
+        return;
+    conn_stop_reading(c);
+    c->read_yield = true;
+    s->read_yields++;
+    if (!uv_is_active((uv_handle_t *)&s->read_resume)) {
+        s->read_resume.data = s;
+        uv_check_start(&s->read_resume, conn_on_read_resume);
+    }
+}
+
 static void conn_on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 {
     conn_t *c = st->data;
@@ -612,6 +656,8 @@ static void conn_on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
             break;
         conn_run(c);
         conn_resume_if_due(c->cl.srv);
+        if ((size_t)nread == buf->len)
+            conn_yield_read(c);
         break;
     case CONN_INPUT_PEER_END:
         /* The client has finished sending. What it sent before runs, then
@@ -661,17 +707,26 @@ static bool is_loopback(const struct sockaddr_storage *ss)
     return false;
 }
 
-/* Protected mode as in Redis: without a password, only local clients. */
-static bool conn_denied(server_t *s, conn_t *c)
+/* Whether c's peer is local (the unix socket or a loopback address);
+ * unknown when the address cannot be read. */
+static bool peer_local(conn_t *c, bool unknown)
 {
-    if (c->is_unix || !s->cfg->protected_mode || s->auth_required)
-        return false;
+    if (c->is_unix)
+        return true;
     struct sockaddr_storage ss;
     int n = sizeof(ss);
     memset(&ss, 0, sizeof(ss));
     if (uv_tcp_getpeername(&c->h.tcp, (struct sockaddr *)&ss, &n) != 0)
+        return unknown;
+    return is_loopback(&ss);
+}
+
+/* Protected mode as in Redis: without a password, only local clients. */
+static bool conn_denied(server_t *s, conn_t *c)
+{
+    if (!s->cfg->protected_mode || s->auth_required)
         return false;
-    return !is_loopback(&ss);
+    return !peer_local(c, true);
 }
 
 static void conn_reject(uv_handle_t *h, const char *msg, size_t len)
@@ -831,6 +886,11 @@ const char *conn_laddr(const client_t *cl)
 bool conn_is_unix(const client_t *cl)
 {
     return conn_of(cl)->is_unix;
+}
+
+bool conn_is_local(const client_t *cl)
+{
+    return peer_local(conn_of(cl), false);
 }
 
 void conn_kill(client_t *victim, const client_t *by)

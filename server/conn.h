@@ -33,6 +33,8 @@ void conn_client_limits(client_t *c);
 const char *conn_laddr(const client_t *c);
 /* Whether c came through the unix socket. */
 bool conn_is_unix(const client_t *c);
+/* Whether c is local: the unix socket or a loopback address. */
+bool conn_is_local(const client_t *c);
 /* CLIENT KILL: closes victim now, or after this reply when victim is by,
  * the client running the command. */
 void conn_kill(client_t *victim, const client_t *by);

@@ -37,7 +37,9 @@ struct conn {
     bool is_unix;
     bool closing;
     bool reading;
-    bool held;  /* commands wait in the parser until the output drains */
+    bool held; /* commands wait in the parser until the output drains */
+    /* not read again until the loop has polled the other clients */
+    bool read_yield;
     bool spoke; /* has sent something */
     uint64_t created_ms;
     uint64_t last_ms;        /* last interaction, for timeout and idle= */

@@ -157,6 +157,9 @@ static void daemon_on_cron(uv_timer_t *t)
     server_stats_sample(s);
     heap_cron(server_used_memory(s));
     expire_cron(s);
+    uint64_t t1 = uv_hrtime();
+    if (server_rehash_cron(s, DAEMON_REHASH_US))
+        latency_add(s, "rehash-cycle", latency_ms_since(t1));
     conn_cron(s);
     latency_add(s, "server-cron", latency_ms_since(t0));
 }
@@ -188,12 +191,13 @@ int daemon_listen(server_t *s, char *err, size_t errlen)
         rc = -EINVAL;
         goto fail;
     }
-    /* The four handles are initialised together, so one close path
+    /* The five handles are initialised together, so one close path
      * (daemon_shutdown) serves them whatever fails after. */
     if ((rc = uv_signal_init(s->loop, &s->sig_term)) < 0 ||
         (rc = uv_signal_init(s->loop, &s->sig_int)) < 0 ||
         (rc = uv_timer_init(s->loop, &s->cron)) < 0 ||
-        (rc = uv_timer_init(s->loop, &s->expire_timer)) < 0) {
+        (rc = uv_timer_init(s->loop, &s->expire_timer)) < 0 ||
+        (rc = uv_check_init(s->loop, &s->read_resume)) < 0) {
         snprintf(err, errlen, "Cannot set up signal handlers: %s",
                  uv_strerror(rc));
         goto fail;
@@ -248,6 +252,7 @@ void daemon_shutdown(server_t *s, int exit_code)
         uv_close((uv_handle_t *)&s->sig_int, NULL);
         uv_close((uv_handle_t *)&s->cron, NULL);
         uv_close((uv_handle_t *)&s->expire_timer, NULL);
+        uv_close((uv_handle_t *)&s->read_resume, NULL);
         s->handles_open = false;
     }
 }

@@ -16,6 +16,9 @@
 
 /* The cron timer's period (INFO's hz is its rate). */
 #define DAEMON_CRON_MS 100
+/* The cron's time for moving keyspace resizes on, per run (Redis's
+ * incrementallyRehash: 1 ms). */
+#define DAEMON_REHASH_US 1000
 
 /* Opens the listeners, signal handlers and the cron timer. 0 or a negative
  * errno; err describes the failure. */

@@ -17,6 +17,8 @@
 #include <inttypes.h>
 #include <time.h>
 
+#include "latency.h"
+#include "lazyfree.h"
 #include "propagate.h"
 #include "server_int.h"
 
@@ -47,6 +49,19 @@ static void on_expired(void *ctx, const void *key, size_t len)
     propagate_deletion(e->s, e->dbnum, key, len);
 }
 
+/* Active expiry's: f goes to the lazy free thread under
+ * lazyfree-lazy-expire, once key (in f's entry) is no longer needed. */
+static bool on_active_expired(void *ctx, const void *key, size_t len,
+                              cf_filter_t *f)
+{
+    expired_ctx_t *e = ctx;
+    on_expired(ctx, key, len);
+    if (!e->s->cfg->lazyfree_lazy_expire)
+        return false;
+    lazyfree_filter(f);
+    return true;
+}
+
 cf_filter_t *expire_lookup(server_t *s, int dbnum, const void *key, size_t len,
                            int64_t *when)
 {
@@ -60,7 +75,10 @@ cf_filter_t *expire_lookup(server_t *s, int dbnum, const void *key, size_t len,
         /* Past its time it is absent either way; during a pause it stays
          * stored until the pause ends. */
         if (!server_writes_paused(s)) {
-            ks_del(db, key, len);
+            if (s->cfg->lazyfree_lazy_expire)
+                lazyfree_filter(ks_remove(db, key, len));
+            else
+                ks_del(db, key, len);
             on_expired(&(expired_ctx_t){s, dbnum}, key, len);
         }
         f = NULL;
@@ -117,8 +135,8 @@ static bool cycle(server_t *s)
         expired_ctx_t e = {s, dbnum};
         for (;;) {
             ks_expire_stats_t st;
-            ks_expire_step(db, now, EXPIRE_BUCKETS, EXPIRE_SAMPLE, on_expired,
-                           &e, &st);
+            ks_expire_step(db, now, EXPIRE_BUCKETS, EXPIRE_SAMPLE,
+                           on_active_expired, &e, &st);
             sampled += st.sampled;
             expired += st.expired;
             if (st.sampled == 0 ||
@@ -135,6 +153,7 @@ static bool cycle(server_t *s)
     if (capped)
         s->expired_time_cap_reached++;
     s->expire_cycle_us += (uv_hrtime() - t0) / 1000;
+    latency_add(s, "expire-cycle", latency_ms_since(t0));
     if (sampled > 0) {
         double perc = (double)expired * 100.0 / (double)sampled;
         s->expired_stale_perc = perc * 0.05 + s->expired_stale_perc * 0.95;

@@ -1,14 +1,25 @@
 /*
- * keyspace.c - chained hash table with a power-of-two bucket array.
+ * keyspace.c - chained hash table with power-of-two bucket arrays, resized
+ * incrementally as Redis's dict is.
  *
- * Growth doubles the array when the load reaches 1 and shrinking halves it
- * when the load falls under 1/8, so resizing is amortized O(1) per change.
- * The array size is always a power of two, which is what lets ks_scan use a
+ * Growth doubles the array when the load reaches 1; shrinking goes to the
+ * smallest power of two that holds the keys when the load falls under 1/8.
+ * A resize never moves every key at once: it allocates the new array
+ * (table 1) beside the old one (table 0) and moves the buckets of table 0
+ * in order, a few per write (REHASH_STEP) and as many as the caller's
+ * time allows in ks_rehash() (the cron). During the move a key whose
+ * table 0 bucket is below db->rehash is in table 1, every other key is in
+ * table 0 (inserts follow the same rule), so a lookup probes exactly one
+ * chain. When the last bucket has moved, table 1 becomes table 0.
+ *
+ * The sizes are powers of two, which is what lets ks_scan use a
  * reverse-binary cursor: the cursor's low bits name a bucket, and
  * incrementing the reversed cursor visits buckets in an order where every
  * bucket of a bigger (or smaller) table maps to positions that are still
  * ahead of the cursor, so a resize between two calls cannot make the walk
- * miss a key (it may report some twice).
+ * miss a key (it may report some twice). During a move both tables are
+ * walked: the smaller table's bucket, then every bucket of the bigger one
+ * that it expands to (Redis's dictScan).
  *
  * A key costs one allocation: the filter's. Its entry lives in the filter's
  * host bytes, which end where the filter starts (cf_resize_extra()), so the
@@ -52,6 +63,11 @@
 #include "check.h"
 
 #define KS_MIN_BUCKETS 4
+/* Buckets a write moves while a resize is under way; empty ones visited
+ * count a tenth each (REHASH_EMPTY per bucket), so a sparse table moves
+ * on too. */
+#define REHASH_STEP 1
+#define REHASH_EMPTY 10
 
 /* Offsets of the entry's fields below the filter's address. */
 #define E_NEXT 8
@@ -62,9 +78,18 @@
 #define E_EXPIRES 0x80u
 #define E_TABLES_MASK 0x7Fu
 
+/* One bucket array. */
+typedef struct ks_table {
+    cf_filter_t **b;
+    size_t n; /* power of two; 0 for table 1 when no resize is under way */
+} ks_table_t;
+
+/* Whether resizes start and move on (ks_set_resizing()). */
+static bool resizing_on = true;
+
 struct ks_db {
-    cf_filter_t **buckets;
-    size_t nbuckets; /* power of two */
+    ks_table_t t[2]; /* t[1].b != NULL while a resize is under way */
+    size_t rehash;   /* the next bucket of t[0] to move to t[1] */
     size_t size;     /* keys */
     uint64_t bytes;  /* filters + entries + bucket array + this struct */
     uint64_t seed;
@@ -213,13 +238,13 @@ ks_db_t *ks_db_new(void)
     ks_db_t *db = calloc(1, sizeof(*db));
     if (db == NULL)
         return NULL;
-    db->buckets = calloc(KS_MIN_BUCKETS, sizeof(db->buckets[0]));
-    if (db->buckets == NULL) {
+    db->t[0].b = calloc(KS_MIN_BUCKETS, sizeof(db->t[0].b[0]));
+    if (db->t[0].b == NULL) {
         free(db);
         return NULL;
     }
-    db->nbuckets = KS_MIN_BUCKETS;
-    db->bytes = sizeof(*db) + KS_MIN_BUCKETS * sizeof(db->buckets[0]);
+    db->t[0].n = KS_MIN_BUCKETS;
+    db->bytes = sizeof(*db) + KS_MIN_BUCKETS * sizeof(db->t[0].b[0]);
     /* A per-table random seed keeps crafted key sets from piling into one
      * chain. Without getrandom the address is a weak but harmless fallback. */
     if (getrandom(&db->seed, sizeof(db->seed), GRND_NONBLOCK) !=
@@ -228,17 +253,37 @@ ks_db_t *ks_db_new(void)
     return db;
 }
 
-static void free_chains(ks_db_t *db)
+static bool rehashing(const ks_db_t *db)
 {
-    db->hit = NULL;
-    for (size_t i = 0; i < db->nbuckets; i++) {
-        cf_filter_t *f = db->buckets[i];
+    return db->t[1].b != NULL;
+}
+
+/* Frees every filter of t and empties its buckets. */
+static void free_table(ks_table_t *t)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        cf_filter_t *f = t->b[i];
         while (f != NULL) {
             cf_filter_t *next = entry_next(f);
             free_filter(f);
             f = next;
         }
-        db->buckets[i] = NULL;
+        t->b[i] = NULL;
+    }
+}
+
+/* Frees every filter, and table 1's array: table 0 is left empty at its
+ * size. */
+static void free_chains(ks_db_t *db)
+{
+    db->hit = NULL;
+    free_table(&db->t[0]);
+    if (rehashing(db)) {
+        free_table(&db->t[1]);
+        free(db->t[1].b);
+        db->bytes -= db->t[1].n * sizeof(db->t[1].b[0]);
+        db->t[1] = (ks_table_t){NULL, 0};
+        db->rehash = 0;
     }
 }
 
@@ -247,62 +292,135 @@ void ks_db_free(ks_db_t *db)
     if (db == NULL)
         return;
     free_chains(db);
-    free(db->buckets);
+    free(db->t[0].b);
     free(db);
 }
 
-/* Rebuilds the bucket array with n buckets; on allocation failure the table
- * keeps its current size (a too-full table is slower, not wrong). */
-static void resize(ks_db_t *db, size_t n)
+/* Starts a resize to n buckets (a power of two, not table 0's size); on
+ * allocation failure the table keeps its size (a too-full table is slower,
+ * not wrong). */
+static void start_resize(ks_db_t *db, size_t n)
 {
-    db->hit = NULL;
+    CK_ASSERT(!rehashing(db) && n != db->t[0].n && (n & (n - 1)) == 0);
     cf_filter_t **nb = calloc(n, sizeof(nb[0]));
     if (nb == NULL)
         return;
-    size_t keys = 0, expires = 0; /* the walk checks the counts */
-    for (size_t i = 0; i < db->nbuckets; i++) {
-        cf_filter_t *f = db->buckets[i];
+    db->t[1] = (ks_table_t){nb, n};
+    db->rehash = 0;
+    db->bytes += n * sizeof(nb[0]);
+}
+
+/* Moves up to n non-empty buckets of table 0 to table 1, looking at no
+ * more than REHASH_EMPTY * n empty ones, and ends the resize when the last
+ * has moved: true when one is still under way. Filters stay where they
+ * are (and linked, so db->hit stays good); only their links change. */
+static bool rehash_buckets(ks_db_t *db, size_t n)
+{
+    if (!rehashing(db))
+        return false;
+    ks_table_t *t0 = &db->t[0], *t1 = &db->t[1];
+    size_t empty = n > SIZE_MAX / REHASH_EMPTY ? SIZE_MAX : n * REHASH_EMPTY;
+    size_t mask1 = t1->n - 1;
+    while (n > 0 && db->rehash < t0->n) {
+        cf_filter_t *f = t0->b[db->rehash];
+        if (f == NULL) {
+            db->rehash++;
+            if (--empty == 0)
+                break;
+            continue;
+        }
         while (f != NULL) {
             cf_filter_t *next = entry_next(f);
-            keys++;
-            expires += entry_expires(f);
             size_t len;
             const uint8_t *key = entry_key(f, &len);
-            size_t j = (size_t)ks_hash(db, key, len) & (n - 1);
-            put_ptr(field(f, E_NEXT), nb[j]);
-            nb[j] = f;
+            size_t j = (size_t)ks_hash(db, key, len) & mask1;
+            put_ptr(field(f, E_NEXT), t1->b[j]);
+            t1->b[j] = f;
             f = next;
         }
+        t0->b[db->rehash++] = NULL;
+        n--;
     }
-    CK_ASSERT(keys == db->size && expires == db->nexpires);
-    (void)keys;
-    (void)expires;
-    free(db->buckets);
-    db->bytes -= db->nbuckets * sizeof(db->buckets[0]);
-    db->bytes += n * sizeof(nb[0]);
-    db->buckets = nb;
-    db->nbuckets = n;
+    if (db->rehash < t0->n)
+        return true;
+    free(t0->b);
+    db->bytes -= t0->n * sizeof(t0->b[0]);
+    *t0 = *t1;
+    *t1 = (ks_table_t){NULL, 0};
+    db->rehash = 0;
+    return false;
 }
 
-static void maybe_grow(ks_db_t *db)
+/* Starts the resize the load asks for, if none is under way: doubling at
+ * a load of 1, shrinking to the smallest power of two that holds the keys
+ * under 1/8. */
+static void maybe_resize(ks_db_t *db)
 {
-    if (db->size >= db->nbuckets && db->nbuckets < (1ull << 32) &&
-        db->nbuckets <= SIZE_MAX / 2 / sizeof(cf_filter_t *))
-        resize(db, db->nbuckets * 2);
+    if (rehashing(db) || !resizing_on)
+        return;
+    size_t n = db->t[0].n;
+    if (db->size >= n && n < (1ull << 32) &&
+        n <= SIZE_MAX / 2 / sizeof(cf_filter_t *)) {
+        start_resize(db, n * 2);
+    } else if (n > KS_MIN_BUCKETS && db->size < n / 8) {
+        size_t m = KS_MIN_BUCKETS;
+        while (m < db->size)
+            m *= 2;
+        start_resize(db, m);
+    }
 }
 
-static void maybe_shrink(ks_db_t *db)
+/* A write's share of the resize under way. */
+static void step(ks_db_t *db)
 {
-    if (db->nbuckets > KS_MIN_BUCKETS && db->size < db->nbuckets / 8) {
-        resize(db, db->nbuckets / 2);
-    }
+    if (resizing_on)
+        (void)rehash_buckets(db, REHASH_STEP);
+}
+
+void ks_set_resizing(bool on)
+{
+    resizing_on = on;
+}
+
+bool ks_rehash(ks_db_t *db, size_t n)
+{
+    if (!resizing_on)
+        return rehashing(db);
+    maybe_resize(db);
+    if (rehash_buckets(db, n))
+        return true;
+    maybe_resize(db); /* the load may ask for the next one already */
+    return rehashing(db);
+}
+
+int ks_resize(ks_db_t *db, size_t n)
+{
+    if (rehashing(db))
+        return -EBUSY;
+    if (n < KS_MIN_BUCKETS || (n & (n - 1)) != 0 || n > (1ull << 32) ||
+        n > SIZE_MAX / sizeof(cf_filter_t *))
+        return -EINVAL;
+    if (n == db->t[0].n)
+        return 0;
+    start_resize(db, n);
+    return rehashing(db) ? 0 : -ENOMEM;
+}
+
+/* The bucket that holds (or would hold) a key of hash h: table 1's when
+ * its table 0 bucket has moved. */
+static cf_filter_t **bucket_of(const ks_db_t *db, uint32_t h)
+{
+    size_t i = (size_t)h & (db->t[0].n - 1);
+    if (rehashing(db) && i < db->rehash)
+        return &db->t[1].b[(size_t)h & (db->t[1].n - 1)];
+    return &db->t[0].b[i];
 }
 
 /* The link that holds key's filter (or the chain's terminating NULL). */
 static uint8_t *find_link(const ks_db_t *db, const void *key, size_t len,
                           uint32_t h)
 {
-    uint8_t *link = (uint8_t *)&db->buckets[h & (db->nbuckets - 1)];
+    uint8_t *link = (uint8_t *)bucket_of(db, h);
     cf_filter_t *f;
     while ((f = get_ptr(link)) != NULL) {
         /* its struct says where its entry is, and the entry lies past
@@ -338,9 +456,9 @@ cf_filter_t *ks_get(const ks_db_t *db, const void *key, size_t len)
 static void link_filter(ks_db_t *db, cf_filter_t *f, uint32_t h, bool exp)
 {
     db->hit = NULL;
-    size_t i = (size_t)h & (db->nbuckets - 1);
-    put_ptr(field(f, E_NEXT), db->buckets[i]);
-    db->buckets[i] = f;
+    cf_filter_t **head = bucket_of(db, h);
+    put_ptr(field(f, E_NEXT), *head);
+    *head = f;
     *field(f, E_TABLES) = (uint8_t)(cf_nfilters(f) | (exp ? E_EXPIRES : 0));
     db->size++;
     db->nexpires += exp;
@@ -366,6 +484,7 @@ int ks_add(ks_db_t *db, const void *key, size_t len, cf_filter_t **f)
 {
     if (!key_len_ok(len))
         return -ENOMEM;
+    step(db);
     uint32_t h = ks_hash(db, key, len);
     if (get_ptr(find_link(db, key, len, h)) != NULL)
         return -EEXIST;
@@ -374,23 +493,14 @@ int ks_add(ks_db_t *db, const void *key, size_t len, cf_filter_t **f)
         return -ENOMEM;
     entry_set_key(*f, key, len);
     link_filter(db, *f, h, false);
-    maybe_grow(db);
+    maybe_resize(db);
     return 0;
-}
-
-int ks_del(ks_db_t *db, const void *key, size_t len)
-{
-    uint8_t *link = find_link(db, key, len, ks_hash(db, key, len));
-    if (get_ptr(link) == NULL)
-        return 0;
-    free_filter(unlink_filter(db, link));
-    maybe_shrink(db);
-    return 1;
 }
 
 int ks_rename(ks_db_t *db, const void *src, size_t slen, const void *dst,
               size_t dlen)
 {
+    step(db);
     uint8_t *slink = find_link(db, src, slen, ks_hash(db, src, slen));
     cf_filter_t *f = get_ptr(slink);
     if (f == NULL)
@@ -423,11 +533,14 @@ int ks_rename(ks_db_t *db, const void *src, size_t slen, const void *dst,
     if (get_ptr(dlink) != NULL)
         free_filter(unlink_filter(db, dlink));
     link_filter(db, f, dh, exp);
+    maybe_resize(db);
     return 0;
 }
 
 int ks_move(ks_db_t *from, ks_db_t *to, const void *key, size_t len)
 {
+    step(from);
+    step(to);
     uint8_t *slink = find_link(from, key, len, ks_hash(from, key, len));
     if (get_ptr(slink) == NULL)
         return -ENOENT;
@@ -439,24 +552,36 @@ int ks_move(ks_db_t *from, ks_db_t *to, const void *key, size_t len)
      * (MOVE carries a timeout, as Redis's does). */
     cf_filter_t *f = unlink_filter(from, slink);
     link_filter(to, f, h, entry_expires(f));
-    maybe_shrink(from);
-    maybe_grow(to);
+    maybe_resize(from);
+    maybe_resize(to);
     return 0;
+}
+
+/* Bucket i of the buckets that can hold keys, numbered across both
+ * tables: table 0's from db->rehash on, then all of table 1's. */
+static cf_filter_t *live_bucket(const ks_db_t *db, size_t i)
+{
+    size_t n0 = db->t[0].n - db->rehash;
+    return i < n0 ? db->t[0].b[db->rehash + i] : db->t[1].b[i - n0];
 }
 
 bool ks_random(const ks_db_t *db, uint64_t r, const void **key, size_t *len)
 {
     if (db->size == 0)
         return false;
-    /* The load is at least 1/8 but for a table at its smallest, so a run of
-     * empty buckets is short on average. */
-    size_t i = (size_t)(r & (db->nbuckets - 1));
-    while (db->buckets[i] == NULL)
-        i = (i + 1) & (db->nbuckets - 1);
+    /* The load is at least 1/8 but for a table at its smallest (and while
+     * a resize started by a change of load is under way, both tables
+     * together hold as many keys as one did), so a run of empty buckets
+     * is short on average. */
+    size_t live = db->t[0].n - db->rehash + db->t[1].n;
+    size_t i = (size_t)(r % live);
+    while (live_bucket(db, i) == NULL)
+        i = i + 1 == live ? 0 : i + 1;
     size_t n = 0;
-    for (const cf_filter_t *f = db->buckets[i]; f != NULL; f = entry_next(f))
+    for (const cf_filter_t *f = live_bucket(db, i); f != NULL;
+         f = entry_next(f))
         n++;
-    const cf_filter_t *f = db->buckets[i];
+    const cf_filter_t *f = live_bucket(db, i);
     for (size_t k = (size_t)((r >> 32) % n); k > 0; k--)
         f = entry_next(f);
     *key = entry_key(f, len);
@@ -468,20 +593,75 @@ size_t ks_size(const ks_db_t *db)
     return db->size;
 }
 
-void ks_flush(ks_db_t *db)
+/* Makes db an empty table: nb (KS_MIN_BUCKETS buckets) as table 0, or
+ * the table 0 it has (emptied) when nb is NULL; its old tables are freed
+ * or taken by the caller. */
+static void set_empty(ks_db_t *db, cf_filter_t **nb)
 {
-    free_chains(db);
+    if (nb != NULL)
+        db->t[0] = (ks_table_t){nb, KS_MIN_BUCKETS};
+    db->t[1] = (ks_table_t){NULL, 0};
+    db->rehash = 0;
     db->size = 0;
     db->nexpires = 0;
     db->expire_cursor = 0;
     db->avg_ttl = 0;
+    db->hit = NULL;
+    db->bytes = sizeof(*db) + db->t[0].n * sizeof(db->t[0].b[0]);
+}
+
+void ks_flush(ks_db_t *db)
+{
+    free_chains(db);
     cf_filter_t **nb = calloc(KS_MIN_BUCKETS, sizeof(nb[0]));
-    if (nb != NULL) {
-        free(db->buckets);
-        db->buckets = nb;
-        db->nbuckets = KS_MIN_BUCKETS;
+    if (nb != NULL)
+        free(db->t[0].b);
+    set_empty(db, nb);
+}
+
+ks_db_t *ks_take_all(ks_db_t *db)
+{
+    ks_db_t *out = calloc(1, sizeof(*out));
+    cf_filter_t **nb = calloc(KS_MIN_BUCKETS, sizeof(nb[0]));
+    if (out == NULL || nb == NULL) {
+        free(out);
+        free(nb);
+        return NULL;
     }
-    db->bytes = sizeof(*db) + db->nbuckets * sizeof(db->buckets[0]);
+    *out = *db;
+    out->hit = NULL;
+    set_empty(db, nb);
+    return out;
+}
+
+cf_filter_t *ks_remove(ks_db_t *db, const void *key, size_t len)
+{
+    step(db);
+    uint8_t *link = find_link(db, key, len, ks_hash(db, key, len));
+    if (get_ptr(link) == NULL)
+        return NULL;
+    cf_filter_t *f = unlink_filter(db, link);
+    maybe_resize(db);
+    return f;
+}
+
+uint64_t ks_removed_bytes(const cf_filter_t *f)
+{
+    return counted(f);
+}
+
+void ks_free_removed(cf_filter_t *f)
+{
+    free_filter(f);
+}
+
+int ks_del(ks_db_t *db, const void *key, size_t len)
+{
+    cf_filter_t *f = ks_remove(db, key, len);
+    if (f == NULL)
+        return 0;
+    free_filter(f);
+    return 1;
 }
 
 uint64_t ks_bytes(const ks_db_t *db)
@@ -505,20 +685,42 @@ uint64_t ks_usage(const ks_db_t *db, const void *key, size_t len)
     cf_filter_t *f = get_ptr(find_link(db, key, len, ks_hash(db, key, len)));
     if (f == NULL)
         return 0;
-    return cf_size_bytes(f) + entry_bytes(f) + sizeof(db->buckets[0]);
+    return cf_size_bytes(f) + entry_bytes(f) + sizeof(cf_filter_t *);
+}
+
+bool ks_table_stats(const ks_db_t *db, int table, ks_table_stats_t *st)
+{
+    memset(st, 0, sizeof(*st));
+    if (table < 0 || table > 1 || db->t[table].b == NULL)
+        return false;
+    const ks_table_t *t = &db->t[table];
+    st->buckets = t->n;
+    st->moved = table == 0 ? db->rehash : 0;
+    for (size_t i = 0; i < t->n; i++) {
+        size_t len = 0;
+        for (const cf_filter_t *f = t->b[i]; f != NULL; f = entry_next(f))
+            len++;
+        st->keys += len;
+        st->used += len > 0;
+        if (len > st->max_chain)
+            st->max_chain = len;
+        st->chains[len < KS_CHAIN_STATS ? len : KS_CHAIN_STATS - 1]++;
+    }
+    return true;
 }
 
 int ks_foreach(const ks_db_t *db, ks_each_fn *fn, void *ctx)
 {
-    for (size_t i = 0; i < db->nbuckets; i++)
-        for (const cf_filter_t *f = db->buckets[i]; f != NULL;
-             f = entry_next(f)) {
-            size_t len;
-            const uint8_t *key = entry_key(f, &len);
-            int rc = fn(ctx, key, len, f);
-            if (rc != 0)
-                return rc;
-        }
+    for (int t = 0; t < 2; t++)
+        for (size_t i = 0; i < db->t[t].n; i++)
+            for (const cf_filter_t *f = db->t[t].b[i]; f != NULL;
+                 f = entry_next(f)) {
+                size_t len;
+                const uint8_t *key = entry_key(f, &len);
+                int rc = fn(ctx, key, len, f);
+                if (rc != 0)
+                    return rc;
+            }
     return 0;
 }
 
@@ -533,32 +735,71 @@ static uint64_t rev64(uint64_t v)
     return (v >> 32) | (v << 32);
 }
 
+/* The cursor after v for a table of mask+1 buckets: the bits under mask
+ * incremented in reverse order (the bits above it set, so that the carry
+ * falls through them). */
+static uint64_t next_cursor(uint64_t v, uint64_t mask)
+{
+    return rev64(rev64(v | ~mask) + 1);
+}
+
+/* Calls visit on the head of every bucket cursor v names (one when no
+ * resize is under way; during one, the smaller table's bucket and every
+ * bucket of the bigger one it expands to) and returns the next cursor.
+ * visit may unlink filters of the bucket it is given, nothing else. */
+typedef void visit_fn(void *ctx, uint8_t *head);
+static uint64_t visit_cursor(const ks_db_t *db, uint64_t v, visit_fn *visit,
+                             void *ctx)
+{
+    const ks_table_t *small = &db->t[0], *big = &db->t[1];
+    if (!rehashing(db)) {
+        visit(ctx, (uint8_t *)&small->b[v & (small->n - 1)]);
+        return next_cursor(v, small->n - 1);
+    }
+    if (small->n > big->n) {
+        small = &db->t[1];
+        big = &db->t[0];
+    }
+    uint64_t m0 = small->n - 1, m1 = big->n - 1;
+    visit(ctx, (uint8_t *)&small->b[v & m0]);
+    /* the bigger table's buckets whose low bits are v's under m0 */
+    do {
+        visit(ctx, (uint8_t *)&big->b[v & m1]);
+        v = next_cursor(v, m1);
+    } while ((v & (m0 ^ m1)) != 0);
+    return v;
+}
+
+typedef struct scan_ctx {
+    ks_each_fn *fn;
+    void *ctx;
+    size_t seen;
+} scan_ctx_t;
+
+static void scan_bucket(void *ctx, uint8_t *head)
+{
+    scan_ctx_t *sc = ctx;
+    for (const cf_filter_t *f = get_ptr(head); f != NULL; f = entry_next(f)) {
+        size_t len;
+        const uint8_t *key = entry_key(f, &len);
+        sc->fn(sc->ctx, key, len, f);
+        sc->seen++;
+    }
+}
+
 uint64_t ks_scan(const ks_db_t *db, uint64_t cursor, size_t count,
                  ks_each_fn *fn, void *ctx)
 {
-    uint64_t mask = db->nbuckets - 1;
-    size_t seen = 0;
+    scan_ctx_t sc = {fn, ctx, 0};
     /* Empty buckets cost work too: bound them so one call stays short. */
     size_t budget =
         count == 0 ? 10 : (count > SIZE_MAX / 10 ? SIZE_MAX : count * 10);
     if (count == 0)
         count = 1;
     do {
-        for (const cf_filter_t *f = db->buckets[cursor & mask]; f != NULL;
-             f = entry_next(f)) {
-            size_t len;
-            const uint8_t *key = entry_key(f, &len);
-            fn(ctx, key, len, f);
-            seen++;
-        }
-        /* Increment the bits above the mask's complement, reversed: set the
-         * unmasked high bits so the carry falls through them. */
-        cursor |= ~mask;
-        cursor = rev64(cursor);
-        cursor++;
-        cursor = rev64(cursor);
+        cursor = visit_cursor(db, cursor, scan_bucket, &sc);
         budget--;
-    } while (cursor != 0 && seen < count && budget > 0);
+    } while (cursor != 0 && sc.seen < count && budget > 0);
     return cursor;
 }
 
@@ -611,6 +852,7 @@ static int reshape(ks_db_t *db, uint8_t *link, const void *key, size_t len,
 
 int ks_set_expire(ks_db_t *db, const void *key, size_t len, int64_t when)
 {
+    step(db);
     uint8_t *link = find_link(db, key, len, ks_hash(db, key, len));
     cf_filter_t *f = get_ptr(link);
     if (f == NULL)
@@ -624,12 +866,51 @@ int ks_set_expire(ks_db_t *db, const void *key, size_t len, int64_t when)
 
 int ks_clear_expire(ks_db_t *db, const void *key, size_t len)
 {
+    step(db);
     uint8_t *link = find_link(db, key, len, ks_hash(db, key, len));
     cf_filter_t *f = get_ptr(link);
     if (f == NULL || !entry_expires(f))
         return 0;
     int rc = reshape(db, link, key, len, false, -1);
     return rc < 0 ? rc : 1;
+}
+
+typedef struct expire_ctx {
+    ks_db_t *db;
+    int64_t now;
+    ks_expired_fn *fn;
+    void *ctx;
+    ks_expire_stats_t *st;
+} expire_ctx_t;
+
+static void expire_bucket(void *ctx, uint8_t *link)
+{
+    expire_ctx_t *e = ctx;
+    cf_filter_t *f;
+    /* every bucket counts: during a resize one cursor step visits a
+     * bucket of the smaller table and all its expansions in the bigger */
+    e->st->buckets++;
+    while ((f = get_ptr(link)) != NULL) {
+        if (!entry_expires(f)) {
+            link = field(f, E_NEXT);
+            continue;
+        }
+        int64_t when = entry_when(f);
+        e->st->sampled++;
+        if (when > e->now) {
+            e->st->ttl_sum += (uint64_t)(when - e->now);
+            link = field(f, E_NEXT);
+            continue;
+        }
+        /* unlinked but not yet freed: the key bytes are still there
+         * for fn, and link now names the next filter */
+        unlink_filter(e->db, link);
+        size_t klen;
+        const uint8_t *k = entry_key(f, &klen);
+        if (!e->fn(e->ctx, k, klen, f))
+            free_filter(f);
+        e->st->expired++;
+    }
 }
 
 void ks_expire_step(ks_db_t *db, int64_t now, size_t max_buckets,
@@ -641,37 +922,10 @@ void ks_expire_step(ks_db_t *db, int64_t now, size_t max_buckets,
         db->avg_ttl = 0;
         return;
     }
+    expire_ctx_t e = {db, now, fn, ctx, st};
     uint64_t cursor = db->expire_cursor;
-    uint64_t mask = db->nbuckets - 1;
     do {
-        uint8_t *link = (uint8_t *)&db->buckets[cursor & mask];
-        cf_filter_t *f;
-        while ((f = get_ptr(link)) != NULL) {
-            if (!entry_expires(f)) {
-                link = field(f, E_NEXT);
-                continue;
-            }
-            int64_t when = entry_when(f);
-            st->sampled++;
-            if (when > now) {
-                st->ttl_sum += (uint64_t)(when - now);
-                link = field(f, E_NEXT);
-                continue;
-            }
-            /* unlinked but not yet freed: the key bytes are still there
-             * for fn, and link now names the next filter */
-            unlink_filter(db, link);
-            size_t klen;
-            const uint8_t *k = entry_key(f, &klen);
-            fn(ctx, k, klen);
-            free_filter(f);
-            st->expired++;
-        }
-        cursor |= ~mask;
-        cursor = rev64(cursor);
-        cursor++;
-        cursor = rev64(cursor);
-        st->buckets++;
+        cursor = visit_cursor(db, cursor, expire_bucket, &e);
         if (cursor == 0)
             st->wrapped = true;
     } while (cursor != 0 && st->buckets < max_buckets &&
@@ -682,7 +936,7 @@ void ks_expire_step(ks_db_t *db, int64_t now, size_t max_buckets,
         uint64_t avg = st->ttl_sum / (st->sampled - st->expired);
         db->avg_ttl = db->avg_ttl == 0 ? avg : db->avg_ttl / 50 * 49 + avg / 50;
     }
-    maybe_shrink(db);
+    maybe_resize(db);
 }
 
 uint64_t ks_avg_ttl(const ks_db_t *db)

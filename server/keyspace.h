@@ -66,6 +66,22 @@ bool ks_random(const ks_db_t *db, uint64_t r, const void **key, size_t *len);
 
 size_t ks_size(const ks_db_t *db); /* number of keys */
 void ks_flush(ks_db_t *db);        /* removes (frees) every key */
+
+/* Lazy freeing: taking keys out without freeing them. What is taken is
+ * the caller's, reachable from nothing in db, and may be freed on any
+ * thread (it shares no state with the table, and the filters' allocator
+ * is thread-safe). */
+
+/* Moves every key of db into a new database, the caller's (freed with
+ * ks_db_free()), and leaves db empty as ks_flush() does (its expiry walk
+ * restarted). NULL, with db untouched, when out of memory. O(1). */
+ks_db_t *ks_take_all(ks_db_t *db);
+/* Takes key out of db without freeing its filter: the filter, with its
+ * entry, for ks_free_removed(); NULL when absent. */
+cf_filter_t *ks_remove(ks_db_t *db, const void *key, size_t len);
+/* What a filter taken by ks_remove() was counted as in ks_bytes(). */
+uint64_t ks_removed_bytes(const cf_filter_t *f);
+void ks_free_removed(cf_filter_t *f);
 /* Filters' cf_size_bytes(), their entries (host bytes) and the table's own
  * memory (bucket array, this struct), kept as a running sum. Each entry
  * remembers the number of tables its filter was counted with, and removal
@@ -78,6 +94,42 @@ void ks_recount(ks_db_t *db, const void *key, size_t len);
 /* What key costs in all: its filter (cf_size_bytes()), its entry (host
  * bytes, key included) and one slot of the bucket array; 0 when absent. */
 uint64_t ks_usage(const ks_db_t *db, const void *key, size_t len);
+
+/* Resizing. The bucket array doubles when the load reaches 1 and shrinks
+ * to the smallest power of two that holds the keys when it falls under
+ * 1/8, incrementally: a new array is made beside the old one and the old
+ * one's buckets move a few at a time, on each write (ks_add, ks_del,
+ * ks_rename, ks_move, ks_set_expire, ks_clear_expire) and in ks_rehash().
+ * Every call is correct while a resize is under way. */
+
+/* For every database of the process: false stops resizes from starting
+ * and the one under way from moving on (Redis's DEBUG DICT-RESIZING 0),
+ * true lets them go again (the default). */
+void ks_set_resizing(bool on);
+/* Starts the resize the load asks for, if none is under way, and moves up
+ * to n buckets of it (looking at most at 10 n empty ones); when that ends
+ * it, starts the next one the load asks for. true when a resize is under
+ * way after it: calling it until false with a large n settles the table. */
+bool ks_rehash(ks_db_t *db, size_t n);
+/* Starts a resize to n buckets (a power of two, at least 4) whatever the
+ * load: 0 (also when the table has n buckets already), -EBUSY when one is
+ * under way, -EINVAL for a bad n, -ENOMEM. The load rules apply again at
+ * the next change. */
+int ks_resize(ks_db_t *db, size_t n);
+
+/* One bucket array's shape (DEBUG HTSTATS): table 0 is the main one,
+ * table 1 the target of a resize under way. false, with *st zeroed, when
+ * that table does not exist. O(buckets). */
+#define KS_CHAIN_STATS 50 /* chains[] entries; the last counts the longer */
+typedef struct ks_table_stats {
+    size_t buckets;   /* the array's size */
+    size_t moved;     /* table 0: buckets already moved to table 1 */
+    size_t keys;      /* keys in this table */
+    size_t used;      /* non-empty buckets */
+    size_t max_chain; /* the longest chain */
+    size_t chains[KS_CHAIN_STATS]; /* buckets by chain length */
+} ks_table_stats_t;
+bool ks_table_stats(const ks_db_t *db, int table, ks_table_stats_t *st);
 
 /* Calls fn for every key; stops early and returns fn's value when it is
  * non-zero, else 0. The table must not change during the walk. */
@@ -122,9 +174,13 @@ size_t ks_expires(const ks_db_t *db);
  * restarted by ks_flush). Visits whole buckets until max_buckets were
  * visited, max_sample keys with a timeout were seen, the walk completed a
  * pass, or no key has a timeout left. Deletes every key seen whose time is
- * <= now, calling fn(ctx, key, len) for each once it is out of the table
- * but before its memory is freed (fn must not change the table). */
-typedef void ks_expired_fn(void *ctx, const void *key, size_t len);
+ * <= now, calling fn(ctx, key, len, f) for each once it is out of the
+ * table (fn must not change the table). fn may take the filter f, as
+ * ks_remove() gives it (then it returns true and frees f itself, after its
+ * last use of key, which lives in f's entry), or leave it to the step to
+ * free (false). */
+typedef bool ks_expired_fn(void *ctx, const void *key, size_t len,
+                           cf_filter_t *f);
 typedef struct ks_expire_stats {
     size_t buckets;   /* visited */
     size_t sampled;   /* keys with a timeout seen */

@@ -155,6 +155,8 @@ static const struct {
     {"fast-command", "Commands that should take microseconds were slow: the "
                      "machine is likely overloaded or the process was "
                      "swapped out or throttled."},
+    {"expire-cycle", "An active expiry cycle was slow: it stops at its "
+                     "time budget, so the machine is likely overloaded."},
     {"fork", "fork() of a background save copies the page tables: it grows "
              "with the dataset; transparent huge pages and virtualised "
              "hosts make it slower."},
@@ -163,6 +165,9 @@ static const struct {
                  "BGSAVE."},
     {"rdb-unlink-temp-file", "Removing a large temporary snapshot file was "
                              "slow: the file system is busy."},
+    {"rehash-cycle", "Moving a keyspace resize on in the cron was slow: "
+                     "it stops after 1 ms, so the machine is likely "
+                     "overloaded."},
     {"server-cron", "The periodic work (client timeouts and limits) was "
                     "slow: many clients, or an overloaded machine."},
 };

@@ -57,8 +57,19 @@ struct multi {
 
 typedef struct queued {
     const void *cmd; /* the dispatcher's handle */
-    argv_t *a;
+    argv_t *a;       /* in the client's arena */
 } queued_t;
+
+/* The queued copies live in an arena per client: blocks that are freed
+ * together when the transaction ends, so queuing a command costs no
+ * allocation of its own but once per block. One block of the usual size
+ * is kept for the next transaction. */
+typedef struct qblock {
+    struct qblock *next; /* the block filled before this one */
+    size_t used, cap;    /* bytes of data */
+    max_align_t data[];
+} qblock_t;
+#define QBLOCK_BYTES (16 * 1024 - sizeof(qblock_t))
 
 struct multi_client {
     bool active;     /* between MULTI and EXEC/DISCARD */
@@ -67,7 +78,8 @@ struct multi_client {
     unsigned flags;  /* the OR of the queued commands' flags */
     queued_t *queue;
     size_t n, cap;
-    size_t bytes; /* of the queued copies */
+    size_t bytes;    /* of the queued copies */
+    qblock_t *arena; /* the block being filled, or NULL */
     mwatch_t *watches;
 };
 
@@ -266,17 +278,57 @@ static void unwatch_all(client_t *c, struct multi_client *mc)
     mc->watches = NULL;
 }
 
-static void free_queue(queued_t *q, size_t n)
+/* size bytes from mc's arena, aligned for anything; NULL when out of
+ * memory. */
+static void *arena_alloc(struct multi_client *mc, size_t size)
 {
-    for (size_t i = 0; i < n; i++)
-        argv_free(q[i].a);
-    free(q);
+    size_t align = sizeof(max_align_t);
+    if (size > SIZE_MAX - align - sizeof(qblock_t))
+        return NULL;
+    size = (size + align - 1) / align * align;
+    qblock_t *b = mc->arena;
+    if (b == NULL || b->cap - b->used < size) {
+        size_t cap = size > QBLOCK_BYTES ? size : QBLOCK_BYTES;
+        qblock_t *nb = malloc(sizeof(*nb) + cap);
+        if (nb == NULL)
+            return NULL;
+        nb->next = b;
+        nb->used = 0;
+        nb->cap = cap;
+        mc->arena = b = nb;
+    }
+    void *p = (unsigned char *)b->data + b->used;
+    b->used += size;
+    return p;
+}
+
+/* Frees the blocks from b on, but keeps one of the usual size for the
+ * next transaction: the block mc->arena then is, or NULL. */
+static void arena_release(struct multi_client *mc, qblock_t *b)
+{
+    qblock_t *keep = NULL;
+    while (b != NULL) {
+        qblock_t *next = b->next;
+        if (keep == NULL && b->cap == QBLOCK_BYTES && mc->arena == NULL) {
+            keep = b;
+            keep->next = NULL;
+            keep->used = 0;
+        } else {
+            free(b);
+        }
+        b = next;
+    }
+    if (mc->arena == NULL)
+        mc->arena = keep;
 }
 
 /* Leaves MULTI and forgets the watched keys (Redis's discardTransaction). */
 static void discard(client_t *c, struct multi_client *mc)
 {
-    free_queue(mc->queue, mc->n);
+    free(mc->queue);
+    qblock_t *blocks = mc->arena;
+    mc->arena = NULL;
+    arena_release(mc, blocks);
     mc->queue = NULL;
     mc->n = mc->cap = mc->bytes = 0;
     mc->flags = 0;
@@ -311,12 +363,14 @@ void multi_queue(client_t *c, const void *cmd, unsigned flags, int argc,
             mc->queue = q;
             mc->cap = cap;
         }
-        argv_t *a = argv_copy(argc, argv);
-        if (a == NULL) {
+        size_t size = argv_size(argc, argv);
+        void *mem = size == 0 ? NULL : arena_alloc(mc, size);
+        if (mem == NULL) {
             resp_add_error(&c->out, ERRTEXT_NOMEM);
             mc->dirty_exec = true;
             return;
         }
+        argv_t *a = argv_place(mem, size, argc, argv);
         mc->queue[mc->n].cmd = cmd;
         mc->queue[mc->n++].a = a;
         mc->bytes += a->size;
@@ -379,6 +433,7 @@ void multi_client_free(client_t *c)
     if (c->mstate == NULL)
         return;
     discard(c, c->mstate);
+    free(c->mstate->arena); /* the block kept for the next one */
     free(c->mstate);
     c->mstate = NULL;
 }
@@ -435,6 +490,11 @@ void multi_exec_proc(client_t *c, int argc, const arg_t *argv)
     unwatch_all(c, mc);
     queued_t *q = mc->queue;
     size_t n = mc->n;
+    /* The queue and its copies leave mc while they run: a command run
+     * here may end or start the client's state (and the client may be
+     * closed, not freed, meanwhile). */
+    qblock_t *blocks = mc->arena;
+    mc->arena = NULL;
     mc->queue = NULL;
     mc->n = mc->cap = mc->bytes = 0;
     mc->flags = 0;
@@ -450,7 +510,8 @@ void multi_exec_proc(client_t *c, int argc, const arg_t *argv)
         for (size_t j = i; j < i + ahead; j++)
             cmd_run_queued(c, q[j].cmd, q[j].a);
     }
-    free_queue(q, n);
+    free(q);
+    arena_release(mc, blocks);
     c->cmd = cmd;
     c->sub = sub;
     mc->active = mc->dirty_exec = mc->dirty_cas = false;

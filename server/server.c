@@ -1,10 +1,11 @@
 /*
  * server.c - the server's state and the services of server.h. Listeners,
  * signals and the cron live in daemon.c; nothing here calls another module
- * of the daemon but the keyspace.
+ * of the daemon but the keyspace and the lazy free thread.
  */
 #include "server_int.h"
 
+#include "lazyfree.h"
 #include "multi.h"
 #include "sysmem.h"
 #include "tls.h"
@@ -50,6 +51,8 @@ int server_init(server_t *s, uv_loop_t *loop, cfg_t *cfg)
     s->start_time = time(NULL);
     s->start_ms = uv_now(loop);
     s->lastsave = s->start_time;
+    /* Without the thread, lazy frees happen at once: slower, not wrong. */
+    (void)lazyfree_start();
     return 0;
 fail:
     server_free(s);
@@ -58,6 +61,7 @@ fail:
 
 void server_free(server_t *s)
 {
+    lazyfree_stop(); /* what it holds is freed before the process ends */
     if (s->dbs != NULL)
         for (int i = 0; i < s->ndbs; i++)
             ks_db_free(s->dbs[i]);
@@ -89,10 +93,61 @@ void server_dirty(server_t *s, uint64_t n)
 
 uint64_t server_used_memory(const server_t *s)
 {
-    uint64_t sum = 0;
+    /* what the lazy free thread has yet to free is still held */
+    uint64_t sum = lazyfree_pending_bytes();
     for (int i = 0; i < s->ndbs; i++)
         sum += ks_bytes(s->dbs[i]);
     return sum;
+}
+
+static uint64_t mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+int server_del_key(ks_db_t *db, const void *key, size_t len, bool lazy)
+{
+    if (!lazy)
+        return ks_del(db, key, len);
+    cf_filter_t *f = ks_remove(db, key, len);
+    if (f == NULL)
+        return 0;
+    lazyfree_filter(f);
+    return 1;
+}
+
+uint64_t server_flush(server_t *s, int dbnum, bool lazy)
+{
+    uint64_t n = 0;
+    for (int i = dbnum < 0 ? 0 : dbnum; i < (dbnum < 0 ? s->ndbs : dbnum + 1);
+         i++) {
+        n += ks_size(s->dbs[i]);
+        ks_db_t *taken = lazy ? ks_take_all(s->dbs[i]) : NULL;
+        if (taken != NULL)
+            lazyfree_db(taken);
+        else
+            ks_flush(s->dbs[i]); /* or out of memory for a new table */
+    }
+    return n;
+}
+
+bool server_rehash_cron(server_t *s, uint64_t budget_us)
+{
+    if (!s->cfg->activerehashing)
+        return false;
+    uint64_t deadline = mono_us() + budget_us;
+    bool worked = false;
+    for (int i = 0; i < s->ndbs; i++) {
+        /* Redis's incrementallyRehash: 100 buckets between clock reads */
+        while (ks_rehash(s->dbs[i], 100)) {
+            worked = true;
+            if (mono_us() >= deadline)
+                return true;
+        }
+    }
+    return worked;
 }
 
 uint64_t server_memory_headroom(const server_t *s)

@@ -69,6 +69,11 @@ struct server {
     double expired_stale_perc;
     int expire_db;
     uv_timer_t expire_timer;
+    /* conn.c's: restarts, after the loop's poll, the reads of the clients
+     * that filled a whole read slab (initialised and closed by the daemon
+     * with the cron); read_yields counts those clients. */
+    uv_check_t read_resume;
+    uint64_t read_yields;
     /* uv_hrtime() at the end of the last command dispatched, reset at each
      * read batch: one clock reading per command times them all. */
     uint64_t cmd_clock;
@@ -163,6 +168,17 @@ uint64_t server_used_memory(const server_t *s);
 uint64_t server_now_ms(const server_t *s);
 /* Samples instantaneous_ops_per_sec and the memory peak (from the cron). */
 void server_stats_sample(server_t *s);
+/* The cron's share of the keyspace resizes (activerehashing): moves
+ * buckets of the databases' resizes under way, 100 at a time, until
+ * budget_us microseconds have passed or none is left. true when it did
+ * some work. */
+bool server_rehash_cron(server_t *s, uint64_t budget_us);
+/* Deletes key from db: 1 when it was there, else 0. Its filter is freed
+ * off the loop when lazy (and big enough to be worth it: lazyfree.h). */
+int server_del_key(ks_db_t *db, const void *key, size_t len, bool lazy);
+/* Empties database dbnum (all of them for -1), freeing the filters off
+ * the loop when lazy; returns the number of keys removed. */
+uint64_t server_flush(server_t *s, int dbnum, bool lazy);
 /* CONFIG RESETSTAT: zeroes the server's counters and the ops sample
  * together (the per-command counters are cmd_stats_reset()'s). */
 void server_stats_reset(server_t *s);

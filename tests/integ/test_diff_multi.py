@@ -67,6 +67,25 @@ def test_queue_exec_discard(pair, proto):
 
 
 @pytest.mark.parametrize("proto", PROTOS)
+def test_long_queue_and_big_arguments(pair, proto):
+    """Queued copies that fill many blocks of the queue's memory, and
+    arguments bigger than a block, come back intact, and again in the
+    next transaction of the same client."""
+    big = "x" * 100000
+    items = ["item-%d-%s" % (i, "y" * (i % 300)) for i in range(1500)]
+    for _ in range(2):
+        cmds = [("FLUSHALL",), ("MULTI",), ("CF.ADD", "k", big)]
+        cmds += [("CF.ADD", "k", it) for it in items]
+        cmds += [("ECHO", big), ("CF.MEXISTS", "k", big, *items[::100]),
+                 ("EXEC",)]
+        out = run(pair, proto, cmds)
+        res = out[-1]
+        assert len(res) == len(items) + 3
+        assert res[len(items) + 1] == big.encode()
+        assert res[-1] == [1] * (1 + len(items[::100]))
+
+
+@pytest.mark.parametrize("proto", PROTOS)
 def test_queue_time_errors_abort(pair, proto):
     out = run(pair, proto, [
         ("FLUSHALL",),

@@ -71,8 +71,10 @@ def test_small_filter_costs_what_it_holds(daemon):
     assert total - 8 * len(keys) <= grew <= total + 8 * len(keys), \
         (total, grew)
     assert r.delete(*keys) == len(keys)
-    # all back but the bucket array, which halves only under 1/8 load
-    assert m0 <= r.info("memory")["used_memory"] <= m0 + 64
+    # all back but the bucket array, which shrinks only under 1/8 load,
+    # a few buckets per write and in the cron (activerehashing)
+    wait_until(lambda: m0 <= r.info("memory")["used_memory"] <= m0 + 64,
+               timeout=10, what="the bucket array to shrink back")
 
 
 def test_small_filter_grows_and_comes_back_small(daemon):

@@ -642,6 +642,20 @@ def shared_dir(prefix):
             shutil.rmtree(d, ignore_errors=True)
 
 
+@contextlib.contextmanager
+def daemons(prefix):
+    """make(*args): a cuckood (not started) with snapshots off and args,
+    in one scratch directory for all of them; every one is killed and the
+    directory removed at the end."""
+    with shared_dir(prefix) as (d, servers):
+        def make(*extra):
+            s = Daemon("--save", "", *extra, dir=d)
+            servers.append(s)
+            return s
+
+        yield make
+
+
 def cleanup_all(servers):
     """cleanup() of every server, then the first failure (a sanitizer
     report), if any."""

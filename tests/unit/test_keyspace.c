@@ -15,6 +15,9 @@
 #include "keyspace.h"
 #include "moving_alloc.h"
 
+#define KS_MODEL_CHECK(c) assert_true(c)
+#include "ks_model.h"
+
 static cf_filter_t *mkfilter(uint64_t capacity)
 {
     cf_params_t p;
@@ -34,6 +37,13 @@ static cf_filter_t *add_new(ks_db_t *db, const void *key, size_t len,
     assert_int_equal(ks_add(db, key, len, &f), 0);
     assert_ptr_equal(ks_get(db, key, len), f);
     return f;
+}
+
+/* Finishes every resize the load asks for. */
+static void settle(ks_db_t *db)
+{
+    while (ks_rehash(db, SIZE_MAX))
+        ;
 }
 
 static int setup(void **state)
@@ -238,6 +248,7 @@ static void test_key_lengths(void **state)
         free(keys[i]);
         free(twins[i]);
     }
+    settle(db); /* the shrink ends incrementally */
     assert_int_equal(ks_bytes(db), empty);
 }
 
@@ -372,11 +383,17 @@ static void test_expire_accounting(void **state)
     assert_int_equal(ks_bytes(db), empty);
 }
 
-static void count_expired(void *ctx, const void *key, size_t len)
+static bool count_expired(void *ctx, const void *key, size_t len,
+                          cf_filter_t *f)
 {
     (void)key;
     (void)len;
     (*(size_t *)ctx)++;
+    if (*(size_t *)ctx % 2 == 0) { /* half taken, as lazy freeing does */
+        ks_free_removed(f);
+        return true;
+    }
+    return false;
 }
 
 /* Active expiry deletes exactly the keys past their time, in bounded
@@ -428,6 +445,7 @@ static void test_expire_step(void **state)
         int n = snprintf(k, sizeof(k), "plain:%d", i);
         assert_int_equal(ks_del(db, k, (size_t)n), 1);
     }
+    settle(db); /* the shrink ends incrementally */
     assert_int_equal(ks_bytes(db), empty);
 }
 
@@ -646,6 +664,7 @@ static void test_bytes_accounting(void **state)
     /* Growth of the bucket array is counted, and given back on shrink. */
     add_range(db, 0, 5000);
     del_range(db, 0, 5000);
+    settle(db); /* the shrink ends incrementally */
     assert_int_equal(ks_bytes(db), empty);
 }
 
@@ -699,6 +718,7 @@ static void test_accounting_returns_to_empty(void **state)
         } else {
             ks_flush(db);
         }
+        settle(db); /* the shrink ends incrementally */
         assert_int_equal(ks_bytes(db), empty);
     }
 }
@@ -932,10 +952,73 @@ static void test_random(void **state)
     assert_true(seen[1] && seen[2] && seen[3]);
 }
 
+/* ks_take_all() moves every key into a new table, O(1), and leaves an
+ * empty one; ks_remove() takes one key out without freeing it. Both keep
+ * the byte counts exact. */
+static void test_take_all_and_remove(void **state)
+{
+    ks_db_t *db = *state;
+    uint64_t empty = ks_bytes(db);
+    char k[32];
+    for (int i = 0; i < 1000; i++) {
+        int n = snprintf(k, sizeof(k), "t:%d", i);
+        add_new(db, k, (size_t)n, 16);
+        if (i % 3 == 0)
+            assert_int_equal(ks_set_expire(db, k, (size_t)n, 5000), 0);
+    }
+    uint64_t full = ks_bytes(db);
+    ks_db_t *taken = ks_take_all(db);
+    assert_non_null(taken);
+    assert_int_equal(ks_size(db), 0);
+    assert_int_equal(ks_expires(db), 0);
+    assert_int_equal(ks_bytes(db), empty);
+    assert_null(ks_get(db, "t:1", 3));
+    assert_int_equal(ks_size(taken), 1000);
+    assert_int_equal(ks_expires(taken), 334);
+    assert_int_equal(ks_bytes(taken), full);
+    assert_non_null(ks_get(taken, "t:999", 5));
+    /* the emptied table works as a new one */
+    add_new(db, "t:1", 3, 16);
+    cf_filter_t *f = ks_remove(taken, "t:1", 3);
+    assert_non_null(f);
+    assert_null(ks_remove(taken, "t:1", 3));
+    assert_int_equal(ks_size(taken), 999);
+    assert_int_equal(ks_bytes(taken), full - ks_removed_bytes(f));
+    ks_free_removed(f);
+    ks_db_free(taken);
+    assert_int_equal(ks_del(db, "t:1", 3), 1);
+    settle(db);
+    assert_int_equal(ks_bytes(db), empty);
+}
+
+/* Random operation sequences against the exact model (ks_model.h), with
+ * resizes forced, paused and moved on between the operations. */
+static void test_model_with_resizes(void **state)
+{
+    (void)state;
+    enum { LEN = 60000 };
+    uint8_t *in = malloc(LEN);
+    assert_non_null(in);
+    for (uint64_t seed = 1; seed <= 8; seed++) {
+        uint64_t x = seed * 0x9E3779B97F4A7C15ull;
+        for (size_t i = 0; i < LEN; i++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            in[i] = (uint8_t)(x >> 24);
+        }
+        ksm_run(in, LEN);
+    }
+    free(in);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_add_get_del, setup, teardown),
+        cmocka_unit_test(test_model_with_resizes),
+        cmocka_unit_test_setup_teardown(test_take_all_and_remove, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_move_between_dbs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_random, setup, teardown),
         cmocka_unit_test_setup_teardown(test_binary_keys, setup, teardown),
