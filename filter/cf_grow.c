@@ -204,7 +204,13 @@ static inline void bucket_prefetch(const struct cf_grow *g, uint64_t b)
 static bool partner(const struct cf_grow *g, uint64_t b, uint32_t v,
                     uint64_t *pb, uint32_t *pv)
 {
-    uint32_t t = v >> GR_VAR_BITS, len = var_len(v);
+    uint32_t t = v >> GR_VAR_BITS;
+    if (g->phase == GR_COMPACT) { /* level 0, 8 bits known: the involution */
+        *pb = gr_alt0(g, b, t);
+        *pv = cmp_entry(t, v ^ gr_g(g, t));
+        return true;
+    }
+    uint32_t len = var_len(v);
     uint32_t level = level_of(g, b), known = level + len;
     uint64_t j = b % g->n0, d = b / g->n0;
     uint64_t s = (d | (uint64_t)(v & lowmask(len)) << level) ^ gr_g(g, t);
@@ -450,15 +456,19 @@ static bool bfs_place(struct cf_grow *g, uint64_t b0, uint32_t v0, uint64_t b1,
                       uint32_t v1)
 {
     bfs_node_t nodes[CF_BFS_NODES];
+    uint64_t words[CF_BFS_NODES]; /* each node's bucket as read once */
     uint32_t n = 0;
+    words[n] = gr_word(g, b0);
     nodes[n++] = (bfs_node_t){.bucket = b0, .fp = v0, .parent = CF_BFS_ROOT};
-    if (b1 != b0)
+    if (b1 != b0) {
+        words[n] = gr_word(g, b1);
         nodes[n++] =
             (bfs_node_t){.bucket = b1, .fp = v1, .parent = CF_BFS_ROOT};
+    }
     uint32_t lo = 0, hi = n; /* the level last found full */
     while (n < CF_BFS_NODES) {
         for (uint32_t q = lo; q < hi && n < CF_BFS_NODES; q++) {
-            uint64_t w = gr_word(g, nodes[q].bucket);
+            uint64_t w = words[q];
             for (uint32_t k = 0; k < GR_B && n < CF_BFS_NODES; k++) {
                 uint32_t e = (uint32_t)(w >> (16 * k)) & 0xFFFFu;
                 uint64_t pb;
@@ -476,7 +486,8 @@ static bool bfs_place(struct cf_grow *g, uint64_t b0, uint32_t v0, uint64_t b1,
         if (n == hi)
             return false;
         for (uint32_t q = hi; q < n; q++) {
-            if (gr_empty_lanes(gr_word(g, nodes[q].bucket)) == 0)
+            words[q] = gr_word(g, nodes[q].bucket);
+            if (gr_empty_lanes(words[q]) == 0)
                 continue;
             /* from the free slot back to the root: each bucket of the path
              * is written once, so the lanes read above still hold */
@@ -682,20 +693,24 @@ static int cmp_add(struct cf_grow *g, const gr_item_t *it, bool nx)
     if (g->entries >= g->capacity)
         return GR_CMP_FULL;
     uint64_t b0 = it->j[0], b1 = it->j[1];
-    uint32_t v0 = cmp_entry(it->t, it->s[0]), v1 = cmp_entry(it->t, it->s[1]);
-    uint64_t w0 = cmp_expand(cmp_load(g, b0)), w1 = cmp_expand(cmp_load(g, b1));
-    uint64_t e0 = gr_empty_lanes(w0), e1 = gr_empty_lanes(w1);
+    uint64_t y0 = cmp_fps(cmp_load(g, b0)), y1 = cmp_fps(cmp_load(g, b1));
+    uint32_t e0 = cmp_empties(y0), e1 = cmp_empties(y1);
     if ((e0 | e1) != 0) {
-        /* the empty lanes counted as put_emptier() counts them */
-        bool first = (e0 * GR_LO) >> 48 >= (e1 * GR_LO) >> 48;
-        uint64_t w = first ? w0 : w1, e = first ? e0 : e1;
-        cmp_store(g, first ? b0 : b1,
-                  cmp_compress(w | (uint64_t)(first ? v0 : v1)
-                                       << __builtin_ctzll(e)));
-    } else if (!bfs_place(g, b0, v0, b1, v1)) {
-        bool side = (xorshift(g) & 1) != 0;
-        if (!cmp_walk(g, side ? b1 : b0, side ? v1 : v0))
-            return GR_CMP_FULL;
+        /* the emptier bucket (the first when they tie), the entry put in
+         * the encoding */
+        bool first = e0 >= e1;
+        uint32_t tw = it->t << GR_CMP_STREAM;
+        cmp_store(
+            g, first ? b0 : b1,
+            cmp_put(first ? y0 : y1, tw | ((uint32_t)it->s[!first] & 0xFF)));
+    } else {
+        uint32_t v0 = cmp_entry(it->t, it->s[0]);
+        uint32_t v1 = cmp_entry(it->t, it->s[1]);
+        if (!bfs_place(g, b0, v0, b1, v1)) {
+            bool side = (xorshift(g) & 1) != 0;
+            if (!cmp_walk(g, side ? b1 : b0, side ? v1 : v0))
+                return GR_CMP_FULL;
+        }
     }
     g->entries++;
     g->items++;

@@ -253,21 +253,58 @@ static inline void cmp_store(struct cf_grow *g, uint64_t b, uint64_t c)
  * (t << 8 | stream, 0 an empty slot) in 48 bits, the 12-bit rank of the
  * multiset of their 4-bit prefixes, then their 9-bit suffixes in order.
  * cmp_expand() reads it as the four 16-bit lanes holding the same entries
- * (t << 11 | marker at bit 8 | stream), empty slots empty lanes. */
-static inline uint64_t cmp_expand(uint64_t c)
+ * (t << 11 | marker at bit 8 | stream), empty slots empty lanes.
+ *
+ * The four 13-bit fingerprints of compact bucket c, one per 16-bit lane,
+ * ascending (the empty slots, 0, first). */
+static inline uint64_t cmp_fps(uint64_t c)
 {
     uint64_t nib = ss_unrank[c & 0xFFF], sfx = c >> 12;
-    uint64_t y = ((nib & 0xF) | (nib & 0xF0) << 12 | (nib & 0xF00) << 24 |
-                  (nib & 0xF000) << 36)
-                     << 9 |
-                 (sfx & 0x1FF) | (sfx & 0x3FE00) << 7 |
-                 (sfx & 0x7FC0000) << 14 | (sfx & 0xFF8000000ull) << 21;
+    return ((nib & 0xF) | (nib & 0xF0) << 12 | (nib & 0xF00) << 24 |
+            (nib & 0xF000) << 36)
+               << 9 |
+           (sfx & 0x1FF) | (sfx & 0x3FE00) << 7 | (sfx & 0x7FC0000) << 14 |
+           (sfx & 0xFF8000000ull) << 21;
+}
+
+static inline uint64_t cmp_expand(uint64_t c)
+{
+    uint64_t y = cmp_fps(c);
     uint64_t used = ((y + GR_LO * 0x1FFF) & (GR_LO << 13)) >> 5;
     return (y & (GR_LO * 0x1F00)) << 3 | (y & (GR_LO * 0xFF)) | used;
 }
 
-/* The inverse, for lanes whose entries have 8 stream bits: the four
- * fingerprints sorted (empty ones first) and encoded. */
+/* The empty slots among fingerprints y (cmp_fps()). */
+static inline uint32_t cmp_empties(uint64_t y)
+{
+    uint64_t used = ((y + GR_LO * 0x1FFF) & (GR_LO << 13)) >> 13;
+    return GR_B - (uint32_t)((used * GR_LO) >> 48);
+}
+
+/* Four ascending 13-bit fingerprints encoded. */
+static inline uint64_t cmp_encode(uint32_t v0, uint32_t v1, uint32_t v2,
+                                  uint32_t v3)
+{
+    return (uint64_t)(ss_rank[0][v0 >> 9] + ss_rank[1][v1 >> 9] +
+                      ss_rank[2][v2 >> 9] + ss_rank[3][v3 >> 9]) |
+           (uint64_t)(v0 & 0x1FF) << 12 | (uint64_t)(v1 & 0x1FF) << 21 |
+           (uint64_t)(v2 & 0x1FF) << 30 | (uint64_t)(v3 & 0x1FF) << 39;
+}
+
+/* The bucket of fingerprints y (cmp_fps(), at least one empty: the first
+ * lane) with fp in an empty slot: fp goes in among the other three,
+ * already ascending, and the four are encoded. */
+static inline uint64_t cmp_put(uint64_t y, uint32_t fp)
+{
+    uint32_t v1 = (uint32_t)(y >> 16) & 0xFFFF,
+             v2 = (uint32_t)(y >> 32) & 0xFFFF;
+    uint32_t v3 = (uint32_t)(y >> 48);
+    return cmp_encode(fp < v1 ? fp : v1, fp < v1 ? v1 : (fp < v2 ? fp : v2),
+                      fp < v2 ? v2 : (fp < v3 ? fp : v3), fp < v3 ? v3 : fp);
+}
+
+/* The inverse of cmp_expand(), for lanes whose entries have 8 stream
+ * bits: the four fingerprints sorted (empty ones first) and encoded. */
 static inline uint64_t cmp_compress(uint64_t w)
 {
     uint32_t v[GR_B];
@@ -287,11 +324,7 @@ static inline uint64_t cmp_compress(uint64_t w)
     CMP_SORT2(1, 3);
     CMP_SORT2(1, 2);
 #undef CMP_SORT2
-    uint64_t c = (uint64_t)(ss_rank[0][v[0] >> 9] + ss_rank[1][v[1] >> 9] +
-                            ss_rank[2][v[2] >> 9] + ss_rank[3][v[3] >> 9]);
-    for (uint32_t k = 0; k < GR_B; k++)
-        c |= (uint64_t)(v[k] & 0x1FF) << (12 + 9 * k);
-    return c;
+    return cmp_encode(v[0], v[1], v[2], v[3]);
 }
 
 /* The 16-bit form of a compact entry: tag t, 8 stream bits of s. */
