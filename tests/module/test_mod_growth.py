@@ -112,3 +112,37 @@ def test_copies_past_the_buckets_on_a_replica(servers):
         assert mc.call("DUMP", "seen") == rc.call("DUMP", "seen")
         assert rc.call("CF.EXISTS", "seen", "user:1") == 0
         assert rc.call("CF.EXISTS", "seen", "user:2") == 1
+
+
+def test_replica_mid_conversion(servers):
+    """A reserve of 20,000 filled, then 50 single adds: the compact table
+    is converting (32 buckets per write; docs/growth.md). The replica
+    holds the same bytes mid-conversion, after a full sync taken then, and
+    once the conversion ends on both."""
+    m = servers()
+    r = servers("--replicaof", "127.0.0.1", str(m.port))
+    linked(r)
+    items = [b"r%d" % i for i in range(20000)]
+    with m.raw(timeout=120) as mc:
+        assert mc.call("CF.RESERVE", "conv", 20000) == "OK"
+        for i in range(0, 20000, 5000):
+            mc.call("CF.INSERT", "conv", "ITEMS", *items[i:i + 5000])
+        for i in range(50):
+            assert mc.call("CF.ADD", "conv", b"m%d" % i) == 1
+        items += [b"m%d" % i for i in range(50)]
+        waited(mc)
+    with m.raw(timeout=120) as mc, r.raw(timeout=120) as rc:
+        assert mc.call("DUMP", "conv") == rc.call("DUMP", "conv")
+        assert scandump(mc, "conv") == scandump(rc, "conv")
+        assert mexists(rc, "conv", items) == [1] * len(items)
+    r.stop()
+    r.start()
+    linked(r)
+    with m.raw(timeout=120) as mc, r.raw(timeout=120) as rc:
+        waited(mc)
+        assert mc.call("DUMP", "conv") == rc.call("DUMP", "conv")
+        more = [b"n%d" % i for i in range(5000)]
+        mc.call("CF.INSERT", "conv", "ITEMS", *more)
+        waited(mc)
+        assert mc.call("DUMP", "conv") == rc.call("DUMP", "conv")
+        assert mexists(rc, "conv", items + more) == [1] * (len(items) + 5000)
