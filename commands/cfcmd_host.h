@@ -60,6 +60,16 @@ typedef struct cfcmd_host {
     /* Optional, NULL when the host has none (CFCMD_HOST_INIT leaves it
      * so): n reply_bool()s in one call, for the bulk commands' items. */
     void (*reply_bools)(void *h, const bool *v, size_t n);
+
+    /* Optional (NULL: the wall clock): the time, unix milliseconds, that
+     * filters with a window answer for (a host may offset it for tests). */
+    uint64_t (*now_ms)(void *h);
+    /* Optional (NULL: nothing to do): a write to a filter with a window
+     * depends on the time, so its log or replica must carry the time:
+     * the running command is to be logged as argc/argv instead of as it
+     * was sent (CF.INSERT[NX] key AT ms ITEMS ...). Called once, after
+     * the change and its changed(); the views live until it returns. */
+    void (*log_as)(void *h, int argc, const arg_t *argv);
 } cfcmd_host_t;
 
 /* The initializer of a host whose functions are named P##find,

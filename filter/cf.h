@@ -231,6 +231,9 @@ uint64_t cf_size_bytes(const cf_filter_t *f);
  */
 void cf_set_time(cf_filter_t *f, uint64_t now_ms, uint64_t add_ms);
 
+/* true for a filter with a window (one that needs the time). */
+bool cf_is_window(const cf_filter_t *f);
+
 typedef struct cf_window_info {
     uint64_t window_ms; /* as created */
     uint64_t slice_ms;  /* the unit of an entry's age */

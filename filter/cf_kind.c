@@ -421,6 +421,11 @@ void cf_set_time(cf_filter_t *f, uint64_t now_ms, uint64_t add_ms)
         cf_win_set_time(f, now_ms, add_ms);
 }
 
+bool cf_is_window(const cf_filter_t *f)
+{
+    return f->kind == CF_KIND_WIN;
+}
+
 bool cf_window_info(const cf_filter_t *f, cf_window_info_t *wi)
 {
     if (f->kind != CF_KIND_WIN)

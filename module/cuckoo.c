@@ -107,6 +107,16 @@ typedef struct mod_call {
     const cfcmd_def_t *def;
     int flags; /* GetContextFlags(), -1 until asked */
     bool created, changed;
+    /* A write to a filter with a window asked to be replicated with its
+     * time (cfcmd_host_t.log_as): the command's name, the time, and how
+     * many of the command's last arguments are its items. */
+    bool timed;
+    char timed_name[16];
+    char timed_at[24];
+    size_t timed_name_len, timed_at_len;
+    int timed_items;
+    RedisModuleString **argv;
+    int argc;
     /* The header of a filter the command created, while still empty. */
     size_t hdr_len;
     unsigned char hdr[CF_HEADER_MAX];
@@ -270,9 +280,27 @@ static void h_bools(void *h, const bool *v, size_t n)
         rm_ReplyWithBool(ctx, v[i]);
 }
 
+/* CF.INSERT[NX] key AT ms ITEMS items...: the items are the command's
+ * own last arguments, so the replica gets those strings as they came. */
+static void h_log_as(void *h, int argc, const arg_t *argv)
+{
+    mod_call_t *c = h;
+    if (argc < 6 || argv[0].len >= sizeof(c->timed_name) ||
+        argv[3].len >= sizeof(c->timed_at) || argc - 5 > c->argc - 2)
+        return; /* not the form cfcmd.h names: replicated verbatim */
+    memcpy(c->timed_name, argv[0].ptr, argv[0].len);
+    c->timed_name[argv[0].len] = '\0';
+    c->timed_name_len = argv[0].len;
+    memcpy(c->timed_at, argv[3].ptr, argv[3].len);
+    c->timed_at_len = argv[3].len;
+    c->timed_items = argc - 5;
+    c->timed = true;
+}
+
 static const cfcmd_host_t host = {
     CFCMD_HOST_INIT_FIELDS(h_),
     .reply_bools = h_bools,
+    .log_as = h_log_as,
 };
 
 static void replicate(mod_call_t *c)
@@ -286,6 +314,13 @@ static void replicate(mod_call_t *c)
                      (const char *)c->hdr, c->hdr_len);
         if (c->def->created == CFCMD_CREATED_INSTEAD)
             return;
+    }
+    if (c->timed) {
+        rm_Replicate(c->ctx, c->timed_name, "sbbbv", c->keyname, "AT", 2ul,
+                     c->timed_at, c->timed_at_len, "ITEMS", 5ul,
+                     c->argv + (c->argc - c->timed_items),
+                     (size_t)c->timed_items);
+        return;
     }
     rm_ReplicateVerbatim(c->ctx);
 }
@@ -310,6 +345,9 @@ static int run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
     c.def = def;
     c.flags = -1;
     c.created = c.changed = false;
+    c.timed = false;
+    c.argv = argv;
+    c.argc = argc;
     c.hdr_len = 0;
     if (c.keyname == NULL) {
         /* The server checks arity first; this is only a guard. */

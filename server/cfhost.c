@@ -140,9 +140,26 @@ static void h_bools(void *h, const bool *v, size_t n)
     resp_add_bools(&((client_t *)h)->out, v, n);
 }
 
+/* The wall clock, moved by the hidden cf-window-clock-offset. */
+static uint64_t h_now_ms(void *h)
+{
+    client_t *c = h;
+    int64_t t = expire_now_ms() + server_cfg(c->srv)->cf_window_clock_offset;
+    return t > 0 ? (uint64_t)t : 0;
+}
+
+static void h_log_as(void *h, int argc, const arg_t *argv)
+{
+    client_t *c = h;
+    if (propagate_on(c->srv))
+        propagate_replace(c->srv, argc, argv);
+}
+
 static const cfcmd_host_t host = {
     CFCMD_HOST_INIT_FIELDS(h_),
     .reply_bools = h_bools,
+    .now_ms = h_now_ms,
+    .log_as = h_log_as,
 };
 
 static void cf_proc(client_t *c, int argc, const arg_t *argv)
