@@ -310,6 +310,12 @@ static uint64_t give_time(const call_t *c, cf_filter_t *f, uint64_t at)
     if (f == NULL || !cf_is_window(f))
         return 0;
     uint64_t now = now_ms(c);
+    if (now == CFCMD_NO_CLOCK) {
+        /* a replay: the command's own time, or the filter's clock */
+        cf_window_info_t wi;
+        cf_window_info(f, &wi);
+        now = at != UINT64_MAX && at > wi.clock_ms ? at : wi.clock_ms;
+    }
     if (at > now)
         at = now;
     cf_set_time(f, now, at);

@@ -62,7 +62,8 @@ typedef struct cfcmd_host {
     void (*reply_bools)(void *h, const bool *v, size_t n);
 
     /* Optional (NULL: the wall clock): the time, unix milliseconds, that
-     * filters with a window answer for (a host may offset it for tests). */
+     * filters with a window answer for (a host may offset it for tests),
+     * or CFCMD_NO_CLOCK while it replays a log or a primary's stream. */
     uint64_t (*now_ms)(void *h);
     /* Optional (NULL: nothing to do): a write to a filter with a window
      * depends on the time, so its log or replica must carry the time:
@@ -87,6 +88,11 @@ typedef struct cfcmd_host {
     {                                                                          \
         CFCMD_HOST_INIT_FIELDS(P)                                              \
     }
+
+/* now_ms()'s answer while a host replays commands (an AOF, a replica's
+ * stream): the times the commands carry (AT) are then the only clock, so
+ * the replay makes the same filter, byte for byte, as the original. */
+#define CFCMD_NO_CLOCK UINT64_MAX
 
 typedef void cfcmd_proc_t(const cfcmd_host_t *host, void *h, int argc,
                           const arg_t *argv);

@@ -434,6 +434,7 @@ static int win_add(cf_filter_t *f, const win_hash_t *h, bool nx)
 
 int cf_win_add(cf_filter_t *f, const void *key, size_t len, bool nx)
 {
+    W(f)->write_ms = W(f)->clock_ms;
     win_hash_t h = win_hash(f, key, len);
     int rc = win_add(f, &h, nx);
     sweep_some(W(f), WIN_SWEEP_PER_WRITE);
@@ -452,6 +453,7 @@ void cf_win_add_many(cf_filter_t *f, size_t n, const void *const *keys,
 int cf_win_del(cf_filter_t *f, const void *key, size_t len)
 {
     struct cf_win *w = W(f);
+    w->write_ms = w->clock_ms;
     win_hash_t h = win_hash(f, key, len);
     uint64_t bs[2] = {h.i1, h.i2};
     int rc = 0;
@@ -473,6 +475,7 @@ uint64_t cf_win_sweep(cf_filter_t *f, uint64_t buckets)
 {
     struct cf_win *w = W(f);
     uint64_t freed = 0;
+    w->write_ms = w->clock_ms;
     for (uint64_t i = 0; i < buckets && i < w->nbuckets; i++) {
         freed += sweep_bucket(w, w->cursor);
         w->cursor = w->cursor + 1 < w->nbuckets ? w->cursor + 1 : 0;

@@ -45,6 +45,9 @@ struct cf_win {
     uint64_t *t; /* nbuckets words */
     uint64_t nbuckets, capacity, window_ms, slice_ms;
     uint64_t clock_ms; /* the filter's clock: the latest time it was given */
+    uint64_t write_ms; /* the clock at the last write: the one saved, so
+                          that reads (which move the clock) change no
+                          byte of the serialised form */
     uint64_t now;      /* clock_ms / slice_ms */
     uint64_t add;      /* the slice the next adds stamp (<= now) */
     uint64_t newest;   /* the newest slice any entry may have (<= now) */

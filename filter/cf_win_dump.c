@@ -5,7 +5,8 @@
  *   0  u32 magic "CKW1"     4  u16 version 1       6  u8 slices (8)
  *   7  u8 stamp bits (4)    8  u32 max kicks      12  u32 reserved (0)
  *  16  u64 capacity        24  u64 buckets        32  u64 window ms
- *  40  u64 clock ms        48  u64 newest slice   56  u64 deleted
+ *  40  u64 clock ms (at the last write)           48  u64 newest slice
+ *  56  u64 deleted
  *  64  u64 sweep cursor    72  u64 kick state     80  u64 seed
  *  88  u64 XXH3-64 of the 88 bytes before it
  * followed by the data: the buckets, bucket 0 first, each four
@@ -32,7 +33,7 @@ void cf_win_header(const cf_filter_t *f, void *buf)
     le_store64(p + 16, w->capacity);
     le_store64(p + 24, w->nbuckets);
     le_store64(p + 32, w->window_ms);
-    le_store64(p + 40, w->clock_ms);
+    le_store64(p + 40, w->write_ms);
     le_store64(p + 48, w->newest);
     le_store64(p + 56, f->deleted);
     le_store64(p + 64, w->cursor);
@@ -80,6 +81,7 @@ int cf_win_load_header(const void *buf, size_t len, const cf_limits_t *lim,
     /* from clock 0 (as cf_win_new() made it) to the saved clock: the
      * stamps alive then follow from newest */
     cf_win_set_time(f, clock, clock);
+    w->write_ms = clock;
     *out = f;
     *used = CF_WIN_HDR_LEN;
     return 0;

@@ -280,6 +280,17 @@ static void h_bools(void *h, const bool *v, size_t n)
         rm_ReplyWithBool(ctx, v[i]);
 }
 
+/* The wall clock, or none for a replica's stream and an AOF's replay:
+ * their commands carry the primary's times, so a replica forgets at the
+ * same moments and holds the same bytes. */
+static uint64_t h_now_ms(void *h)
+{
+    mod_call_t *c = h;
+    if (ctx_flags(c) & (RM_CTX_FLAGS_REPLICATED | RM_CTX_FLAGS_LOADING))
+        return CFCMD_NO_CLOCK;
+    return (uint64_t)rm_Milliseconds();
+}
+
 /* CF.INSERT[NX] key AT ms ITEMS items...: the items are the command's
  * own last arguments, so the replica gets those strings as they came. */
 static void h_log_as(void *h, int argc, const arg_t *argv)
@@ -300,6 +311,7 @@ static void h_log_as(void *h, int argc, const arg_t *argv)
 static const cfcmd_host_t host = {
     CFCMD_HOST_INIT_FIELDS(h_),
     .reply_bools = h_bools,
+    .now_ms = h_now_ms,
     .log_as = h_log_as,
 };
 

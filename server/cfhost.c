@@ -140,10 +140,13 @@ static void h_bools(void *h, const bool *v, size_t n)
     resp_add_bools(&((client_t *)h)->out, v, n);
 }
 
-/* The wall clock, moved by the hidden cf-window-clock-offset. */
+/* The wall clock, moved by the hidden cf-window-clock-offset; none while
+ * the AOF is replayed (its commands carry their times). */
 static uint64_t h_now_ms(void *h)
 {
     client_t *c = h;
+    if (c->srv->loading)
+        return CFCMD_NO_CLOCK;
     int64_t t = expire_now_ms() + server_cfg(c->srv)->cf_window_clock_offset;
     return t > 0 ? (uint64_t)t : 0;
 }
