@@ -147,7 +147,7 @@ static uint64_t h_now_ms(void *h)
     client_t *c = h;
     if (c->srv->loading)
         return CFCMD_NO_CLOCK;
-    int64_t t = expire_now_ms() + server_cfg(c->srv)->cf_window_clock_offset;
+    int64_t t = expire_window_now_ms(c->srv);
     return t > 0 ? (uint64_t)t : 0;
 }
 

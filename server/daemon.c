@@ -157,6 +157,7 @@ static void daemon_on_cron(uv_timer_t *t)
     server_stats_sample(s);
     heap_cron(server_used_memory(s));
     expire_cron(s);
+    expire_windows_cron(s);
     conn_cron(s);
     latency_add(s, "server-cron", latency_ms_since(t0));
 }

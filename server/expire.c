@@ -167,6 +167,57 @@ void expire_cron(server_t *s)
     }
 }
 
+int64_t expire_window_now_ms(const server_t *s)
+{
+    return expire_now_ms() + s->cfg->cf_window_clock_offset;
+}
+
+typedef struct window_ctx {
+    uint64_t now, budget;
+} window_ctx_t;
+
+static int on_window_key(void *ctx, const void *key, size_t len,
+                         const cf_filter_t *cf)
+{
+    window_ctx_t *w = ctx;
+    (void)key;
+    (void)len;
+    if (!cf_is_window(cf) || w->budget == 0)
+        return 0;
+    /* The keyspace owns the filter and the loop thread is its only user:
+     * the sweep is a write to it, like a command's. */
+    cf_filter_t *f = (cf_filter_t *)(uintptr_t)cf;
+    cf_stats_t st;
+    cf_stats(f, &st);
+    uint64_t n = st.nbuckets < w->budget ? st.nbuckets : w->budget;
+    cf_set_time(f, w->now, w->now);
+    cf_sweep(f, n);
+    w->budget -= n;
+    return 0;
+}
+
+void expire_windows_cron(server_t *s)
+{
+    if (s->load.active)
+        return;
+    int64_t now = expire_window_now_ms(s);
+    window_ctx_t w = {now > 0 ? (uint64_t)now : 0, EXPIRE_WINDOW_BUCKETS};
+    /* scan steps until the buckets or the time are spent, or every
+     * database was walked to its end once in this call */
+    uint64_t deadline = uv_hrtime() + EXPIRE_BUDGET_US * 500ull;
+    int ends = 0;
+    while (w.budget > 0 && ends <= s->ndbs && uv_hrtime() < deadline) {
+        ks_db_t *db = s->dbs[s->window_db];
+        s->window_cursor = ks_size(db) > 0 ? ks_scan(db, s->window_cursor, 64,
+                                                     on_window_key, &w)
+                                           : 0;
+        if (s->window_cursor == 0) {
+            s->window_db = (s->window_db + 1) % s->ndbs;
+            ends++;
+        }
+    }
+}
+
 void expire_info_stats(const server_t *s, sbuf_t *b)
 {
     sb_printf(b,

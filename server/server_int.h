@@ -69,6 +69,10 @@ struct server {
     double expired_stale_perc;
     int expire_db;
     uv_timer_t expire_timer;
+    /* the sweep of filters with a window (expire_windows_cron()): where
+     * its walk of the keys is */
+    uint64_t window_cursor;
+    int window_db;
     /* uv_hrtime() at the end of the last command dispatched, reset at each
      * read batch: one clock reading per command times them all. */
     uint64_t cmd_clock;

@@ -15,7 +15,7 @@ import os
 import pytest
 import redis
 
-from support.proc import Daemon, use_module, use_redis_server
+from support.proc import Daemon, use_module, use_redis_server, wait_until
 from support.resp import RawConn
 
 pytestmark = pytest.mark.skipif(use_redis_server() or use_module(),
@@ -283,3 +283,18 @@ def test_restart_from_aof_with_the_clock_moved(tmp_path):
                     for f in incr)
     assert text.count(b"\r\nAT\r\n") >= 4
     assert b"CF.ADD\r\n" not in text and b"CF.ADDNX\r\n" not in text
+
+
+def test_cron_reclaims_forgotten_slots(r):
+    """No write touches the filter: the cron's sweep alone gives the
+    forgotten entries' slots back."""
+    r.execute_command("CF.RESERVE", "w", 5000, "WINDOW", WINDOW)
+    r.execute_command("CF.INSERT", "w", "ITEMS",
+                      *["i%d" % i for i in range(3000)])
+    # items whose fingerprint and buckets coincide share one entry
+    assert 2990 <= info(r, "w")["Live items"] <= 3000
+    move_clock(r, WINDOW + SLICE + 1000)
+    wait_until(lambda: info(r, "w")["Stale items"] == 0,
+               what="the cron to sweep the forgotten entries")
+    i = info(r, "w")
+    assert (i["Live items"], i["Number of items inserted"]) == (0, 0)
