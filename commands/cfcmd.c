@@ -303,45 +303,39 @@ static uint64_t now_ms(const call_t *c)
 }
 
 /* Gives a filter with a window the time (nothing for other filters): the
- * clock now, the following adds at `at` (UINT64_MAX: now). Returns the
+ * host's clock now, the following adds at `at` (UINT64_MAX: the filter's
+ * clock, which a host's clock set back does not move back). Returns the
  * time of the adds. */
 static uint64_t give_time(const call_t *c, cf_filter_t *f, uint64_t at)
 {
     if (f == NULL || !cf_is_window(f))
         return 0;
     uint64_t now = now_ms(c);
-    if (now == CFCMD_NO_CLOCK) {
-        /* a replay: the command's own time, or the filter's clock */
-        cf_window_info_t wi;
-        cf_window_info(f, &wi);
-        now = at != UINT64_MAX && at > wi.clock_ms ? at : wi.clock_ms;
-    }
-    if (at > now)
+    if (now == CFCMD_NO_CLOCK) /* a replay: the command's own time */
+        now = at != UINT64_MAX ? at : 0;
+    if (at != UINT64_MAX && at > now)
         at = now;
-    cf_set_time(f, now, at);
-    return at;
+    return cf_set_time(f, now, at);
 }
 
-/* A write to a window filter, logged with its time: CF.INSERT[NX] key AT
- * at ITEMS items... */
+/* A write to a window filter, logged with its time (cfcmd.h). */
 static void log_timed(const call_t *c, bool nx, const arg_t *key, uint64_t at,
                       const arg_t *items, size_t n)
 {
-    if (c->host->log_as == NULL)
-        return;
-    arg_t *v = malloc((n + 5) * sizeof(*v));
-    if (v == NULL)
-        return; /* the host's own log falls back to the command as sent */
-    char ms[24];
-    int len = snprintf(ms, sizeof(ms), "%llu", (unsigned long long)at);
-    v[0] = nx ? (arg_t){"CF.INSERTNX", 11} : (arg_t){"CF.INSERT", 9};
-    v[1] = *key;
-    v[2] = (arg_t){"AT", 2};
-    v[3] = (arg_t){ms, (size_t)len};
-    v[4] = (arg_t){"ITEMS", 5};
-    memcpy(v + 5, items, n * sizeof(*v));
-    c->host->log_as(c->h, (int)(n + 5), v);
-    free(v);
+    if (c->host->log_timed != NULL)
+        c->host->log_timed(c->h, nx, key, at, items, n);
+}
+
+size_t cfcmd_timed_form(bool nx, const arg_t *key, uint64_t at,
+                        char ms[CFCMD_MS_LEN], arg_t head[CFCMD_TIMED_HEAD])
+{
+    int len = snprintf(ms, CFCMD_MS_LEN, "%llu", (unsigned long long)at);
+    head[0] = nx ? (arg_t){"CF.INSERTNX", 11} : (arg_t){"CF.INSERT", 9};
+    head[1] = *key;
+    head[2] = (arg_t){"AT", 2};
+    head[3] = (arg_t){ms, (size_t)len};
+    head[4] = (arg_t){"ITEMS", 5};
+    return CFCMD_TIMED_HEAD;
 }
 
 /* The filter under key for a read: 0 with *out (NULL when absent), or -1
@@ -368,7 +362,6 @@ static int find_write(const call_t *c, const arg_t *key, cf_filter_t **out)
         reply_error(c, ERRTEXT_WRONGTYPE);
         return -1;
     }
-    give_time(c, *out, UINT64_MAX);
     return 0;
 }
 
@@ -813,6 +806,7 @@ void cfcmd_del(const cfcmd_host_t *host, void *h, int argc, const arg_t *argv)
         reply_error(&c, "ERR Not found");
         return;
     }
+    give_time(&c, f, UINT64_MAX);
     int rc = cf_del(f, argv[2].ptr, argv[2].len);
     if (rc == 1)
         host->changed(h, &argv[1], f, 1);

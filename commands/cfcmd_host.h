@@ -66,11 +66,15 @@ typedef struct cfcmd_host {
      * or CFCMD_NO_CLOCK while it replays a log or a primary's stream. */
     uint64_t (*now_ms)(void *h);
     /* Optional (NULL: nothing to do): a write to a filter with a window
-     * depends on the time, so its log or replica must carry the time:
-     * the running command is to be logged as argc/argv instead of as it
-     * was sent (CF.INSERT[NX] key AT ms ITEMS ...). Called once, after
-     * the change and its changed(); the views live until it returns. */
-    void (*log_as)(void *h, int argc, const arg_t *argv);
+     * depends on the time, so its log or replica must carry the time.
+     * The running command changed such a filter; its adds had time at (unix
+     * ms) and its items are items[0..nitems), its last nitems arguments. A
+     * host that logs or replicates it does so in the form
+     * cfcmd_timed_form() gives (CF.INSERT[NX] key AT at ITEMS, then the
+     * items) instead of as it was sent. Called once, after the change and
+     * its changed(). */
+    void (*log_timed)(void *h, bool nx, const arg_t *key, uint64_t at,
+                      const arg_t *items, size_t nitems);
 } cfcmd_host_t;
 
 /* The initializer of a host whose functions are named P##find,

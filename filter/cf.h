@@ -224,12 +224,13 @@ uint64_t cf_size_bytes(const cf_filter_t *f);
  * given; lookups and writes answer for that clock, so a host gives the
  * time before each command on a filter. cf_set_time() moves the clock to
  * now_ms (never back: an older now_ms leaves it) and makes add_ms (capped
- * at the clock) the time the following adds give their items, so that a
- * replayed add keeps the time of the original (an add whose time is
- * already more than the window and its slack in the past stores nothing
- * and succeeds).
+ * at the clock: UINT64_MAX for the clock itself) the time the following
+ * adds give their items, so that a replayed add keeps the time of the
+ * original (an add whose time is already more than the window and its
+ * slack in the past stores nothing and succeeds). Returns that time (0
+ * for other kinds).
  */
-void cf_set_time(cf_filter_t *f, uint64_t now_ms, uint64_t add_ms);
+uint64_t cf_set_time(cf_filter_t *f, uint64_t now_ms, uint64_t add_ms);
 
 /* true for a filter with a window (one that needs the time). */
 bool cf_is_window(const cf_filter_t *f);

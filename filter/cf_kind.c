@@ -415,10 +415,9 @@ void cf_compact(cf_filter_t *f)
         cf_rb_compact(f);
 }
 
-void cf_set_time(cf_filter_t *f, uint64_t now_ms, uint64_t add_ms)
+uint64_t cf_set_time(cf_filter_t *f, uint64_t now_ms, uint64_t add_ms)
 {
-    if (f->kind == CF_KIND_WIN)
-        cf_win_set_time(f, now_ms, add_ms);
+    return f->kind == CF_KIND_WIN ? cf_win_set_time(f, now_ms, add_ms) : 0;
 }
 
 bool cf_is_window(const cf_filter_t *f)

@@ -23,7 +23,7 @@
 /* Target load of a full window's entries, per 100 slots. */
 #define WIN_LOAD 95
 /* Buckets swept after each write, beside the host's cron. */
-#define WIN_SWEEP_PER_WRITE 4
+#define WIN_SWEEP_PER_WRITE 1
 
 _Static_assert(CF_WIN_FP_BITS + CF_WIN_STAMP_BITS == 16, "a slot is 16 bits");
 _Static_assert(CF_WIN_SLICES + 1 < CF_WIN_STAMPS,
@@ -224,16 +224,24 @@ static void catch_up(struct cf_win *w)
         sweep_bucket(w, b);
 }
 
-void cf_win_set_time(cf_filter_t *f, uint64_t now_ms, uint64_t add_ms)
+uint64_t cf_win_set_time(cf_filter_t *f, uint64_t now_ms, uint64_t add_ms)
 {
     struct cf_win *w = W(f);
     if (now_ms > w->clock_ms) {
         w->clock_ms = now_ms;
-        w->now = now_ms / w->slice_ms;
-        alive_update(w);
+        /* the slice, and the stamps alive, change once a slice */
+        if (now_ms >= w->next_ms) {
+            w->now = now_ms / w->slice_ms;
+            w->next_ms = (w->now + 1) * w->slice_ms;
+            alive_update(w);
+        }
     }
-    uint64_t a = add_ms < w->clock_ms ? add_ms : w->clock_ms;
-    w->add = a / w->slice_ms;
+    if (add_ms >= w->clock_ms) {
+        w->add = w->now;
+        return w->clock_ms;
+    }
+    w->add = add_ms / w->slice_ms;
+    return add_ms;
 }
 
 /* Makes slice a (alive at the clock) storable: at most 15 slices after
@@ -319,14 +327,15 @@ void cf_win_exists_many(const cf_filter_t *f, size_t n, const void *const *keys,
 /* ---- writes ---- */
 
 /* The first free lane of bucket b (empty, or stale: its count comes off),
- * or -1. */
+ * or -1. An empty lane is found with one test of the word; only a bucket
+ * without one has its stamps read. */
 static int free_lane(struct cf_win *w, uint64_t b)
 {
-    uint64_t x = w->t[b];
+    uint64_t x = w->t[b], e = fp_zero(x);
+    if (e != 0)
+        return (int)((unsigned)__builtin_ctzll(e) / 16);
     for (unsigned j = 0; j < 4; j++) {
         uint32_t lane = lane_of(x, j);
-        if (!lane_used(lane))
-            return (int)j;
         if (!lane_alive(w, lane)) {
             w->cnt[stamp_of(lane)]--;
             return (int)j;

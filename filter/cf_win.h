@@ -49,6 +49,7 @@ struct cf_win {
                           that reads (which move the clock) change no
                           byte of the serialised form */
     uint64_t now;      /* clock_ms / slice_ms */
+    uint64_t next_ms;  /* where the next slice begins: (now + 1) * slice_ms */
     uint64_t add;      /* the slice the next adds stamp (<= now) */
     uint64_t newest;   /* the newest slice any entry may have (<= now) */
     uint64_t cursor;   /* the sweep's next bucket */
@@ -74,8 +75,8 @@ CF_HIDDEN int cf_win_new(uint64_t capacity, uint64_t window_ms,
 CF_HIDDEN uint64_t cf_win_buckets_for(uint64_t capacity);
 CF_HIDDEN uint64_t cf_win_table_bytes(const cf_params_t *p);
 
-CF_HIDDEN void cf_win_set_time(cf_filter_t *f, uint64_t now_ms,
-                               uint64_t add_ms);
+CF_HIDDEN uint64_t cf_win_set_time(cf_filter_t *f, uint64_t now_ms,
+                                   uint64_t add_ms);
 CF_HIDDEN int cf_win_add(cf_filter_t *f, const void *key, size_t len, bool nx);
 CF_HIDDEN bool cf_win_exists(const cf_filter_t *f, const void *key, size_t len);
 CF_HIDDEN uint64_t cf_win_count(const cf_filter_t *f, const void *key,

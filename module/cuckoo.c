@@ -112,8 +112,8 @@ typedef struct mod_call {
      * many of the command's last arguments are its items. */
     bool timed;
     char timed_name[16];
-    char timed_at[24];
-    size_t timed_name_len, timed_at_len;
+    char timed_at[CFCMD_MS_LEN];
+    size_t timed_at_len;
     int timed_items;
     RedisModuleString **argv;
     int argc;
@@ -291,20 +291,21 @@ static uint64_t h_now_ms(void *h)
     return (uint64_t)rm_Milliseconds();
 }
 
-/* CF.INSERT[NX] key AT ms ITEMS items...: the items are the command's
- * own last arguments, so the replica gets those strings as they came. */
-static void h_log_as(void *h, int argc, const arg_t *argv)
+/* The items are the command's own last arguments: the replica gets the
+ * strings as they came, after cfcmd_timed_form()'s head. */
+static void h_log_timed(void *h, bool nx, const arg_t *key, uint64_t at,
+                        const arg_t *items, size_t nitems)
 {
     mod_call_t *c = h;
-    if (argc < 6 || argv[0].len >= sizeof(c->timed_name) ||
-        argv[3].len >= sizeof(c->timed_at) || argc - 5 > c->argc - 2)
-        return; /* not the form cfcmd.h names: replicated verbatim */
-    memcpy(c->timed_name, argv[0].ptr, argv[0].len);
-    c->timed_name[argv[0].len] = '\0';
-    c->timed_name_len = argv[0].len;
-    memcpy(c->timed_at, argv[3].ptr, argv[3].len);
-    c->timed_at_len = argv[3].len;
-    c->timed_items = argc - 5;
+    (void)items;
+    if (nitems > (size_t)c->argc - 2)
+        return; /* not the command's own items: replicated verbatim */
+    arg_t head[CFCMD_TIMED_HEAD];
+    cfcmd_timed_form(nx, key, at, c->timed_at, head);
+    memcpy(c->timed_name, head[0].ptr, head[0].len);
+    c->timed_name[head[0].len] = '\0';
+    c->timed_at_len = head[3].len;
+    c->timed_items = (int)nitems;
     c->timed = true;
 }
 
@@ -312,7 +313,7 @@ static const cfcmd_host_t host = {
     CFCMD_HOST_INIT_FIELDS(h_),
     .reply_bools = h_bools,
     .now_ms = h_now_ms,
-    .log_as = h_log_as,
+    .log_timed = h_log_timed,
 };
 
 static void replicate(mod_call_t *c)

@@ -17,6 +17,7 @@
 #include <inttypes.h>
 #include <time.h>
 
+#include "cmdclock.h"
 #include "propagate.h"
 #include "server_int.h"
 
@@ -167,9 +168,19 @@ void expire_cron(server_t *s)
     }
 }
 
+static int64_t wall_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 int64_t expire_window_now_ms(const server_t *s)
 {
-    return expire_now_ms() + s->cfg->cf_window_clock_offset;
+    int64_t off = s->cfg->cf_window_clock_offset;
+    if (s->wall_minus_cmdclock == 0)
+        return expire_now_ms() + off;
+    return ((int64_t)s->cmd_clock + s->wall_minus_cmdclock) / 1000000 + off;
 }
 
 typedef struct window_ctx {
@@ -198,9 +209,10 @@ static int on_window_key(void *ctx, const void *key, size_t len,
 
 void expire_windows_cron(server_t *s)
 {
+    s->wall_minus_cmdclock = wall_ns() - (int64_t)cmdclock_now();
     if (s->load.active)
         return;
-    int64_t now = expire_window_now_ms(s);
+    int64_t now = expire_now_ms() + s->cfg->cf_window_clock_offset;
     window_ctx_t w = {now > 0 ? (uint64_t)now : 0, EXPIRE_WINDOW_BUCKETS};
     /* scan steps until the buckets or the time are spent, or every
      * database was walked to its end once in this call */

@@ -54,7 +54,9 @@ int expire_clear(server_t *s, int dbnum, const void *key, size_t len);
 void expire_cron(server_t *s);
 
 /* The time filters with a window answer for: the wall clock moved by the
- * hidden cf-window-clock-offset. */
+ * hidden cf-window-clock-offset. Read from the dispatcher's per-command
+ * clock (s->cmd_clock) and the wall clock's distance to it, which the
+ * cron measures, so a command pays no system call for it. */
 int64_t expire_window_now_ms(const server_t *s);
 
 /* Filters with a window, called by the cron: walks the keys a few at a

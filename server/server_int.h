@@ -73,6 +73,9 @@ struct server {
      * its walk of the keys is */
     uint64_t window_cursor;
     int window_db;
+    /* the wall clock less cmdclock_now(), in ns, as the cron last saw
+     * it: a command's wall time without a system call (0: not yet) */
+    int64_t wall_minus_cmdclock;
     /* uv_hrtime() at the end of the last command dispatched, reset at each
      * read batch: one clock reading per command times them all. */
     uint64_t cmd_clock;

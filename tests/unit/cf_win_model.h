@@ -29,7 +29,9 @@
 #include "cf.h"
 #include "cf_win.h"
 
-#define WM_UNIVERSE 4096
+#ifndef WM_UNIVERSE
+#define WM_UNIVERSE 4096 /* items; an includer may choose fewer */
+#endif
 
 typedef struct wm {
     cf_filter_t *f;

@@ -184,11 +184,17 @@ static uint64_t t_now_ms(void *h)
     return fake_now;
 }
 
-static void t_log_as(void *h, int argc, const arg_t *argv)
+static void t_log_timed(void *h, bool nx, const arg_t *key, uint64_t at,
+                        const arg_t *items, size_t nitems)
 {
     (void)h;
+    char ms[CFCMD_MS_LEN];
+    arg_t argv[CFCMD_TIMED_HEAD + 8];
+    size_t argc = cfcmd_timed_form(nx, key, at, ms, argv);
+    for (size_t i = 0; i < nitems && argc < 13; i++)
+        argv[argc++] = items[i];
     size_t n = 0;
-    for (int i = 0; i < argc && n + argv[i].len + 2 < sizeof(logged); i++) {
+    for (size_t i = 0; i < argc && n + argv[i].len + 2 < sizeof(logged); i++) {
         memcpy(logged + n, argv[i].ptr, argv[i].len);
         n += argv[i].len;
         logged[n++] = i + 1 < argc ? ' ' : '\0';
@@ -198,7 +204,7 @@ static void t_log_as(void *h, int argc, const arg_t *argv)
 static const cfcmd_host_t clock_host = {
     CFCMD_HOST_INIT_FIELDS(t_),
     .now_ms = t_now_ms,
-    .log_as = t_log_as,
+    .log_timed = t_log_timed,
 };
 static const cfcmd_host_t *cur_host = &test_host;
 
@@ -1365,7 +1371,14 @@ static void test_window(void **state)
     assert_int_equal(info_field_of(fx, "w", "Live items"), 2);
     assert_int_equal(info_field_of(fx, "w", "Stale items"), 1);
     assert_int_equal(info_field_of(fx, "w", "Number of items inserted"), 2);
+    uint64_t t_info = fake_now;
     assert_int_equal(info_field_of(fx, "w", "Expansion rate"), 0);
+    /* a host clock set back: adds take the filter's clock, never lost */
+    fake_now = t_info - 3600000;
+    EXPECT(fx, ":1\r\n", "CF.ADD", "w", "z");
+    assert_string_equal(logged, "CF.INSERT w AT 1700000013500 ITEMS z");
+    EXPECT(fx, ":1\r\n", "CF.EXISTS", "w", "z");
+    fake_now = t_info;
     /* reads log nothing; a delete is logged as sent (no time needed) */
     logged[0] = '\0';
     EXPECT(fx, ":1\r\n", "CF.DEL", "w", "a");
