@@ -78,6 +78,20 @@ static void alive_update(struct cf_win *w)
         if (w->now - slice_of(w, v) <= CF_WIN_SLICES)
             m |= 1u << v;
     w->alive = m;
+    w->maybe_stale = true;
+}
+
+/* Whether any entry is stale (the per-stamp counts say it exactly); keeps
+ * the answer until the live stamps change. */
+static bool any_stale(struct cf_win *w)
+{
+    if (!w->maybe_stale)
+        return false;
+    for (unsigned v = 0; v < CF_WIN_STAMPS; v++)
+        if (!((w->alive >> v) & 1) && w->cnt[v] != 0)
+            return true;
+    w->maybe_stale = false;
+    return false;
 }
 
 static inline bool lane_alive(const struct cf_win *w, uint32_t lane)
@@ -318,10 +332,19 @@ void cf_win_prefetch(const cf_filter_t *f, const void *key, size_t len)
 void cf_win_exists_many(const cf_filter_t *f, size_t n, const void *const *keys,
                         const size_t *lens, bool *out)
 {
-    for (size_t i = 0; i < n; i++)
-        cf_win_prefetch(f, keys[i], lens[i]);
-    for (size_t i = 0; i < n; i++)
-        out[i] = cf_win_exists(f, keys[i], lens[i]);
+    const struct cf_win *w = W(f);
+    win_hash_t h[CF_WINDOW];
+    for (size_t i = 0; i < n; i += CF_WINDOW) {
+        size_t m = n - i < CF_WINDOW ? n - i : CF_WINDOW;
+        for (size_t j = 0; j < m; j++) {
+            h[j] = win_hash(f, keys[i + j], lens[i + j]);
+            __builtin_prefetch(&w->t[h[j].i1], 0, 3);
+            __builtin_prefetch(&w->t[h[j].i2], 0, 3);
+        }
+        for (size_t j = 0; j < m; j++)
+            out[i + j] = live_matches(w, h[j].i1, h[j].fp) != 0 ||
+                         live_matches(w, h[j].i2, h[j].fp) != 0;
+    }
 }
 
 /* ---- writes ---- */
@@ -404,6 +427,8 @@ static bool refresh(struct cf_win *w, uint64_t b, uint32_t fp, uint64_t a)
 
 static void sweep_some(struct cf_win *w, uint64_t buckets)
 {
+    if (!any_stale(w))
+        return;
     for (uint64_t i = 0; i < buckets && i < w->nbuckets; i++) {
         sweep_bucket(w, w->cursor);
         w->cursor = w->cursor + 1 < w->nbuckets ? w->cursor + 1 : 0;
@@ -453,10 +478,20 @@ int cf_win_add(cf_filter_t *f, const void *key, size_t len, bool nx)
 void cf_win_add_many(cf_filter_t *f, size_t n, const void *const *keys,
                      const size_t *lens, bool nx, int *rc)
 {
-    for (size_t i = 0; i < n; i++)
-        cf_win_prefetch(f, keys[i], lens[i]);
-    for (size_t i = 0; i < n; i++)
-        rc[i] = cf_win_add(f, keys[i], lens[i], nx);
+    win_hash_t h[CF_WINDOW];
+    W(f)->write_ms = W(f)->clock_ms;
+    for (size_t i = 0; i < n; i += CF_WINDOW) {
+        size_t m = n - i < CF_WINDOW ? n - i : CF_WINDOW;
+        for (size_t j = 0; j < m; j++) {
+            h[j] = win_hash(f, keys[i + j], lens[i + j]);
+            __builtin_prefetch(&W(f)->t[h[j].i1], 1, 3);
+            __builtin_prefetch(&W(f)->t[h[j].i2], 1, 3);
+        }
+        for (size_t j = 0; j < m; j++) {
+            rc[i + j] = win_add(f, &h[j], nx);
+            sweep_some(W(f), WIN_SWEEP_PER_WRITE);
+        }
+    }
 }
 
 int cf_win_del(cf_filter_t *f, const void *key, size_t len)
@@ -485,6 +520,8 @@ uint64_t cf_win_sweep(cf_filter_t *f, uint64_t buckets)
     struct cf_win *w = W(f);
     uint64_t freed = 0;
     w->write_ms = w->clock_ms;
+    if (!any_stale(w))
+        return 0;
     for (uint64_t i = 0; i < buckets && i < w->nbuckets; i++) {
         freed += sweep_bucket(w, w->cursor);
         w->cursor = w->cursor + 1 < w->nbuckets ? w->cursor + 1 : 0;

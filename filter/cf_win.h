@@ -57,6 +57,9 @@ struct cf_win {
     uint64_t cnt[CF_WIN_STAMPS]; /* entries by stamp, derived from t */
     uint32_t max_kicks;
     uint32_t alive; /* bit v: stamp v is alive at now */
+    /* false once a sweep found no stale entry: none appears before the
+     * live stamps change (or data is loaded), so sweeps cost nothing */
+    bool maybe_stale;
 };
 
 static inline bool cf_is_win(const cf_filter_t *f)

@@ -129,5 +129,6 @@ int cf_win_load_data(cf_filter_t *f, uint64_t off, const void *p, size_t len)
     memcpy((uint8_t *)w->t + off, p, len);
     for (uint64_t b = b0; b < b1; b++)
         count_word(w, w->t[b], 1);
+    w->maybe_stale = true;
     return 0;
 }
