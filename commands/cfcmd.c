@@ -169,9 +169,10 @@ static bool apply_rate(cf_params_t *p, double rate, bool from_user)
     return ok;
 }
 
-/* Parses "NAME value" for an integer option with RedisBloom's bounds. */
-static bool parse_bounded(const call_t *c, const char *name, const arg_t *a,
-                          uint64_t lo, uint64_t hi, uint32_t *out)
+/* Parses "NAME value" for an integer option with RedisBloom's bounds
+ * (hi at most INT64_MAX). */
+static bool parse_range(const call_t *c, const char *name, const arg_t *a,
+                        uint64_t lo, uint64_t hi, uint64_t *out)
 {
     long long v;
     char msg[128];
@@ -191,31 +192,18 @@ static bool parse_bounded(const call_t *c, const char *name, const arg_t *a,
         reply_error(c, msg);
         return false;
     }
-    *out = (uint32_t)v;
+    *out = (uint64_t)v;
     return true;
 }
 
-/* A 64-bit option: WINDOW (1..CF_MAX_WINDOW_MS) or AT (any time), with
- * parse_bounded()'s texts. */
-static bool parse_u64_opt(const call_t *c, const char *name, const arg_t *a,
-                          uint64_t lo, uint64_t hi, uint64_t *out)
+/* parse_range() of an option that fits 32 bits (hi <= UINT32_MAX). */
+static bool parse_bounded(const call_t *c, const char *name, const arg_t *a,
+                          uint64_t lo, uint64_t hi, uint32_t *out)
 {
     uint64_t v;
-    char msg[128];
-    if (!arg_u64(a, &v)) {
-        snprintf(msg, sizeof(msg), "ERR Couldn't parse %s", name);
-        reply_error(c, msg);
+    if (!parse_range(c, name, a, lo, hi, &v))
         return false;
-    }
-    if (v < lo || v > hi) {
-        snprintf(msg, sizeof(msg),
-                 "ERR %s: value must be an integer between %llu and %llu, "
-                 "inclusive.",
-                 name, (unsigned long long)lo, (unsigned long long)hi);
-        reply_error(c, msg);
-        return false;
-    }
-    *out = v;
+    *out = (uint32_t)v;
     return true;
 }
 
@@ -501,7 +489,7 @@ void cfcmd_reserve(const cfcmd_host_t *host, void *h, int argc,
             }
             user_rate = true;
         } else if (arg_is(opt, "window")) {
-            if (!parse_u64_opt(&c, "WINDOW", val, 1, CF_MAX_WINDOW_MS, &window))
+            if (!parse_range(&c, "WINDOW", val, 1, CF_MAX_WINDOW_MS, &window))
                 return;
         } else {
             reply_error(&c, "ERR Unknown argument received");
@@ -666,11 +654,11 @@ static void insert_common(const call_t *c, int argc, const arg_t *argv, bool nx,
             }
             user_rate = true;
         } else if (arg_is(opt, "window") && i + 1 < argc) {
-            if (!parse_u64_opt(c, "WINDOW", &argv[++i], 1, CF_MAX_WINDOW_MS,
-                               &window))
+            if (!parse_range(c, "WINDOW", &argv[++i], 1, CF_MAX_WINDOW_MS,
+                             &window))
                 return;
         } else if (arg_is(opt, "at") && i + 1 < argc) {
-            if (!parse_u64_opt(c, "AT", &argv[++i], 0, UINT64_MAX - 1, &at))
+            if (!parse_range(c, "AT", &argv[++i], 0, INT64_MAX, &at))
                 return;
         } else {
             reply_error(c, "ERR Unknown argument received");

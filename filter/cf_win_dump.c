@@ -2,8 +2,9 @@
  * cf_win_dump.c - the window kind's serialised form, validated on load.
  *
  * Header, little-endian, CF_WIN_HDR_LEN bytes:
- *   0  u32 magic "CKW1"     4  u16 version 1       6  u8 slices (8)
- *   7  u8 stamp bits (4)    8  u32 max kicks      12  u32 reserved (0)
+ *   0  u32 magic "CKW1"     4  u16 version 1       6  u16 header length
+ *   8  u32 max kicks       12  u8 slices (8)      13  u8 stamp bits (4)
+ *  14  u16 reserved (0)
  *  16  u64 capacity        24  u64 buckets        32  u64 window ms
  *  40  u64 clock ms (at the last write)           48  u64 newest slice
  *  56  u64 deleted
@@ -27,9 +28,10 @@ void cf_win_header(const cf_filter_t *f, void *buf)
     memset(p, 0, CF_WIN_HDR_LEN);
     le_store32(p, CF_WIN_MAGIC);
     le_store16(p + 4, CF_WIN_VERSION);
-    p[6] = CF_WIN_SLICES;
-    p[7] = CF_WIN_STAMP_BITS;
+    le_store16(p + 6, CF_WIN_HDR_LEN);
     le_store32(p + 8, w->max_kicks);
+    p[12] = CF_WIN_SLICES;
+    p[13] = CF_WIN_STAMP_BITS;
     le_store64(p + 16, w->capacity);
     le_store64(p + 24, w->nbuckets);
     le_store64(p + 32, w->window_ms);
@@ -48,8 +50,9 @@ int cf_win_load_header(const void *buf, size_t len, const cf_limits_t *lim,
     const uint8_t *p = buf;
     *out = NULL;
     if (len < CF_WIN_HDR_LEN || le_load32(p) != CF_WIN_MAGIC ||
-        le_load16(p + 4) != CF_WIN_VERSION || p[6] != CF_WIN_SLICES ||
-        p[7] != CF_WIN_STAMP_BITS || le_load32(p + 12) != 0 ||
+        le_load16(p + 4) != CF_WIN_VERSION ||
+        le_load16(p + 6) != CF_WIN_HDR_LEN || p[12] != CF_WIN_SLICES ||
+        p[13] != CF_WIN_STAMP_BITS || le_load16(p + 14) != 0 ||
         le_load64(p + 88) != XXH3_64bits(p, CF_WIN_HDR_LEN - 8))
         return -EINVAL;
     uint32_t kicks = le_load32(p + 8);

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <xxhash.h>
+#include "cf_fixture.h"
 
 #define WM_CHECK(cond)                                                         \
     do {                                                                       \
@@ -100,19 +100,9 @@ static void load(const uint8_t *data, size_t size)
     if (buf == NULL)
         return;
     memcpy(buf, data, size);
-    if (size >= CF_WIN_HDR_LEN) {
-        uint64_t sum = XXH3_64bits(buf, CF_WIN_HDR_LEN - 8);
-        for (int i = 0; i < 8; i++)
-            buf[CF_WIN_HDR_LEN - 8 + i] = (uint8_t)(sum >> (8 * i));
-    }
-    cf_limits_t lim = {.max_bytes = 16u << 20};
-    cf_filter_t *f = NULL;
-    size_t used = 0;
-    if (cf_load_header(buf, size, &lim, &f, &used) == 0) {
-        size_t rest = size - used;
-        uint64_t n = cf_data_len(f);
-        if (rest > n)
-            rest = (size_t)n;
+    size_t used, rest;
+    cf_filter_t *f = fuzz_load_header(buf, size, &used, &rest);
+    if (f != NULL && cf_is_window(f)) {
         size_t half = rest / 2 | 1;
         if (half > rest)
             half = rest;
@@ -134,8 +124,8 @@ static void load(const uint8_t *data, size_t size)
         cf_stats_t st;
         cf_stats(f, &st);
         WM_CHECK(st.items == wi.live);
-        cf_free(f);
     }
+    cf_free(f);
     free(buf);
 }
 

@@ -112,7 +112,7 @@ def test_info_fields(r):
 @pytest.mark.parametrize("args,err", [
     (("WINDOW", "0"), "WINDOW: value must be an integer between 1 and"),
     (("WINDOW", "x"), "Couldn't parse WINDOW"),
-    (("WINDOW", "-5"), "Couldn't parse WINDOW"),
+    (("WINDOW", "-5"), "WINDOW: value must be an integer between 1 and"),
     (("WINDOW", str(1 << 42 + 1)), "WINDOW: value must be"),
     (("WINDOW", "1000", "BUCKETSIZE", "2"), "has BUCKETSIZE 4"),
     (("WINDOW", "1000", "ERROR", "0.0001"), "12-bit fingerprints"),
@@ -143,7 +143,7 @@ def test_insert_options(r):
     assert r.execute_command("CF.EXISTS", "w", "mid") == 0
     assert r.execute_command("CF.EXISTS", "w", "a") == 1
     for bad, err in ((("AT", "x"), "Couldn't parse AT"),
-                     (("AT", "-1"), "Couldn't parse AT"),
+                     (("AT", "-1"), "AT: value must be an integer between 0"),
                      (("WINDOW", "0"), "WINDOW: value must be")):
         with pytest.raises(redis.ResponseError, match=err):
             r.execute_command("CF.INSERT", "w2", *bad, "ITEMS", "a")

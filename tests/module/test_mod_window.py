@@ -9,19 +9,9 @@ import threading
 
 import redis
 
-from support.proc import wait_until
+from support.proc import replica_synced, wait_until
 
 WINDOW = 8000  # ms: slices of 1000
-
-
-def synced(m, r):
-    off = m.client().info("replication")["master_repl_offset"]
-
-    def caught_up():
-        inf = r.client().info("replication")
-        return (inf.get("master_link_status") == "up" and
-                inf.get("slave_repl_offset", -1) >= off)
-    wait_until(caught_up, what="replica to catch up")
 
 
 def now_ms(c):
@@ -34,7 +24,7 @@ def test_late_replica_keeps_the_primary_times(servers):
     r = servers("--replicaof", "127.0.0.1", str(m.port))
     mc, rc = m.client(), r.client()
     mc.execute_command("CF.RESERVE", "w", 1000, "WINDOW", WINDOW)
-    synced(m, r)
+    replica_synced(m, r)
     # The replica sleeps 2.5 s (two and a half slices): the primary's adds
     # reach it late. Stamped with its own clock they would be two slices
     # younger there, and its bytes would differ.
@@ -56,7 +46,7 @@ def test_late_replica_keeps_the_primary_times(servers):
                        "ITEMS", "soon")
     mc.execute_command("CF.DEL", "w", "d")
     sleeper.join()
-    synced(m, r)
+    replica_synced(m, r)
     assert (rc.execute_command("DEBUG", "DIGEST-VALUE", "w") ==
             mc.execute_command("DEBUG", "DIGEST-VALUE", "w"))
     probe = ["a", "b", "c", "d", "never"]

@@ -255,9 +255,9 @@ static void damaged_headers_are_refused(void **state)
         size_t off, width;
         uint64_t v;
     } lies[] = {
-        {6, 1, 7},      {7, 1, 3},         {8, 4, 0},  {12, 4, 1},
-        {16, 8, 0},     {24, 8, 1},        {32, 8, 0}, {32, 8, 1ull << 50},
-        {48, 8, ~0ull}, {64, 8, 1u << 30}, {72, 8, 0},
+        {6, 2, 95},          {12, 1, 7},     {13, 1, 3},        {8, 4, 0},
+        {14, 2, 1},          {16, 8, 0},     {24, 8, 1},        {32, 8, 0},
+        {32, 8, 1ull << 50}, {48, 8, ~0ull}, {64, 8, 1u << 30}, {72, 8, 0},
     };
     for (size_t k = 0; k < sizeof(lies) / sizeof(lies[0]); k++) {
         uint8_t h[CF_WIN_HDR_LEN];

@@ -1401,8 +1401,12 @@ static void test_window(void **state)
            "-ERR ERROR: a filter with a window has 12-bit fingerprints, a "
            "rate of 0.002\r\n",
            "CF.RESERVE", "x", "100", "ERROR", "0.001", "WINDOW", "5");
-    EXPECT(fx, "-ERR Couldn't parse AT\r\n", "CF.INSERT", "x", "AT", "-1",
+    EXPECT(fx, "-ERR Couldn't parse AT\r\n", "CF.INSERT", "x", "AT", "1.5",
            "ITEMS", "a");
+    EXPECT(fx,
+           "-ERR AT: value must be an integer between 0 and "
+           "9223372036854775807, inclusive.\r\n",
+           "CF.INSERT", "x", "AT", "-1", "ITEMS", "a");
     EXPECT(fx, "-ERR not found\r\n", "CF.INFO", "x");
     /* full: refused, never a silent miss */
     EXPECT(fx, "+OK\r\n", "CF.RESERVE", "f", "8", "WINDOW", "1000");
