@@ -298,3 +298,22 @@ def test_cron_reclaims_forgotten_slots(r):
                what="the cron to sweep the forgotten entries")
     i = info(r, "w")
     assert (i["Live items"], i["Number of items inserted"]) == (0, 0)
+
+
+def test_acl_cuckoo_category(r, server):
+    """The window options are the CF commands' own: @cuckoo grants them,
+    its removal refuses them."""
+    r.execute_command("ACL", "SETUSER", "win", "on", ">pw", "~*", "+@cuckoo")
+    r.execute_command("ACL", "SETUSER", "nowin", "on", ">pw", "~*", "+@all",
+                      "-@cuckoo")
+    try:
+        u = redis.Redis(port=server.port, username="win", password="pw")
+        assert u.execute_command("CF.RESERVE", "w", 100, "WINDOW",
+                                 WINDOW) == b"OK"
+        assert u.execute_command("CF.INSERT", "w", "AT", 1, "ITEMS",
+                                 "a") == [1]
+        n = redis.Redis(port=server.port, username="nowin", password="pw")
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            n.execute_command("CF.INSERT", "w", "WINDOW", WINDOW, "ITEMS", "b")
+    finally:
+        r.execute_command("ACL", "DELUSER", "win", "nowin")
