@@ -252,10 +252,12 @@ uint64_t cf_win_set_time(cf_filter_t *f, uint64_t now_ms, uint64_t add_ms)
     }
     if (add_ms >= w->clock_ms) {
         w->add = w->now;
-        return w->clock_ms;
+        w->add_ms = w->clock_ms;
+    } else {
+        w->add = add_ms / w->slice_ms;
+        w->add_ms = add_ms;
     }
-    w->add = add_ms / w->slice_ms;
-    return add_ms;
+    return w->add_ms;
 }
 
 /* Makes slice a (alive at the clock) storable: at most 15 slices after
@@ -440,6 +442,8 @@ static int win_add(cf_filter_t *f, const win_hash_t *h, bool nx)
 {
     struct cf_win *w = W(f);
     uint64_t a = w->add;
+    if (w->add_ms > w->write_ms)
+        w->write_ms = w->add_ms;
     if (w->now - a > CF_WIN_SLICES) /* forgotten already: nothing to store */
         return nx ? live_matches(w, h->i1, h->fp) == 0 &&
                         live_matches(w, h->i2, h->fp) == 0
@@ -468,7 +472,6 @@ static int win_add(cf_filter_t *f, const win_hash_t *h, bool nx)
 
 int cf_win_add(cf_filter_t *f, const void *key, size_t len, bool nx)
 {
-    W(f)->write_ms = W(f)->clock_ms;
     win_hash_t h = win_hash(f, key, len);
     int rc = win_add(f, &h, nx);
     sweep_some(W(f), WIN_SWEEP_PER_WRITE);
@@ -479,7 +482,6 @@ void cf_win_add_many(cf_filter_t *f, size_t n, const void *const *keys,
                      const size_t *lens, bool nx, int *rc)
 {
     win_hash_t h[CF_WINDOW];
-    W(f)->write_ms = W(f)->clock_ms;
     for (size_t i = 0; i < n; i += CF_WINDOW) {
         size_t m = n - i < CF_WINDOW ? n - i : CF_WINDOW;
         for (size_t j = 0; j < m; j++) {
@@ -497,7 +499,6 @@ void cf_win_add_many(cf_filter_t *f, size_t n, const void *const *keys,
 int cf_win_del(cf_filter_t *f, const void *key, size_t len)
 {
     struct cf_win *w = W(f);
-    w->write_ms = w->clock_ms;
     win_hash_t h = win_hash(f, key, len);
     uint64_t bs[2] = {h.i1, h.i2};
     int rc = 0;
@@ -519,7 +520,6 @@ uint64_t cf_win_sweep(cf_filter_t *f, uint64_t buckets)
 {
     struct cf_win *w = W(f);
     uint64_t freed = 0;
-    w->write_ms = w->clock_ms;
     if (!any_stale(w))
         return 0;
     for (uint64_t i = 0; i < buckets && i < w->nbuckets; i++) {

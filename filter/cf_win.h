@@ -45,12 +45,14 @@ struct cf_win {
     uint64_t *t; /* nbuckets words */
     uint64_t nbuckets, capacity, window_ms, slice_ms;
     uint64_t clock_ms; /* the filter's clock: the latest time it was given */
-    uint64_t write_ms; /* the clock at the last write: the one saved, so
-                          that reads (which move the clock) change no
-                          byte of the serialised form */
+    uint64_t write_ms; /* the latest time of an add: the clock saved, so
+                          that what a replica or a replay rebuilds from
+                          the adds' logged times (AT) is the same bytes,
+                          and reads, deletes and sweeps change none */
     uint64_t now;      /* clock_ms / slice_ms */
     uint64_t next_ms;  /* where the next slice begins: (now + 1) * slice_ms */
     uint64_t add;      /* the slice the next adds stamp (<= now) */
+    uint64_t add_ms;   /* and their time, ms */
     uint64_t newest;   /* the newest slice any entry may have (<= now) */
     uint64_t cursor;   /* the sweep's next bucket */
     uint64_t rng;      /* the kicks' generator */

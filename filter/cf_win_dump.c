@@ -6,7 +6,7 @@
  *   8  u32 max kicks       12  u8 slices (8)      13  u8 stamp bits (4)
  *  14  u16 reserved (0)
  *  16  u64 capacity        24  u64 buckets        32  u64 window ms
- *  40  u64 clock ms (at the last write)           48  u64 newest slice
+ *  40  u64 clock ms (the latest add's time)        48  u64 newest slice
  *  56  u64 deleted
  *  64  u64 sweep cursor    72  u64 kick state     80  u64 seed
  *  88  u64 XXH3-64 of the 88 bytes before it
