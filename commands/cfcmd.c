@@ -32,6 +32,15 @@
  *    is Redis's OOM error; over the machine's memory it is CF_ERR_RAM.
  *  - A key of another type (only the module host has others): every
  *    command answers WRONGTYPE, reads too, as RedisBloom's do.
+ *  - WINDOW ms (ours, CF.RESERVE and a CF.INSERT[NX] that creates): a
+ *    filter whose items are forgotten a window after their last add
+ *    (cf.h). It has bucket size 4 and 12-bit fingerprints and never
+ *    grows (EXPANSION is not used; past its capacity an add answers
+ *    "Filter is full"); an add of a present item refreshes it, CF.ADDNX's
+ *    too. Every command gives such a filter the host's time first; a
+ *    write is logged as CF.INSERT[NX] key AT ms ITEMS ... (AT, ours: the
+ *    time of the adds, unix ms), so a replay stamps the same times.
+ *    CF.INFO appends Window, Slack (ms), Live items and Stale items.
  */
 #include "cfcmd.h"
 #include "cfcmd_procs.h"
@@ -45,6 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 /* ERRTEXT_OOM's refusal without maxmemory: the machine's memory is the
  * limit. */
@@ -166,9 +176,10 @@ static bool apply_rate(cf_params_t *p, double rate, bool from_user)
     return ok;
 }
 
-/* Parses "NAME value" for an integer option with RedisBloom's bounds. */
-static bool parse_bounded(const call_t *c, const char *name, const arg_t *a,
-                          uint64_t lo, uint64_t hi, uint32_t *out)
+/* Parses "NAME value" for an integer option with RedisBloom's bounds
+ * (hi at most INT64_MAX). */
+static bool parse_range(const call_t *c, const char *name, const arg_t *a,
+                        uint64_t lo, uint64_t hi, uint64_t *out)
 {
     long long v;
     char msg[128];
@@ -188,7 +199,43 @@ static bool parse_bounded(const call_t *c, const char *name, const arg_t *a,
         reply_error(c, msg);
         return false;
     }
+    *out = (uint64_t)v;
+    return true;
+}
+
+/* parse_range() of an option that fits 32 bits (hi <= UINT32_MAX). */
+static bool parse_bounded(const call_t *c, const char *name, const arg_t *a,
+                          uint64_t lo, uint64_t hi, uint32_t *out)
+{
+    uint64_t v;
+    if (!parse_range(c, name, a, lo, hi, &v))
+        return false;
     *out = (uint32_t)v;
+    return true;
+}
+
+/* Makes p a filter with a window of window ms (0: leaves p alone): bucket
+ * size 4 (a BUCKETSIZE given must be 4) and 12-bit fingerprints, whose
+ * bound an ERROR rate given must allow. false after the error reply. */
+static bool apply_window(const call_t *c, cf_params_t *p, uint64_t window,
+                         bool bucket_given, double rate, bool user_rate)
+{
+    if (window == 0)
+        return true;
+    if (bucket_given && p->bucket_size != 4) {
+        reply_error(c, "ERR WINDOW: a filter with a window has BUCKETSIZE 4");
+        return false;
+    }
+    if (user_rate && rate < cf_error_bound(4, 12)) {
+        reply_error(c, "ERR ERROR: a filter with a window has 12-bit "
+                       "fingerprints, a rate of 0.002");
+        return false;
+    }
+    p->window_ms = window;
+    p->bucket_size = 4;
+    p->fp_bits = 12;
+    p->encoding = CF_ENC_PLAIN;
+    p->growable = 0;
     return true;
 }
 
@@ -240,6 +287,52 @@ static void reply_bad_rate(const call_t *c)
 
 /* ---- finding and creating filters ---------------------------------------- */
 
+/* The time window filters answer for: the host's, or the wall clock. */
+static uint64_t now_ms(const call_t *c)
+{
+    if (c->host->now_ms != NULL)
+        return c->host->now_ms(c->h);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Gives a filter with a window the time (nothing for other filters): the
+ * host's clock now, the following adds at `at` (UINT64_MAX: the filter's
+ * clock, which a host's clock set back does not move back). Returns the
+ * time of the adds. */
+static uint64_t give_time(const call_t *c, cf_filter_t *f, uint64_t at)
+{
+    if (f == NULL || !cf_is_window(f))
+        return 0;
+    uint64_t now = now_ms(c);
+    if (now == CFCMD_NO_CLOCK) /* a replay: the command's own time */
+        now = at != UINT64_MAX ? at : 0;
+    if (at != UINT64_MAX && at > now)
+        at = now;
+    return cf_set_time(f, now, at);
+}
+
+/* A write to a window filter, logged with its time (cfcmd.h). */
+static void log_timed(const call_t *c, bool nx, const arg_t *key, uint64_t at,
+                      const arg_t *items, size_t n)
+{
+    if (c->host->log_timed != NULL)
+        c->host->log_timed(c->h, nx, key, at, items, n);
+}
+
+size_t cfcmd_timed_form(bool nx, const arg_t *key, uint64_t at,
+                        char ms[CFCMD_MS_LEN], arg_t head[CFCMD_TIMED_HEAD])
+{
+    int len = snprintf(ms, CFCMD_MS_LEN, "%llu", (unsigned long long)at);
+    head[0] = nx ? (arg_t){"CF.INSERTNX", 11} : (arg_t){"CF.INSERT", 9};
+    head[1] = *key;
+    head[2] = (arg_t){"AT", 2};
+    head[3] = (arg_t){ms, (size_t)len};
+    head[4] = (arg_t){"ITEMS", 5};
+    return CFCMD_TIMED_HEAD;
+}
+
 /* The filter under key for a read: 0 with *out (NULL when absent), or -1
  * after a WRONGTYPE reply. */
 static int find_read(const call_t *c, const arg_t *key, const cf_filter_t **out)
@@ -250,6 +343,7 @@ static int find_read(const call_t *c, const arg_t *key, const cf_filter_t **out)
         reply_error(c, ERRTEXT_WRONGTYPE);
         return -1;
     }
+    give_time(c, f, UINT64_MAX);
     *out = f;
     return 0;
 }
@@ -314,6 +408,8 @@ static cf_filter_t *create_filter(const call_t *c, const arg_t *key,
         reply_error(c, rc == -ENOMEM ? oom : CF_ERR_NOMEM);
         return NULL;
     }
+    /* before the host logs its header: a new filter's clock is now */
+    give_time(c, f, UINT64_MAX);
     if (c->host->create(c->h, key, &f) != 0) {
         cf_free(f);
         reply_error(c, ERRTEXT_OOM);
@@ -358,7 +454,7 @@ static void reply_add_error(const call_t *c, int rc)
 /* ---- commands ------------------------------------------------------------ */
 
 /* CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e]
- *            [ERROR rate] */
+ *            [ERROR rate] [WINDOW ms] */
 void cfcmd_reserve(const cfcmd_host_t *host, void *h, int argc,
                    const arg_t *argv)
 {
@@ -374,6 +470,7 @@ void cfcmd_reserve(const cfcmd_host_t *host, void *h, int argc,
     }
     bool bucket_given = false;
     long long cap;
+    uint64_t window = 0;
     params_default(&c, &p, &rate);
     if (!parse_capacity(&c, &argv[2], &cap))
         return;
@@ -398,6 +495,9 @@ void cfcmd_reserve(const cfcmd_host_t *host, void *h, int argc,
                 return;
             }
             user_rate = true;
+        } else if (arg_is(opt, "window")) {
+            if (!parse_range(&c, "WINDOW", val, 1, CF_MAX_WINDOW_MS, &window))
+                return;
         } else {
             reply_error(&c, "ERR Unknown argument received");
             return;
@@ -414,6 +514,8 @@ void cfcmd_reserve(const cfcmd_host_t *host, void *h, int argc,
         reply_bad_rate(&c);
         return;
     }
+    if (!apply_window(&c, &p, window, bucket_given, rate, user_rate))
+        return;
     if (find_write(&c, &argv[1], &f) != 0)
         return;
     if (f != NULL) {
@@ -458,10 +560,16 @@ static void add_common(const call_t *c, const arg_t *argv, bool nx)
     const void *item = argv[2].ptr;
     size_t len = argv[2].len;
     int rc;
+    bool win = cf_is_window(f);
+    uint64_t at = win ? give_time(c, f, UINT64_MAX) : 0;
     cf_add_many(f, 1, &item, &len, nx, &room, &rc);
     uint64_t changes = (uint64_t)created + (rc == 0 && !nx) + (rc == 1);
+    /* a window filter's add of a present item refreshes it: a change */
+    changes += win && nx && rc == 0;
     if (changes > 0)
         c->host->changed(c->h, &argv[1], f, changes);
+    if (win && changes > (uint64_t)created)
+        log_timed(c, nx, &argv[1], at, &argv[2], 1);
     if (rc < 0)
         reply_add_error(c, rc);
     else
@@ -519,7 +627,8 @@ static uint64_t reply_inserted(const call_t *c, const int *rcs, size_t m,
     return changes;
 }
 
-/* CF.INSERT[NX] key [CAPACITY c] [ERROR rate] [NOCREATE] ITEMS item... */
+/* CF.INSERT[NX] key [CAPACITY c] [ERROR rate] [NOCREATE] [WINDOW ms]
+ *              [AT unix-ms] ITEMS item... */
 static void insert_common(const call_t *c, int argc, const arg_t *argv, bool nx,
                           const char *name)
 {
@@ -527,6 +636,7 @@ static void insert_common(const call_t *c, int argc, const arg_t *argv, bool nx,
     double rate;
     bool user_rate = false, nocreate = false, created = false;
     int first = -1;
+    uint64_t window = 0, at = UINT64_MAX;
 
     params_default(c, &p, &rate);
     for (int i = 2; i < argc; i++) {
@@ -550,6 +660,13 @@ static void insert_common(const call_t *c, int argc, const arg_t *argv, bool nx,
                 return;
             }
             user_rate = true;
+        } else if (arg_is(opt, "window") && i + 1 < argc) {
+            if (!parse_range(c, "WINDOW", &argv[++i], 1, CF_MAX_WINDOW_MS,
+                             &window))
+                return;
+        } else if (arg_is(opt, "at") && i + 1 < argc) {
+            if (!parse_range(c, "AT", &argv[++i], 0, INT64_MAX, &at))
+                return;
         } else {
             reply_error(c, "ERR Unknown argument received");
             return;
@@ -564,6 +681,8 @@ static void insert_common(const call_t *c, int argc, const arg_t *argv, bool nx,
         reply_bad_rate(c);
         return;
     }
+    if (!apply_window(c, &p, window, false, rate, user_rate))
+        return;
 
     cf_filter_t *f;
     if (find_write(c, &argv[1], &f) != 0)
@@ -593,6 +712,8 @@ static void insert_common(const call_t *c, int argc, const arg_t *argv, bool nx,
     uint64_t changes = created;
 
     uint64_t room = growth_room(c);
+    uint64_t at_used = give_time(c, f, at);
+    bool win = cf_is_window(f);
     c->host->reply_array(c->h, n);
     for (size_t i = 0; i < n;) {
         size_t m = n - i < CFCMD_BATCH ? n - i : CFCMD_BATCH;
@@ -602,10 +723,15 @@ static void insert_common(const call_t *c, int argc, const arg_t *argv, bool nx,
         }
         cf_add_many(f, m, keys, lens, nx, &room, rcs);
         changes += reply_inserted(c, rcs, m, nx, resp3);
+        /* a window filter's CF.INSERTNX of a present item refreshes it */
+        for (size_t j = 0; win && nx && j < m; j++)
+            changes += rcs[j] == 0;
         i += m;
     }
     if (changes > 0)
         c->host->changed(c->h, &argv[1], f, changes);
+    if (win && changes > (uint64_t)created)
+        log_timed(c, nx, &argv[1], at_used, &argv[first], n);
 }
 
 void cfcmd_insert(const cfcmd_host_t *host, void *h, int argc,
@@ -675,6 +801,7 @@ void cfcmd_del(const cfcmd_host_t *host, void *h, int argc, const arg_t *argv)
         reply_error(&c, "ERR Not found");
         return;
     }
+    give_time(&c, f, UINT64_MAX);
     int rc = cf_del(f, argv[2].ptr, argv[2].len);
     if (rc == 1)
         host->changed(h, &argv[1], f, 1);
@@ -718,7 +845,9 @@ void cfcmd_info(const cfcmd_host_t *host, void *h, int argc, const arg_t *argv)
                  (double)(st.nfilters > 0 ? st.nfilters : 1);
     /* an imported filter answers RedisBloom's fields, and only those */
     bool rb = st.form == CF_FORM_REDISBLOOM;
-    host->reply_map(h, rb ? 8 : 12);
+    cf_window_info_t wi;
+    bool win = cf_window_info(f, &wi);
+    host->reply_map(h, rb ? 8 : win ? 16 : 12);
     info_field(&c, "Size", st.size_bytes);
     info_field(&c, "Number of buckets", st.nbuckets);
     info_field(&c, "Number of filters", st.nfilters);
@@ -733,13 +862,19 @@ void cfcmd_info(const cfcmd_host_t *host, void *h, int argc, const arg_t *argv)
     info_field(&c, "Capacity", st.capacity);
     host->reply_simple(h, "Error rate");
     host->reply_double(h, err < 1 ? err : 1);
-    /* ours, after RedisBloom's fields: "plain", "semi-sorted" or
-     * "growable" */
-    const char *enc = st.form == CF_FORM_GROWABLE
-                          ? "growable"
-                          : cf_encoding_name(st.encoding);
+    /* ours, after RedisBloom's fields: "plain", "semi-sorted",
+     * "growable" or "window" */
+    const char *enc = st.form == CF_FORM_GROWABLE ? "growable"
+                      : win                       ? "window"
+                            : cf_encoding_name(st.encoding);
     host->reply_simple(h, "Encoding");
     host->reply_bulk(h, enc, strlen(enc));
+    if (!win)
+        return;
+    info_field(&c, "Window", wi.window_ms);
+    info_field(&c, "Slack", wi.slack_ms);
+    info_field(&c, "Live items", wi.live);
+    info_field(&c, "Stale items", wi.stale);
 }
 
 /* An iterator argument: a non-negative integer with string2ll's rules. */

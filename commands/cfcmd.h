@@ -29,4 +29,13 @@ extern const cfcmd_def_t cfcmd_table[];
 /* Group name for COMMAND DOCS / redis-cli `help @cf`. */
 #define CFCMD_GROUP "cf"
 
+/* The form a write to a filter with a window is logged and replicated in
+ * (cfcmd_host_t.log_timed): fills head with CF.INSERT[NX] key AT at ITEMS
+ * (at written into ms, which must outlive head) and returns how many
+ * arguments that is; the command's items follow them. */
+#define CFCMD_TIMED_HEAD 5
+#define CFCMD_MS_LEN 24
+size_t cfcmd_timed_form(bool nx, const arg_t *key, uint64_t at,
+                        char ms[CFCMD_MS_LEN], arg_t head[CFCMD_TIMED_HEAD]);
+
 #endif /* CFCMD_H */

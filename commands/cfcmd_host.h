@@ -60,6 +60,21 @@ typedef struct cfcmd_host {
     /* Optional, NULL when the host has none (CFCMD_HOST_INIT leaves it
      * so): n reply_bool()s in one call, for the bulk commands' items. */
     void (*reply_bools)(void *h, const bool *v, size_t n);
+
+    /* Optional (NULL: the wall clock): the time, unix milliseconds, that
+     * filters with a window answer for (a host may offset it for tests),
+     * or CFCMD_NO_CLOCK while it replays a log or a primary's stream. */
+    uint64_t (*now_ms)(void *h);
+    /* Optional (NULL: nothing to do): a write to a filter with a window
+     * depends on the time, so its log or replica must carry the time.
+     * The running command changed such a filter; its adds had time at (unix
+     * ms) and its items are items[0..nitems), its last nitems arguments. A
+     * host that logs or replicates it does so in the form
+     * cfcmd_timed_form() gives (CF.INSERT[NX] key AT at ITEMS, then the
+     * items) instead of as it was sent. Called once, after the change and
+     * its changed(). */
+    void (*log_timed)(void *h, bool nx, const arg_t *key, uint64_t at,
+                      const arg_t *items, size_t nitems);
 } cfcmd_host_t;
 
 /* The initializer of a host whose functions are named P##find,
@@ -77,6 +92,11 @@ typedef struct cfcmd_host {
     {                                                                          \
         CFCMD_HOST_INIT_FIELDS(P)                                              \
     }
+
+/* now_ms()'s answer while a host replays commands (an AOF, a replica's
+ * stream): the times the commands carry (AT) are then the only clock, so
+ * the replay makes the same filter, byte for byte, as the original. */
+#define CFCMD_NO_CLOCK UINT64_MAX
 
 typedef void cfcmd_proc_t(const cfcmd_host_t *host, void *h, int argc,
                           const arg_t *argv);

@@ -22,6 +22,8 @@ static const cmd_arg_t args_insert[] = {
     {"capacity", "integer", "CAPACITY", OPT, NULL},
     {"rate", "double", "ERROR", OPT, NULL},
     {"nocreate", "pure-token", "NOCREATE", OPT, NULL},
+    {"milliseconds", "integer", "WINDOW", OPT, NULL},
+    {"unix-time-milliseconds", "unix-time", "AT", OPT, NULL},
     {"item", "string", "ITEMS", MULTI, NULL},
     CMD_ARG_END,
 };
@@ -61,7 +63,8 @@ const cfcmd_def_t cfcmd_table[] = {
                       {"bucketsize", "integer", "BUCKETSIZE", OPT, NULL},
                       {"maxiterations", "integer", "MAXITERATIONS", OPT, NULL},
                       {"expansion", "integer", "EXPANSION", OPT, NULL},
-                      {"rate", "double", "ERROR", OPT, NULL})},
+                      {"rate", "double", "ERROR", OPT, NULL},
+                      {"milliseconds", "integer", "WINDOW", OPT, NULL})},
     {.name = "cf.add",
      .acl = ACL_CAT_CUCKOO,
      .keyspecs = {CF_KS(KS_RW | KS_INSERT)},

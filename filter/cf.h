@@ -70,7 +70,18 @@ typedef struct cf_params {
                              (reported too), and relocates up to its own
                              bound of kicks before it splits buckets
                              ahead of time. 0: the fixed shapes. */
+    uint64_t window_ms;   /* 0: items stay until deleted. Else the window
+                             kind (docs/design.md): an item is present
+                             until at least window_ms after its last add
+                             and gone at most the slack (cf_window_info())
+                             after that; bucket size 4, 12-bit
+                             fingerprints (fp_bits and encoding are checked
+                             but not used), never grows (expansion and
+                             max_filters are not used), growable 0. At
+                             most CF_MAX_WINDOW_MS. */
 } cf_params_t;
+
+#define CF_MAX_WINDOW_MS (1ull << 42) /* about 139 years */
 
 /* The allocator every filter uses for its memory: malloc/calloc/realloc/
  * free-like functions with libc's contracts (calloc zeroes; realloc keeps
@@ -194,6 +205,9 @@ typedef struct cf_stats {
  * fewer). For this form cf_nfilters() is a generation number of the size, as
  * for RedisBloom's form. */
 #define CF_FORM_GROWABLE 2
+/* The window kind (cf_params_t.window_ms): nfilters 1, items the live
+ * entries, fp_bits 12, expansion 0; cf_window_info() tells the rest. */
+#define CF_FORM_WINDOW 3
 
 void cf_stats(const cf_filter_t *f, cf_stats_t *st);
 
@@ -203,6 +217,44 @@ void cf_stats(const cf_filter_t *f, cf_stats_t *st);
  * grew (or was made too large to be small), and every table with its
  * padding. Takes at most CF_MAX_FILTERS steps. */
 uint64_t cf_size_bytes(const cf_filter_t *f);
+
+/*
+ * Time, for the window kind; every other kind ignores it. A window
+ * filter has its own clock, the latest time (unix milliseconds) it was
+ * given; lookups and writes answer for that clock, so a host gives the
+ * time before each command on a filter. cf_set_time() moves the clock to
+ * now_ms (never back: an older now_ms leaves it) and makes add_ms (capped
+ * at the clock: UINT64_MAX for the clock itself) the time the following
+ * adds give their items, so that a replayed add keeps the time of the
+ * original (an add whose time is already more than the window and its
+ * slack in the past stores nothing and succeeds). Returns that time (0
+ * for other kinds).
+ */
+uint64_t cf_set_time(cf_filter_t *f, uint64_t now_ms, uint64_t add_ms);
+
+/* true for a filter with a window (one that needs the time). */
+bool cf_is_window(const cf_filter_t *f);
+
+typedef struct cf_window_info {
+    uint64_t window_ms; /* as created */
+    uint64_t slice_ms;  /* the unit of an entry's age */
+    uint64_t slack_ms;  /* an item is gone at most this long after its
+                           window: (slices + 1) * slice_ms - window_ms */
+    uint64_t clock_ms;  /* the filter's clock */
+    uint64_t live;      /* entries alive at the clock */
+    uint64_t stale;     /* entries past their window, slots not yet
+                           reclaimed */
+} cf_window_info_t;
+
+/* Fills *wi and returns true for a window filter; false otherwise. */
+bool cf_window_info(const cf_filter_t *f, cf_window_info_t *wi);
+
+/* Reclaims the slots of stale entries in the next `buckets` buckets of
+ * a window filter (a cursor goes round the table) and returns how many
+ * it freed; 0 for every other kind. A host calls it from its cron so
+ * that stale slots come back without a pause proportional to the
+ * filter; answers never depend on it. */
+uint64_t cf_sweep(cf_filter_t *f, uint64_t buckets);
 
 /* Host bytes: room a host may keep right BEFORE a filter, in the filter's
  * own allocation, so that a small filter and the host's record of it (a

@@ -91,6 +91,7 @@ typedef enum cf_kind {
     CF_KIND_FIXED = 0, /* the fixed shapes and their chain: cf_fixed*.c */
     CF_KIND_GROW = 1,  /* the growable form: cf_grow*.c */
     CF_KIND_RB = 2,    /* imported from RedisBloom: cf_rb.c */
+    CF_KIND_WIN = 3,   /* with a window: cf_win*.c */
 } cf_kind_t;
 
 /* The magic of the core's own serialised forms (versions 1-3 fixed, 4
@@ -145,6 +146,7 @@ struct cf_filter {
         cf_table_t *arr;    /* big */
         struct cf_rb *rb;   /* the RedisBloom form (cf_rb.h) */
         struct cf_grow *gr; /* the growable form (cf_grow.h) */
+        struct cf_win *win; /* the window kind (cf_win.h) */
     } u;
     _Alignas(8) uint8_t data[];
 };

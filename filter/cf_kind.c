@@ -1,8 +1,8 @@
 /*
  * cf_kind.c - the public functions of cf.h that depend on a filter's kind:
  * one switch each, handing the filter to its kind's code (cf_fixed.h,
- * cf_grow.h, cf_rb.h). Nothing else here; a new kind is a case in each.
- * The kinds never call back into these (they free their own half-made
+ * cf_grow.h, cf_rb.h, cf_win.h). Nothing else here; a new kind is a case in
+ * each. The kinds never call back into these (they free their own half-made
  * filters), so the dispatch sits above them with no cycle.
  */
 #include <errno.h>
@@ -10,6 +10,7 @@
 #include "cf_fixed.h"
 #include "cf_grow.h"
 #include "cf_rb.h"
+#include "cf_win.h"
 
 #define mem (*cf_mem_allocator())
 
@@ -18,6 +19,8 @@ int cf_create(const cf_params_t *p, cf_filter_t **out)
     *out = NULL;
     if (cf_params_check(p) < 0)
         return -EINVAL;
+    if (p->window_ms != 0)
+        return cf_win_create(p, out);
     return p->growable ? cf_grow_create(p, out) : cf_fixed_create(p, out);
 }
 
@@ -34,6 +37,9 @@ void cf_free_extra(cf_filter_t *f, size_t have)
         break;
     case CF_KIND_RB:
         cf_rb_release(f);
+        break;
+    case CF_KIND_WIN:
+        cf_win_release(f);
         break;
     }
     mem.free_fn((uint8_t *)f - have);
@@ -52,6 +58,8 @@ int cf_add(cf_filter_t *f, const void *key, size_t len)
         return cf_grow_add(f, key, len, false, &room);
     case CF_KIND_RB:
         return cf_rb_add(f, key, len, false, &room);
+    case CF_KIND_WIN:
+        return cf_win_add(f, key, len, false);
     case CF_KIND_FIXED:
     default:
         return cf_fixed_add(f, key, len);
@@ -66,6 +74,8 @@ int cf_add_nx(cf_filter_t *f, const void *key, size_t len)
         return cf_grow_add(f, key, len, true, &room);
     case CF_KIND_RB:
         return cf_rb_add(f, key, len, true, &room);
+    case CF_KIND_WIN:
+        return cf_win_add(f, key, len, true);
     case CF_KIND_FIXED:
     default:
         return cf_fixed_add_nx(f, key, len);
@@ -79,6 +89,8 @@ bool cf_exists(const cf_filter_t *f, const void *key, size_t len)
         return cf_grow_exists(f, key, len);
     case CF_KIND_RB:
         return cf_rb_exists(f, key, len);
+    case CF_KIND_WIN:
+        return cf_win_exists(f, key, len);
     case CF_KIND_FIXED:
     default:
         return cf_fixed_exists(f, key, len);
@@ -92,6 +104,8 @@ uint64_t cf_count(const cf_filter_t *f, const void *key, size_t len)
         return cf_grow_count(f, key, len);
     case CF_KIND_RB:
         return cf_rb_count(f, key, len);
+    case CF_KIND_WIN:
+        return cf_win_count(f, key, len);
     case CF_KIND_FIXED:
     default:
         return cf_fixed_count(f, key, len);
@@ -105,6 +119,8 @@ int cf_del(cf_filter_t *f, const void *key, size_t len)
         return cf_grow_del(f, key, len);
     case CF_KIND_RB:
         return cf_rb_del(f, key, len);
+    case CF_KIND_WIN:
+        return cf_win_del(f, key, len);
     case CF_KIND_FIXED:
     default:
         return cf_fixed_del(f, key, len);
@@ -119,6 +135,9 @@ void cf_prefetch(const cf_filter_t *f, const void *key, size_t len)
         return;
     case CF_KIND_RB:
         cf_rb_prefetch(f, key, len);
+        return;
+    case CF_KIND_WIN:
+        cf_win_prefetch(f, key, len);
         return;
     case CF_KIND_FIXED:
     default:
@@ -148,6 +167,9 @@ void cf_exists_many(const cf_filter_t *f, size_t n, const void *const *keys,
         for (size_t i = 0; i < n; i++)
             out[i] = cf_rb_exists(f, keys[i], lens[i]);
         return;
+    case CF_KIND_WIN:
+        cf_win_exists_many(f, n, keys, lens, out);
+        return;
     case CF_KIND_FIXED:
     default:
         cf_fixed_exists_many(f, n, keys, lens, out);
@@ -169,6 +191,9 @@ void cf_add_many(cf_filter_t *f, size_t n, const void *const *keys,
         for (size_t i = 0; i < n; i++)
             rc[i] = cf_rb_add(f, keys[i], lens[i], nx, room);
         return;
+    case CF_KIND_WIN:
+        cf_win_add_many(f, n, keys, lens, nx, rc);
+        return;
     case CF_KIND_FIXED:
     default:
         cf_fixed_add_many(f, n, keys, lens, nx, room, rc);
@@ -185,6 +210,9 @@ void cf_stats(const cf_filter_t *f, cf_stats_t *st)
     case CF_KIND_RB:
         cf_rb_stats(f, st);
         return;
+    case CF_KIND_WIN:
+        cf_win_stats(f, st);
+        return;
     case CF_KIND_FIXED:
     default:
         cf_fixed_stats(f, st);
@@ -199,6 +227,8 @@ uint32_t cf_nfilters(const cf_filter_t *f)
         return cf_grow_gen(f);
     case CF_KIND_RB:
         return cf_rb_gen(f);
+    case CF_KIND_WIN:
+        return 1; /* its size never changes */
     case CF_KIND_FIXED:
     default:
         return f->nfilters;
@@ -212,6 +242,8 @@ uint64_t cf_size_bytes_at(const cf_filter_t *f, uint32_t n)
         return cf_grow_size_at(f, n);
     case CF_KIND_RB:
         return cf_rb_size_at(f, n);
+    case CF_KIND_WIN:
+        return cf_win_size_bytes(f);
     case CF_KIND_FIXED:
     default:
         return cf_fixed_size_bytes_at(f, n);
@@ -225,6 +257,8 @@ uint64_t cf_size_bytes(const cf_filter_t *f)
         return cf_grow_size_bytes(f);
     case CF_KIND_RB:
         return cf_rb_size_bytes(f);
+    case CF_KIND_WIN:
+        return cf_win_size_bytes(f);
     case CF_KIND_FIXED:
     default:
         return cf_fixed_size_bytes_at(f, f->nfilters);
@@ -277,6 +311,8 @@ size_t cf_header_len(const cf_filter_t *f)
         return cf_grow_header_len(f);
     case CF_KIND_RB:
         return CF_RB_WRAP_LEN;
+    case CF_KIND_WIN:
+        return CF_WIN_HDR_LEN;
     case CF_KIND_FIXED:
     default:
         return cf_fixed_header_len(f);
@@ -292,6 +328,9 @@ void cf_header_write(const cf_filter_t *f, void *buf)
     case CF_KIND_RB:
         cf_rb_header_wrap(f, buf);
         return;
+    case CF_KIND_WIN:
+        cf_win_header(f, buf);
+        return;
     case CF_KIND_FIXED:
     default:
         cf_fixed_header_write(f, buf);
@@ -306,6 +345,8 @@ uint64_t cf_data_len(const cf_filter_t *f)
         return cf_grow_data_len(f);
     case CF_KIND_RB:
         return cf_rb_data_len(f);
+    case CF_KIND_WIN:
+        return cf_win_data_len(f);
     case CF_KIND_FIXED:
     default:
         return cf_fixed_data_len(f);
@@ -320,6 +361,8 @@ size_t cf_data_view(const cf_filter_t *f, uint64_t off, size_t max,
         return cf_grow_data_view(f, off, max, p);
     case CF_KIND_RB:
         return cf_rb_data_view(f, off, max, p);
+    case CF_KIND_WIN:
+        return cf_win_data_view(f, off, max, p);
     case CF_KIND_FIXED:
     default:
         return cf_fixed_data_view(f, off, max, p);
@@ -333,6 +376,8 @@ int cf_load_header(const void *buf, size_t len, const cf_limits_t *lim,
     *out = NULL;
     if (len >= 4 && le_load32(p) == CF_RB_MAGIC)
         return cf_rb_load_wrap(buf, len, lim, out, used);
+    if (len >= 4 && le_load32(p) == CF_WIN_MAGIC)
+        return cf_win_load_header(buf, len, lim, out, used);
     if (len >= 6 && le_load32(p) == CF_MAGIC &&
         (le_load16(p + 4) == CF_GROW_VERSION ||
          le_load16(p + 4) == CF_GROW_VERSION5))
@@ -344,6 +389,7 @@ bool cf_is_header_len(size_t len)
 {
     return len == CF_RB_HEADER_LEN || len == CF_RB_WRAP_LEN ||
            len == CF_GROW_HDR_LEN || len == CF_GROW_HDR5_LEN ||
+           len == CF_WIN_HDR_LEN ||
            cf_fixed_is_header_len(len);
 }
 
@@ -354,6 +400,8 @@ int cf_load_data(cf_filter_t *f, uint64_t off, const void *p, size_t len)
         return cf_grow_load_data(f, off, p, len);
     case CF_KIND_RB:
         return cf_rb_load_data(f, off, p, len);
+    case CF_KIND_WIN:
+        return cf_win_load_data(f, off, p, len);
     case CF_KIND_FIXED:
     default:
         return cf_fixed_load_data(f, off, p, len);
@@ -369,4 +417,27 @@ void cf_compact(cf_filter_t *f)
 {
     if (f->kind == CF_KIND_RB)
         cf_rb_compact(f);
+}
+
+uint64_t cf_set_time(cf_filter_t *f, uint64_t now_ms, uint64_t add_ms)
+{
+    return f->kind == CF_KIND_WIN ? cf_win_set_time(f, now_ms, add_ms) : 0;
+}
+
+bool cf_is_window(const cf_filter_t *f)
+{
+    return f->kind == CF_KIND_WIN;
+}
+
+bool cf_window_info(const cf_filter_t *f, cf_window_info_t *wi)
+{
+    if (f->kind != CF_KIND_WIN)
+        return false;
+    cf_win_info(f, wi);
+    return true;
+}
+
+uint64_t cf_sweep(cf_filter_t *f, uint64_t buckets)
+{
+    return f->kind == CF_KIND_WIN ? cf_win_sweep(f, buckets) : 0;
 }

@@ -7,6 +7,7 @@
 
 #include "cf_grow.h"
 #include "cf_shape.h"
+#include "cf_win.h"
 
 void cf_params_default(cf_params_t *p)
 {
@@ -27,7 +28,9 @@ int cf_params_check(const cf_params_t *p)
         p->max_kicks < 1 || p->max_kicks > CF_MAX_KICKS ||
         p->expansion > CF_MAX_EXPANSION || p->max_filters < 1 ||
         p->max_filters > CF_MAX_FILTERS ||
-        (p->growable != 0 && (p->growable != 1 || p->bucket_size != 4)))
+        (p->growable != 0 && (p->growable != 1 || p->bucket_size != 4)) ||
+        (p->window_ms != 0 && (p->window_ms > CF_MAX_WINDOW_MS ||
+                               p->bucket_size != 4 || p->growable != 0)))
         return -EINVAL;
     return 0;
 }
@@ -36,6 +39,8 @@ uint64_t cf_params_table_bytes(const cf_params_t *p)
 {
     if (cf_params_check(p) < 0)
         return 0;
+    if (p->window_ms != 0)
+        return cf_win_table_bytes(p);
     if (p->growable)
         return cf_grow_initial_bytes(p);
     uint64_t nb = cf_buckets_for(p->capacity, p->bucket_size);

@@ -107,6 +107,16 @@ typedef struct mod_call {
     const cfcmd_def_t *def;
     int flags; /* GetContextFlags(), -1 until asked */
     bool created, changed;
+    /* A write to a filter with a window asked to be replicated with its
+     * time (cfcmd_host_t.log_as): the command's name, the time, and how
+     * many of the command's last arguments are its items. */
+    bool timed;
+    char timed_name[16];
+    char timed_at[CFCMD_MS_LEN];
+    size_t timed_at_len;
+    int timed_items;
+    RedisModuleString **argv;
+    int argc;
     /* The header of a filter the command created, while still empty. */
     size_t hdr_len;
     unsigned char hdr[CF_HEADER_MAX];
@@ -270,9 +280,40 @@ static void h_bools(void *h, const bool *v, size_t n)
         rm_ReplyWithBool(ctx, v[i]);
 }
 
+/* The wall clock, or none for a replica's stream and an AOF's replay:
+ * their commands carry the primary's times, so a replica forgets at the
+ * same moments and holds the same bytes. */
+static uint64_t h_now_ms(void *h)
+{
+    mod_call_t *c = h;
+    if (ctx_flags(c) & (RM_CTX_FLAGS_REPLICATED | RM_CTX_FLAGS_LOADING))
+        return CFCMD_NO_CLOCK;
+    return (uint64_t)rm_Milliseconds();
+}
+
+/* The items are the command's own last arguments: the replica gets the
+ * strings as they came, after cfcmd_timed_form()'s head. */
+static void h_log_timed(void *h, bool nx, const arg_t *key, uint64_t at,
+                        const arg_t *items, size_t nitems)
+{
+    mod_call_t *c = h;
+    (void)items;
+    if (nitems > (size_t)c->argc - 2)
+        return; /* not the command's own items: replicated verbatim */
+    arg_t head[CFCMD_TIMED_HEAD];
+    cfcmd_timed_form(nx, key, at, c->timed_at, head);
+    memcpy(c->timed_name, head[0].ptr, head[0].len);
+    c->timed_name[head[0].len] = '\0';
+    c->timed_at_len = head[3].len;
+    c->timed_items = (int)nitems;
+    c->timed = true;
+}
+
 static const cfcmd_host_t host = {
     CFCMD_HOST_INIT_FIELDS(h_),
     .reply_bools = h_bools,
+    .now_ms = h_now_ms,
+    .log_timed = h_log_timed,
 };
 
 static void replicate(mod_call_t *c)
@@ -286,6 +327,13 @@ static void replicate(mod_call_t *c)
                      (const char *)c->hdr, c->hdr_len);
         if (c->def->created == CFCMD_CREATED_INSTEAD)
             return;
+    }
+    if (c->timed) {
+        rm_Replicate(c->ctx, c->timed_name, "sbbbv", c->keyname, "AT", 2ul,
+                     c->timed_at, c->timed_at_len, "ITEMS", 5ul,
+                     c->argv + (c->argc - c->timed_items),
+                     (size_t)c->timed_items);
+        return;
     }
     rm_ReplicateVerbatim(c->ctx);
 }
@@ -310,6 +358,9 @@ static int run(RedisModuleCtx *ctx, RedisModuleString **argv, int argc,
     c.def = def;
     c.flags = -1;
     c.created = c.changed = false;
+    c.timed = false;
+    c.argv = argv;
+    c.argc = argc;
     c.hdr_len = 0;
     if (c.keyname == NULL) {
         /* The server checks arity first; this is only a guard. */

@@ -5,6 +5,7 @@
  */
 #include "cfhost.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "cfcmd.h"
@@ -140,9 +141,41 @@ static void h_bools(void *h, const bool *v, size_t n)
     resp_add_bools(&((client_t *)h)->out, v, n);
 }
 
+/* The wall clock, moved by the hidden cf-window-clock-offset; none while
+ * the AOF is replayed (its commands carry their times). */
+static uint64_t h_now_ms(void *h)
+{
+    client_t *c = h;
+    if (c->srv->loading)
+        return CFCMD_NO_CLOCK;
+    int64_t t = expire_window_now_ms(c->srv);
+    return t > 0 ? (uint64_t)t : 0;
+}
+
+static void h_log_timed(void *h, bool nx, const arg_t *key, uint64_t at,
+                        const arg_t *items, size_t nitems)
+{
+    client_t *c = h;
+    if (!propagate_on(c->srv))
+        return;
+    char ms[CFCMD_MS_LEN];
+    arg_t head[CFCMD_TIMED_HEAD];
+    size_t nh = cfcmd_timed_form(nx, key, at, ms, head);
+    size_t n = nh + nitems;
+    arg_t *v = malloc(n * sizeof(*v));
+    if (v == NULL)
+        return; /* logged as sent: only its time is lost */
+    memcpy(v, head, nh * sizeof(*v));
+    memcpy(v + nh, items, nitems * sizeof(*v));
+    propagate_replace(c->srv, (int)n, v);
+    free(v);
+}
+
 static const cfcmd_host_t host = {
     CFCMD_HOST_INIT_FIELDS(h_),
     .reply_bools = h_bools,
+    .now_ms = h_now_ms,
+    .log_timed = h_log_timed,
 };
 
 static void cf_proc(client_t *c, int argc, const arg_t *argv)

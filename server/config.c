@@ -128,6 +128,8 @@ static const cfg_def_t defs[] = {
     NUM("aof-timestamp-enabled", T_BOOL, F_MUT, aof_timestamp_enabled, 0, 0),
     NUM("aof-use-rdb-preamble", T_BOOL, F_MUT, aof_use_rdb_preamble, 0, 0),
     NUM("key-load-delay", T_I64, F_MUT | F_HIDDEN, key_load_delay, 0, 0),
+    NUM("cf-window-clock-offset", T_I64, F_MUT | F_HIDDEN,
+        cf_window_clock_offset, 0, 0),
     NUM("loading-process-events-interval-bytes", T_U64, F_MUT | F_HIDDEN,
         loading_process_events_interval_bytes, 1024, INT_MAX),
     NUM("slowlog-log-slower-than", T_I64, F_MUT, slowlog_log_slower_than, 0, 0),

@@ -117,7 +117,11 @@ typedef struct cfg {
      * key or command loaded (microseconds; negative -n: 1 us with
      * probability 1/n), and how many bytes are loaded between two rounds of
      * serving the clients (LOADING replies, INFO). */
-    int64_t key_load_delay;                         /* 0 */
+    int64_t key_load_delay; /* 0 */
+    /* Hidden, for tests: milliseconds added to the clock filters with a
+     * window answer for (CF.RESERVE ... WINDOW), so a test moves time on
+     * instead of sleeping through a window. */
+    int64_t cf_window_clock_offset;                 /* 0 */
     uint64_t loading_process_events_interval_bytes; /* 2mb */
 
     /* monitoring */

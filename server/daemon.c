@@ -160,6 +160,7 @@ static void daemon_on_cron(uv_timer_t *t)
     uint64_t t1 = uv_hrtime();
     if (server_rehash_cron(s, DAEMON_REHASH_US))
         latency_add(s, "rehash-cycle", latency_ms_since(t1));
+    expire_windows_cron(s);
     conn_cron(s);
     latency_add(s, "server-cron", latency_ms_since(t0));
 }

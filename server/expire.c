@@ -17,6 +17,7 @@
 #include <inttypes.h>
 #include <time.h>
 
+#include "cmdclock.h"
 #include "latency.h"
 #include "lazyfree.h"
 #include "propagate.h"
@@ -183,6 +184,68 @@ void expire_cron(server_t *s)
         s->expire_timer.data = s;
         uv_timer_start(&s->expire_timer, expire_on_slice, EXPIRE_SLICE_EVERY_MS,
                        EXPIRE_SLICE_EVERY_MS);
+    }
+}
+
+static int64_t wall_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t expire_window_now_ms(const server_t *s)
+{
+    int64_t off = s->cfg->cf_window_clock_offset;
+    if (s->wall_minus_cmdclock == 0)
+        return expire_now_ms() + off;
+    return ((int64_t)s->cmd_clock + s->wall_minus_cmdclock) / 1000000 + off;
+}
+
+typedef struct window_ctx {
+    uint64_t now, budget;
+} window_ctx_t;
+
+static int on_window_key(void *ctx, const void *key, size_t len,
+                         const cf_filter_t *cf)
+{
+    window_ctx_t *w = ctx;
+    (void)key;
+    (void)len;
+    if (!cf_is_window(cf) || w->budget == 0)
+        return 0;
+    /* The keyspace owns the filter and the loop thread is its only user:
+     * the sweep is a write to it, like a command's. */
+    cf_filter_t *f = (cf_filter_t *)(uintptr_t)cf;
+    cf_stats_t st;
+    cf_stats(f, &st);
+    uint64_t n = st.nbuckets < w->budget ? st.nbuckets : w->budget;
+    cf_set_time(f, w->now, w->now);
+    cf_sweep(f, n);
+    w->budget -= n;
+    return 0;
+}
+
+void expire_windows_cron(server_t *s)
+{
+    s->wall_minus_cmdclock = wall_ns() - (int64_t)cmdclock_now();
+    if (s->load.active)
+        return;
+    int64_t now = expire_now_ms() + s->cfg->cf_window_clock_offset;
+    window_ctx_t w = {now > 0 ? (uint64_t)now : 0, EXPIRE_WINDOW_BUCKETS};
+    /* scan steps until the buckets or the time are spent, or every
+     * database was walked to its end once in this call */
+    uint64_t deadline = uv_hrtime() + EXPIRE_BUDGET_US * 500ull;
+    int ends = 0;
+    while (w.budget > 0 && ends <= s->ndbs && uv_hrtime() < deadline) {
+        ks_db_t *db = s->dbs[s->window_db];
+        s->window_cursor = ks_size(db) > 0 ? ks_scan(db, s->window_cursor, 64,
+                                                     on_window_key, &w)
+                                           : 0;
+        if (s->window_cursor == 0) {
+            s->window_db = (s->window_db + 1) % s->ndbs;
+            ends++;
+        }
     }
 }
 

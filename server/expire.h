@@ -53,6 +53,21 @@ int expire_clear(server_t *s, int dbnum, const void *key, size_t len);
  * clients. */
 void expire_cron(server_t *s);
 
+/* The time filters with a window answer for: the wall clock moved by the
+ * hidden cf-window-clock-offset. Read from the dispatcher's per-command
+ * clock (s->cmd_clock) and the wall clock's distance to it, which the
+ * cron measures, so a command pays no system call for it. */
+int64_t expire_window_now_ms(const server_t *s);
+
+/* Filters with a window, called by the cron: walks the keys a few at a
+ * time and reclaims the slots of forgotten entries (cf_sweep()), at most
+ * EXPIRE_WINDOW_BUCKETS buckets and half a millisecond per call, so that the
+ * slots come back without a pause proportional to a filter and every table is
+ * swept well within the slices its stamps can tell apart. Answers never depend
+ * on it. */
+#define EXPIRE_WINDOW_BUCKETS 65536
+void expire_windows_cron(server_t *s);
+
 /* INFO: the stats fields (expired_keys ...), and one database's
  * "expires=N,avg_ttl=MS". */
 void expire_info_stats(const server_t *s, sbuf_t *b);

@@ -74,6 +74,13 @@ struct server {
      * with the cron); read_yields counts those clients. */
     uv_check_t read_resume;
     uint64_t read_yields;
+    /* the sweep of filters with a window (expire_windows_cron()): where
+     * its walk of the keys is */
+    uint64_t window_cursor;
+    int window_db;
+    /* the wall clock less cmdclock_now(), in ns, as the cron last saw
+     * it: a command's wall time without a system call (0: not yet) */
+    int64_t wall_minus_cmdclock;
     /* uv_hrtime() at the end of the last command dispatched, reset at each
      * read batch: one clock reading per command times them all. */
     uint64_t cmd_clock;

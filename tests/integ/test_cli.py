@@ -280,6 +280,8 @@ def test_cf_interactive_help(clean):
             os.waitpid(pid, 0)
         os.close(fd)
     text = re.sub(r"\x1b\[[0-9;]*m", "", out.decode(errors="replace"))
-    # Our ERROR extension may sit between CAPACITY and NOCREATE.
+    # Our ERROR extension may sit between CAPACITY and NOCREATE, our
+    # WINDOW and AT after it.
     assert "CF.INSERT key [CAPACITY capacity] " in text, text
-    assert "[NOCREATE] ITEMS item [item ...]" in text, text
+    assert ("[NOCREATE] [WINDOW milliseconds] [AT unix-time-milliseconds] "
+            "ITEMS item [item ...]") in text, text

@@ -3,20 +3,10 @@ master does: after writes, after a full resync, after FLUSHALL; a nearly
 full filter stays byte for byte identical (DEBUG DIGEST-VALUE) through
 100,000 inserts full of relocations."""
 
-from support.proc import wait_until
+from support.proc import replica_synced
 
 ITEMS = [b"i%d" % i for i in range(5000)]
 PROBE = ITEMS + [b"o%d" % i for i in range(5000)]
-
-
-def synced(m, r):
-    off = m.client().info("replication")["master_repl_offset"]
-
-    def caught_up():
-        inf = r.client().info("replication")
-        return (inf.get("master_link_status") == "up" and
-                inf.get("slave_repl_offset", -1) >= off)
-    wait_until(caught_up, what="replica to catch up")
 
 
 def view(s, keys):
@@ -38,7 +28,7 @@ def test_replica_answers_identically(servers):
                        *ITEMS[:300])
     mc.execute_command("CF.DEL", "res", ITEMS[3])
     keys = ["res", "auto", "ins"]
-    synced(m, r)
+    replica_synced(m, r)
     assert view(r, keys) == view(m, keys)
     assert (r.client().execute_command("DEBUG", "DIGEST") ==
             mc.execute_command("DEBUG", "DIGEST"))
@@ -47,18 +37,18 @@ def test_replica_answers_identically(servers):
     r.stop()
     mc.execute_command("CF.ADD", "auto", "y")
     r2 = servers("--replicaof", "127.0.0.1", str(m.port))
-    synced(m, r2)
+    replica_synced(m, r2)
     assert view(r2, keys) == view(m, keys)
     # Then both keep taking the same writes.
     mc.execute_command("CF.INSERT", "auto", "ITEMS", *ITEMS[:2000])
-    synced(m, r2)
+    replica_synced(m, r2)
     assert view(r2, keys) == view(m, keys)
 
     mc.flushall()
-    synced(m, r2)
+    replica_synced(m, r2)
     assert r2.client().dbsize() == 0
     mc.execute_command("CF.ADD", "again", "a")
-    synced(m, r2)
+    replica_synced(m, r2)
     assert view(r2, ["again"]) == view(m, ["again"])
 
 
@@ -73,7 +63,7 @@ def test_nearly_full_filter_stays_identical(servers):
     batch = [b"pre%d" % i for i in range(44000)]
     mc.execute_command("CF.INSERT", "full", "ITEMS", *batch)
     r = servers("--replicaof", "127.0.0.1", str(m.port))
-    synced(m, r)
+    replica_synced(m, r)
     pipe = mc.pipeline(transaction=False)
     for n in range(100):
         items = [b"x%d" % (n * 1000 + i) for i in range(1000)]
@@ -83,7 +73,7 @@ def test_nearly_full_filter_stays_identical(servers):
     res = pipe.execute()
     fails = sum(x == -1 for rep in res[0::2] for x in rep)
     assert fails > 0
-    synced(m, r)
+    replica_synced(m, r)
     a = mc.execute_command("DEBUG", "DIGEST-VALUE", "full")
     b = r.client().execute_command("DEBUG", "DIGEST-VALUE", "full")
     assert a == b

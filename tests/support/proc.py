@@ -238,6 +238,18 @@ def wait_expired(command, key, timeout=10.0):
                    what="the server's clock to pass %r's time %d" % (key, at))
 
 
+def replica_synced(master, replica):
+    """Returns once replica (a started Server) has its link to master up
+    and has applied everything master had written when called."""
+    off = master.client().info("replication")["master_repl_offset"]
+
+    def caught_up():
+        inf = replica.client().info("replication")
+        return (inf.get("master_link_status") == "up" and
+                inf.get("slave_repl_offset", -1) >= off)
+    wait_until(caught_up, what="replica to catch up")
+
+
 def redis_args(port, dir, module):
     """redis-server's arguments for a server on port with its data in dir:
     no saving and no AOF; with the module loaded when module is true."""

@@ -173,6 +173,41 @@ static void t_map(void *h, size_t n)
 
 static const cfcmd_host_t test_host = CFCMD_HOST_INIT(t_);
 
+/* A host with a clock of its own and a log of the forms it is asked to
+ * log (window filters). */
+static uint64_t fake_now;
+static char logged[256];
+
+static uint64_t t_now_ms(void *h)
+{
+    (void)h;
+    return fake_now;
+}
+
+static void t_log_timed(void *h, bool nx, const arg_t *key, uint64_t at,
+                        const arg_t *items, size_t nitems)
+{
+    (void)h;
+    char ms[CFCMD_MS_LEN];
+    arg_t argv[CFCMD_TIMED_HEAD + 8];
+    size_t argc = cfcmd_timed_form(nx, key, at, ms, argv);
+    for (size_t i = 0; i < nitems && argc < 13; i++)
+        argv[argc++] = items[i];
+    size_t n = 0;
+    for (size_t i = 0; i < argc && n + argv[i].len + 2 < sizeof(logged); i++) {
+        memcpy(logged + n, argv[i].ptr, argv[i].len);
+        n += argv[i].len;
+        logged[n++] = i + 1 < argc ? ' ' : '\0';
+    }
+}
+
+static const cfcmd_host_t clock_host = {
+    CFCMD_HOST_INIT_FIELDS(t_),
+    .now_ms = t_now_ms,
+    .log_timed = t_log_timed,
+};
+static const cfcmd_host_t *cur_host = &test_host;
+
 typedef struct fx {
     test_srv_t srv;
     test_client_t c;
@@ -253,7 +288,7 @@ static const char *runv(fx_t *fx, int argc, const char **argv,
                         "ERR wrong number of arguments for '%s' command",
                         d->name);
     else
-        d->proc(&test_host, &fx->c, argc, args);
+        d->proc(cur_host, &fx->c, argc, args);
     free(args);
     free(fx->reply);
     assert_false(resp_out_failed(&fx->c.out));
@@ -1303,10 +1338,108 @@ static void test_table(void **state)
     assert_string_equal(a[2].token, "ERROR");
     assert_string_equal(a[3].token, "NOCREATE");
     assert_string_equal(a[3].type, "pure-token");
-    assert_string_equal(a[4].token, "ITEMS");
-    assert_true(a[4].flags & CMD_ARG_MULTIPLE);
-    assert_false(a[4].flags & CMD_ARG_OPTIONAL);
-    assert_null(a[5].name);
+    assert_string_equal(a[4].token, "WINDOW");
+    assert_true(a[4].flags & CMD_ARG_OPTIONAL);
+    assert_string_equal(a[5].token, "AT");
+    assert_string_equal(a[5].type, "unix-time");
+    assert_true(a[5].flags & CMD_ARG_OPTIONAL);
+    assert_string_equal(a[6].token, "ITEMS");
+    assert_true(a[6].flags & CMD_ARG_MULTIPLE);
+    assert_false(a[6].flags & CMD_ARG_OPTIONAL);
+    assert_null(a[7].name);
+}
+
+/* Filters with a window: the host's clock, the form a write is logged
+ * in, the refresh counted as a change, CF.INFO's fields, refusals. */
+static void test_window(void **state)
+{
+    fx_t *fx = *state;
+    cur_host = &clock_host;
+    fake_now = 1700000000000ull;
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "w", "100", "WINDOW", "8000");
+    EXPECT(fx, ":1\r\n", "CF.ADD", "w", "a");
+    assert_string_equal(logged, "CF.INSERT w AT 1700000000000 ITEMS a");
+    uint64_t dirty = fx->srv.dirty;
+    fake_now += 5000;
+    EXPECT(fx, ":0\r\n", "CF.ADDNX", "w", "a");
+    assert_string_equal(logged, "CF.INSERTNX w AT 1700000005000 ITEMS a");
+    assert_int_equal(fx->srv.dirty, dirty + 1); /* the refresh */
+    EXPECT(fx, "*2\r\n:1\r\n:1\r\n", "CF.INSERT", "w", "AT", "1700000004000",
+           "ITEMS", "b", "c");
+    assert_string_equal(logged, "CF.INSERT w AT 1700000004000 ITEMS b c");
+    /* AT in the future is now */
+    EXPECT(fx, "*1\r\n:0\r\n", "CF.INSERTNX", "w", "AT", "1800000000000",
+           "ITEMS", "b");
+    assert_string_equal(logged, "CF.INSERTNX w AT 1700000005000 ITEMS b");
+    fake_now = 1700000012000ull; /* c: exactly a window after its add */
+    EXPECT(fx, "*4\r\n:1\r\n:1\r\n:1\r\n:0\r\n", "CF.MEXISTS", "w", "a", "b",
+           "c", "d");
+    fake_now = 1700000013500ull; /* c: past its slack; a and b refreshed */
+    EXPECT(fx, ":1\r\n", "CF.EXISTS", "w", "a");
+    EXPECT(fx, ":0\r\n", "CF.EXISTS", "w", "c");
+    EXPECT(fx, ":0\r\n", "CF.COUNT", "w", "c");
+    assert_int_equal(info_field_of(fx, "w", "Window"), 8000);
+    assert_int_equal(info_field_of(fx, "w", "Slack"), 1000);
+    assert_int_equal(info_field_of(fx, "w", "Live items"), 2);
+    assert_int_equal(info_field_of(fx, "w", "Stale items"), 1);
+    assert_int_equal(info_field_of(fx, "w", "Number of items inserted"), 2);
+    uint64_t t_info = fake_now;
+    assert_int_equal(info_field_of(fx, "w", "Expansion rate"), 0);
+    /* a host clock set back: adds take the filter's clock, never lost */
+    fake_now = t_info - 3600000;
+    EXPECT(fx, ":1\r\n", "CF.ADD", "w", "z");
+    assert_string_equal(logged, "CF.INSERT w AT 1700000013500 ITEMS z");
+    EXPECT(fx, ":1\r\n", "CF.EXISTS", "w", "z");
+    fake_now = t_info;
+    /* reads log nothing; a delete is logged as sent (no time needed) */
+    logged[0] = '\0';
+    EXPECT(fx, ":1\r\n", "CF.DEL", "w", "a");
+    assert_string_equal(logged, "");
+    /* a filter CF.INSERT makes may have a window */
+    EXPECT(fx, "*1\r\n:1\r\n", "CF.INSERT", "v", "CAPACITY", "50", "WINDOW",
+           "100", "ITEMS", "x");
+    assert_int_equal(info_field_of(fx, "v", "Window"), 100);
+    assert_int_equal(info_field_of(fx, "v", "Capacity"), 50);
+    /* refusals */
+    EXPECT(fx,
+           "-ERR WINDOW: value must be an integer between 1 and "
+           "4398046511104, inclusive.\r\n",
+           "CF.RESERVE", "x", "100", "WINDOW", "0");
+    EXPECT(fx, "-ERR Couldn't parse WINDOW\r\n", "CF.RESERVE", "x", "100",
+           "WINDOW", "01");
+    EXPECT(fx, "-ERR WINDOW: a filter with a window has BUCKETSIZE 4\r\n",
+           "CF.RESERVE", "x", "100", "BUCKETSIZE", "8", "WINDOW", "5");
+    EXPECT(fx,
+           "-ERR ERROR: a filter with a window has 12-bit fingerprints, a "
+           "rate of 0.002\r\n",
+           "CF.RESERVE", "x", "100", "ERROR", "0.001", "WINDOW", "5");
+    EXPECT(fx, "-ERR Couldn't parse AT\r\n", "CF.INSERT", "x", "AT", "1.5",
+           "ITEMS", "a");
+    EXPECT(fx,
+           "-ERR AT: value must be an integer between 0 and "
+           "9223372036854775807, inclusive.\r\n",
+           "CF.INSERT", "x", "AT", "-1", "ITEMS", "a");
+    EXPECT(fx, "-ERR not found\r\n", "CF.INFO", "x");
+    /* full: refused, never a silent miss */
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "f", "8", "WINDOW", "1000");
+    int full = 0;
+    for (int i = 0; i < 64; i++) {
+        char item[8];
+        snprintf(item, sizeof(item), "i%d", i);
+        full += strcmp(RUN(fx, "CF.ADD", "f", item), ":1\r\n") != 0;
+    }
+    assert_true(full > 0);
+    assert_string_equal(fx->reply, "-ERR Filter is full\r\n");
+    /* RESP3 CF.INFO: a map of 16 */
+    set_proto(fx, 3);
+    RUN(fx, "CF.INFO", "w");
+    assert_memory_equal(fx->reply, "%16\r\n", 5);
+    set_proto(fx, 2);
+    /* without a clock of the host's: the wall clock */
+    cur_host = &test_host;
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "u", "100", "WINDOW", "60000");
+    EXPECT(fx, ":1\r\n", "CF.ADD", "u", "a");
+    EXPECT(fx, ":1\r\n", "CF.EXISTS", "u", "a");
 }
 
 /* A host's default sub-filter cap outside cfcmd_opts' bounds is held to
@@ -1507,6 +1640,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_loadchunk_headroom, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_wrong_type, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_window, setup, teardown),
         cmocka_unit_test(test_table),
         cmocka_unit_test_setup_teardown(test_default_cap_clamped, setup,
                                         teardown),

@@ -1,0 +1,575 @@
+/*
+ * cf_win.c - the window kind: its clock, lookups, adds (a present item's
+ * entry refreshed), deletes, the sweep, stats and memory; see cf_win.h.
+ */
+#include <errno.h>
+
+#include "cf_alloc.h"
+#include "cf_win.h"
+#include "check.h"
+
+#define mem (*cf_mem_allocator())
+
+#define W(f) ((f)->u.win)
+
+/* Lanes of a bucket word: 4 x 16 bits. */
+#define LANE_ONES 0x0001000100010001ull
+#define LANE_FPS 0x0FFF0FFF0FFF0FFFull   /* the fingerprints */
+#define LANE_LOW 0x7FFF7FFF7FFF7FFFull   /* all but each lane's top bit */
+#define LANE_HIGHS 0x8000800080008000ull /* each lane's top bit */
+#define FP_MASK 0x0FFFu
+#define STAMP_SHIFT CF_WIN_FP_BITS
+
+/* Target load of a full window's entries, per 100 slots. */
+#define WIN_LOAD 95
+/* Buckets swept after each write, beside the host's cron. */
+#define WIN_SWEEP_PER_WRITE 1
+
+_Static_assert(CF_WIN_FP_BITS + CF_WIN_STAMP_BITS == 16, "a slot is 16 bits");
+_Static_assert(CF_WIN_SLICES + 1 < CF_WIN_STAMPS,
+               "a stamp must tell a stale entry from a live one");
+
+/* The top bit of every lane whose fingerprint bits are zero, exactly: the
+ * masked lane is below 2^12, so adding LANE_LOW sets its top bit unless it
+ * is zero, and never carries into the next lane. */
+static inline uint64_t fp_zero(uint64_t x)
+{
+    x &= LANE_FPS;
+    return ~((x + LANE_LOW) | x) & LANE_HIGHS;
+}
+
+static inline uint64_t lanes_matching(uint64_t w, uint32_t fp)
+{
+    return fp_zero(w ^ (LANE_ONES * fp));
+}
+
+static inline uint32_t lane_of(uint64_t w, unsigned j)
+{
+    return (uint32_t)(w >> (16 * j)) & 0xFFFFu;
+}
+
+static inline unsigned stamp_of(uint32_t lane)
+{
+    return lane >> STAMP_SHIFT;
+}
+
+static inline bool lane_used(uint32_t lane)
+{
+    return (lane & FP_MASK) != 0;
+}
+
+static inline uint64_t lane_set(uint64_t w, unsigned j, uint32_t lane)
+{
+    return (w & ~(0xFFFFull << (16 * j))) | (uint64_t)lane << (16 * j);
+}
+
+/* The slice a stamp names: the newest one with that value at or before
+ * newest (cf_win.h: every entry's slice lies within 16 of it). */
+static inline uint64_t slice_of(const struct cf_win *w, unsigned v)
+{
+    return w->newest - ((w->newest - v) & (CF_WIN_STAMPS - 1));
+}
+
+/* Recomputes which stamps are alive at the clock. */
+static void alive_update(struct cf_win *w)
+{
+    uint32_t m = 0;
+    for (unsigned v = 0; v < CF_WIN_STAMPS; v++)
+        if (w->now - slice_of(w, v) <= CF_WIN_SLICES)
+            m |= 1u << v;
+    w->alive = m;
+    w->maybe_stale = true;
+}
+
+/* Whether any entry is stale (the per-stamp counts say it exactly); keeps
+ * the answer until the live stamps change. */
+static bool any_stale(struct cf_win *w)
+{
+    if (!w->maybe_stale)
+        return false;
+    for (unsigned v = 0; v < CF_WIN_STAMPS; v++)
+        if (!((w->alive >> v) & 1) && w->cnt[v] != 0)
+            return true;
+    w->maybe_stale = false;
+    return false;
+}
+
+static inline bool lane_alive(const struct cf_win *w, uint32_t lane)
+{
+    return (w->alive >> stamp_of(lane)) & 1;
+}
+
+static uint64_t xorshift(struct cf_win *w)
+{
+    uint64_t x = w->rng;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    w->rng = x;
+    return x;
+}
+
+/* ---- sizes ---- */
+
+uint64_t cf_win_buckets_for(uint64_t capacity)
+{
+    if (capacity == 0 || capacity > CF_MAX_CAPACITY)
+        return 0;
+    /* a window's items and those of the slice past it (the slack) */
+    uint64_t slots = capacity + (capacity + CF_WIN_SLICES - 1) / CF_WIN_SLICES;
+    uint64_t nb = (slots * 100 + 4 * WIN_LOAD - 1) / (4 * WIN_LOAD);
+    return nb < 1 ? 1 : nb;
+}
+
+uint64_t cf_win_table_bytes(const cf_params_t *p)
+{
+    uint64_t nb = cf_win_buckets_for(p->capacity);
+    return nb == 0 || nb > CF_ABS_MAX_BYTES / 8 ? 0 : nb * 8;
+}
+
+uint64_t cf_win_size_bytes(const cf_filter_t *f)
+{
+    return sizeof(*f) + sizeof(struct cf_win) + W(f)->nbuckets * 8;
+}
+
+/* ---- making and freeing ---- */
+
+static void win_set_window(struct cf_win *w, uint64_t window_ms)
+{
+    w->window_ms = window_ms;
+    w->slice_ms = (window_ms + CF_WIN_SLICES - 1) / CF_WIN_SLICES;
+}
+
+int cf_win_new(uint64_t capacity, uint64_t window_ms, uint64_t max_bytes,
+               cf_filter_t **out)
+{
+    *out = NULL;
+    uint64_t nb = cf_win_buckets_for(capacity);
+    if (nb == 0 || nb > CF_ABS_MAX_BYTES / 8 || window_ms == 0 ||
+        window_ms > CF_MAX_WINDOW_MS)
+        return -ENOMEM;
+    uint64_t bytes = sizeof(cf_filter_t) + sizeof(struct cf_win) + nb * 8;
+    if (max_bytes != 0 && bytes > max_bytes)
+        return -ENOMEM;
+    cf_filter_t *f = mem.calloc_fn(1, sizeof(*f));
+    struct cf_win *w = mem.calloc_fn(1, sizeof(*w));
+    uint64_t *t = (uint64_t *)(void *)cf_bytes_alloc(nb * 8);
+    if (f == NULL || w == NULL || t == NULL) {
+        if (t != NULL)
+            cf_bytes_free((uint8_t *)t, nb * 8);
+        mem.free_fn(w);
+        mem.free_fn(f);
+        return -ENOMEM;
+    }
+    f->kind = CF_KIND_WIN;
+    f->u.win = w;
+    w->t = t;
+    w->nbuckets = nb;
+    w->capacity = capacity;
+    win_set_window(w, window_ms);
+    w->rng = 1;
+    alive_update(w);
+    *out = f;
+    return 0;
+}
+
+int cf_win_create(const cf_params_t *p, cf_filter_t **out)
+{
+    int rc = cf_win_new(p->capacity, p->window_ms, p->max_bytes, out);
+    if (rc != 0)
+        return rc;
+    (*out)->seed = p->seed;
+    W(*out)->max_kicks = p->max_kicks;
+    W(*out)->rng = (p->seed ^ CF_GOLDEN) | 1;
+    return 0;
+}
+
+void cf_win_release(cf_filter_t *f)
+{
+    struct cf_win *w = W(f);
+    if (w == NULL)
+        return;
+    cf_bytes_free((uint8_t *)w->t, w->nbuckets * 8);
+    mem.free_fn(w);
+    f->u.win = NULL;
+}
+
+/* ---- the clock ---- */
+
+/* Clears the stale lanes of bucket b; returns how many. */
+static uint64_t sweep_bucket(struct cf_win *w, uint64_t b)
+{
+    uint64_t x = w->t[b], freed = 0;
+    if (x == 0)
+        return 0;
+    for (unsigned j = 0; j < 4; j++) {
+        uint32_t lane = lane_of(x, j);
+        if (lane_used(lane) && !lane_alive(w, lane)) {
+            w->cnt[stamp_of(lane)]--;
+            x = lane_set(x, j, 0);
+            freed++;
+        }
+    }
+    w->t[b] = x;
+    return freed;
+}
+
+/* Whether any entry may have a slice more than 15 before s: then a stamp
+ * of s would read as one of theirs. */
+static bool span_too_wide(const struct cf_win *w, uint64_t s)
+{
+    for (unsigned v = 0; v < CF_WIN_STAMPS; v++)
+        if (w->cnt[v] != 0 && s - slice_of(w, v) >= CF_WIN_STAMPS)
+            return true;
+    return false;
+}
+
+/* Every stale slot reclaimed at once: what a write needs when the sweep
+ * fell behind the clock by more than the stamps can tell apart (the clock
+ * jumped, or no cron ran). All of them when nothing is alive. */
+static void catch_up(struct cf_win *w)
+{
+    if (w->alive == 0 || w->now - w->newest > CF_WIN_SLICES) {
+        memset(w->t, 0, w->nbuckets * 8);
+        memset(w->cnt, 0, sizeof(w->cnt));
+        return;
+    }
+    for (uint64_t b = 0; b < w->nbuckets; b++)
+        sweep_bucket(w, b);
+}
+
+uint64_t cf_win_set_time(cf_filter_t *f, uint64_t now_ms, uint64_t add_ms)
+{
+    struct cf_win *w = W(f);
+    if (now_ms > w->clock_ms) {
+        w->clock_ms = now_ms;
+        /* the slice, and the stamps alive, change once a slice */
+        if (now_ms >= w->next_ms) {
+            w->now = now_ms / w->slice_ms;
+            w->next_ms = (w->now + 1) * w->slice_ms;
+            alive_update(w);
+        }
+    }
+    if (add_ms >= w->clock_ms) {
+        w->add = w->now;
+        w->add_ms = w->clock_ms;
+    } else {
+        w->add = add_ms / w->slice_ms;
+        w->add_ms = add_ms;
+    }
+    return w->add_ms;
+}
+
+/* Makes slice a (alive at the clock) storable: at most 15 slices after
+ * every entry's, newest the latest of them. */
+static void win_stamp_ready(struct cf_win *w, uint64_t a)
+{
+    uint64_t nw = a > w->newest ? a : w->newest;
+    if (nw == w->newest)
+        return;
+    if (span_too_wide(w, nw))
+        catch_up(w);
+    w->newest = nw;
+    alive_update(w);
+}
+
+/* ---- lookups ---- */
+
+typedef struct win_hash {
+    uint64_t i1, i2;
+    uint32_t fp;
+} win_hash_t;
+
+static inline win_hash_t win_hash(const cf_filter_t *f, const void *key,
+                                  size_t len)
+{
+    const struct cf_win *w = W(f);
+    win_hash_t r;
+    uint64_t h = key_hash(key, len, f->seed);
+    r.fp = (uint32_t)h & FP_MASK;
+    r.fp += r.fp == 0;
+    r.i1 = mulhi(h, w->nbuckets);
+    r.i2 = alt_of(w->nbuckets, r.i1, r.fp);
+    return r;
+}
+
+/* The top bit of every lane of bucket b holding fp alive. */
+static inline uint64_t live_matches(const struct cf_win *w, uint64_t b,
+                                    uint32_t fp)
+{
+    uint64_t x = w->t[b], m = lanes_matching(x, fp), live = 0;
+    while (m != 0) {
+        unsigned bit = (unsigned)__builtin_ctzll(m);
+        if (lane_alive(w, lane_of(x, bit / 16)))
+            live |= 1ull << bit;
+        m &= m - 1;
+    }
+    return live;
+}
+
+bool cf_win_exists(const cf_filter_t *f, const void *key, size_t len)
+{
+    const struct cf_win *w = W(f);
+    win_hash_t h = win_hash(f, key, len);
+    return live_matches(w, h.i1, h.fp) != 0 || live_matches(w, h.i2, h.fp) != 0;
+}
+
+uint64_t cf_win_count(const cf_filter_t *f, const void *key, size_t len)
+{
+    const struct cf_win *w = W(f);
+    win_hash_t h = win_hash(f, key, len);
+    uint64_t n = (uint64_t)__builtin_popcountll(live_matches(w, h.i1, h.fp));
+    if (h.i2 != h.i1)
+        n += (uint64_t)__builtin_popcountll(live_matches(w, h.i2, h.fp));
+    return n;
+}
+
+void cf_win_prefetch(const cf_filter_t *f, const void *key, size_t len)
+{
+    win_hash_t h = win_hash(f, key, len);
+    __builtin_prefetch(&W(f)->t[h.i1], 0, 3);
+    __builtin_prefetch(&W(f)->t[h.i2], 0, 3);
+}
+
+void cf_win_exists_many(const cf_filter_t *f, size_t n, const void *const *keys,
+                        const size_t *lens, bool *out)
+{
+    const struct cf_win *w = W(f);
+    win_hash_t h[CF_WINDOW];
+    for (size_t i = 0; i < n; i += CF_WINDOW) {
+        size_t m = n - i < CF_WINDOW ? n - i : CF_WINDOW;
+        for (size_t j = 0; j < m; j++) {
+            h[j] = win_hash(f, keys[i + j], lens[i + j]);
+            __builtin_prefetch(&w->t[h[j].i1], 0, 3);
+            __builtin_prefetch(&w->t[h[j].i2], 0, 3);
+        }
+        for (size_t j = 0; j < m; j++)
+            out[i + j] = live_matches(w, h[j].i1, h[j].fp) != 0 ||
+                         live_matches(w, h[j].i2, h[j].fp) != 0;
+    }
+}
+
+/* ---- writes ---- */
+
+/* The first free lane of bucket b (empty, or stale: its count comes off),
+ * or -1. An empty lane is found with one test of the word; only a bucket
+ * without one has its stamps read. */
+static int free_lane(struct cf_win *w, uint64_t b)
+{
+    uint64_t x = w->t[b], e = fp_zero(x);
+    if (e != 0)
+        return (int)((unsigned)__builtin_ctzll(e) / 16);
+    for (unsigned j = 0; j < 4; j++) {
+        uint32_t lane = lane_of(x, j);
+        if (!lane_alive(w, lane)) {
+            w->cnt[stamp_of(lane)]--;
+            return (int)j;
+        }
+    }
+    return -1;
+}
+
+static inline void put(struct cf_win *w, uint64_t b, unsigned j, uint32_t lane)
+{
+    w->t[b] = lane_set(w->t[b], j, lane);
+}
+
+/* A walk of kicks from the pair (i1, i2) until some entry lands in a free
+ * lane; undone whole (the table as before) when it does not within the
+ * bound. 0 or -ENOSPC. */
+static int kick(struct cf_win *w, const win_hash_t *h, uint32_t lane)
+{
+    uint64_t log_b[CF_WIN_MAX_WALK];
+    uint8_t log_j[CF_WIN_MAX_WALK];
+    uint32_t n =
+        w->max_kicks < CF_WIN_MAX_WALK ? w->max_kicks : CF_WIN_MAX_WALK;
+    uint64_t b = (xorshift(w) & 1) ? h->i2 : h->i1;
+    uint32_t cur = lane, k;
+    for (k = 0; k < n; k++) {
+        unsigned j = (unsigned)(xorshift(w) >> 62);
+        uint32_t victim = lane_of(w->t[b], j);
+        put(w, b, j, cur);
+        log_b[k] = b;
+        log_j[k] = (uint8_t)j;
+        cur = victim;
+        b = alt_of(w->nbuckets, b, cur & FP_MASK);
+        int fj = free_lane(w, b);
+        if (fj >= 0) {
+            put(w, b, (unsigned)fj, cur);
+            return 0;
+        }
+    }
+    /* Undo: each kicked entry back where it was, the new one out. */
+    while (k-- > 0) {
+        uint32_t here = lane_of(w->t[log_b[k]], log_j[k]);
+        put(w, log_b[k], log_j[k], cur);
+        cur = here;
+    }
+    CK_ASSERT(cur == lane);
+    return -ENOSPC;
+}
+
+/* Rewrites a live match's stamp to slice a when that is newer; true when
+ * a live match exists. */
+static bool refresh(struct cf_win *w, uint64_t b, uint32_t fp, uint64_t a)
+{
+    uint64_t m = live_matches(w, b, fp);
+    if (m == 0)
+        return false;
+    unsigned j = (unsigned)__builtin_ctzll(m) / 16;
+    uint32_t lane = lane_of(w->t[b], j);
+    unsigned v = stamp_of(lane), nv = (unsigned)(a & (CF_WIN_STAMPS - 1));
+    if ((int64_t)(a - slice_of(w, v)) > 0) {
+        w->cnt[v]--;
+        w->cnt[nv]++;
+        put(w, b, j, fp | nv << STAMP_SHIFT);
+    }
+    return true;
+}
+
+static void sweep_some(struct cf_win *w, uint64_t buckets)
+{
+    if (!any_stale(w))
+        return;
+    for (uint64_t i = 0; i < buckets && i < w->nbuckets; i++) {
+        sweep_bucket(w, w->cursor);
+        w->cursor = w->cursor + 1 < w->nbuckets ? w->cursor + 1 : 0;
+    }
+}
+
+/* 0 stored or refreshed (nx: 1 stored, 0 refreshed), or -ENOSPC. */
+static int win_add(cf_filter_t *f, const win_hash_t *h, bool nx)
+{
+    struct cf_win *w = W(f);
+    uint64_t a = w->add;
+    if (w->add_ms > w->write_ms)
+        w->write_ms = w->add_ms;
+    if (w->now - a > CF_WIN_SLICES) /* forgotten already: nothing to store */
+        return nx ? live_matches(w, h->i1, h->fp) == 0 &&
+                        live_matches(w, h->i2, h->fp) == 0
+                  : 0;
+    win_stamp_ready(w, a);
+    if (refresh(w, h->i1, h->fp, a) || refresh(w, h->i2, h->fp, a))
+        return 0;
+    unsigned v = (unsigned)(a & (CF_WIN_STAMPS - 1));
+    uint32_t lane = h->fp | v << STAMP_SHIFT;
+    int j = free_lane(w, h->i1);
+    uint64_t b = h->i1;
+    if (j < 0) {
+        j = free_lane(w, h->i2);
+        b = h->i2;
+    }
+    int rc = 0;
+    if (j >= 0)
+        put(w, b, (unsigned)j, lane);
+    else
+        rc = kick(w, h, lane);
+    if (rc != 0)
+        return rc;
+    w->cnt[v]++;
+    return nx ? 1 : 0;
+}
+
+int cf_win_add(cf_filter_t *f, const void *key, size_t len, bool nx)
+{
+    win_hash_t h = win_hash(f, key, len);
+    int rc = win_add(f, &h, nx);
+    sweep_some(W(f), WIN_SWEEP_PER_WRITE);
+    return rc;
+}
+
+void cf_win_add_many(cf_filter_t *f, size_t n, const void *const *keys,
+                     const size_t *lens, bool nx, int *rc)
+{
+    win_hash_t h[CF_WINDOW];
+    for (size_t i = 0; i < n; i += CF_WINDOW) {
+        size_t m = n - i < CF_WINDOW ? n - i : CF_WINDOW;
+        for (size_t j = 0; j < m; j++) {
+            h[j] = win_hash(f, keys[i + j], lens[i + j]);
+            __builtin_prefetch(&W(f)->t[h[j].i1], 1, 3);
+            __builtin_prefetch(&W(f)->t[h[j].i2], 1, 3);
+        }
+        for (size_t j = 0; j < m; j++) {
+            rc[i + j] = win_add(f, &h[j], nx);
+            sweep_some(W(f), WIN_SWEEP_PER_WRITE);
+        }
+    }
+}
+
+int cf_win_del(cf_filter_t *f, const void *key, size_t len)
+{
+    struct cf_win *w = W(f);
+    win_hash_t h = win_hash(f, key, len);
+    uint64_t bs[2] = {h.i1, h.i2};
+    int rc = 0;
+    for (int k = 0; k < 2 && rc == 0; k++) {
+        uint64_t m = live_matches(w, bs[k], h.fp);
+        if (m == 0)
+            continue;
+        unsigned j = (unsigned)__builtin_ctzll(m) / 16;
+        w->cnt[stamp_of(lane_of(w->t[bs[k]], j))]--;
+        put(w, bs[k], j, 0);
+        f->deleted++;
+        rc = 1;
+    }
+    sweep_some(w, WIN_SWEEP_PER_WRITE);
+    return rc;
+}
+
+uint64_t cf_win_sweep(cf_filter_t *f, uint64_t buckets)
+{
+    struct cf_win *w = W(f);
+    uint64_t freed = 0;
+    if (!any_stale(w))
+        return 0;
+    for (uint64_t i = 0; i < buckets && i < w->nbuckets; i++) {
+        freed += sweep_bucket(w, w->cursor);
+        w->cursor = w->cursor + 1 < w->nbuckets ? w->cursor + 1 : 0;
+    }
+    return freed;
+}
+
+/* ---- stats ---- */
+
+static void counts(const struct cf_win *w, uint64_t *live, uint64_t *stale)
+{
+    *live = *stale = 0;
+    for (unsigned v = 0; v < CF_WIN_STAMPS; v++) {
+        if ((w->alive >> v) & 1)
+            *live += w->cnt[v];
+        else
+            *stale += w->cnt[v];
+    }
+}
+
+void cf_win_stats(const cf_filter_t *f, cf_stats_t *st)
+{
+    const struct cf_win *w = W(f);
+    uint64_t live, stale;
+    counts(w, &live, &stale);
+    memset(st, 0, sizeof(*st));
+    st->size_bytes = cf_win_size_bytes(f);
+    st->nbuckets = w->nbuckets;
+    st->nfilters = 1;
+    st->items = live;
+    st->deleted = f->deleted;
+    st->capacity = w->capacity;
+    st->bucket_size = 4;
+    st->fp_bits = CF_WIN_FP_BITS;
+    st->expansion = 0;
+    st->max_kicks = w->max_kicks;
+    st->max_filters = 1;
+    st->seed = f->seed;
+    st->encoding = CF_ENC_PLAIN;
+    st->form = CF_FORM_WINDOW;
+}
+
+void cf_win_info(const cf_filter_t *f, cf_window_info_t *wi)
+{
+    const struct cf_win *w = W(f);
+    wi->window_ms = w->window_ms;
+    wi->slice_ms = w->slice_ms;
+    wi->slack_ms = (CF_WIN_SLICES + 1) * w->slice_ms - w->window_ms;
+    wi->clock_ms = w->clock_ms;
+    counts(w, &wi->live, &wi->stale);
+}
