@@ -389,8 +389,7 @@ bool cf_is_header_len(size_t len)
 {
     return len == CF_RB_HEADER_LEN || len == CF_RB_WRAP_LEN ||
            len == CF_GROW_HDR_LEN || len == CF_GROW_HDR5_LEN ||
-           len == CF_WIN_HDR_LEN ||
-           cf_fixed_is_header_len(len);
+           len == CF_WIN_HDR_LEN || cf_fixed_is_header_len(len);
 }
 
 int cf_load_data(cf_filter_t *f, uint64_t off, const void *p, size_t len)
