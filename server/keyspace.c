@@ -574,7 +574,18 @@ bool ks_random(const ks_db_t *db, uint64_t r, const void **key, size_t *len)
      * together hold as many keys as one did), so a run of empty buckets
      * is short on average. */
     size_t live = db->t[0].n - db->rehash + db->t[1].n;
+    /* Buckets drawn at random until one holds keys, as Redis's dict does:
+     * walking on from an empty bucket to the next full one would favour
+     * the keys after a run of empty ones, and mid-resize table 1 has long
+     * runs of them (the buckets not yet moved into). The walk is only the
+     * fallback of an unlucky run of draws. */
     size_t i = (size_t)(r % live);
+    for (int tries = 0; live_bucket(db, i) == NULL && tries < 1000; tries++) {
+        r ^= r << 13;
+        r ^= r >> 7;
+        r ^= r << 17;
+        i = (size_t)(r % live);
+    }
     while (live_bucket(db, i) == NULL)
         i = i + 1 == live ? 0 : i + 1;
     size_t n = 0;

@@ -121,29 +121,45 @@ def test_inserts_and_deletes_keep_in_step(setup):
     assert no_false_negative(db, cf) == N + 500 - 500
 
 
-def test_rebuild_while_inserts_run_loses_none(setup, pg, server):
+def test_rebuild_while_inserts_run_loses_none(setup, pg, server, tmp_path):
+    """Inserts run while the guard is rebuilt; at least one of them is
+    committed after the rebuild's snapshot, whatever the machine's load:
+    the loader is started through a wrapper (after the snapshot) that
+    waits until the writer has committed a row it saw the wrapper start
+    for."""
     db, cf = setup
     stop = threading.Event()
     added = []
+    started, acked = tmp_path / "started", tmp_path / "acked"
+    wrapper = tmp_path / "loader"
+    wrapper.write_text(
+        "#!/bin/sh\n: > '%s'\n"
+        "for i in $(seq 3000); do [ -e '%s' ] && break; sleep 0.01; done\n"
+        "exec '%s' \"$@\"\n"
+        % (started, acked, guard.loader_path(ROOT)))
+    wrapper.chmod(0o755)
 
     def writer():
         wdb = pg.connect()
         w = guard.Guarded(wdb, server.client())
         uid = 10 * N + 1
         while not stop.is_set():
+            after = started.exists()
             w.add_user(uid, "late")
             added.append(uid)
             uid += 2
+            if after and not acked.exists():
+                acked.touch()
         wdb.close()
 
     t = threading.Thread(target=writer)
     t.start()
     try:
-        rc, err, late = guard.rebuild(db, cf, guard.loader_path(ROOT),
-                                      server.port)
+        rc, err, late = guard.rebuild(db, cf, str(wrapper), server.port)
     finally:
         stop.set()
         t.join()
+    assert acked.exists()
     assert rc == 0, err
     assert added and late >= 1
     no_false_negative(db, cf)
