@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <xxhash.h>
 
 #include "cf.h"
@@ -43,6 +45,29 @@ static inline cf_filter_t *fuzz_load_header(uint8_t *buf, size_t size,
     *rest = size - *used;
     if (*rest > total)
         *rest = (size_t)total;
+    return f;
+}
+
+/* An untrusted serialised filter: data copied into *bufp (the caller
+ * frees it, also when NULL is returned), its header loaded
+ * (fuzz_load_header()) and its data in two pieces, split inside a slot
+ * when it can be. NULL when the header is refused or memory is short. */
+static inline cf_filter_t *fuzz_load_split(const uint8_t *data, size_t size,
+                                           uint8_t **bufp)
+{
+    uint8_t *buf = *bufp = malloc(size + 1);
+    if (buf == NULL)
+        return NULL;
+    memcpy(buf, data, size);
+    size_t used, rest;
+    cf_filter_t *f = fuzz_load_header(buf, size, &used, &rest);
+    if (f == NULL)
+        return NULL;
+    size_t half = rest / 2 | 1;
+    if (half > rest)
+        half = rest;
+    (void)cf_load_data(f, 0, buf + used, half);
+    (void)cf_load_data(f, half, buf + used + half, rest - half);
     return f;
 }
 

@@ -107,19 +107,9 @@ static void ops(const uint8_t *data, size_t size)
 
 static void load(const uint8_t *data, size_t size)
 {
-    uint8_t *buf = malloc(size + 1);
-    if (buf == NULL)
-        return;
-    memcpy(buf, data, size);
-    size_t used, rest;
-    cf_filter_t *f = fuzz_load_header(buf, size, &used, &rest);
+    uint8_t *buf;
+    cf_filter_t *f = fuzz_load_split(data, size, &buf);
     if (f != NULL) {
-        /* in two pieces, split inside a slot when it can be */
-        size_t half = rest / 2 | 1;
-        if (half > rest)
-            half = rest;
-        (void)cf_load_data(f, 0, buf + used, half);
-        (void)cf_load_data(f, half, buf + used + half, rest - half);
         uint64_t room = 16u << 20;
         fuzz_batched(f, buf, size, (size & 2) != 0, &room);
         for (size_t i = 0; i + 4 <= size && i < 256; i += 4) {

@@ -96,18 +96,9 @@ static void ops(const uint8_t *data, size_t size)
 
 static void load(const uint8_t *data, size_t size)
 {
-    uint8_t *buf = malloc(size + 1);
-    if (buf == NULL)
-        return;
-    memcpy(buf, data, size);
-    size_t used, rest;
-    cf_filter_t *f = fuzz_load_header(buf, size, &used, &rest);
+    uint8_t *buf;
+    cf_filter_t *f = fuzz_load_split(data, size, &buf);
     if (f != NULL && cf_is_window(f)) {
-        size_t half = rest / 2 | 1;
-        if (half > rest)
-            half = rest;
-        (void)cf_load_data(f, 0, buf + used, half);
-        (void)cf_load_data(f, half, buf + used + half, rest - half);
         uint64_t t = T0;
         for (size_t i = 0; i + 4 <= size && i < 256; i += 4) {
             t += (uint64_t)buf[i] * 1000;
