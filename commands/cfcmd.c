@@ -20,9 +20,10 @@
  *  - The max_expansions default is the cap on sub-filters (RedisBloom's 32).
  *  - CF.INFO "Error rate" is the bound for one lookup over every sub-filter:
  *    nfilters * cf_error_bound(), capped at 1. A last field, ours,
- *    "Encoding", says "plain", "semi-sorted" or "growable" (whose
+ *    "Encoding", says "plain", "semi-sorted", "growable" (whose
  *    "Fingerprint bits" 15 and error rate are those of a new entry; older
- *    entries compare fewer bits, docs/growth.md).
+ *    entries compare fewer bits, docs/growth.md), "growable pair" (two
+ *    growable tables: the sum of their bits) or "window".
  *  - ERROR rate (ours) picks the encoding with the fewest bits per item
  *    whose bound meets the rate, plain or semi-sorted (cf.h); without it a
  *    filter is plain, with the configured width.
@@ -152,17 +153,25 @@ static void params_default(const call_t *c, cf_params_t *p, double *rate)
  * with 12 bits or more (so the compact table costs no more at the
  * reserve): a compact table compares 13 bits (about 0.09% at its
  * capacity) and its rate after a 1000x growth is 0.23-0.24%
- * (docs/growth.md), so it keeps such a rate as it grows. Everything else
- * keeps the fixed shapes, with the nested chain when it grows: a smaller
- * rate, a larger one (fewer bits, less memory), a bucket size or a width
- * the growable slot does not offer is served exactly at the reserve. */
+ * (docs/growth.md), so it keeps such a rate as it grows. A rate under
+ * CF_GROW_MIN_RATE makes the growable pair (cf.h's CF_GROWABLE_PAIR: two
+ * such tables, the product of their rates, 6e-6 after 1000x), which keeps
+ * every rate the fixed shapes serve. Everything else keeps the fixed
+ * shapes, with the nested chain when it grows: a larger rate (fewer bits,
+ * less memory), a bucket size or a width the growable slot does not offer
+ * is served exactly at the reserve. */
 #define CF_GROW_MIN_RATE 0.005
 
 static void choose_shape(cf_params_t *p, bool user_rate, double rate)
 {
-    bool fits = user_rate ? rate >= CF_GROW_MIN_RATE && p->fp_bits >= 12
+    bool may = p->expansion >= 1 && p->bucket_size == 4;
+    if (user_rate && rate < CF_GROW_MIN_RATE) {
+        p->growable = may ? CF_GROWABLE_PAIR : 0;
+        return;
+    }
+    bool fits = user_rate ? p->fp_bits >= 12
                           : p->encoding == CF_ENC_PLAIN && p->fp_bits <= 12;
-    p->growable = p->expansion >= 1 && p->bucket_size == 4 && fits;
+    p->growable = may && fits;
 }
 
 /* Applies rate to p's encoding and fingerprint width: the smallest, plain
@@ -862,10 +871,10 @@ void cfcmd_info(const cfcmd_host_t *host, void *h, int argc, const arg_t *argv)
     info_field(&c, "Capacity", st.capacity);
     host->reply_simple(h, "Error rate");
     host->reply_double(h, err < 1 ? err : 1);
-    /* ours, after RedisBloom's fields: "plain", "semi-sorted",
-     * "growable" or "window" */
-    const char *enc = st.form == CF_FORM_GROWABLE ? "growable"
-                      : win                       ? "window"
+    /* ours, after RedisBloom's fields */
+    const char *enc = st.form == CF_FORM_GROWABLE        ? "growable"
+                      : st.form == CF_FORM_GROWABLE_PAIR ? "growable pair"
+                      : win                              ? "window"
                             : cf_encoding_name(st.encoding);
     host->reply_simple(h, "Encoding");
     host->reply_bulk(h, enc, strlen(enc));

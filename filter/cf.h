@@ -69,7 +69,10 @@ typedef struct cf_params {
                              reported), grows whatever expansion says
                              (reported too), and relocates up to its own
                              bound of kicks before it splits buckets
-                             ahead of time. 0: the fixed shapes. */
+                             ahead of time. CF_GROWABLE_PAIR: two such
+                             tables with independent hashes, every item in
+                             both (a rate one table cannot keep while it
+                             grows). 0: the fixed shapes. */
     uint64_t window_ms;   /* 0: items stay until deleted. Else the window
                              kind (docs/design.md): an item is present
                              until at least window_ms after its last add
@@ -80,6 +83,8 @@ typedef struct cf_params {
                              max_filters are not used), growable 0. At
                              most CF_MAX_WINDOW_MS. */
 } cf_params_t;
+
+#define CF_GROWABLE_PAIR 2
 
 #define CF_MAX_WINDOW_MS (1ull << 42) /* about 139 years */
 
@@ -208,6 +213,10 @@ typedef struct cf_stats {
 /* The window kind (cf_params_t.window_ms): nfilters 1, items the live
  * entries, fp_bits 12, expansion 0; cf_window_info() tells the rest. */
 #define CF_FORM_WINDOW 3
+/* The growable pair (CF_GROWABLE_PAIR): the growable form's figures of
+ * its first table, but size_bytes and nbuckets of both tables, and fp_bits
+ * the sum of both tables' (an absent item must match both). */
+#define CF_FORM_GROWABLE_PAIR 4
 
 void cf_stats(const cf_filter_t *f, cf_stats_t *st);
 

@@ -135,7 +135,7 @@ int cf_grow_create(const cf_params_t *p, cf_filter_t **out)
         .max_filters = p->max_filters,
         .phase = GR_COMPACT,
         .remap = 1,
-        .inl = 1,
+        .inl = p->growable != CF_GROWABLE_PAIR,
     };
     return gr_new(&in, out);
 }

@@ -45,6 +45,15 @@
 #define CF_GROW_HDR_LEN 128
 #define CF_GROW_HDR5_LEN 144
 
+/* f->shape of a growable filter: 0, GR_SHAPE_INLINE (cf_grow_int.h) or
+ * the first table of a pair (cf_pair.h), never inline. */
+#define CF_GROW_SHAPE_PAIR 2
+
+/* What a header loads as (cf_grow_load_part()): a filter alone (the pair
+ * flag clear, inline when it can be), the first table of a pair (the flag
+ * set) or its second (clear; neither of a pair is inline). */
+enum cf_grow_role { CF_GROW_ALONE, CF_GROW_FIRST, CF_GROW_SECOND };
+
 static inline bool cf_is_grow(const cf_filter_t *f)
 {
     return f->kind == CF_KIND_GROW;
@@ -94,6 +103,14 @@ CF_HIDDEN void cf_grow_header(const cf_filter_t *f, void *buf);
 CF_HIDDEN int cf_grow_load_header(const void *buf, size_t len,
                                   const cf_limits_t *lim, cf_filter_t **out,
                                   size_t *used);
+/* cf_grow_load_header() of one role; the pair flag must be as it says. */
+CF_HIDDEN int cf_grow_load_part(const void *buf, size_t len,
+                                const cf_limits_t *lim, enum cf_grow_role role,
+                                cf_filter_t **out, size_t *used);
+/* Whether buf (at least 16 bytes of a version 5 header) has the pair flag. */
+CF_HIDDEN bool cf_grow_is_pair_header(const void *buf);
+/* Where the first table of a pair keeps the rest of it (cf_pair.c). */
+CF_HIDDEN struct cf_pair **cf_grow_pair_slot(const cf_filter_t *f);
 CF_HIDDEN uint64_t cf_grow_data_len(const cf_filter_t *f);
 CF_HIDDEN size_t cf_grow_data_view(const cf_filter_t *f, uint64_t off,
                                    size_t max, const void **p);

@@ -44,6 +44,7 @@
 #define GR_FLAG_REMAP 4
 #define GR_FLAG_COMPACT 8
 #define GR_FLAG_CONVERTING 16
+#define GR_FLAG_PAIR 32 /* the first table of a pair (cf_pair.h) */
 #define GR_MAX_LEVEL 40
 #define GR_TARGET_MIN 5000
 #define GR_TARGET_MAX 9500
@@ -71,7 +72,8 @@ void cf_grow_header(const cf_filter_t *f, void *buf)
     p[14] = CF_ENC_PLAIN;
     p[15] = (uint8_t)(GR_FLAG_GROWABLE | (g->remap ? GR_FLAG_REMAP : 0) |
                       (g->phase == GR_COMPACT ? GR_FLAG_COMPACT : 0) |
-                      (g->phase == GR_CONVERTING ? GR_FLAG_CONVERTING : 0));
+                      (g->phase == GR_CONVERTING ? GR_FLAG_CONVERTING : 0) |
+                      (f->shape == CF_GROW_SHAPE_PAIR ? GR_FLAG_PAIR : 0));
     le_store32(p + 16, f->max_kicks);
     le_store32(p + 20, f->expansion);
     le_store32(p + 24, f->max_filters);
@@ -98,8 +100,20 @@ void cf_grow_header(const cf_filter_t *f, void *buf)
     le_store64(p + hl - 8, XXH3_64bits(p, hl - 8));
 }
 
+bool cf_grow_is_pair_header(const void *buf)
+{
+    const uint8_t *p = buf;
+    return le_load16(p + 4) == CF_GROW_VERSION5 && (p[15] & GR_FLAG_PAIR);
+}
+
 int cf_grow_load_header(const void *buf, size_t len, const cf_limits_t *lim,
                         cf_filter_t **out, size_t *used)
+{
+    return cf_grow_load_part(buf, len, lim, CF_GROW_ALONE, out, used);
+}
+
+int cf_grow_load_part(const void *buf, size_t len, const cf_limits_t *lim,
+                      enum cf_grow_role role, cf_filter_t **out, size_t *used)
 {
     const uint8_t *p = buf;
     *out = NULL;
@@ -112,6 +126,10 @@ int cf_grow_load_header(const void *buf, size_t len, const cf_limits_t *lim,
         le_load64(p + hl - 8) != XXH3_64bits(p, hl - 8))
         return -EINVAL;
     uint8_t flags = p[15];
+    if ((role != CF_GROW_ALONE && !v5) ||
+        ((flags & GR_FLAG_PAIR) != 0) != (role == CF_GROW_FIRST))
+        return -EINVAL;
+    flags &= (uint8_t)~GR_FLAG_PAIR;
     uint32_t phase = (flags & GR_FLAG_COMPACT)      ? GR_COMPACT
                      : (flags & GR_FLAG_CONVERTING) ? GR_CONVERTING
                                                     : GR_WHOLE;
@@ -135,7 +153,7 @@ int cf_grow_load_header(const void *buf, size_t len, const cf_limits_t *lim,
     uint64_t entries = le_load64(p + 80), stash_bucket = le_load64(p + 96);
     uint32_t stash_entry = le_load32(p + 104);
     /* a compact filter loads inline when its counts fit one (gr_new()) */
-    in.inl = items == entries && items <= UINT32_MAX;
+    in.inl = role == CF_GROW_ALONE && items == entries && items <= UINT32_MAX;
     uint64_t ocap = le_load32(p + 68), oused = le_load32(p + 108);
     if (le_load32(p + 8) != GR_B || p[12] != CF_GROW_TAG_BITS ||
         p[13] != CF_GROW_STORED_BITS || p[14] != CF_ENC_PLAIN)

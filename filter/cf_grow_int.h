@@ -62,14 +62,16 @@ struct cf_grow {
      * NULL once
      * every bucket is in the 16-bit table. */
     uint8_t *cmp;
-    uint64_t conv;       /* buckets below it are converted */
-    uint64_t conv_at[2]; /* the size events the conversion's start and end
-                            were (cf_grow_size_at()), GR_EV_BEFORE: before
-                            the filter was made or loaded */
-    uint8_t phase;       /* enum gr_phase */
-    uint8_t remap;       /* some items of tag 0 take tag 31 (gr_tag()) */
-    uint32_t tail;       /* bytes after the filter's struct in its block
-                            (the table it had inline, GR_SHAPE_INLINE) */
+    uint64_t conv;        /* buckets below it are converted */
+    uint64_t conv_at[2];  /* the size events the conversion's start and end
+                             were (cf_grow_size_at()), GR_EV_BEFORE: before
+                             the filter was made or loaded */
+    uint8_t phase;        /* enum gr_phase */
+    uint8_t remap;        /* some items of tag 0 take tag 31 (gr_tag()) */
+    uint32_t tail;        /* bytes after the filter's struct in its block
+                             (the table it had inline, GR_SHAPE_INLINE) */
+    struct cf_pair *pair; /* the first table of a pair: the rest of it
+                             (cf_pair.c's, which frees it) */
 };
 
 /* A small filter made compact (n0 <= GR_INLINE_MAX) is inline: no struct

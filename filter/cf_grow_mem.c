@@ -151,6 +151,11 @@ void cf_grow_release(cf_filter_t *f)
     f->u.gr = NULL;
 }
 
+struct cf_pair **cf_grow_pair_slot(const cf_filter_t *f)
+{
+    return &GR(f)->pair;
+}
+
 uint64_t cf_grow_own_bytes(const cf_filter_t *f)
 {
     struct cf_grow vt;

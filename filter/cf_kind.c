@@ -9,6 +9,7 @@
 
 #include "cf_fixed.h"
 #include "cf_grow.h"
+#include "cf_pair.h"
 #include "cf_rb.h"
 #include "cf_win.h"
 
@@ -21,6 +22,8 @@ int cf_create(const cf_params_t *p, cf_filter_t **out)
         return -EINVAL;
     if (p->window_ms != 0)
         return cf_win_create(p, out);
+    if (p->growable == CF_GROWABLE_PAIR)
+        return cf_pair_create(p, out);
     return p->growable ? cf_grow_create(p, out) : cf_fixed_create(p, out);
 }
 
@@ -33,6 +36,8 @@ void cf_free_extra(cf_filter_t *f, size_t have)
         cf_fixed_release(f);
         break;
     case CF_KIND_GROW:
+        if (cf_is_pair(f))
+            cf_pair_release(f);
         cf_grow_release(f);
         break;
     case CF_KIND_RB:
@@ -55,7 +60,8 @@ int cf_add(cf_filter_t *f, const void *key, size_t len)
     uint64_t room = UINT64_MAX;
     switch ((cf_kind_t)f->kind) {
     case CF_KIND_GROW:
-        return cf_grow_add(f, key, len, false, &room);
+        return cf_is_pair(f) ? cf_pair_add(f, key, len, false, &room)
+                             : cf_grow_add(f, key, len, false, &room);
     case CF_KIND_RB:
         return cf_rb_add(f, key, len, false, &room);
     case CF_KIND_WIN:
@@ -71,7 +77,8 @@ int cf_add_nx(cf_filter_t *f, const void *key, size_t len)
     uint64_t room = UINT64_MAX;
     switch ((cf_kind_t)f->kind) {
     case CF_KIND_GROW:
-        return cf_grow_add(f, key, len, true, &room);
+        return cf_is_pair(f) ? cf_pair_add(f, key, len, true, &room)
+                             : cf_grow_add(f, key, len, true, &room);
     case CF_KIND_RB:
         return cf_rb_add(f, key, len, true, &room);
     case CF_KIND_WIN:
@@ -86,7 +93,8 @@ bool cf_exists(const cf_filter_t *f, const void *key, size_t len)
 {
     switch ((cf_kind_t)f->kind) {
     case CF_KIND_GROW:
-        return cf_grow_exists(f, key, len);
+        return cf_is_pair(f) ? cf_pair_exists(f, key, len)
+                             : cf_grow_exists(f, key, len);
     case CF_KIND_RB:
         return cf_rb_exists(f, key, len);
     case CF_KIND_WIN:
@@ -101,7 +109,8 @@ uint64_t cf_count(const cf_filter_t *f, const void *key, size_t len)
 {
     switch ((cf_kind_t)f->kind) {
     case CF_KIND_GROW:
-        return cf_grow_count(f, key, len);
+        return cf_is_pair(f) ? cf_pair_count(f, key, len)
+                             : cf_grow_count(f, key, len);
     case CF_KIND_RB:
         return cf_rb_count(f, key, len);
     case CF_KIND_WIN:
@@ -116,7 +125,8 @@ int cf_del(cf_filter_t *f, const void *key, size_t len)
 {
     switch ((cf_kind_t)f->kind) {
     case CF_KIND_GROW:
-        return cf_grow_del(f, key, len);
+        return cf_is_pair(f) ? cf_pair_del(f, key, len)
+                             : cf_grow_del(f, key, len);
     case CF_KIND_RB:
         return cf_rb_del(f, key, len);
     case CF_KIND_WIN:
@@ -131,7 +141,10 @@ void cf_prefetch(const cf_filter_t *f, const void *key, size_t len)
 {
     switch ((cf_kind_t)f->kind) {
     case CF_KIND_GROW:
-        cf_grow_prefetch(f, key, len);
+        if (cf_is_pair(f))
+            cf_pair_prefetch(f, key, len);
+        else
+            cf_grow_prefetch(f, key, len);
         return;
     case CF_KIND_RB:
         cf_rb_prefetch(f, key, len);
@@ -159,7 +172,10 @@ void cf_exists_many(const cf_filter_t *f, size_t n, const void *const *keys,
 {
     switch ((cf_kind_t)f->kind) {
     case CF_KIND_GROW:
-        cf_grow_exists_many(f, n, keys, lens, out);
+        if (cf_is_pair(f))
+            cf_pair_exists_many(f, n, keys, lens, out);
+        else
+            cf_grow_exists_many(f, n, keys, lens, out);
         return;
     case CF_KIND_RB:
         for (size_t i = 0; i < n; i++)
@@ -185,7 +201,10 @@ void cf_add_many(cf_filter_t *f, size_t n, const void *const *keys,
         room = &none;
     switch ((cf_kind_t)f->kind) {
     case CF_KIND_GROW:
-        cf_grow_add_many(f, n, keys, lens, nx, room, rc);
+        if (cf_is_pair(f))
+            cf_pair_add_many(f, n, keys, lens, nx, room, rc);
+        else
+            cf_grow_add_many(f, n, keys, lens, nx, room, rc);
         return;
     case CF_KIND_RB:
         for (size_t i = 0; i < n; i++)
@@ -205,7 +224,10 @@ void cf_stats(const cf_filter_t *f, cf_stats_t *st)
 {
     switch ((cf_kind_t)f->kind) {
     case CF_KIND_GROW:
-        cf_grow_stats(f, st);
+        if (cf_is_pair(f))
+            cf_pair_stats(f, st);
+        else
+            cf_grow_stats(f, st);
         return;
     case CF_KIND_RB:
         cf_rb_stats(f, st);
@@ -224,7 +246,7 @@ uint32_t cf_nfilters(const cf_filter_t *f)
 {
     switch ((cf_kind_t)f->kind) {
     case CF_KIND_GROW:
-        return cf_grow_gen(f);
+        return cf_is_pair(f) ? cf_pair_gen(f) : cf_grow_gen(f);
     case CF_KIND_RB:
         return cf_rb_gen(f);
     case CF_KIND_WIN:
@@ -239,7 +261,7 @@ uint64_t cf_size_bytes_at(const cf_filter_t *f, uint32_t n)
 {
     switch ((cf_kind_t)f->kind) {
     case CF_KIND_GROW:
-        return cf_grow_size_at(f, n);
+        return cf_is_pair(f) ? cf_pair_size_at(f, n) : cf_grow_size_at(f, n);
     case CF_KIND_RB:
         return cf_rb_size_at(f, n);
     case CF_KIND_WIN:
@@ -254,7 +276,7 @@ uint64_t cf_size_bytes(const cf_filter_t *f)
 {
     switch ((cf_kind_t)f->kind) {
     case CF_KIND_GROW:
-        return cf_grow_size_bytes(f);
+        return cf_is_pair(f) ? cf_pair_size_bytes(f) : cf_grow_size_bytes(f);
     case CF_KIND_RB:
         return cf_rb_size_bytes(f);
     case CF_KIND_WIN:
@@ -308,7 +330,7 @@ size_t cf_header_len(const cf_filter_t *f)
 {
     switch ((cf_kind_t)f->kind) {
     case CF_KIND_GROW:
-        return cf_grow_header_len(f);
+        return cf_is_pair(f) ? CF_PAIR_HDR_LEN : cf_grow_header_len(f);
     case CF_KIND_RB:
         return CF_RB_WRAP_LEN;
     case CF_KIND_WIN:
@@ -323,7 +345,10 @@ void cf_header_write(const cf_filter_t *f, void *buf)
 {
     switch ((cf_kind_t)f->kind) {
     case CF_KIND_GROW:
-        cf_grow_header(f, buf);
+        if (cf_is_pair(f))
+            cf_pair_header(f, buf);
+        else
+            cf_grow_header(f, buf);
         return;
     case CF_KIND_RB:
         cf_rb_header_wrap(f, buf);
@@ -342,7 +367,7 @@ uint64_t cf_data_len(const cf_filter_t *f)
 {
     switch ((cf_kind_t)f->kind) {
     case CF_KIND_GROW:
-        return cf_grow_data_len(f);
+        return cf_is_pair(f) ? cf_pair_data_len(f) : cf_grow_data_len(f);
     case CF_KIND_RB:
         return cf_rb_data_len(f);
     case CF_KIND_WIN:
@@ -358,7 +383,8 @@ size_t cf_data_view(const cf_filter_t *f, uint64_t off, size_t max,
 {
     switch ((cf_kind_t)f->kind) {
     case CF_KIND_GROW:
-        return cf_grow_data_view(f, off, max, p);
+        return cf_is_pair(f) ? cf_pair_data_view(f, off, max, p)
+                             : cf_grow_data_view(f, off, max, p);
     case CF_KIND_RB:
         return cf_rb_data_view(f, off, max, p);
     case CF_KIND_WIN:
@@ -381,7 +407,9 @@ int cf_load_header(const void *buf, size_t len, const cf_limits_t *lim,
     if (len >= 6 && le_load32(p) == CF_MAGIC &&
         (le_load16(p + 4) == CF_GROW_VERSION ||
          le_load16(p + 4) == CF_GROW_VERSION5))
-        return cf_grow_load_header(buf, len, lim, out, used);
+        return len >= 16 && cf_grow_is_pair_header(p)
+                   ? cf_pair_load_header(buf, len, lim, out, used)
+                   : cf_grow_load_header(buf, len, lim, out, used);
     return cf_fixed_load_header(buf, len, lim, out, used);
 }
 
@@ -389,14 +417,16 @@ bool cf_is_header_len(size_t len)
 {
     return len == CF_RB_HEADER_LEN || len == CF_RB_WRAP_LEN ||
            len == CF_GROW_HDR_LEN || len == CF_GROW_HDR5_LEN ||
-           len == CF_WIN_HDR_LEN || cf_fixed_is_header_len(len);
+           len == CF_PAIR_HDR_LEN || len == CF_WIN_HDR_LEN ||
+           cf_fixed_is_header_len(len);
 }
 
 int cf_load_data(cf_filter_t *f, uint64_t off, const void *p, size_t len)
 {
     switch ((cf_kind_t)f->kind) {
     case CF_KIND_GROW:
-        return cf_grow_load_data(f, off, p, len);
+        return cf_is_pair(f) ? cf_pair_load_data(f, off, p, len)
+                             : cf_grow_load_data(f, off, p, len);
     case CF_KIND_RB:
         return cf_rb_load_data(f, off, p, len);
     case CF_KIND_WIN:

@@ -28,7 +28,8 @@ int cf_params_check(const cf_params_t *p)
         p->max_kicks < 1 || p->max_kicks > CF_MAX_KICKS ||
         p->expansion > CF_MAX_EXPANSION || p->max_filters < 1 ||
         p->max_filters > CF_MAX_FILTERS ||
-        (p->growable != 0 && (p->growable != 1 || p->bucket_size != 4)) ||
+        (p->growable != 0 &&
+         (p->growable > CF_GROWABLE_PAIR || p->bucket_size != 4)) ||
         (p->window_ms != 0 && (p->window_ms > CF_MAX_WINDOW_MS ||
                                p->bucket_size != 4 || p->growable != 0)))
         return -EINVAL;
@@ -42,7 +43,8 @@ uint64_t cf_params_table_bytes(const cf_params_t *p)
     if (p->window_ms != 0)
         return cf_win_table_bytes(p);
     if (p->growable)
-        return cf_grow_initial_bytes(p);
+        return cf_grow_initial_bytes(p) *
+               (p->growable == CF_GROWABLE_PAIR ? 2 : 1);
     uint64_t nb = cf_buckets_for(p->capacity, p->bucket_size);
     const cf_shape_t *sh = cf_shape_of(p->encoding, p->bucket_size, p->fp_bits);
     uint64_t bytes = cf_table_bytes(nb, sh->bucket_bits);

@@ -1,6 +1,7 @@
 /* libFuzzer harness of the growable shape, two ways by the first byte:
  *
- *  even: an operation sequence on a tiny reserve, checked against exact
+ *  even: an operation sequence on a tiny reserve (a growable pair when
+ *        bit 1 of the first byte is set), checked against exact
  *        counts: an item added and not deleted is always found and counted
  *        at least as often; the filter dumped and loaded is byte-identical
  *        and answers the same. A failed check aborts.
@@ -54,7 +55,7 @@ static void ops(const uint8_t *data, size_t size)
     cf_params_default(&p);
     p.capacity = size > 1 ? 1 + data[1] % 32 : 1;
     p.seed = size > 2 ? data[2] : 0;
-    p.growable = 1;
+    p.growable = size > 0 && (data[0] & 2) ? CF_GROWABLE_PAIR : 1;
     cf_filter_t *f = NULL;
     if (cf_create(&p, &f) != 0)
         abort();

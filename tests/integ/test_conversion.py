@@ -6,7 +6,9 @@ about a third done (the conversion has no outside view; the count of
 writes fixes where it is). Then SAVE or BGSAVE and kill -9, kill -9 under
 `appendfsync always` with adds in flight, and copies by CF.SCANDUMP /
 CF.LOADCHUNK and DUMP / RESTORE: every item is found, and the filter goes
-on converting and growing from where it was.
+on converting and growing from where it was. Each for a default filter and
+for a growable pair (ERROR 0.001: two such tables converting side by
+side).
 
 Run: pytest-3 tests/integ/test_conversion.py  (CUCKOOD_BIN names the
 binary)."""
@@ -20,6 +22,9 @@ pytestmark = pytest.mark.skipif(use_redis_server(),
 
 RESERVE = 20000
 KEY = "conv"
+
+# the options, and the fingerprint bits CF.INFO says while compact
+KINDS = {"growable": ((), 13), "pair": (("ERROR", "0.001"), 26)}
 
 
 def info(c, key):
@@ -38,17 +43,19 @@ def all_found(c, key, its):
     return got.count(0)
 
 
-def mid_conversion(c, key=KEY):
+def mid_conversion(c, kind, key=KEY):
     """The reserve filled, then 50 single adds: converting. The items."""
-    assert c.execute_command("CF.RESERVE", key, RESERVE) == b"OK"
+    opts, compact = KINDS[kind]
+    assert c.execute_command("CF.RESERVE", key, RESERVE, *opts) == b"OK"
     its = items(b"r", RESERVE)
     for i in range(0, RESERVE, 5000):
         c.execute_command("CF.INSERT", key, "ITEMS", *its[i:i + 5000])
-    assert info(c, key)[b"Fingerprint bits"] == 13  # compact
+    assert info(c, key)[b"Fingerprint bits"] == compact
     more = items(b"m", 50)
     for it in more:
         assert c.execute_command("CF.ADD", key, it) == 1
-    assert info(c, key)[b"Fingerprint bits"] == 15  # converting
+    # converting: 15 bits a table
+    assert info(c, key)[b"Fingerprint bits"] == compact // 13 * 15
     return its + more
 
 
@@ -73,11 +80,12 @@ def workdir():
         yield make
 
 
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("how", ["SAVE", "BGSAVE"])
-def test_snapshot_mid_conversion_then_kill9(workdir, how):
+def test_snapshot_mid_conversion_then_kill9(workdir, how, kind):
     s = workdir()
     c = s.client(socket_timeout=60)
-    its = mid_conversion(c)
+    its = mid_conversion(c, kind)
     if how == "SAVE":
         assert c.save()
     else:
@@ -92,10 +100,11 @@ def test_snapshot_mid_conversion_then_kill9(workdir, how):
     goes_on(s.client(socket_timeout=60), its)
 
 
-def test_aof_always_kill9_mid_conversion(workdir):
+@pytest.mark.parametrize("kind", KINDS)
+def test_aof_always_kill9_mid_conversion(workdir, kind):
     s = workdir("--appendonly", "yes", "--appendfsync", "always")
     c = s.client(socket_timeout=60)
-    its = mid_conversion(c)
+    its = mid_conversion(c, kind)
     # more adds in flight, none read: the log holds a prefix of them
     flight = items(b"f", 2000)
     raw = s.raw(timeout=60)
@@ -117,9 +126,11 @@ def server():
     d.cleanup()
 
 
-def test_copies_mid_conversion(server):
+@pytest.mark.parametrize("kind", KINDS)
+def test_copies_mid_conversion(server, kind):
     c = server.client(socket_timeout=60)
-    its = mid_conversion(c, "orig")
+    c.delete("orig", "chunked", "restored")
+    its = mid_conversion(c, kind, "orig")
     chunks, it = [], 0
     while True:
         it, data = c.execute_command("CF.SCANDUMP", "orig", it)

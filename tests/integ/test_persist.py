@@ -91,7 +91,11 @@ def test_save_kill9_restart(workdir):
     c.execute_command("CF.RESERVE", "g", 50000, "BUCKETSIZE", 4)
     add_items(c, "g", items[:100])
     # a semi-sorted filter (13-bit fingerprints) keeps its encoding
-    c.execute_command("CF.RESERVE", "h", 5000, "ERROR", "0.001")
+    c.execute_command("CF.RESERVE", "h", 5000, "ERROR", "0.001",
+                      "EXPANSION", "0")
+    # and a growable pair (ERROR 0.001 that may grow) its two tables
+    c.execute_command("CF.RESERVE", "p", 1000, "ERROR", "0.001")
+    add_items(c, "p", items)
     add_items(c, "h", items)
     assert s.info()["rdb_changes_since_last_save"] > 0
     before = c.lastsave()
@@ -110,6 +114,10 @@ def test_save_kill9_restart(workdir):
     info = dict(zip(*[iter(c.execute_command("CF.INFO", "h"))] * 2))
     assert info[b"Encoding"] == b"semi-sorted"
     assert info[b"Fingerprint bits"] == 13
+    assert info[b"Number of items inserted"] == len(items)
+    assert all_exist(c, "p", items)
+    info = dict(zip(*[iter(c.execute_command("CF.INFO", "p"))] * 2))
+    assert info[b"Encoding"] == b"growable pair"
     assert info[b"Number of items inserted"] == len(items)
     assert "DB loaded from disk:" in s.log_text()
 

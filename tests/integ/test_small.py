@@ -8,12 +8,12 @@ from support.proc import use_redis_server, wait_until
 pytestmark = pytest.mark.skipif(use_redis_server(),
                                 reason="cuckood's own memory accounting")
 
-# The fixed shape of 12-bit plain fingerprints in buckets of 4, which grows
-# by a chain of tables: what an ERROR rate of 0.004 asks for (from 0.005
-# the growable shape keeps the rate as it grows). Without it a filter that
-# may grow is of the growable shape, whose cost
-# test_growable_small_filter_cost bounds.
-FIXED = ("ERROR", "0.004")
+# The fixed shape of 12-bit plain fingerprints in buckets of 2 (RedisBloom's
+# bucket size), which grows by a chain of tables: what an ERROR rate of
+# 0.004 asks for at that bucket size (the growable shapes have buckets of
+# 4). Without it a filter that may grow is of the growable shape, whose
+# cost test_growable_small_filter_cost bounds.
+FIXED = ("ERROR", "0.004", "BUCKETSIZE", "2")
 
 
 def info(r, key):
@@ -42,16 +42,16 @@ def test_small_filter_costs_what_it_holds(daemon):
     r.execute_command("CF.RESERVE", "tenant:1", 100, *FIXED)
     r.execute_command("CF.ADD", "tenant:1", "item")
     size = info(r, "tenant:1")[b"Size"]
-    # capacity 100 at 12-bit fingerprints: 28 buckets of 6 bytes, 2 bytes
-    # of pad, and the struct that holds the table's entry
+    # capacity 100 at 12-bit fingerprints in buckets of 2: 3 bytes a
+    # bucket, the pad, and the struct that holds the table's entry
     assert 170 < size <= 250, size
     check_entry_cost(r, "tenant:1", 100, *FIXED)
     assert r.memory_usage("tenant:2") is None
-    # the per-key budget (250 B) of a key of capacity 100 at 12-bit
-    # fingerprints (a 40-byte struct, the 164-byte table, the entry, one
-    # slot)
+    # the per-key budget (260 B) of a key of capacity 100 at 12-bit
+    # fingerprints in buckets of 2 (a 40-byte struct, the 180-byte table
+    # of 60 buckets, the entry, one slot)
     r.execute_command("CF.RESERVE", "tenant:999999", 100, *FIXED)
-    assert r.memory_usage("tenant:999999") <= 250
+    assert r.memory_usage("tenant:999999") <= 260
     assert r.delete("tenant:999999") == 1
 
     # used_memory grows by what MEMORY USAGE says, key by key (the bucket

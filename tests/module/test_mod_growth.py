@@ -9,6 +9,8 @@ CUCKOOD_GROWTH_SEED sets the seed (default 24)."""
 
 import os
 
+import pytest
+
 from support.growth import RESERVE, Model, check_all, grow, mexists
 from support.proc import wait_until
 
@@ -114,17 +116,20 @@ def test_copies_past_the_buckets_on_a_replica(servers):
         assert rc.call("CF.EXISTS", "seen", "user:2") == 1
 
 
-def test_replica_mid_conversion(servers):
+@pytest.mark.parametrize("opts", [(), ("ERROR", "0.001")],
+                         ids=["growable", "pair"])
+def test_replica_mid_conversion(servers, opts):
     """A reserve of 20,000 filled, then 50 single adds: the compact table
     is converting (32 buckets per write; docs/growth.md). The replica
     holds the same bytes mid-conversion, after a full sync taken then, and
-    once the conversion ends on both."""
+    once the conversion ends on both. Also for a growable pair (ERROR
+    0.001), whose two tables convert side by side."""
     m = servers()
     r = servers("--replicaof", "127.0.0.1", str(m.port))
     linked(r)
     items = [b"r%d" % i for i in range(20000)]
     with m.raw(timeout=120) as mc:
-        assert mc.call("CF.RESERVE", "conv", 20000) == "OK"
+        assert mc.call("CF.RESERVE", "conv", 20000, *opts) == "OK"
         for i in range(0, 20000, 5000):
             mc.call("CF.INSERT", "conv", "ITEMS", *items[i:i + 5000])
         for i in range(50):

@@ -21,6 +21,18 @@ static uint64_t rnd(uint64_t *s)
     return *s;
 }
 
+/* Every live item of ids below universe (cnt[id] copies) is found, and
+ * counted at least as often as it was added and not deleted. */
+static inline void check_counts(const cf_filter_t *f, const uint8_t *cnt,
+                                uint64_t universe)
+{
+    for (uint64_t id = 0; id < universe; id++)
+        if (cnt[id]) {
+            assert_true(item_has(f, id));
+            assert_true(item_count(f, id) >= cnt[id]);
+        }
+}
+
 /* A growable filter reserved for cap, expansion 2. */
 static cf_filter_t *make(uint64_t cap, uint64_t seed)
 {

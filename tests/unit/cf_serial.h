@@ -81,6 +81,23 @@ static inline bool same_bytes(const cf_filter_t *a, const cf_filter_t *b)
     return true;
 }
 
+/* A filter loaded from buf (a dump of n bytes) with data chunks of chunk
+ * bytes. */
+static inline cf_filter_t *loaded_in_chunks(const uint8_t *buf, size_t n,
+                                            size_t chunk)
+{
+    cf_filter_t *f = NULL;
+    size_t used = 0;
+    assert_int_equal(cf_load_header(buf, n, NULL, &f, &used), 0);
+    assert_int_equal(used, cf_header_len(f));
+    assert_int_equal(cf_data_len(f), n - used);
+    for (size_t off = 0; off < n - used; off += chunk) {
+        size_t len = n - used - off < chunk ? n - used - off : chunk;
+        assert_int_equal(cf_load_data(f, off, buf + used + off, len), 0);
+    }
+    return f;
+}
+
 static inline cf_filter_t *copy_of(const cf_filter_t *f)
 {
     unsigned char hdr[CF_HEADER_MAX];

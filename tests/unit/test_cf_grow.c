@@ -21,33 +21,7 @@
 /* after cf_grow_int.h: make_whole() */
 #include "cf_grow_fixture.h"
 
-/* Loads buf (a dump) with data chunks of chunk bytes. */
-static cf_filter_t *load(const uint8_t *buf, size_t n, size_t chunk)
-{
-    cf_filter_t *f = NULL;
-    size_t used = 0;
-    assert_int_equal(cf_load_header(buf, n, NULL, &f, &used), 0);
-    assert_int_equal(used, cf_header_len(f));
-    assert_int_equal(cf_data_len(f), n - used);
-    for (size_t off = 0; off < n - used; off += chunk) {
-        size_t len = n - used - off < chunk ? n - used - off : chunk;
-        assert_int_equal(cf_load_data(f, off, buf + used + off, len), 0);
-    }
-    return f;
-}
-
 #define UNIVERSE (1u << 19)
-
-/* Every live item is found, and counted at least as often as it was
- * added and not deleted. */
-static void check_all(const cf_filter_t *f, const uint8_t *cnt)
-{
-    for (uint64_t id = 0; id < UNIVERSE; id++)
-        if (cnt[id]) {
-            assert_true(item_has(f, id));
-            assert_true(item_count(f, id) >= cnt[id]);
-        }
-}
 
 /* Adds (a few items more than once), deletes of present items and
  * lookups, against exact counts, from 64 items to more than 1024 times
@@ -89,9 +63,9 @@ static void random_ops_through_ten_doublings(void **state)
             }
         }
         if (op % 50000 == 0)
-            check_all(f, cnt);
+            check_counts(f, cnt, UNIVERSE);
     }
-    check_all(f, cnt);
+    check_counts(f, cnt, UNIVERSE);
     cf_grow_info_t gi;
     cf_grow_info(f, &gi);
     /* 64 items reserve 19 buckets; 100,000 need more than ten doublings */
@@ -141,14 +115,14 @@ static void round_trip_mid_growth(void **state)
     uint8_t *buf = serialised(f, 1000, NULL, &n);
     static const size_t chunks[] = {1, 7, 777, 4096, 1 << 20};
     for (size_t c = 0; c < sizeof(chunks) / sizeof(chunks[0]); c++) {
-        cf_filter_t *g = load(buf, n, chunks[c]);
+        cf_filter_t *g = loaded_in_chunks(buf, n, chunks[c]);
         assert_same_bytes(f, g);
         for (uint64_t id = 0; id < 20000; id++)
             if (id % 3 != 0)
                 assert_true(item_has(g, id));
         cf_free(g);
     }
-    cf_filter_t *g = load(buf, n, 1000);
+    cf_filter_t *g = loaded_in_chunks(buf, n, 1000);
     for (uint64_t id = 20000; id < 60000; id++) {
         assert_int_equal(item_add(f, id), 0);
         assert_int_equal(item_add(g, id), 0);
@@ -262,7 +236,7 @@ static void compact_then_converted(void **state)
         if (g->phase == GR_CONVERTING && g->conv > 0 && id % 97 == 0) {
             size_t n;
             uint8_t *buf = serialised(f, 777, NULL, &n);
-            cf_filter_t *h = load(buf, n, 4096);
+            cf_filter_t *h = loaded_in_chunks(buf, n, 4096);
             assert_same_bytes(f, h);
             assert_int_equal(GR(h)->conv, g->conv);
             for (uint64_t k = 0; k < id; k++)
@@ -335,7 +309,7 @@ static void inline_small_filters(void **state)
     /* dumped and loaded: inline again, the same bytes */
     size_t n;
     uint8_t *buf = serialised(f, 100, NULL, &n);
-    cf_filter_t *g = load(buf, n, 37);
+    cf_filter_t *g = loaded_in_chunks(buf, n, 37);
     assert_true(gr_inline(g));
     assert_same_bytes(f, g);
     assert_int_equal(cf_size_bytes(g), small);
@@ -366,7 +340,7 @@ static void inline_small_filters(void **state)
     assert_int_equal(cf_size_bytes_at(f, gen0), small);
     /* a copy holds the same bytes, the tail included */
     buf = serialised(f, 1000, NULL, &n);
-    cf_filter_t *h = load(buf, n, 4096);
+    cf_filter_t *h = loaded_in_chunks(buf, n, 4096);
     assert_same_bytes(f, h);
     assert_int_equal(GR(h)->tail, gr_cmp_bytes(n0));
     assert_int_equal(cf_size_bytes(h), cf_size_bytes(f));
@@ -460,7 +434,7 @@ static void whole_filters_keep_version_4(void **state)
     size_t n;
     uint8_t *buf = serialised(f, 1000, NULL, &n);
     assert_int_equal(buf[4], 4);
-    cf_filter_t *g = load(buf, n, 333);
+    cf_filter_t *g = loaded_in_chunks(buf, n, 333);
     assert_same_bytes(f, g);
     assert_int_equal(GR(g)->remap, 0);
     for (uint64_t id = 0; id < 5000; id++)
@@ -673,7 +647,7 @@ static void copies_of_one_item(void **state)
     assert_true(n > CF_GROW_HDR_LEN + nb * 8); /* the overflow is saved */
     static const size_t chunks[] = {1, 7, 16, 1000, 1 << 20};
     for (size_t c = 0; c < sizeof(chunks) / sizeof(chunks[0]); c++) {
-        cf_filter_t *g = load(buf, n, chunks[c]);
+        cf_filter_t *g = loaded_in_chunks(buf, n, chunks[c]);
         assert_same_bytes(f, g);
         assert_int_equal(cf_size_bytes(g), cf_size_bytes(f));
         assert_int_equal(item_count(g, 42), 100);
@@ -938,7 +912,7 @@ static void params(void **state)
     p.bucket_size = 2;
     assert_int_equal(cf_params_check(&p), -EINVAL);
     p.bucket_size = 4;
-    p.growable = 2;
+    p.growable = CF_GROWABLE_PAIR + 1;
     assert_int_equal(cf_params_check(&p), -EINVAL);
     p.growable = 1;
     p.max_bytes = 100;

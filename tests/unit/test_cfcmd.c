@@ -347,14 +347,14 @@ static void test_reserve(void **state)
     EXPECT(fx, "+OK\r\n", "CF.RESERVE", "f4", "1000", "BUCKETSIZE", "4");
     assert_int_equal(info_field_of(fx, "f4", "Fingerprint bits"), 13);
     /* a rate the growable shape keeps as it grows (>= 0.005, where the
-     * fixed shapes would take 12 bits or more) makes it; a smaller one, or
-     * a larger one served by fewer bits, a fixed shape */
+     * fixed shapes would take 12 bits or more) makes it; a smaller one the
+     * growable pair; a larger one served by fewer bits a fixed shape */
     EXPECT(fx, "+OK\r\n", "CF.RESERVE", "fe", "1000", "ERROR", "0.01");
     assert_int_equal(info_field_of(fx, "fe", "Fingerprint bits"), 13);
     assert_non_null(strstr(fx->reply, "+Encoding\r\n$8\r\ngrowable"));
     EXPECT(fx, "+OK\r\n", "CF.RESERVE", "fe2", "1000", "ERROR", "0.001");
-    assert_int_equal(info_field_of(fx, "fe2", "Fingerprint bits"), 13);
-    assert_non_null(strstr(fx->reply, "$11\r\nsemi-sorted"));
+    assert_int_equal(info_field_of(fx, "fe2", "Fingerprint bits"), 26);
+    assert_non_null(strstr(fx->reply, "$13\r\ngrowable pair"));
     EXPECT(fx, "+OK\r\n", "CF.RESERVE", "fe3", "1000", "ERROR", "0.05");
     assert_int_equal(info_field_of(fx, "fe3", "Fingerprint bits"), 8);
     fx->srv.cfg.cf_fingerprint_bits =
@@ -375,11 +375,13 @@ static void test_reserve(void **state)
 
     /* At b = 4, 0.001 is met by semi-sorted 13-bit fingerprints (the size
      * of plain 12) before plain 16; CF.INFO ends with the encoding. */
-    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "s", "1000", "ERROR", "0.001");
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "s", "1000", "ERROR", "0.001",
+           "EXPANSION", "0");
     assert_int_equal(info_field_of(fx, "s", "Fingerprint bits"), 13);
     RUN(fx, "CF.INFO", "s");
     assert_non_null(strstr(fx->reply, "+Encoding\r\n$11\r\nsemi-sorted\r\n"));
-    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "s17", "1000", "ERROR", "1e-4");
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "s17", "1000", "ERROR", "1e-4",
+           "EXPANSION", "0");
     assert_int_equal(info_field_of(fx, "s17", "Fingerprint bits"), 17);
     /* the same from the configured rate (cf-error-rate) */
     fx->srv.cfg.cf_error_rate = 0.001;
