@@ -195,11 +195,37 @@ void cf_pair_exists_many(const cf_filter_t *f, size_t n,
     }
 }
 
+/* Batched into each table in turn, in runs of WAY: the second takes
+ * what the first took, and what it refuses is taken back from the first.
+ * NX one at a time (an item may come twice in one batch). */
 void cf_pair_add_many(cf_filter_t *f, size_t n, const void *const *keys,
                       const size_t *lens, bool nx, uint64_t *room, int *rc)
 {
-    for (size_t i = 0; i < n; i++)
-        rc[i] = cf_pair_add(f, keys[i], lens[i], nx, room);
+    if (nx) {
+        for (size_t i = 0; i < n; i++)
+            rc[i] = cf_pair_add(f, keys[i], lens[i], true, room);
+        return;
+    }
+    const void *k[WAY];
+    size_t l[WAY], at[WAY];
+    int rb[WAY];
+    for (size_t s = 0; s < n; s += WAY) {
+        size_t w = n - s < WAY ? n - s : WAY, m = 0;
+        cf_grow_add_many(f, w, keys + s, lens + s, false, room, rc + s);
+        for (size_t i = s; i < s + w; i++)
+            if (rc[i] == 0) {
+                k[m] = keys[i];
+                l[m] = lens[i];
+                at[m++] = i;
+            }
+        cf_grow_add_many(P(f)->b, m, k, l, false, room, rb);
+        for (size_t j = 0; j < m; j++)
+            if (rb[j] < 0) {
+                cf_grow_del(f, k[j], l[j]);
+                rc[at[j]] = rb[j];
+            }
+        note_size(f);
+    }
 }
 
 /* The first table's figures; the memory and the fingerprint bits of
