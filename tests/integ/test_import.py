@@ -52,6 +52,23 @@ def test_fixture_answers_as_redisbloom(raw, name):
     assert rbfix.scandump(raw, key) == rbfix.chunks(fx)
 
 
+@pytest.mark.parametrize("name", rbfix.NAMES)
+def test_debug_line_as_redisbloom(raw, name):
+    """CF.DEBUG of an imported filter: RedisBloom's line, made of the
+    figures of RedisBloom's recorded CF.INFO."""
+    fx = rbfix.load(name)
+    key = "imp:dbg:" + name
+    rbfix.load_into(raw, key, fx)
+    i = fx["cf_info"]
+    want = ("bktsize:%d buckets:%d items:%d deletes:%d filters:%d "
+            "max_iterations:%d expansion:%d" % (
+                i["Bucket size"], i["Number of buckets"],
+                i["Number of items inserted"], i["Number of items deleted"],
+                i["Number of filters"], i["Max iterations"],
+                i["Expansion rate"]))
+    assert raw.command("CF.DEBUG", key) == want.encode()
+
+
 def test_info_resp3_is_redisbloom_map(server):
     fx = rbfix.load("default_1000")
     c = server.raw(timeout=60)
