@@ -10,7 +10,7 @@ import redis
 import pytest
 
 from support.proc import Daemon
-from support.resp import Map, RespError, Simple, cf_info
+from support.resp import Map, RespError, Simple, cf_debug_line, cf_info
 
 pytestmark = pytest.mark.cf
 
@@ -446,16 +446,6 @@ def test_wrong_arity(raw2, key):
     assert raw2.command("EXISTS", key) == 0
 
 
-def debug_line(info):
-    """RedisBloom's CF.DEBUG line made of a filter's CF.INFO figures."""
-    return ("bktsize:%d buckets:%d items:%d deletes:%d filters:%d "
-            "max_iterations:%d expansion:%d" % tuple(info[n] for n in (
-                b"Bucket size", b"Number of buckets",
-                b"Number of items inserted", b"Number of items deleted",
-                b"Number of filters", b"Max iterations",
-                b"Expansion rate"))).encode()
-
-
 @pytest.mark.parametrize("n, opts", [
     (300, ()), (64, ("EXPANSION", 0)),
     (300, ("BUCKETSIZE", 2, "MAXITERATIONS", 9, "EXPANSION", 2))])
@@ -467,7 +457,7 @@ def test_debug_is_info_on_one_line(raw2, raw3, key, n, opts):
                         *["i%d" % i for i in range(n)]) == [1] * n
     assert raw2.command("CF.DEL", key, "i7") == 1
     line = raw2.command("CF.DEBUG", key)
-    assert line == debug_line(info2(raw2, key))
+    assert line == cf_debug_line(info2(raw2, key))
     assert b" items:%d deletes:1 " % (n - 1) in line
     assert raw3.command("CF.DEBUG", key) == line
 

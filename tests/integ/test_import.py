@@ -12,7 +12,7 @@ import pytest
 
 from support import rbfix
 from support.proc import use_redis_server
-from support.resp import Map, RespError, cf_info
+from support.resp import Map, RespError, cf_debug_line, cf_info
 
 pytestmark = [pytest.mark.cf,
               pytest.mark.skipif(use_redis_server(), reason="CF commands")]
@@ -59,14 +59,7 @@ def test_debug_line_as_redisbloom(raw, name):
     fx = rbfix.load(name)
     key = "imp:dbg:" + name
     rbfix.load_into(raw, key, fx)
-    i = fx["cf_info"]
-    want = ("bktsize:%d buckets:%d items:%d deletes:%d filters:%d "
-            "max_iterations:%d expansion:%d" % (
-                i["Bucket size"], i["Number of buckets"],
-                i["Number of items inserted"], i["Number of items deleted"],
-                i["Number of filters"], i["Max iterations"],
-                i["Expansion rate"]))
-    assert raw.command("CF.DEBUG", key) == want.encode()
+    assert raw.command("CF.DEBUG", key) == cf_debug_line(fx["cf_info"])
 
 
 def test_info_resp3_is_redisbloom_map(server):
