@@ -507,7 +507,7 @@ static void test_debug(void **state)
     EXPECT(fx, ":1\r\n", "CF.ADD", "k", "a");
     EXPECT(fx, ":1\r\n", "CF.ADD", "k", "b");
     EXPECT(fx, ":1\r\n", "CF.DEL", "k", "a");
-    char line[200], want[220];
+    char line[200], want[256];
     snprintf(line, sizeof(line),
              "bktsize:2 buckets:%lld items:1 deletes:1 filters:1 "
              "max_iterations:7 expansion:0",
