@@ -302,7 +302,9 @@ class Query:
         return self
 
     def ok(self):
-        return self.equal(b"OK" if self.res == b"OK" else "OK")
+        if self.err is not None or self.res not in ("OK", b"OK", True):
+            fail("%s: %s is not OK" % (clip(self.args), clip(self._value())))
+        return self
 
     def true(self):
         if self.err is not None or not self.res:
