@@ -2,13 +2,14 @@
 """RedisBloom's own flow tests, run against cuckood (and RedisBloom).
 
     python3 bench/redisbloom_flow.py FLOWFILE [FLOWFILE ...]
-        [--bin build/server/cuckood] [--rb-so PATH] [-k SUBSTRING]
-        [--markdown] [-v]
+        [--bin build/server/cuckood] [--rb-so PATH] [--module cuckoo.so]
+        [--others-to-redisbloom] [-k SUBSTRING] [--all-messages] [-v]
 
 FLOWFILE is one of RedisBloom's tests/flow/test_*.py, read from where it
 lies (a checkout of RedisBloom, or `git show TAG:tests/flow/test_cuckoo.py
 > file`); nothing of it is kept here. Those files are written for RLTest,
-which this machine cannot install, so this script stands in for the part
+which comes from PyPI only (no Debian package), so this script stands in
+for the part
 of RLTest they use: a module `RLTest` (Env, Defaults) and a module
 `common` (what RedisBloom's tests/flow/common.py exports), both made
 here, then every test class and test function of the file run in the
@@ -18,10 +19,10 @@ them.
 
 Each file runs against a fresh cuckood (--bin) on a free port, and, when
 --rb-so (or $RB_SO) names a built redisbloom.so, against a fresh Debian
-redis-server with that module, for the side-by-side column. The result is
-a table: test, result on cuckood, result on RedisBloom, the first
-failure on cuckood (file line and message) and how many assertions
-failed.
+redis-server with that module, for the side-by-side column; --module
+adds one for redis-server with our own cuckoo.so. The result is a table:
+test, its result on each server, the first failure on cuckood (file
+line and message) and how many more assertions failed.
 
 What the stand-in does, as RLTest does it:
 - Env(decodeResponses=..., protocol=2|3): a connection to the server
@@ -43,7 +44,8 @@ What the stand-in does, as RLTest does it:
   has none; RedisBloom's replication is not what is compared here).
 - A test whose server died is marked "crash" and the server is started
   again for the next test.
-- --others-to-redisbloom (with --rb-so): on cuckood's pass, the commands
+- --others-to-redisbloom (with --rb-so): on cuckood's pass (and the
+  module's), the commands
   of RedisBloom's other types (BF.*, CMS.*, TOPK.*, TDIGEST.*) go to a
   second, fresh redis-server with RedisBloom, as an application that
   keeps its cuckoo filters in cuckood and the rest in RedisBloom would
@@ -130,10 +132,15 @@ def cuckood_target(binary):
                                             start_timeout=120))
 
 
-def redisbloom_target(so):
-    return Target("RedisBloom", lambda: RedisServer(
+def module_target(name, so):
+    """redis-server with a module: RedisBloom, or our cuckoo.so."""
+    return Target(name, lambda: RedisServer(
         "--enable-debug-command", "yes", "--loadmodule", so,
         start_timeout=120))
+
+
+def redisbloom_target(so):
+    return module_target("RedisBloom", so)
 
 
 # --------------------------------------------------------------------------
@@ -665,6 +672,8 @@ def main():
                     "Class.test name contains this")
     ap.add_argument("-v", action="store_true", help="progress and "
                     "debugPrint lines on stderr")
+    ap.add_argument("--module", help="our cuckoo.so: adds a column for "
+                    "redis-server with it")
     ap.add_argument("--others-to-redisbloom", action="store_true",
                     help="on cuckood's pass, send BF.*, CMS.*, TOPK.* and "
                     "TDIGEST.* to a RedisBloom server (needs --rb-so)")
@@ -674,6 +683,9 @@ def main():
     VERBOSE = args.v
     fake_modules()
     targets = [cuckood_target(args.bin)]
+    if args.module:
+        targets.append(module_target("cuckoo.so",
+                                     os.path.abspath(args.module)))
     if args.rb_so:
         targets.append(redisbloom_target(os.path.abspath(args.rb_so)))
     elif args.others_to_redisbloom:
@@ -689,7 +701,7 @@ def main():
         per = {}
         for t in targets:
             others = None
-            if args.others_to_redisbloom and t.name == "cuckood":
+            if args.others_to_redisbloom and t.name != "RedisBloom":
                 others = redisbloom_target(os.path.abspath(args.rb_so))
                 CURRENT["others"] = others.start()
             t.start()
@@ -708,9 +720,7 @@ def main():
             rows.append((os.path.basename(path), name,
                          {t.name: per[t.name].get(name) for t in targets}))
 
-    head = ["file", "test", "cuckood"]
-    if len(targets) > 1:
-        head.append("RedisBloom")
+    head = ["file", "test"] + [t.name for t in targets]
     head.append("first failure on cuckood")
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
