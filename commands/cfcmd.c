@@ -46,6 +46,7 @@
 #include "cfcmd.h"
 #include "cfcmd_procs.h"
 
+#include "check.h"
 #include "errtext.h"
 
 #include <errno.h>
@@ -884,6 +885,33 @@ void cfcmd_info(const cfcmd_host_t *host, void *h, int argc, const arg_t *argv)
     info_field(&c, "Slack", wi.slack_ms);
     info_field(&c, "Live items", wi.live);
     info_field(&c, "Stale items", wi.stale);
+}
+
+/* CF.DEBUG key: RedisBloom's debugging line, CF.INFO's first figures in
+ * RedisBloom's words. */
+void cfcmd_debug(const cfcmd_host_t *host, void *h, int argc, const arg_t *argv)
+{
+    const call_t c = {host, h};
+    const cf_filter_t *f;
+    (void)argc;
+    if (find_read(&c, &argv[1], &f) != 0)
+        return;
+    if (f == NULL) {
+        reply_error(&c, "ERR not found");
+        return;
+    }
+    cf_stats_t st;
+    cf_stats(f, &st);
+    char line[200];
+    int n =
+        snprintf(line, sizeof(line),
+                 "bktsize:%u buckets:%llu items:%llu deletes:%llu "
+                 "filters:%llu max_iterations:%u expansion:%u",
+                 st.bucket_size, (unsigned long long)st.nbuckets,
+                 (unsigned long long)st.items, (unsigned long long)st.deleted,
+                 (unsigned long long)st.nfilters, st.max_kicks, st.expansion);
+    CK_ASSERT(n > 0 && (size_t)n < sizeof(line));
+    host->reply_bulk(h, line, (size_t)n);
 }
 
 /* An iterator argument: a non-negative integer with string2ll's rules. */

@@ -21,6 +21,7 @@ cfcmd_proc_t cfcmd_info;
 cfcmd_proc_t cfcmd_scandump;
 cfcmd_proc_t cfcmd_loadchunk;
 cfcmd_proc_t cfcmd_compact;
+cfcmd_proc_t cfcmd_debug;
 cfcmd_proc_t cfcmd_prefetch_item;
 
 #endif /* CFCMD_PROCS_H */

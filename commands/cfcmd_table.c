@@ -201,5 +201,17 @@ const cfcmd_def_t cfcmd_table[] = {
      .summary = "Moves the items of newer sub-filters into older ones",
      .complexity = "O(n), where n is the number of slots",
      .args = args_key},
+    {.name = "cf.debug",
+     .acl = ACL_CAT_CUCKOO,
+     .keyspecs = {CF_KS(KS_RO | KS_ACCESS)},
+     .since = "1.0.0",
+     .arity = 2,
+     .flags = CF_R,
+     .proc = cfcmd_debug,
+     .summary = "Returns a Cuckoo Filter's figures on one line: bucket "
+                "size, buckets, items, deletes, filters, max iterations and "
+                "expansion",
+     .complexity = "O(1)",
+     .args = args_key},
     {.name = NULL},
 };

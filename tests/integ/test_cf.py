@@ -10,7 +10,7 @@ import redis
 import pytest
 
 from support.proc import Daemon
-from support.resp import Map, RespError, Simple, cf_info
+from support.resp import Map, RespError, Simple, cf_debug_line, cf_info
 
 pytestmark = pytest.mark.cf
 
@@ -433,6 +433,7 @@ def test_missing_key_replies(raw2, key):
     assert raw2.command("CF.DEL", k, "a") == RespError("ERR Not found")
     assert raw2.command("CF.INFO", k) == RespError("ERR not found")
     assert raw2.command("CF.SCANDUMP", k, 0) == RespError("ERR not found")
+    assert raw2.command("CF.DEBUG", k) == RespError("ERR not found")
     assert raw2.command("CF.INSERT", k, "NOCREATE", "ITEMS", "a") == \
         RespError("ERR not found")
     assert raw2.command("CF.INSERTNX", k, "NOCREATE", "ITEMS", "a") == \
@@ -445,12 +446,29 @@ def test_wrong_arity(raw2, key):
                  ["CF.EXISTS", key], ["CF.MEXISTS", key], ["CF.DEL", key],
                  ["CF.COUNT", key], ["CF.INFO"], ["CF.INFO", key, "x"],
                  ["CF.SCANDUMP", key], ["CF.LOADCHUNK", key, 1],
+                 ["CF.DEBUG"], ["CF.DEBUG", key, "x"],
                  ["CF.INSERT", key, "ITEMS"],
                  ["CF.INSERT", key, "NOCREATE", "ITEMS"],
                  ["CF.INSERT", key, "CAPACITY", "100"]):
         rep = raw2.command(*args)
         assert is_err(rep, "ERR wrong number of arguments"), (args, rep)
     assert raw2.command("EXISTS", key) == 0
+
+
+@pytest.mark.parametrize("n, opts", [
+    (300, ()), (64, ("EXPANSION", 0)),
+    (300, ("BUCKETSIZE", 2, "MAXITERATIONS", 9, "EXPANSION", 2))])
+def test_debug_is_info_on_one_line(raw2, raw3, key, n, opts):
+    """CF.DEBUG (RedisBloom's flow tests read it) is a bulk string in both
+    protocols with the figures CF.INFO gives, a grown filter's too."""
+    assert raw2.command("CF.RESERVE", key, 64, *opts) == "OK"
+    assert raw2.command("CF.INSERT", key, "ITEMS",
+                        *["i%d" % i for i in range(n)]) == [1] * n
+    assert raw2.command("CF.DEL", key, "i7") == 1
+    line = raw2.command("CF.DEBUG", key)
+    assert line == cf_debug_line(info2(raw2, key))
+    assert b" items:%d deletes:1 " % (n - 1) in line
+    assert raw3.command("CF.DEBUG", key) == line
 
 
 def test_full_filter_without_expansion(raw2, key):

@@ -253,6 +253,7 @@ CF_EXPECTED = {
     "cf.scandump": (["@read", "@slow", "@cuckoo"], ["RO", "access"]),
     "cf.loadchunk": (["@write", "@slow", "@cuckoo"], ["RW", "update"]),
     "cf.compact": (["@write", "@slow", "@cuckoo"], ["RW", "update"]),
+    "cf.debug": (["@read", "@fast", "@cuckoo"], ["RO", "access"]),
 }
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from support import rbfix
 from support.proc import use_redis_server
-from support.resp import Map, RespError, cf_info
+from support.resp import Map, RespError, cf_debug_line, cf_info
 
 pytestmark = [pytest.mark.cf,
               pytest.mark.skipif(use_redis_server(), reason="CF commands")]
@@ -50,6 +50,16 @@ def test_fixture_answers_as_redisbloom(raw, name):
     assert [bool(v) for v in raw.command("CF.MEXISTS", key, *part)] == \
         ex[:500] + ex[-500:]
     assert rbfix.scandump(raw, key) == rbfix.chunks(fx)
+
+
+@pytest.mark.parametrize("name", rbfix.NAMES)
+def test_debug_line_as_redisbloom(raw, name):
+    """CF.DEBUG of an imported filter: RedisBloom's line, made of the
+    figures of RedisBloom's recorded CF.INFO."""
+    fx = rbfix.load(name)
+    key = "imp:dbg:" + name
+    rbfix.load_into(raw, key, fx)
+    assert raw.command("CF.DEBUG", key) == cf_debug_line(fx["cf_info"])
 
 
 def test_info_resp3_is_redisbloom_map(server):

@@ -91,6 +91,17 @@ def cf_info(rep):
     return {k.encode(): v for k, v in pairs}
 
 
+def cf_debug_line(info):
+    """RedisBloom's CF.DEBUG line (bytes) made of the figures of a CF.INFO
+    dict, whose names are bytes (cf_info()) or str."""
+    names = ("Bucket size", "Number of buckets", "Number of items inserted",
+             "Number of items deleted", "Number of filters", "Max iterations",
+             "Expansion rate")
+    v = [info[n] if n in info else info[n.encode()] for n in names]
+    return ("bktsize:%d buckets:%d items:%d deletes:%d filters:%d "
+            "max_iterations:%d expansion:%d" % tuple(v)).encode()
+
+
 def info_field(info, name):
     """One field of an INFO reply (bytes or str), as a str, or None."""
     if isinstance(info, bytes):

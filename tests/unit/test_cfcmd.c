@@ -499,6 +499,28 @@ static void test_add_exists_del_count(void **state)
     assert_non_null(strstr(fx->reply, "+Encoding\r\n$8\r\ngrowable\r\n"));
 }
 
+/* CF.DEBUG: CF.INFO's figures on RedisBloom's one line, a bulk string in
+ * RESP2 and RESP3; a missing key is "not found". */
+static void test_debug(void **state)
+{
+    fx_t *fx = *state;
+    EXPECT(fx, "+OK\r\n", "CF.RESERVE", "k", "1000", "BUCKETSIZE", "2",
+           "MAXITERATIONS", "7", "EXPANSION", "0");
+    EXPECT(fx, ":1\r\n", "CF.ADD", "k", "a");
+    EXPECT(fx, ":1\r\n", "CF.ADD", "k", "b");
+    EXPECT(fx, ":1\r\n", "CF.DEL", "k", "a");
+    char line[200], want[256];
+    snprintf(line, sizeof(line),
+             "bktsize:2 buckets:%lld items:1 deletes:1 filters:1 "
+             "max_iterations:7 expansion:0",
+             (long long)info_field_of(fx, "k", "Number of buckets"));
+    snprintf(want, sizeof(want), "$%zu\r\n%s\r\n", strlen(line), line);
+    EXPECT(fx, want, "CF.DEBUG", "k");
+    set_proto(fx, 3);
+    EXPECT(fx, want, "CF.DEBUG", "k");
+    EXPECT(fx, "-ERR not found\r\n", "CF.DEBUG", "nokey");
+}
+
 static void test_missing_keys(void **state)
 {
     fx_t *fx = *state;
@@ -1301,6 +1323,7 @@ static void test_wrong_type(void **state)
     EXPECT(fx, wt, "CF.COUNT", "W", "a");
     EXPECT(fx, wt, "CF.INFO", "W");
     EXPECT(fx, wt, "CF.SCANDUMP", "W", "0");
+    EXPECT(fx, wt, "CF.DEBUG", "W");
     /* Other keys are unaffected. */
     EXPECT(fx, ":1\r\n", "CF.ADD", "k", "a");
     assert_int_equal(fx->srv.dirty, 2);
@@ -1311,9 +1334,9 @@ static void test_wrong_type(void **state)
 static void test_table(void **state)
 {
     static const char *names[] = {
-        "cf.reserve",  "cf.add",       "cf.addnx",  "cf.insert", "cf.insertnx",
-        "cf.exists",   "cf.mexists",   "cf.del",    "cf.count",  "cf.info",
-        "cf.scandump", "cf.loadchunk", "cf.compact"};
+        "cf.reserve",  "cf.add",       "cf.addnx",   "cf.insert", "cf.insertnx",
+        "cf.exists",   "cf.mexists",   "cf.del",     "cf.count",  "cf.info",
+        "cf.scandump", "cf.loadchunk", "cf.compact", "cf.debug"};
     size_t n = 0;
     for (const cfcmd_def_t *d = cfcmd_table; d->name != NULL; d++, n++) {
         assert_string_equal(d->name, names[n]);
@@ -1331,7 +1354,7 @@ static void test_table(void **state)
         bool r = (d->flags & CMD_READONLY) != 0;
         assert_true(w != r);
     }
-    assert_int_equal(n, 13);
+    assert_int_equal(n, 14);
     assert_true(find_cmd("cf.exists")->flags & CMD_FAST);
     assert_true(find_cmd("cf.insert")->flags & CMD_DENYOOM);
     const cmd_arg_t *a = find_cmd("cf.insert")->args;
@@ -1619,6 +1642,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reserve_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_add_exists_del_count, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_debug, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_keys, setup, teardown),
         cmocka_unit_test_setup_teardown(test_insert_options, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_and_max_expansions, setup,
