@@ -17,9 +17,10 @@ filter in cuckood holding every id in it.
       CF.DEL that is lost (a crash just after the commit) leaves a stale
       id: a false positive again, until the next rebuild.
 - rebuild() makes a new filter from the table (COPY ... TO STDOUT into
-  cuckood-load --swap) and puts it in place with one RENAME; then the rows
-  committed after the COPY's snapshot are added, since their CF.ADD may
-  have gone to the filter that was just replaced.
+  cuckood-load --swap) and puts it in place with one RENAME; then it waits
+  for the transactions open at that moment to end, and adds the rows
+  committed after the COPY's snapshot, since their CF.ADD may have gone
+  to the filter that was just replaced.
 """
 
 import os
@@ -100,8 +101,12 @@ def rebuild(db, cf, loader, port, key=KEY, margin="1 minute", extra=()):
     swap. They are found as the rows created since the rebuild began
     (less margin, the longest a writer's transaction may run) that the
     snapshot did not hold; adding only those keeps one copy per row, so
-    a later delete leaves nothing behind. Returns (the loader's exit
-    status, its standard error, the ids caught up)."""
+    a later delete leaves nothing behind. A writer whose CF.ADD reached
+    the old filter began its transaction before the swap: the catch-up
+    reads only once every transaction open just after the swap has ended
+    (wait_for_open_transactions()), or it could miss a row committed a
+    moment after it read. Returns (the loader's exit status, its standard
+    error, the ids caught up)."""
     with db.cursor() as cur:
         cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
         cur.execute("SELECT now() - %s::interval, count(*) FROM users",
@@ -122,6 +127,7 @@ def rebuild(db, cf, loader, port, key=KEY, margin="1 minute", extra=()):
     err = p.stderr.read().decode()
     if p.wait() != 0:
         return p.returncode, err, 0
+    wait_for_open_transactions(db)
     with db.cursor() as cur:
         cur.execute("SELECT id FROM users WHERE created_at >= %s", (since,))
         late = [r[0] for r in cur.fetchall() if r[0] not in seen]
@@ -129,6 +135,29 @@ def rebuild(db, cf, loader, port, key=KEY, margin="1 minute", extra=()):
     for i in range(0, len(late), 1000):
         cf.execute_command("CF.INSERT", key, "ITEMS", *late[i:i + 1000])
     return 0, err, len(late)
+
+
+def wait_for_open_transactions(db, timeout=600.0):
+    """Returns once every transaction that holds a transaction id now (it
+    has written) has committed or rolled back. Each holds a lock on its
+    own id until it ends, which pg_locks shows to every user (a snapshot's
+    in-progress list leaves out the newest ids)."""
+    query = ("SELECT transactionid::text FROM pg_locks "
+             "WHERE locktype = 'transactionid' AND mode = 'ExclusiveLock' "
+             "AND pid <> pg_backend_pid()")
+    with db.cursor() as cur:
+        cur.execute(query)
+        open_now = {r[0] for r in cur.fetchall()}
+    db.commit()
+    deadline = time.monotonic() + timeout
+    while open_now:
+        if time.monotonic() > deadline:
+            raise TimeoutError("transactions still open: %s" % open_now)
+        time.sleep(0.01)
+        with db.cursor() as cur:
+            cur.execute(query)
+            open_now &= {r[0] for r in cur.fetchall()}
+        db.commit()
 
 
 def loader_path(root):

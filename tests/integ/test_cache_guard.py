@@ -11,6 +11,7 @@ import os
 import random
 import sys
 import threading
+import time
 
 import pytest
 
@@ -164,6 +165,49 @@ def test_rebuild_while_inserts_run_loses_none(setup, pg, server, tmp_path):
     assert added and late >= 1
     no_false_negative(db, cf)
     assert cf.keys("*users*") == [b"users"]
+
+
+def test_rebuild_waits_for_a_writer_open_across_the_swap(setup, pg, server,
+                                                        tmp_path):
+    """A writer inserts a row and adds its id to the filter before the
+    swap, and commits only after the swap (a second after the loader has
+    exited): the rebuild's catch-up waits for that transaction, so the id
+    is in the new filter."""
+    db, cf = setup
+    started, swapped = tmp_path / "started", tmp_path / "swapped"
+    wrapper = tmp_path / "loader"
+    wrapper.write_text(
+        "#!/bin/sh\n: > '%s'\n'%s' \"$@\"\nrc=$?\n: > '%s'\nexit $rc\n"
+        % (started, guard.loader_path(ROOT), swapped))
+    wrapper.chmod(0o755)
+    uid = 20 * N + 1
+    opened = threading.Event()
+
+    def writer():
+        wdb = pg.connect()
+        wcf = server.client()
+        with wdb.cursor() as cur:
+            cur.execute("INSERT INTO users (id, name) VALUES (%s, 'x')",
+                        (uid,))
+        wcf.execute_command("CF.ADD", guard.KEY, uid)  # the old filter
+        opened.set()
+        while not swapped.exists():
+            time.sleep(0.01)
+        time.sleep(1)
+        wdb.commit()
+        wdb.close()
+
+    t = threading.Thread(target=writer)
+    t.start()
+    assert opened.wait(60)
+    try:
+        rc, err, late = guard.rebuild(db, cf, str(wrapper), server.port)
+    finally:
+        t.join()
+    assert rc == 0, err
+    assert late >= 1
+    assert cf.execute_command("CF.EXISTS", guard.KEY, uid) == 1
+    no_false_negative(db, cf)
 
 
 def test_failed_rebuild_leaves_the_guard(setup, server):
