@@ -33,6 +33,54 @@ static inline void check_counts(const cf_filter_t *f, const uint8_t *cnt,
         }
 }
 
+/* What random_ops() did: live items, ids used, deletes. */
+typedef struct ops_tally {
+    uint64_t live, next, dels;
+} ops_tally_t;
+
+/* Adds (mostly new items, some copies of live ones, at most 3 of one),
+ * deletes of present items and lookups, against the exact counts cnt[]
+ * of ids below universe, from seed s until live items reach until: no
+ * false negative at any point, counts never below the truth. */
+static inline ops_tally_t random_ops(cf_filter_t *f, uint8_t *cnt,
+                                     uint64_t universe, uint64_t until,
+                                     uint64_t s)
+{
+    ops_tally_t n = {0, 0, 0};
+    for (uint64_t op = 0; n.live < until; op++) {
+        uint64_t r = rnd(&s) % 100;
+        if (r < 60 || n.live == 0) {
+            uint64_t id =
+                (r % 10 == 0 && n.next > 0) ? rnd(&s) % n.next : n.next++;
+            if (id >= universe || cnt[id] >= 3)
+                continue;
+            assert_int_equal(item_add(f, id), 0);
+            cnt[id]++;
+            n.live++;
+        } else if (r < 85) {
+            uint64_t id = rnd(&s) % n.next;
+            /* deleting what was never there would break the guarantee
+             * (as in any cuckoo filter): only absent lookups then */
+            if (cnt[id] == 0)
+                continue;
+            assert_int_equal(item_del(f, id), 1);
+            cnt[id]--;
+            n.live--;
+            n.dels++;
+        } else {
+            uint64_t id = rnd(&s) % n.next;
+            if (cnt[id]) {
+                assert_true(item_has(f, id));
+                assert_true(item_count(f, id) >= cnt[id]);
+            }
+        }
+        if (op % 50000 == 0)
+            check_counts(f, cnt, universe);
+    }
+    check_counts(f, cnt, universe);
+    return n;
+}
+
 /* A growable filter reserved for cap, expansion 2. */
 static cf_filter_t *make(uint64_t cap, uint64_t seed)
 {

@@ -32,40 +32,7 @@ static void random_ops_through_ten_doublings(void **state)
     cf_filter_t *f = make(64, 11);
     uint8_t *cnt = calloc(UNIVERSE, 1);
     assert_non_null(cnt);
-    uint64_t s = 0x1234567, live = 0, next = 0, dels = 0;
-    for (uint64_t op = 0; live < 100000; op++) {
-        uint64_t r = rnd(&s) % 100;
-        if (r < 60 || live == 0) {
-            /* mostly new items, some copies of live ones */
-            uint64_t id = (r % 10 == 0 && next > 0) ? rnd(&s) % next : next++;
-            if (id >= UNIVERSE || cnt[id] >= 3)
-                continue;
-            assert_int_equal(item_add(f, id), 0);
-            cnt[id]++;
-            live++;
-        } else if (r < 85) {
-            uint64_t id = rnd(&s) % next;
-            if (cnt[id] == 0) {
-                /* deleting what was never there would break the
-                 * guarantee (as in any cuckoo filter): only absent
-                 * lookups then */
-                continue;
-            }
-            assert_int_equal(item_del(f, id), 1);
-            cnt[id]--;
-            live--;
-            dels++;
-        } else {
-            uint64_t id = rnd(&s) % next;
-            if (cnt[id]) {
-                assert_true(item_has(f, id));
-                assert_true(item_count(f, id) >= cnt[id]);
-            }
-        }
-        if (op % 50000 == 0)
-            check_counts(f, cnt, UNIVERSE);
-    }
-    check_counts(f, cnt, UNIVERSE);
+    ops_tally_t n = random_ops(f, cnt, UNIVERSE, 100000, 0x1234567);
     cf_grow_info_t gi;
     cf_grow_info(f, &gi);
     /* 64 items reserve 19 buckets; 100,000 need more than ten doublings */
@@ -74,11 +41,11 @@ static void random_ops_through_ten_doublings(void **state)
     cf_stats(f, &st);
     assert_int_equal(st.nfilters, 1);
     assert_int_equal(st.nbuckets, gi.nbuckets);
-    assert_int_equal(st.items, live);
-    assert_int_equal(st.deleted, dels);
+    assert_int_equal(st.items, n.live);
+    assert_int_equal(st.deleted, n.dels);
     assert_int_equal(st.form, CF_FORM_GROWABLE);
     /* the memory follows the items: about 16 / 0.85 bits each */
-    assert_true(st.size_bytes * 8 < live * 24);
+    assert_true(st.size_bytes * 8 < n.live * 24);
     /* and every item's two buckets are in the table */
     for (uint64_t id = 0; id < 1000; id++) {
         uint64_t k = key_of(id), b[2];
@@ -86,7 +53,7 @@ static void random_ops_through_ten_doublings(void **state)
         assert_true(b[0] < gi.nbuckets && b[1] < gi.nbuckets);
     }
     /* deleting everything empties it */
-    for (uint64_t id = 0; id < next && id < UNIVERSE; id++)
+    for (uint64_t id = 0; id < n.next && id < UNIVERSE; id++)
         while (cnt[id]) {
             assert_int_equal(item_del(f, id), 1);
             cnt[id]--;

@@ -37,47 +37,19 @@ static void random_ops_through_ten_doublings(void **state)
     cf_filter_t *f = make_pair(64, 5);
     uint8_t *cnt = calloc(UNIVERSE, 1);
     assert_non_null(cnt);
-    uint64_t s = 0x7654321, live = 0, next = 0, dels = 0;
-    for (uint64_t op = 0; live < 80000; op++) {
-        uint64_t r = rnd(&s) % 100;
-        if (r < 60 || live == 0) {
-            uint64_t id = (r % 10 == 0 && next > 0) ? rnd(&s) % next : next++;
-            if (id >= UNIVERSE || cnt[id] >= 3)
-                continue;
-            assert_int_equal(item_add(f, id), 0);
-            cnt[id]++;
-            live++;
-        } else if (r < 85) {
-            uint64_t id = rnd(&s) % next;
-            if (cnt[id] == 0)
-                continue;
-            assert_int_equal(item_del(f, id), 1);
-            cnt[id]--;
-            live--;
-            dels++;
-        } else {
-            uint64_t id = rnd(&s) % next;
-            if (cnt[id]) {
-                assert_true(item_has(f, id));
-                assert_true(item_count(f, id) >= cnt[id]);
-            }
-        }
-        if (op % 40000 == 0)
-            check_counts(f, cnt, UNIVERSE);
-    }
-    check_counts(f, cnt, UNIVERSE);
+    ops_tally_t n = random_ops(f, cnt, UNIVERSE, 80000, 0x7654321);
     cf_stats_t st;
     cf_stats(f, &st);
     assert_int_equal(st.nfilters, 1);
-    assert_int_equal(st.items, live);
-    assert_int_equal(st.deleted, dels);
+    assert_int_equal(st.items, n.live);
+    assert_int_equal(st.deleted, n.dels);
     assert_int_equal(st.form, CF_FORM_GROWABLE_PAIR);
     /* both tables' 15 compared bits once grown */
     assert_int_equal(st.fp_bits, 30);
     /* two tables of about 16 / 0.85 bits an item */
-    assert_true(st.size_bytes * 8 > live * 30);
-    assert_true(st.size_bytes * 8 < live * 48);
-    for (uint64_t id = 0; id < next && id < UNIVERSE; id++)
+    assert_true(st.size_bytes * 8 > n.live * 30);
+    assert_true(st.size_bytes * 8 < n.live * 48);
+    for (uint64_t id = 0; id < n.next && id < UNIVERSE; id++)
         while (cnt[id]) {
             assert_int_equal(item_del(f, id), 1);
             cnt[id]--;
