@@ -22,8 +22,10 @@
 
 /* Target load of a full window's entries, per 100 slots. */
 #define WIN_LOAD 95
-/* Buckets swept after each write, beside the host's cron. */
+/* Buckets swept after each write, beside the host's cron, and reclaimed
+ * after each write while a reclaim pass runs. */
 #define WIN_SWEEP_PER_WRITE 1
+#define WIN_RECLAIM_PER_WRITE 4
 
 _Static_assert(CF_WIN_FP_BITS + CF_WIN_STAMP_BITS == 16, "a slot is 16 bits");
 _Static_assert(CF_WIN_SLICES + 1 < CF_WIN_STAMPS,
@@ -94,9 +96,29 @@ static bool any_stale(struct cf_win *w)
     return false;
 }
 
-static inline bool lane_alive(const struct cf_win *w, uint32_t lane)
+static inline bool lane_alive(uint32_t alive, uint32_t lane)
 {
-    return (w->alive >> stamp_of(lane)) & 1;
+    return (alive >> stamp_of(lane)) & 1;
+}
+
+static inline bool is_owned(const struct cf_win *w, uint64_t b)
+{
+    return ((w->owned[b >> 6] >> (b & 63)) & 1) == (uint64_t)w->epoch;
+}
+
+/* The stamps alive in bucket b: a bucket a reclaim pass has not owned yet
+ * may still hold doomed entries, whose stamps say nothing. */
+static inline uint32_t alive_in(const struct cf_win *w, uint64_t b)
+{
+    if (w->reclaiming && !is_owned(w, b))
+        return w->alive & ~w->doomed_mask;
+    return w->alive;
+}
+
+static inline void note_visits(struct cf_win *w, uint64_t n)
+{
+    if (n > w->max_visit)
+        w->max_visit = n;
 }
 
 static uint64_t xorshift(struct cf_win *w)
@@ -127,9 +149,16 @@ uint64_t cf_win_table_bytes(const cf_params_t *p)
     return nb == 0 || nb > CF_ABS_MAX_BYTES / 8 ? 0 : nb * 8;
 }
 
+static uint64_t owned_words(const struct cf_win *w)
+{
+    return (w->nbuckets + 63) / 64;
+}
+
 uint64_t cf_win_size_bytes(const cf_filter_t *f)
 {
-    return sizeof(*f) + sizeof(struct cf_win) + W(f)->nbuckets * 8;
+    const struct cf_win *w = W(f);
+    return sizeof(*f) + sizeof(struct cf_win) + w->nbuckets * 8 +
+           (w->owned != NULL ? owned_words(w) * 8 : 0);
 }
 
 /* ---- making and freeing ---- */
@@ -190,21 +219,57 @@ void cf_win_release(cf_filter_t *f)
     if (w == NULL)
         return;
     cf_bytes_free((uint8_t *)w->t, w->nbuckets * 8);
+    mem.free_fn(w->owned);
     mem.free_fn(w);
     f->u.win = NULL;
 }
 
 /* ---- the clock ---- */
 
-/* Clears the stale lanes of bucket b; returns how many. */
-static uint64_t sweep_bucket(struct cf_win *w, uint64_t b)
+/*
+ * Reclaim. A write whose stamp would make an old entry's stamp name the
+ * wrong slice (the clock jumped 16 slices or more past it) does not clear
+ * the table: it dooms the stamps of every entry stale then (each is
+ * stale, none alive) and starts a pass. Until the pass owns a bucket, its
+ * entries of a doomed stamp are dead to every reader; the first write,
+ * delete or sweep that touches a bucket owns it (clears its doomed
+ * entries and flips its bit in the bitmap), and the pass owns the rest in
+ * order, a few buckets per write and the host's budget per sweep. A new
+ * entry is only ever stored in an owned bucket, so a doomed stamp never
+ * hides one. The pass flips the meaning of the bits (epoch), so the next
+ * starts with every bucket unowned at no cost. The per-stamp counts hold
+ * no doomed entry; `doomed` counts them until they are cleared.
+ */
+
+/* Owns bucket b for the pass; returns the entries it cleared. */
+static uint64_t own(struct cf_win *w, uint64_t b)
 {
-    uint64_t x = w->t[b], freed = 0;
-    if (x == 0)
+    if (!w->reclaiming || is_owned(w, b))
         return 0;
+    uint64_t x = w->t[b], freed = 0;
     for (unsigned j = 0; j < 4; j++) {
         uint32_t lane = lane_of(x, j);
-        if (lane_used(lane) && !lane_alive(w, lane)) {
+        if (lane_used(lane) && ((w->doomed_mask >> stamp_of(lane)) & 1)) {
+            x = lane_set(x, j, 0);
+            freed++;
+        }
+    }
+    CK_ASSERT(freed <= w->doomed);
+    w->t[b] = x;
+    w->doomed -= freed;
+    w->owned[b >> 6] ^= 1ull << (b & 63);
+    return freed;
+}
+
+/* Clears the stale lanes of bucket b (owning it first); returns how many. */
+static uint64_t sweep_bucket(struct cf_win *w, uint64_t b)
+{
+    uint64_t freed = own(w, b), x = w->t[b];
+    if (x == 0)
+        return freed;
+    for (unsigned j = 0; j < 4; j++) {
+        uint32_t lane = lane_of(x, j);
+        if (lane_used(lane) && !lane_alive(w->alive, lane)) {
             w->cnt[stamp_of(lane)]--;
             x = lane_set(x, j, 0);
             freed++;
@@ -224,18 +289,62 @@ static bool span_too_wide(const struct cf_win *w, uint64_t s)
     return false;
 }
 
-/* Every stale slot reclaimed at once: what a write needs when the sweep
- * fell behind the clock by more than the stamps can tell apart (the clock
- * jumped, or no cron ran). All of them when nothing is alive. */
-static void catch_up(struct cf_win *w)
+/* Up to n buckets of the pass, in order; ends it at the table's end.
+ * Adds the entries freed to *freed; returns the buckets visited. */
+static uint64_t reclaim_some(struct cf_win *w, uint64_t n, uint64_t *freed)
 {
-    if (w->alive == 0 || w->now - w->newest > CF_WIN_SLICES) {
-        memset(w->t, 0, w->nbuckets * 8);
-        memset(w->cnt, 0, sizeof(w->cnt));
-        return;
+    uint64_t v = 0;
+    while (w->reclaiming && v < n) {
+        *freed += sweep_bucket(w, w->reclaim);
+        v++;
+        if (++w->reclaim == w->nbuckets) {
+            CK_ASSERT(w->doomed == 0);
+            w->reclaiming = false;
+            w->doomed_mask = 0;
+        }
     }
-    for (uint64_t b = 0; b < w->nbuckets; b++)
-        sweep_bucket(w, b);
+    return v;
+}
+
+/* The rest of a running pass at once: for a second jump within one pass
+ * (its doomed stamps are one set), and before the table is read whole. */
+static void reclaim_finish(struct cf_win *w)
+{
+    uint64_t freed = 0;
+    if (w->reclaiming)
+        note_visits(w, reclaim_some(w, w->nbuckets, &freed));
+}
+
+/* Starts a pass that dooms every stale stamp (see "Reclaim"). Without
+ * memory for the bitmap, reclaims every stale slot at once instead. */
+static void reclaim_start(struct cf_win *w)
+{
+    reclaim_finish(w);
+    if (w->owned == NULL) {
+        w->owned = mem.calloc_fn(owned_words(w), 8);
+        if (w->owned == NULL) {
+            for (uint64_t b = 0; b < w->nbuckets; b++)
+                sweep_bucket(w, b);
+            note_visits(w, w->nbuckets);
+            return;
+        }
+    }
+    uint32_t mask = 0;
+    for (unsigned v = 0; v < CF_WIN_STAMPS; v++) {
+        if (((w->alive >> v) & 1) || w->cnt[v] == 0)
+            continue;
+        mask |= 1u << v;
+        w->doomed += w->cnt[v];
+        w->cnt[v] = 0;
+    }
+    if (w->doomed == 0)
+        return;
+    /* every bucket was owned by the last pass: flipping the meaning of
+     * the bits makes every one unowned */
+    w->doomed_mask = mask;
+    w->epoch = !w->epoch;
+    w->reclaim = 0;
+    w->reclaiming = true;
 }
 
 uint64_t cf_win_set_time(cf_filter_t *f, uint64_t now_ms, uint64_t add_ms)
@@ -268,7 +377,7 @@ static void win_stamp_ready(struct cf_win *w, uint64_t a)
     if (nw == w->newest)
         return;
     if (span_too_wide(w, nw))
-        catch_up(w);
+        reclaim_start(w);
     w->newest = nw;
     alive_update(w);
 }
@@ -298,9 +407,10 @@ static inline uint64_t live_matches(const struct cf_win *w, uint64_t b,
                                     uint32_t fp)
 {
     uint64_t x = w->t[b], m = lanes_matching(x, fp), live = 0;
+    uint32_t alive = alive_in(w, b);
     while (m != 0) {
         unsigned bit = (unsigned)__builtin_ctzll(m);
-        if (lane_alive(w, lane_of(x, bit / 16)))
+        if (lane_alive(alive, lane_of(x, bit / 16)))
             live |= 1ull << bit;
         m &= m - 1;
     }
@@ -352,16 +462,17 @@ void cf_win_exists_many(const cf_filter_t *f, size_t n, const void *const *keys,
 /* ---- writes ---- */
 
 /* The first free lane of bucket b (empty, or stale: its count comes off),
- * or -1. An empty lane is found with one test of the word; only a bucket
- * without one has its stamps read. */
+ * or -1, owning b first. An empty lane is found with one test of the word;
+ * only a bucket without one has its stamps read. */
 static int free_lane(struct cf_win *w, uint64_t b)
 {
+    own(w, b);
     uint64_t x = w->t[b], e = fp_zero(x);
     if (e != 0)
         return (int)((unsigned)__builtin_ctzll(e) / 16);
     for (unsigned j = 0; j < 4; j++) {
         uint32_t lane = lane_of(x, j);
-        if (!lane_alive(w, lane)) {
+        if (!lane_alive(w->alive, lane)) {
             w->cnt[stamp_of(lane)]--;
             return (int)j;
         }
@@ -427,14 +538,23 @@ static bool refresh(struct cf_win *w, uint64_t b, uint32_t fp, uint64_t a)
     return true;
 }
 
-static void sweep_some(struct cf_win *w, uint64_t buckets)
+/* Sweeps up to `buckets` buckets, or reclaims up to `reclaim` while a
+ * pass runs; returns the slots freed. */
+static uint64_t sweep_some(struct cf_win *w, uint64_t buckets, uint64_t reclaim)
 {
+    uint64_t freed = 0, i;
+    if (w->reclaiming) {
+        note_visits(w, reclaim_some(w, reclaim, &freed));
+        return freed;
+    }
     if (!any_stale(w))
-        return;
-    for (uint64_t i = 0; i < buckets && i < w->nbuckets; i++) {
-        sweep_bucket(w, w->cursor);
+        return 0;
+    for (i = 0; i < buckets && i < w->nbuckets; i++) {
+        freed += sweep_bucket(w, w->cursor);
         w->cursor = w->cursor + 1 < w->nbuckets ? w->cursor + 1 : 0;
     }
+    note_visits(w, i);
+    return freed;
 }
 
 /* 0 stored or refreshed (nx: 1 stored, 0 refreshed), or -ENOSPC. */
@@ -449,6 +569,8 @@ static int win_add(cf_filter_t *f, const win_hash_t *h, bool nx)
                         live_matches(w, h->i2, h->fp) == 0
                   : 0;
     win_stamp_ready(w, a);
+    own(w, h->i1);
+    own(w, h->i2);
     if (refresh(w, h->i1, h->fp, a) || refresh(w, h->i2, h->fp, a))
         return 0;
     unsigned v = (unsigned)(a & (CF_WIN_STAMPS - 1));
@@ -474,7 +596,7 @@ int cf_win_add(cf_filter_t *f, const void *key, size_t len, bool nx)
 {
     win_hash_t h = win_hash(f, key, len);
     int rc = win_add(f, &h, nx);
-    sweep_some(W(f), WIN_SWEEP_PER_WRITE);
+    sweep_some(W(f), WIN_SWEEP_PER_WRITE, WIN_RECLAIM_PER_WRITE);
     return rc;
 }
 
@@ -491,7 +613,7 @@ void cf_win_add_many(cf_filter_t *f, size_t n, const void *const *keys,
         }
         for (size_t j = 0; j < m; j++) {
             rc[i + j] = win_add(f, &h[j], nx);
-            sweep_some(W(f), WIN_SWEEP_PER_WRITE);
+            sweep_some(W(f), WIN_SWEEP_PER_WRITE, WIN_RECLAIM_PER_WRITE);
         }
     }
 }
@@ -512,21 +634,19 @@ int cf_win_del(cf_filter_t *f, const void *key, size_t len)
         f->deleted++;
         rc = 1;
     }
-    sweep_some(w, WIN_SWEEP_PER_WRITE);
+    sweep_some(w, WIN_SWEEP_PER_WRITE, WIN_RECLAIM_PER_WRITE);
     return rc;
 }
 
 uint64_t cf_win_sweep(cf_filter_t *f, uint64_t buckets)
 {
-    struct cf_win *w = W(f);
-    uint64_t freed = 0;
-    if (!any_stale(w))
-        return 0;
-    for (uint64_t i = 0; i < buckets && i < w->nbuckets; i++) {
-        freed += sweep_bucket(w, w->cursor);
-        w->cursor = w->cursor + 1 < w->nbuckets ? w->cursor + 1 : 0;
-    }
-    return freed;
+    return sweep_some(W(f), buckets, buckets);
+}
+
+void cf_win_settle(const cf_filter_t *f)
+{
+    /* a pass changes no answer: the filter is the same value after it */
+    reclaim_finish((struct cf_win *)(uintptr_t)W(f));
 }
 
 /* ---- stats ---- */
@@ -540,6 +660,7 @@ static void counts(const struct cf_win *w, uint64_t *live, uint64_t *stale)
         else
             *stale += w->cnt[v];
     }
+    *stale += w->doomed;
 }
 
 void cf_win_stats(const cf_filter_t *f, cf_stats_t *st)
@@ -572,4 +693,5 @@ void cf_win_info(const cf_filter_t *f, cf_window_info_t *wi)
     wi->slack_ms = (CF_WIN_SLICES + 1) * w->slice_ms - w->window_ms;
     wi->clock_ms = w->clock_ms;
     counts(w, &wi->live, &wi->stale);
+    wi->max_visit = w->max_visit;
 }

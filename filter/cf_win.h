@@ -11,8 +11,9 @@
  * modulo 16. The window is CF_WIN_SLICES slices of slice_ms =
  * ceil(window_ms / CF_WIN_SLICES). A stamp is read against the newest
  * slice the filter stored: the entries' true slices always lie within 16
- * of it (a write that would break this first reclaims every stale slot),
- * so a 4-bit stamp names its slice exactly. An entry is alive while the
+ * of it, or are doomed by a reclaim pass (cf_win.c, "Reclaim") that a
+ * write which would break this starts, so a 4-bit stamp names its slice
+ * exactly. An entry is alive while the
  * filter's clock is at most CF_WIN_SLICES slices past its slice; a stale
  * entry answers nothing and its slot is free for the next write that
  * finds it; a sweep reclaims them a few buckets at a time.
@@ -55,10 +56,21 @@ struct cf_win {
     uint64_t add_ms;   /* and their time, ms */
     uint64_t newest;   /* the newest slice any entry may have (<= now) */
     uint64_t cursor;   /* the sweep's next bucket */
-    uint64_t rng;      /* the kicks' generator */
+    /* A reclaim pass (cf_win.c, "reclaim"): after a clock jump past the
+     * stamps' range, the entries whose stamps are in doomed_mask are dead
+     * in every bucket the pass has not owned yet; owned bit b (the bitmap,
+     * allocated at the first pass) equals epoch once bucket b is owned. */
+    uint64_t *owned;
+    uint64_t reclaim;   /* the pass's next bucket */
+    uint64_t doomed;    /* dead entries left in buckets not owned yet */
+    uint64_t max_visit; /* the most buckets one call visited */
+    uint64_t rng;       /* the kicks' generator */
     uint64_t cnt[CF_WIN_STAMPS]; /* entries by stamp, derived from t */
     uint32_t max_kicks;
     uint32_t alive; /* bit v: stamp v is alive at now */
+    uint32_t doomed_mask;
+    bool reclaiming;
+    bool epoch;
     /* false once a sweep found no stale entry: none appears before the
      * live stamps change (or data is loaded), so sweeps cost nothing */
     bool maybe_stale;
@@ -96,6 +108,10 @@ CF_HIDDEN void cf_win_add_many(cf_filter_t *f, size_t n,
                                const void *const *keys, const size_t *lens,
                                bool nx, int *rc);
 CF_HIDDEN uint64_t cf_win_sweep(cf_filter_t *f, uint64_t buckets);
+/* Ends a running reclaim pass at once (cf_win.c, "Reclaim"): what the
+ * serialised form needs, which has no place for one. The filter answers
+ * the same after it; it is const as a value, not as bytes. */
+CF_HIDDEN void cf_win_settle(const cf_filter_t *f);
 CF_HIDDEN void cf_win_stats(const cf_filter_t *f, cf_stats_t *st);
 CF_HIDDEN void cf_win_info(const cf_filter_t *f, cf_window_info_t *wi);
 CF_HIDDEN uint64_t cf_win_size_bytes(const cf_filter_t *f);

@@ -25,6 +25,7 @@ void cf_win_header(const cf_filter_t *f, void *buf)
 {
     const struct cf_win *w = W(f);
     uint8_t *p = buf;
+    cf_win_settle(f);
     memset(p, 0, CF_WIN_HDR_LEN);
     le_store32(p, CF_WIN_MAGIC);
     le_store16(p + 4, CF_WIN_VERSION);
@@ -99,6 +100,7 @@ size_t cf_win_data_view(const cf_filter_t *f, uint64_t off, size_t max,
                         const void **p)
 {
     uint64_t n = cf_win_data_len(f);
+    cf_win_settle(f);
     if (off >= n)
         return 0;
     *p = (const uint8_t *)W(f)->t + off;
@@ -124,6 +126,7 @@ int cf_win_load_data(cf_filter_t *f, uint64_t off, const void *p, size_t len)
         return -EINVAL;
     if (len == 0)
         return 0;
+    cf_win_settle(f);
     /* the counts follow the slots: the words touched come off, then the
      * new ones go on */
     uint64_t b0 = off / 8, b1 = (off + len + 7) / 8;
