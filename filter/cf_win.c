@@ -5,6 +5,7 @@
 #include <errno.h>
 
 #include "cf_alloc.h"
+#include "cf_ss_table.h"
 #include "cf_win.h"
 #include "check.h"
 
@@ -63,6 +64,111 @@ static inline bool lane_used(uint32_t lane)
 static inline uint64_t lane_set(uint64_t w, unsigned j, uint32_t lane)
 {
     return (w & ~(0xFFFFull << (16 * j))) | (uint64_t)lane << (16 * j);
+}
+
+/* ---- the table's two layouts ----
+ *
+ * Everything above and below reads a bucket as four 16-bit lanes (a
+ * 12-bit fingerprint, its stamp above it). Version 1 stores those lanes as
+ * they are, one 64-bit word a bucket. Version 2 stores a bucket in 60
+ * bits, buckets packed end to end (bucket b at bit 60 b): the 12-bit rank
+ * of the multiset of the four fingerprints' 4-bit prefixes (their top
+ * bits; cf_ss_table.h), then per slot, in order of prefix, the 8 low bits
+ * of its fingerprint and its stamp (12 bits). 15 bits a slot, the same
+ * fingerprints. */
+
+#define BITS60 ((1ull << 60) - 1)
+
+/* The four lanes of a version-2 bucket, in order of prefix (empty slots,
+ * prefix and suffix 0, first). */
+static inline uint64_t unpack(uint64_t x)
+{
+    uint64_t p = x >> 12, l, pre = ss_unrank[x & 0xFFF];
+    /* 12-bit slots to 16-bit lanes: suffix in bits 0-7, stamp in 8-11 */
+    l = (p & 0xFFF) | (p & 0xFFF000) << 4 | (p & 0xFFF000000ull) << 8 |
+        (p & 0xFFF000000000ull) << 12;
+    /* the stamp up to bits 12-15, the prefix into bits 8-11 */
+    l = (l & 0x00FF00FF00FF00FFull) | (l & 0x0F000F000F000F00ull) << 4;
+    pre = (pre & 0xF) | (pre & 0xF0) << 12 | (pre & 0xF00) << 24 |
+          (pre & 0xF000) << 36;
+    return l | pre << 8;
+}
+
+#define CSWAP(a, b)                                                            \
+    do {                                                                       \
+        uint32_t lo_ = (a) < (b) ? (a) : (b), hi_ = (a) ^ (b) ^ lo_;           \
+        (a) = lo_;                                                             \
+        (b) = hi_;                                                             \
+    } while (0)
+
+/* The inverse of unpack(): the lanes sorted by prefix (then by lane, so
+ * that the same lanes always make the same bits) and encoded. */
+static inline uint64_t pack(uint64_t l)
+{
+    uint32_t v[4];
+    for (unsigned j = 0; j < 4; j++) {
+        uint32_t lane = lane_of(l, j);
+        v[j] = (lane >> 8 & 0xFu) << 16 | lane;
+    }
+    CSWAP(v[0], v[1]);
+    CSWAP(v[2], v[3]);
+    CSWAP(v[0], v[2]);
+    CSWAP(v[1], v[3]);
+    CSWAP(v[1], v[2]);
+    uint64_t x = (uint64_t)(ss_rank[0][v[0] >> 16] + ss_rank[1][v[1] >> 16] +
+                            ss_rank[2][v[2] >> 16] + ss_rank[3][v[3] >> 16]);
+    for (unsigned j = 0; j < 4; j++) {
+        uint64_t slot = (v[j] & 0xFFu) | (v[j] >> 12 & 0xFu) << 8;
+        x |= slot << (12 + 12 * j);
+    }
+    return x;
+}
+
+/* Bytes of data of nb buckets, and allocated: 8 more for version 2, so
+ * that the last bucket is read and written as one 64-bit word too. */
+static inline uint64_t data_bytes(uint64_t nb, bool wide)
+{
+    return wide ? nb * 8 : (nb * 15 + 1) / 2;
+}
+
+static inline uint64_t alloc_bytes(uint64_t nb, bool wide)
+{
+    return data_bytes(nb, wide) + (wide ? 0 : 8);
+}
+
+static inline uint8_t *bucket_at(const struct cf_win *w, uint64_t b)
+{
+    return w->t + (w->wide ? b * 8 : (b * 15) >> 1);
+}
+
+/* Bucket b as stored, and stored. */
+static inline uint64_t raw_get(const struct cf_win *w, uint64_t b)
+{
+    uint64_t x = le_load64(bucket_at(w, b));
+    return w->wide ? x : (x >> ((b & 1) * 4)) & BITS60;
+}
+
+static inline void raw_set(struct cf_win *w, uint64_t b, uint64_t x)
+{
+    uint8_t *q = bucket_at(w, b);
+    if (w->wide) {
+        le_store64(q, x);
+        return;
+    }
+    unsigned sh = (unsigned)(b & 1) * 4;
+    le_store64(q, (le_load64(q) & ~(BITS60 << sh)) | x << sh);
+}
+
+/* Bucket b as four lanes, and the lanes stored as bucket b. */
+static inline uint64_t get(const struct cf_win *w, uint64_t b)
+{
+    uint64_t x = raw_get(w, b);
+    return w->wide ? x : unpack(x);
+}
+
+static inline void set(struct cf_win *w, uint64_t b, uint64_t lanes)
+{
+    raw_set(w, b, w->wide ? lanes : pack(lanes));
 }
 
 /* The slice a stamp names: the newest one with that value at or before
@@ -146,7 +252,12 @@ uint64_t cf_win_buckets_for(uint64_t capacity)
 uint64_t cf_win_table_bytes(const cf_params_t *p)
 {
     uint64_t nb = cf_win_buckets_for(p->capacity);
-    return nb == 0 || nb > CF_ABS_MAX_BYTES / 8 ? 0 : nb * 8;
+    return nb == 0 || nb > CF_ABS_MAX_BYTES / 8 ? 0 : alloc_bytes(nb, false);
+}
+
+uint64_t cf_win_data_len(const cf_filter_t *f)
+{
+    return data_bytes(W(f)->nbuckets, W(f)->wide);
 }
 
 static uint64_t owned_words(const struct cf_win *w)
@@ -157,7 +268,8 @@ static uint64_t owned_words(const struct cf_win *w)
 uint64_t cf_win_size_bytes(const cf_filter_t *f)
 {
     const struct cf_win *w = W(f);
-    return sizeof(*f) + sizeof(struct cf_win) + w->nbuckets * 8 +
+    return sizeof(*f) + sizeof(struct cf_win) +
+           alloc_bytes(w->nbuckets, w->wide) +
            (w->owned != NULL ? owned_words(w) * 8 : 0);
 }
 
@@ -170,22 +282,23 @@ static void win_set_window(struct cf_win *w, uint64_t window_ms)
 }
 
 int cf_win_new(uint64_t capacity, uint64_t window_ms, uint64_t max_bytes,
-               cf_filter_t **out)
+               bool wide, cf_filter_t **out)
 {
     *out = NULL;
     uint64_t nb = cf_win_buckets_for(capacity);
     if (nb == 0 || nb > CF_ABS_MAX_BYTES / 8 || window_ms == 0 ||
         window_ms > CF_MAX_WINDOW_MS)
         return -ENOMEM;
-    uint64_t bytes = sizeof(cf_filter_t) + sizeof(struct cf_win) + nb * 8;
+    uint64_t tb = alloc_bytes(nb, wide);
+    uint64_t bytes = sizeof(cf_filter_t) + sizeof(struct cf_win) + tb;
     if (max_bytes != 0 && bytes > max_bytes)
         return -ENOMEM;
     cf_filter_t *f = mem.calloc_fn(1, sizeof(*f));
     struct cf_win *w = mem.calloc_fn(1, sizeof(*w));
-    uint64_t *t = (uint64_t *)(void *)cf_bytes_alloc(nb * 8);
+    uint8_t *t = cf_bytes_alloc(tb);
     if (f == NULL || w == NULL || t == NULL) {
         if (t != NULL)
-            cf_bytes_free((uint8_t *)t, nb * 8);
+            cf_bytes_free(t, tb);
         mem.free_fn(w);
         mem.free_fn(f);
         return -ENOMEM;
@@ -193,6 +306,7 @@ int cf_win_new(uint64_t capacity, uint64_t window_ms, uint64_t max_bytes,
     f->kind = CF_KIND_WIN;
     f->u.win = w;
     w->t = t;
+    w->wide = wide;
     w->nbuckets = nb;
     w->capacity = capacity;
     win_set_window(w, window_ms);
@@ -204,7 +318,7 @@ int cf_win_new(uint64_t capacity, uint64_t window_ms, uint64_t max_bytes,
 
 int cf_win_create(const cf_params_t *p, cf_filter_t **out)
 {
-    int rc = cf_win_new(p->capacity, p->window_ms, p->max_bytes, out);
+    int rc = cf_win_new(p->capacity, p->window_ms, p->max_bytes, false, out);
     if (rc != 0)
         return rc;
     (*out)->seed = p->seed;
@@ -218,7 +332,7 @@ void cf_win_release(cf_filter_t *f)
     struct cf_win *w = W(f);
     if (w == NULL)
         return;
-    cf_bytes_free((uint8_t *)w->t, w->nbuckets * 8);
+    cf_bytes_free(w->t, alloc_bytes(w->nbuckets, w->wide));
     mem.free_fn(w->owned);
     mem.free_fn(w);
     f->u.win = NULL;
@@ -246,7 +360,7 @@ static uint64_t own(struct cf_win *w, uint64_t b)
 {
     if (!w->reclaiming || is_owned(w, b))
         return 0;
-    uint64_t x = w->t[b], freed = 0;
+    uint64_t x = get(w, b), freed = 0;
     for (unsigned j = 0; j < 4; j++) {
         uint32_t lane = lane_of(x, j);
         if (lane_used(lane) && ((w->doomed_mask >> stamp_of(lane)) & 1)) {
@@ -255,7 +369,8 @@ static uint64_t own(struct cf_win *w, uint64_t b)
         }
     }
     CK_ASSERT(freed <= w->doomed);
-    w->t[b] = x;
+    if (freed != 0)
+        set(w, b, x);
     w->doomed -= freed;
     w->owned[b >> 6] ^= 1ull << (b & 63);
     return freed;
@@ -264,19 +379,21 @@ static uint64_t own(struct cf_win *w, uint64_t b)
 /* Clears the stale lanes of bucket b (owning it first); returns how many. */
 static uint64_t sweep_bucket(struct cf_win *w, uint64_t b)
 {
-    uint64_t freed = own(w, b), x = w->t[b];
+    uint64_t freed = own(w, b), x = raw_get(w, b), n = 0;
     if (x == 0)
         return freed;
+    x = w->wide ? x : unpack(x);
     for (unsigned j = 0; j < 4; j++) {
         uint32_t lane = lane_of(x, j);
         if (lane_used(lane) && !lane_alive(w->alive, lane)) {
             w->cnt[stamp_of(lane)]--;
             x = lane_set(x, j, 0);
-            freed++;
+            n++;
         }
     }
-    w->t[b] = x;
-    return freed;
+    if (n != 0)
+        set(w, b, x);
+    return freed + n;
 }
 
 /* Whether any entry may have a slice more than 15 before s: then a stamp
@@ -406,7 +523,7 @@ static inline win_hash_t win_hash(const cf_filter_t *f, const void *key,
 static inline uint64_t live_matches(const struct cf_win *w, uint64_t b,
                                     uint32_t fp)
 {
-    uint64_t x = w->t[b], m = lanes_matching(x, fp), live = 0;
+    uint64_t x = get(w, b), m = lanes_matching(x, fp), live = 0;
     uint32_t alive = alive_in(w, b);
     while (m != 0) {
         unsigned bit = (unsigned)__builtin_ctzll(m);
@@ -437,8 +554,8 @@ uint64_t cf_win_count(const cf_filter_t *f, const void *key, size_t len)
 void cf_win_prefetch(const cf_filter_t *f, const void *key, size_t len)
 {
     win_hash_t h = win_hash(f, key, len);
-    __builtin_prefetch(&W(f)->t[h.i1], 0, 3);
-    __builtin_prefetch(&W(f)->t[h.i2], 0, 3);
+    __builtin_prefetch(bucket_at(W(f), h.i1), 0, 3);
+    __builtin_prefetch(bucket_at(W(f), h.i2), 0, 3);
 }
 
 void cf_win_exists_many(const cf_filter_t *f, size_t n, const void *const *keys,
@@ -450,8 +567,8 @@ void cf_win_exists_many(const cf_filter_t *f, size_t n, const void *const *keys,
         size_t m = n - i < CF_WINDOW ? n - i : CF_WINDOW;
         for (size_t j = 0; j < m; j++) {
             h[j] = win_hash(f, keys[i + j], lens[i + j]);
-            __builtin_prefetch(&w->t[h[j].i1], 0, 3);
-            __builtin_prefetch(&w->t[h[j].i2], 0, 3);
+            __builtin_prefetch(bucket_at(w, h[j].i1), 0, 3);
+            __builtin_prefetch(bucket_at(w, h[j].i2), 0, 3);
         }
         for (size_t j = 0; j < m; j++)
             out[i + j] = live_matches(w, h[j].i1, h[j].fp) != 0 ||
@@ -467,7 +584,7 @@ void cf_win_exists_many(const cf_filter_t *f, size_t n, const void *const *keys,
 static int free_lane(struct cf_win *w, uint64_t b)
 {
     own(w, b);
-    uint64_t x = w->t[b], e = fp_zero(x);
+    uint64_t x = get(w, b), e = fp_zero(x);
     if (e != 0)
         return (int)((unsigned)__builtin_ctzll(e) / 16);
     for (unsigned j = 0; j < 4; j++) {
@@ -482,26 +599,27 @@ static int free_lane(struct cf_win *w, uint64_t b)
 
 static inline void put(struct cf_win *w, uint64_t b, unsigned j, uint32_t lane)
 {
-    w->t[b] = lane_set(w->t[b], j, lane);
+    set(w, b, lane_set(get(w, b), j, lane));
 }
 
 /* A walk of kicks from the pair (i1, i2) until some entry lands in a free
- * lane; undone whole (the table as before) when it does not within the
- * bound. 0 or -ENOSPC. */
+ * lane; undone whole (the table as before: each bucket's stored bits put
+ * back, last first, since a write may reorder a bucket's lanes) when it
+ * does not within the bound. 0 or -ENOSPC. */
 static int kick(struct cf_win *w, const win_hash_t *h, uint32_t lane)
 {
-    uint64_t log_b[CF_WIN_MAX_WALK];
-    uint8_t log_j[CF_WIN_MAX_WALK];
+    uint64_t log_b[CF_WIN_MAX_WALK], log_x[CF_WIN_MAX_WALK];
     uint32_t n =
         w->max_kicks < CF_WIN_MAX_WALK ? w->max_kicks : CF_WIN_MAX_WALK;
     uint64_t b = (xorshift(w) & 1) ? h->i2 : h->i1;
     uint32_t cur = lane, k;
     for (k = 0; k < n; k++) {
         unsigned j = (unsigned)(xorshift(w) >> 62);
-        uint32_t victim = lane_of(w->t[b], j);
-        put(w, b, j, cur);
+        uint64_t was = raw_get(w, b), lanes = w->wide ? was : unpack(was);
+        uint32_t victim = lane_of(lanes, j);
+        set(w, b, lane_set(lanes, j, cur));
         log_b[k] = b;
-        log_j[k] = (uint8_t)j;
+        log_x[k] = was;
         cur = victim;
         b = alt_of(w->nbuckets, b, cur & FP_MASK);
         int fj = free_lane(w, b);
@@ -511,12 +629,8 @@ static int kick(struct cf_win *w, const win_hash_t *h, uint32_t lane)
         }
     }
     /* Undo: each kicked entry back where it was, the new one out. */
-    while (k-- > 0) {
-        uint32_t here = lane_of(w->t[log_b[k]], log_j[k]);
-        put(w, log_b[k], log_j[k], cur);
-        cur = here;
-    }
-    CK_ASSERT(cur == lane);
+    while (k-- > 0)
+        raw_set(w, log_b[k], log_x[k]);
     return -ENOSPC;
 }
 
@@ -528,7 +642,7 @@ static bool refresh(struct cf_win *w, uint64_t b, uint32_t fp, uint64_t a)
     if (m == 0)
         return false;
     unsigned j = (unsigned)__builtin_ctzll(m) / 16;
-    uint32_t lane = lane_of(w->t[b], j);
+    uint32_t lane = lane_of(get(w, b), j);
     unsigned v = stamp_of(lane), nv = (unsigned)(a & (CF_WIN_STAMPS - 1));
     if ((int64_t)(a - slice_of(w, v)) > 0) {
         w->cnt[v]--;
@@ -608,8 +722,8 @@ void cf_win_add_many(cf_filter_t *f, size_t n, const void *const *keys,
         size_t m = n - i < CF_WINDOW ? n - i : CF_WINDOW;
         for (size_t j = 0; j < m; j++) {
             h[j] = win_hash(f, keys[i + j], lens[i + j]);
-            __builtin_prefetch(&W(f)->t[h[j].i1], 1, 3);
-            __builtin_prefetch(&W(f)->t[h[j].i2], 1, 3);
+            __builtin_prefetch(bucket_at(W(f), h[j].i1), 1, 3);
+            __builtin_prefetch(bucket_at(W(f), h[j].i2), 1, 3);
         }
         for (size_t j = 0; j < m; j++) {
             rc[i + j] = win_add(f, &h[j], nx);
@@ -629,7 +743,7 @@ int cf_win_del(cf_filter_t *f, const void *key, size_t len)
         if (m == 0)
             continue;
         unsigned j = (unsigned)__builtin_ctzll(m) / 16;
-        w->cnt[stamp_of(lane_of(w->t[bs[k]], j))]--;
+        w->cnt[stamp_of(lane_of(get(w, bs[k]), j))]--;
         put(w, bs[k], j, 0);
         f->deleted++;
         rc = 1;
@@ -641,6 +755,23 @@ int cf_win_del(cf_filter_t *f, const void *key, size_t len)
 uint64_t cf_win_sweep(cf_filter_t *f, uint64_t buckets)
 {
     return sweep_some(W(f), buckets, buckets);
+}
+
+void cf_win_count_bytes(cf_filter_t *f, uint64_t off, uint64_t len, int sign)
+{
+    struct cf_win *w = W(f);
+    uint64_t bits = w->wide ? 64 : 60;
+    uint64_t b0 = off * 8 / bits, b1 = ((off + len) * 8 + bits - 1) / bits;
+    if (b1 > w->nbuckets)
+        b1 = w->nbuckets;
+    for (uint64_t b = b0; b < b1; b++) {
+        uint64_t x = get(w, b);
+        for (unsigned j = 0; j < 4; j++) {
+            uint32_t lane = lane_of(x, j);
+            if (lane_used(lane))
+                w->cnt[stamp_of(lane)] += (uint64_t)(int64_t)sign;
+        }
+    }
 }
 
 void cf_win_settle(const cf_filter_t *f)
