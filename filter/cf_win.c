@@ -101,27 +101,37 @@ static inline uint64_t unpack(uint64_t x)
         (b) = hi_;                                                             \
     } while (0)
 
-/* The inverse of unpack(): the lanes sorted by prefix (then by lane, so
- * that the same lanes always make the same bits) and encoded. */
+/* The inverse of unpack(): the lanes sorted by prefix (then by stamp and
+ * suffix, so that the same lanes always make the same bits) and
+ * encoded. */
 static inline uint64_t pack(uint64_t l)
 {
-    uint32_t v[4];
-    for (unsigned j = 0; j < 4; j++) {
-        uint32_t lane = lane_of(l, j);
-        v[j] = (lane >> 8 & 0xFu) << 16 | lane;
-    }
-    CSWAP(v[0], v[1]);
-    CSWAP(v[2], v[3]);
-    CSWAP(v[0], v[2]);
-    CSWAP(v[1], v[3]);
-    CSWAP(v[1], v[2]);
-    uint64_t x = (uint64_t)(ss_rank[0][v[0] >> 16] + ss_rank[1][v[1] >> 16] +
-                            ss_rank[2][v[2] >> 16] + ss_rank[3][v[3] >> 16]);
-    for (unsigned j = 0; j < 4; j++) {
-        uint64_t slot = (v[j] & 0xFFu) | (v[j] >> 12 & 0xFu) << 8;
-        x |= slot << (12 + 12 * j);
-    }
-    return x;
+    /* each lane as its sort key: prefix in bits 12-15 above the stored
+     * slot (stamp in 8-11, suffix in 0-7) */
+    uint64_t k = (l & 0x00FF00FF00FF00FFull) |
+                 (l & 0xF000F000F000F000ull) >> 4 |
+                 (l & 0x0F000F000F000F00ull) << 4;
+    uint32_t v0 = (uint32_t)k & 0xFFFF, v1 = (uint32_t)(k >> 16) & 0xFFFF,
+             v2 = (uint32_t)(k >> 32) & 0xFFFF, v3 = (uint32_t)(k >> 48);
+    CSWAP(v0, v1);
+    CSWAP(v2, v3);
+    CSWAP(v0, v2);
+    CSWAP(v1, v3);
+    CSWAP(v1, v2);
+    return (uint64_t)(ss_rank[0][v0 >> 12] + ss_rank[1][v1 >> 12] +
+                      ss_rank[2][v2 >> 12] + ss_rank[3][v3 >> 12]) |
+           (uint64_t)(v0 & 0xFFF) << 12 | (uint64_t)(v1 & 0xFFF) << 24 |
+           (uint64_t)(v2 & 0xFFF) << 36 | (uint64_t)(v3 & 0xFFF) << 48;
+}
+
+/* false when no slot of version-2 bucket x has fp's prefix (then none
+ * holds fp): one read of ss_unrank and a zero-nibble test, which a
+ * lookup does before it decodes a bucket. True at times when none has
+ * (a borrow), never false when one has. */
+static inline bool prefix_in(uint64_t x, uint32_t fp)
+{
+    uint32_t t = ss_unrank[x & 0xFFF] ^ (0x1111u * (fp >> 8));
+    return ((t - 0x1111u) & ~t & 0x8888u) != 0;
 }
 
 /* Bytes of data of nb buckets, and allocated: 8 more for version 2, so
@@ -520,10 +530,11 @@ static inline win_hash_t win_hash(const cf_filter_t *f, const void *key,
 }
 
 /* The top bit of every lane of bucket b holding fp alive. */
-static inline uint64_t live_matches(const struct cf_win *w, uint64_t b,
-                                    uint32_t fp)
+/* The same, of bucket b already read as lanes x. */
+static inline uint64_t live_in(const struct cf_win *w, uint64_t b, uint64_t x,
+                               uint32_t fp)
 {
-    uint64_t x = get(w, b), m = lanes_matching(x, fp), live = 0;
+    uint64_t m = lanes_matching(x, fp), live = 0;
     uint32_t alive = alive_in(w, b);
     while (m != 0) {
         unsigned bit = (unsigned)__builtin_ctzll(m);
@@ -532,6 +543,15 @@ static inline uint64_t live_matches(const struct cf_win *w, uint64_t b,
         m &= m - 1;
     }
     return live;
+}
+
+static inline uint64_t live_matches(const struct cf_win *w, uint64_t b,
+                                    uint32_t fp)
+{
+    uint64_t x = raw_get(w, b);
+    if (w->wide)
+        return live_in(w, b, x, fp);
+    return prefix_in(x, fp) ? live_in(w, b, unpack(x), fp) : 0;
 }
 
 bool cf_win_exists(const cf_filter_t *f, const void *key, size_t len)
@@ -578,13 +598,12 @@ void cf_win_exists_many(const cf_filter_t *f, size_t n, const void *const *keys,
 
 /* ---- writes ---- */
 
-/* The first free lane of bucket b (empty, or stale: its count comes off),
- * or -1, owning b first. An empty lane is found with one test of the word;
- * only a bucket without one has its stamps read. */
-static int free_lane(struct cf_win *w, uint64_t b)
+/* The first free lane of an owned bucket read as lanes x (empty, or
+ * stale: its count comes off), or -1. An empty lane is found with one test
+ * of the word; only a bucket without one has its stamps read. */
+static int free_in(struct cf_win *w, uint64_t x)
 {
-    own(w, b);
-    uint64_t x = get(w, b), e = fp_zero(x);
+    uint64_t e = fp_zero(x);
     if (e != 0)
         return (int)((unsigned)__builtin_ctzll(e) / 16);
     for (unsigned j = 0; j < 4; j++) {
@@ -597,9 +616,12 @@ static int free_lane(struct cf_win *w, uint64_t b)
     return -1;
 }
 
-static inline void put(struct cf_win *w, uint64_t b, unsigned j, uint32_t lane)
+/* free_in() of bucket b, owned first; its lanes in *x. */
+static int free_lane(struct cf_win *w, uint64_t b, uint64_t *x)
 {
-    set(w, b, lane_set(get(w, b), j, lane));
+    own(w, b);
+    *x = get(w, b);
+    return free_in(w, *x);
 }
 
 /* A walk of kicks from the pair (i1, i2) until some entry lands in a free
@@ -622,9 +644,10 @@ static int kick(struct cf_win *w, const win_hash_t *h, uint32_t lane)
         log_x[k] = was;
         cur = victim;
         b = alt_of(w->nbuckets, b, cur & FP_MASK);
-        int fj = free_lane(w, b);
+        uint64_t x;
+        int fj = free_lane(w, b, &x);
         if (fj >= 0) {
-            put(w, b, (unsigned)fj, cur);
+            set(w, b, lane_set(x, (unsigned)fj, cur));
             return 0;
         }
     }
@@ -636,18 +659,19 @@ static int kick(struct cf_win *w, const win_hash_t *h, uint32_t lane)
 
 /* Rewrites a live match's stamp to slice a when that is newer; true when
  * a live match exists. */
-static bool refresh(struct cf_win *w, uint64_t b, uint32_t fp, uint64_t a)
+static bool refresh(struct cf_win *w, uint64_t b, uint64_t x, uint32_t fp,
+                    uint64_t a)
 {
-    uint64_t m = live_matches(w, b, fp);
+    uint64_t m = live_in(w, b, x, fp);
     if (m == 0)
         return false;
     unsigned j = (unsigned)__builtin_ctzll(m) / 16;
-    uint32_t lane = lane_of(get(w, b), j);
+    uint32_t lane = lane_of(x, j);
     unsigned v = stamp_of(lane), nv = (unsigned)(a & (CF_WIN_STAMPS - 1));
     if ((int64_t)(a - slice_of(w, v)) > 0) {
         w->cnt[v]--;
         w->cnt[nv]++;
-        put(w, b, j, fp | nv << STAMP_SHIFT);
+        set(w, b, lane_set(x, j, fp | nv << STAMP_SHIFT));
     }
     return true;
 }
@@ -685,19 +709,38 @@ static int win_add(cf_filter_t *f, const win_hash_t *h, bool nx)
     win_stamp_ready(w, a);
     own(w, h->i1);
     own(w, h->i2);
-    if (refresh(w, h->i1, h->fp, a) || refresh(w, h->i2, h->fp, a))
-        return 0;
+    /* each bucket read once, and a version-2 bucket decoded only when
+     * its prefixes may hold fp or its lanes are written: the same lanes
+     * serve the refresh, the free lane and the write */
+    uint64_t r1 = raw_get(w, h->i1), r2 = raw_get(w, h->i2), x1 = 0, x2 = 0;
+    bool d1 = w->wide || prefix_in(r1, h->fp);
+    bool d2 = w->wide || prefix_in(r2, h->fp);
+    if (d1) {
+        x1 = w->wide ? r1 : unpack(r1);
+        if (refresh(w, h->i1, x1, h->fp, a))
+            return 0;
+    }
+    if (d2) {
+        x2 = w->wide ? r2 : unpack(r2);
+        if (refresh(w, h->i2, x2, h->fp, a))
+            return 0;
+    }
     unsigned v = (unsigned)(a & (CF_WIN_STAMPS - 1));
     uint32_t lane = h->fp | v << STAMP_SHIFT;
-    int j = free_lane(w, h->i1);
-    uint64_t b = h->i1;
+    if (!d1)
+        x1 = unpack(r1);
+    int j = free_in(w, x1);
+    uint64_t b = h->i1, x = x1;
     if (j < 0) {
-        j = free_lane(w, h->i2);
+        if (!d2)
+            x2 = unpack(r2);
+        j = free_in(w, x2);
         b = h->i2;
+        x = x2;
     }
     int rc = 0;
     if (j >= 0)
-        put(w, b, (unsigned)j, lane);
+        set(w, b, lane_set(x, (unsigned)j, lane));
     else
         rc = kick(w, h, lane);
     if (rc != 0)
@@ -739,12 +782,12 @@ int cf_win_del(cf_filter_t *f, const void *key, size_t len)
     uint64_t bs[2] = {h.i1, h.i2};
     int rc = 0;
     for (int k = 0; k < 2 && rc == 0; k++) {
-        uint64_t m = live_matches(w, bs[k], h.fp);
+        uint64_t x = get(w, bs[k]), m = live_in(w, bs[k], x, h.fp);
         if (m == 0)
             continue;
         unsigned j = (unsigned)__builtin_ctzll(m) / 16;
-        w->cnt[stamp_of(lane_of(get(w, bs[k]), j))]--;
-        put(w, bs[k], j, 0);
+        w->cnt[stamp_of(lane_of(x, j))]--;
+        set(w, bs[k], lane_set(x, j, 0));
         f->deleted++;
         rc = 1;
     }
