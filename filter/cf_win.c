@@ -94,12 +94,13 @@ static inline uint64_t unpack(uint64_t x)
     return l | pre << 8;
 }
 
-#define CSWAP(a, b)                                                            \
-    do {                                                                       \
-        uint32_t lo_ = (a) < (b) ? (a) : (b), hi_ = (a) ^ (b) ^ lo_;           \
-        (a) = lo_;                                                             \
-        (b) = hi_;                                                             \
-    } while (0)
+/* *a, *b in order. */
+static inline void order2(uint32_t *a, uint32_t *b)
+{
+    uint32_t x = *a, y = *b;
+    *a = x < y ? x : y;
+    *b = x < y ? y : x;
+}
 
 /* The inverse of unpack(): the lanes sorted by prefix (then by stamp and
  * suffix, so that the same lanes always make the same bits) and
@@ -113,11 +114,11 @@ static inline uint64_t pack(uint64_t l)
                  (l & 0x0F000F000F000F00ull) << 4;
     uint32_t v0 = (uint32_t)k & 0xFFFF, v1 = (uint32_t)(k >> 16) & 0xFFFF,
              v2 = (uint32_t)(k >> 32) & 0xFFFF, v3 = (uint32_t)(k >> 48);
-    CSWAP(v0, v1);
-    CSWAP(v2, v3);
-    CSWAP(v0, v2);
-    CSWAP(v1, v3);
-    CSWAP(v1, v2);
+    order2(&v0, &v1);
+    order2(&v2, &v3);
+    order2(&v0, &v2);
+    order2(&v1, &v3);
+    order2(&v1, &v2);
     return (uint64_t)(ss_rank[0][v0 >> 12] + ss_rank[1][v1 >> 12] +
                       ss_rank[2][v2 >> 12] + ss_rank[3][v3 >> 12]) |
            (uint64_t)(v0 & 0xFFF) << 12 | (uint64_t)(v1 & 0xFFF) << 24 |

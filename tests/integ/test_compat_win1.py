@@ -15,11 +15,10 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 
 import pytest
 
-from support.proc import Daemon, ModuleServer, use_module, use_redis_server
+from support.proc import Fleet, ModuleServer, use_module, use_redis_server
 
 FIX = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir,
                    "fixtures", "win1")
@@ -85,27 +84,15 @@ def takes_writes(c, key):
 
 
 @pytest.fixture
-def workdir():
-    d = tempfile.mkdtemp(prefix="cuckood-win1-")
-    servers = []
-    yield d, servers
-    for s in servers:
-        s.stop()
-    shutil.rmtree(d, ignore_errors=True)
+def modules():
+    fleet = Fleet(ModuleServer)
+    yield fleet
+    fleet.cleanup()
 
 
-def started(workdir, *args):
-    d, servers = workdir
-    s = Daemon(*args, dir=d)
-    servers.append(s)
-    s.start()
-    return s.client()
-
-
-def test_snapshot_loads(workdir):
-    d, _ = workdir
-    shutil.copy(os.path.join(FIX, "dump.cuckoo"), d)
-    c = started(workdir)
+def test_snapshot_loads(daemon, tmp_path):
+    shutil.copy(os.path.join(FIX, "dump.cuckoo"), tmp_path)
+    c = daemon(dir=str(tmp_path)).client()
     check_answers(c)
     # the header a loaded filter writes is the one it was loaded from
     for key in SAVED:
@@ -117,8 +104,8 @@ def test_snapshot_loads(workdir):
     assert version(c, "fresh") == 2
 
 
-def test_dump_payloads_restore(workdir):
-    c = started(workdir)
+def test_dump_payloads_restore(daemon):
+    c = daemon().client()
     for key, saved in SAVED.items():
         assert c.execute_command("RESTORE", "r:" + key, 0,
                                  base64.b64decode(saved["dump"])) == b"OK"
@@ -126,8 +113,8 @@ def test_dump_payloads_restore(workdir):
     takes_writes(c, "r:w_long")
 
 
-def test_scandump_chunks_load(workdir):
-    c = started(workdir)
+def test_scandump_chunks_load(daemon):
+    c = daemon().client()
     for key, saved in SAVED.items():
         for it, data in saved["chunks"]:
             assert c.execute_command("CF.LOADCHUNK", "l:" + key, it,
@@ -135,12 +122,8 @@ def test_scandump_chunks_load(workdir):
     check_answers(c, rename=lambda k: "l:" + k)
 
 
-def test_module_rdb_loads(workdir):
-    d, servers = workdir
-    shutil.copy(os.path.join(FIX, "module.rdb"), os.path.join(d, "dump.rdb"))
-    s = ModuleServer(dir=d)
-    servers.append(s)
-    s.start()
-    c = s.client()
+def test_module_rdb_loads(modules, tmp_path):
+    shutil.copy(os.path.join(FIX, "module.rdb"), tmp_path / "dump.rdb")
+    c = modules(dir=str(tmp_path)).client()
     check_answers(c)
     takes_writes(c, "w_long")
