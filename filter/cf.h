@@ -253,6 +253,9 @@ typedef struct cf_window_info {
     uint64_t live;      /* entries alive at the clock */
     uint64_t stale;     /* entries past their window, slots not yet
                            reclaimed */
+    uint64_t max_visit; /* the most buckets one sweep, write or delete
+                           visited since the filter was made or loaded
+                           (for tests: no call passes the whole table) */
 } cf_window_info_t;
 
 /* Fills *wi and returns true for a window filter; false otherwise. */

@@ -5,14 +5,16 @@
  * window"); the public API is cf.h's, and cf_kind.c hands a filter of kind
  * CF_KIND_WIN to the functions here.
  *
- * Slots: 4 per bucket, 16 bits each, one bucket one 64-bit word. A slot
+ * Slots: 4 per bucket, read as four 16-bit lanes of a 64-bit word. A lane
  * holds a 12-bit fingerprint (bits 0..11; 0 is an empty slot) and a 4-bit
  * stamp (bits 12..15): the slice of the window of the entry's last add,
- * modulo 16. The window is CF_WIN_SLICES slices of slice_ms =
+ * modulo 16. The table stores a bucket in 60 bits, semi-sorted (cf_win.c,
+ * "the table's two layouts"). The window is CF_WIN_SLICES slices of slice_ms =
  * ceil(window_ms / CF_WIN_SLICES). A stamp is read against the newest
  * slice the filter stored: the entries' true slices always lie within 16
- * of it (a write that would break this first reclaims every stale slot),
- * so a 4-bit stamp names its slice exactly. An entry is alive while the
+ * of it, or are doomed by a reclaim pass (cf_win.c, "Reclaim") that a
+ * write which would break this starts, so a 4-bit stamp names its slice
+ * exactly. An entry is alive while the
  * filter's clock is at most CF_WIN_SLICES slices past its slice; a stale
  * entry answers nothing and its slot is free for the next write that
  * finds it; a sweep reclaims them a few buckets at a time.
@@ -35,14 +37,16 @@
 /* The longest walk of kicks; its undo log lives on the stack. */
 #define CF_WIN_MAX_WALK 512
 
-/* Serialised form: magic "CKW1", version 1. */
+/* Serialised form: magic "CKW1", version 2 (packed 60-bit buckets), or 1
+ * (16-bit lanes as they are) for a filter loaded in that form. */
 #define CF_WIN_MAGIC 0x31574B43u
-#define CF_WIN_VERSION 1
+#define CF_WIN_VERSION 2
+#define CF_WIN_VERSION_WIDE 1
 #define CF_WIN_HDR_LEN 96
 
 /* The kind's state (f->u.win). */
 struct cf_win {
-    uint64_t *t; /* nbuckets words */
+    uint8_t *t; /* the buckets (cf_win.c, "the table's two layouts") */
     uint64_t nbuckets, capacity, window_ms, slice_ms;
     uint64_t clock_ms; /* the filter's clock: the latest time it was given */
     uint64_t write_ms; /* the latest time of an add: the clock saved, so
@@ -55,10 +59,22 @@ struct cf_win {
     uint64_t add_ms;   /* and their time, ms */
     uint64_t newest;   /* the newest slice any entry may have (<= now) */
     uint64_t cursor;   /* the sweep's next bucket */
-    uint64_t rng;      /* the kicks' generator */
+    /* A reclaim pass (cf_win.c, "reclaim"): after a clock jump past the
+     * stamps' range, the entries whose stamps are in doomed_mask are dead
+     * in every bucket the pass has not owned yet; owned bit b (the bitmap,
+     * allocated at the first pass) equals epoch once bucket b is owned. */
+    uint64_t *owned;
+    uint64_t reclaim;   /* the pass's next bucket */
+    uint64_t doomed;    /* dead entries left in buckets not owned yet */
+    uint64_t max_visit; /* the most buckets one call visited */
+    uint64_t rng;       /* the kicks' generator */
     uint64_t cnt[CF_WIN_STAMPS]; /* entries by stamp, derived from t */
     uint32_t max_kicks;
     uint32_t alive; /* bit v: stamp v is alive at now */
+    uint32_t doomed_mask;
+    bool reclaiming;
+    bool epoch;
+    bool wide; /* version 1's layout: a 64-bit word a bucket */
     /* false once a sweep found no stale entry: none appears before the
      * live stamps change (or data is loaded), so sweeps cost nothing */
     bool maybe_stale;
@@ -71,11 +87,12 @@ static inline bool cf_is_win(const cf_filter_t *f)
 
 /* cf_create() for p->window_ms != 0 (p checked by the caller). */
 CF_HIDDEN int cf_win_create(const cf_params_t *p, cf_filter_t **out);
-/* An empty window filter (seed 0, no clock yet), or -ENOMEM when the
+/* An empty window filter (seed 0, no clock yet; wide: version 1's
+ * layout), or -ENOMEM when the
  * sizes are out of range or pass max_bytes (0: no cap) or allocation
  * fails. */
 CF_HIDDEN int cf_win_new(uint64_t capacity, uint64_t window_ms,
-                         uint64_t max_bytes, cf_filter_t **out);
+                         uint64_t max_bytes, bool wide, cf_filter_t **out);
 /* Buckets and bytes of a window filter of capacity items. */
 CF_HIDDEN uint64_t cf_win_buckets_for(uint64_t capacity);
 CF_HIDDEN uint64_t cf_win_table_bytes(const cf_params_t *p);
@@ -96,6 +113,14 @@ CF_HIDDEN void cf_win_add_many(cf_filter_t *f, size_t n,
                                const void *const *keys, const size_t *lens,
                                bool nx, int *rc);
 CF_HIDDEN uint64_t cf_win_sweep(cf_filter_t *f, uint64_t buckets);
+/* Ends a running reclaim pass at once (cf_win.c, "Reclaim"): what the
+ * serialised form needs, which has no place for one. The filter answers
+ * the same after it; it is const as a value, not as bytes. */
+CF_HIDDEN void cf_win_settle(const cf_filter_t *f);
+/* Adds (sign 1) or takes off (-1) the entries of the buckets that data
+ * bytes [off, off + len) touch from the per-stamp counts. */
+CF_HIDDEN void cf_win_count_bytes(cf_filter_t *f, uint64_t off, uint64_t len,
+                                  int sign);
 CF_HIDDEN void cf_win_stats(const cf_filter_t *f, cf_stats_t *st);
 CF_HIDDEN void cf_win_info(const cf_filter_t *f, cf_window_info_t *wi);
 CF_HIDDEN uint64_t cf_win_size_bytes(const cf_filter_t *f);

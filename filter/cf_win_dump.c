@@ -2,7 +2,7 @@
  * cf_win_dump.c - the window kind's serialised form, validated on load.
  *
  * Header, little-endian, CF_WIN_HDR_LEN bytes:
- *   0  u32 magic "CKW1"     4  u16 version 1       6  u16 header length
+ *   0  u32 magic "CKW1"     4  u16 version (1, 2)  6  u16 header length
  *   8  u32 max kicks       12  u8 slices (8)      13  u8 stamp bits (4)
  *  14  u16 reserved (0)
  *  16  u64 capacity        24  u64 buckets        32  u64 window ms
@@ -10,8 +10,12 @@
  *  56  u64 deleted
  *  64  u64 sweep cursor    72  u64 kick state     80  u64 seed
  *  88  u64 XXH3-64 of the 88 bytes before it
- * followed by the data: the buckets, bucket 0 first, each four
- * little-endian 16-bit slots (cf_win.h). Times are absolute (unix ms), so
+ * followed by the data: the buckets, bucket 0 first. Version 2 (every
+ * filter made now): 60 bits a bucket, packed end to end little-endian
+ * (bucket b at bit 60 b; cf_win.c, "the table's two layouts"), in
+ * ceil(7.5 buckets) bytes. Version 1 (filters made before, loaded and
+ * kept in their form): 64 bits a bucket, four little-endian 16-bit slots
+ * (cf_win.h). Times are absolute (unix ms), so
  * a filter loaded later, or by a replica, forgets at the same moments.
  * The per-stamp counts are not saved: they follow from the slots.
  */
@@ -25,9 +29,10 @@ void cf_win_header(const cf_filter_t *f, void *buf)
 {
     const struct cf_win *w = W(f);
     uint8_t *p = buf;
+    cf_win_settle(f);
     memset(p, 0, CF_WIN_HDR_LEN);
     le_store32(p, CF_WIN_MAGIC);
-    le_store16(p + 4, CF_WIN_VERSION);
+    le_store16(p + 4, w->wide ? CF_WIN_VERSION_WIDE : CF_WIN_VERSION);
     le_store16(p + 6, CF_WIN_HDR_LEN);
     le_store32(p + 8, w->max_kicks);
     p[12] = CF_WIN_SLICES;
@@ -49,8 +54,9 @@ int cf_win_load_header(const void *buf, size_t len, const cf_limits_t *lim,
 {
     const uint8_t *p = buf;
     *out = NULL;
+    uint16_t version = len < CF_WIN_HDR_LEN ? 0 : le_load16(p + 4);
     if (len < CF_WIN_HDR_LEN || le_load32(p) != CF_WIN_MAGIC ||
-        le_load16(p + 4) != CF_WIN_VERSION ||
+        (version != CF_WIN_VERSION && version != CF_WIN_VERSION_WIDE) ||
         le_load16(p + 6) != CF_WIN_HDR_LEN || p[12] != CF_WIN_SLICES ||
         p[13] != CF_WIN_STAMP_BITS || le_load16(p + 14) != 0 ||
         le_load64(p + 88) != XXH3_64bits(p, CF_WIN_HDR_LEN - 8))
@@ -68,10 +74,12 @@ int cf_win_load_header(const void *buf, size_t len, const cf_limits_t *lim,
     if (newest > clock / slice)
         return -EINVAL;
     if (nb > CF_ABS_MAX_BYTES / 8 ||
-        (lim != NULL && lim->max_bytes != 0 && nb * 8 > lim->max_bytes))
+        (lim != NULL && lim->max_bytes != 0 &&
+         (version == CF_WIN_VERSION_WIDE ? nb * 8 : nb * 15 / 2) >
+             lim->max_bytes))
         return -ENOMEM;
     cf_filter_t *f;
-    int rc = cf_win_new(cap, window, 0, &f);
+    int rc = cf_win_new(cap, window, 0, version == CF_WIN_VERSION_WIDE, &f);
     if (rc != 0)
         return rc;
     struct cf_win *w = W(f);
@@ -90,48 +98,31 @@ int cf_win_load_header(const void *buf, size_t len, const cf_limits_t *lim,
     return 0;
 }
 
-uint64_t cf_win_data_len(const cf_filter_t *f)
-{
-    return W(f)->nbuckets * 8;
-}
-
 size_t cf_win_data_view(const cf_filter_t *f, uint64_t off, size_t max,
                         const void **p)
 {
     uint64_t n = cf_win_data_len(f);
+    cf_win_settle(f);
     if (off >= n)
         return 0;
     *p = (const uint8_t *)W(f)->t + off;
     return n - off < max ? (size_t)(n - off) : max;
 }
 
-/* Adds (sign 1) or takes off (-1) the entries of bucket word x from the
- * per-stamp counts. */
-static void count_word(struct cf_win *w, uint64_t x, int sign)
-{
-    for (unsigned j = 0; j < 4; j++) {
-        uint32_t lane = (uint32_t)(x >> (16 * j)) & 0xFFFFu;
-        if ((lane & 0x0FFFu) != 0)
-            w->cnt[lane >> CF_WIN_FP_BITS] += (uint64_t)(int64_t)sign;
-    }
-}
-
 int cf_win_load_data(cf_filter_t *f, uint64_t off, const void *p, size_t len)
 {
     struct cf_win *w = W(f);
-    uint64_t n = w->nbuckets * 8;
+    uint64_t n = cf_win_data_len(f);
     if (off > n || len > n - off)
         return -EINVAL;
     if (len == 0)
         return 0;
-    /* the counts follow the slots: the words touched come off, then the
-     * new ones go on */
-    uint64_t b0 = off / 8, b1 = (off + len + 7) / 8;
-    for (uint64_t b = b0; b < b1; b++)
-        count_word(w, w->t[b], -1);
-    memcpy((uint8_t *)w->t + off, p, len);
-    for (uint64_t b = b0; b < b1; b++)
-        count_word(w, w->t[b], 1);
+    cf_win_settle(f);
+    /* the counts follow the slots: the buckets touched come off, then
+     * the new ones go on */
+    cf_win_count_bytes(f, off, len, -1);
+    memcpy(w->t + off, p, len);
+    cf_win_count_bytes(f, off, len, 1);
     w->maybe_stale = true;
     return 0;
 }

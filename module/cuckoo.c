@@ -29,6 +29,13 @@
  *  - RDB: the header as one string, then the data in strings of at most
  *    RDB_CHUNK bytes. A payload that does not parse is refused (NULL): the
  *    server then reports a corrupt value, never crashes on it.
+ *  - Filters with a window: a timer every SWEEP_EVERY_MS gives them the
+ *    time and sweeps (or reclaims, after a clock jump) at most
+ *    SWEEP_BUCKETS of their buckets, walking the keyspace of every
+ *    database with RedisModule_Scan, as the daemon's cron does; answers
+ *    never wait for it. INFO's `cf_window` section counts its work.
+ *    The load argument cf-window-clock-offset (ms, default 0, for tests,
+ *    as the daemon's hidden directive) moves the module's clock.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -36,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <unistd.h>
@@ -59,6 +67,15 @@
 static RedisModuleType *cf_type;
 static cfcmd_defaults_t defaults;
 static uint64_t seed_state;
+static int64_t clock_offset_ms; /* cf-window-clock-offset */
+
+/* The clock of filters with a window: the wall clock, moved by the
+ * offset. */
+static uint64_t window_now_ms(void)
+{
+    int64_t t = (int64_t)rm_Milliseconds() + clock_offset_ms;
+    return t > 0 ? (uint64_t)t : 0;
+}
 
 /* ---- memory bounds -------------------------------------------------- */
 
@@ -288,7 +305,7 @@ static uint64_t h_now_ms(void *h)
     mod_call_t *c = h;
     if (ctx_flags(c) & (RM_CTX_FLAGS_REPLICATED | RM_CTX_FLAGS_LOADING))
         return CFCMD_NO_CLOCK;
-    return (uint64_t)rm_Milliseconds();
+    return window_now_ms();
 }
 
 /* The items are the command's own last arguments: the replica gets the
@@ -544,6 +561,119 @@ static void *t_copy(RedisModuleString *from, RedisModuleString *to,
          off += n)
         (void)cf_load_data(g, off, p, n);
     return g;
+}
+
+/* ---- the sweep of filters with a window ---------------------------- */
+
+#define SWEEP_EVERY_MS 100
+/* Buckets per tick, over all filters: 163,840 a second, so a filter of
+ * 10M items (2.9M buckets) is swept in about 18 s. */
+#define SWEEP_BUCKETS 16384
+/* Scan steps per tick (a step reads a hash bucket of the keyspace), so
+ * that a keyspace of many keys and few filters also costs a bounded
+ * time. */
+#define SWEEP_STEPS 256
+/* Databases tried beyond the last that exists: SelectDb fails there. */
+#define SWEEP_MAX_DB 1024
+
+static struct {
+    RedisModuleScanCursor *cursor;
+    int db;
+    uint64_t ticks, buckets, freed, max_visit;
+} sweeper;
+
+typedef struct sweep_tick {
+    uint64_t now, budget;
+} sweep_tick_t;
+
+static void sweep_on_key(RedisModuleCtx *ctx, RedisModuleString *keyname,
+                         RedisModuleKey *key, void *privdata)
+{
+    sweep_tick_t *t = privdata;
+    (void)ctx;
+    (void)keyname;
+    if (key == NULL || t->budget == 0 || rm_KeyType(key) != RM_KEYTYPE_MODULE ||
+        rm_ModuleTypeGetType(key) != cf_type)
+        return;
+    cf_filter_t *f = rm_ModuleTypeGetValue(key);
+    if (f == NULL || !cf_is_window(f))
+        return;
+    cf_stats_t st;
+    cf_window_info_t wi;
+    cf_stats(f, &st);
+    uint64_t n = st.nbuckets < t->budget ? st.nbuckets : t->budget;
+    cf_set_time(f, t->now, t->now);
+    sweeper.freed += cf_sweep(f, n);
+    sweeper.buckets += n;
+    t->budget -= n;
+    if (cf_window_info(f, &wi) && wi.max_visit > sweeper.max_visit)
+        sweeper.max_visit = wi.max_visit;
+}
+
+static void sweep_on_timer(RedisModuleCtx *ctx, void *data)
+{
+    (void)data;
+    rm_CreateTimer(ctx, SWEEP_EVERY_MS, sweep_on_timer, NULL);
+    if (rm_GetContextFlags(ctx) & RM_CTX_FLAGS_LOADING)
+        return;
+    sweeper.ticks++;
+    sweep_tick_t t = {window_now_ms(), SWEEP_BUCKETS};
+    int wraps = 0;
+    for (int step = 0; step < SWEEP_STEPS && t.budget > 0 && wraps < 2;
+         step++) {
+        if (rm_SelectDb(ctx, sweeper.db) != RM_OK) {
+            /* past the last database: back to the first */
+            sweeper.db = 0;
+            rm_ScanCursorRestart(sweeper.cursor);
+            wraps++;
+            continue;
+        }
+        if (!rm_Scan(ctx, sweeper.cursor, sweep_on_key, &t)) {
+            rm_ScanCursorRestart(sweeper.cursor);
+            sweeper.db = sweeper.db + 1 < SWEEP_MAX_DB ? sweeper.db + 1 : 0;
+        }
+    }
+}
+
+static void sweep_on_info(RedisModuleInfoCtx *ctx, int for_crash_report)
+{
+    (void)for_crash_report;
+    rm_InfoAddSection(ctx, "window");
+    rm_InfoAddFieldULongLong(ctx, "window_sweep_ticks", sweeper.ticks);
+    rm_InfoAddFieldULongLong(ctx, "window_swept_buckets", sweeper.buckets);
+    rm_InfoAddFieldULongLong(ctx, "window_swept_entries", sweeper.freed);
+    rm_InfoAddFieldULongLong(ctx, "window_most_buckets_per_call",
+                             sweeper.max_visit);
+}
+
+/* Takes cf-window-clock-offset out of the load arguments (the rest go to
+ * modargs_parse()); false with a message in why when its value is bad. */
+static bool take_clock_offset(arg_t *a, int *argc, char *why, size_t wlen)
+{
+    int n = 0;
+    for (int i = 0; i < *argc; i++) {
+        if (i + 1 < *argc && a[i].len == 22 &&
+            strncasecmp(a[i].ptr, "cf-window-clock-offset", 22) == 0) {
+            char buf[32], *end;
+            size_t len =
+                a[i + 1].len < sizeof(buf) - 1 ? a[i + 1].len : sizeof(buf) - 1;
+            memcpy(buf, a[i + 1].ptr, len);
+            buf[len] = '\0';
+            errno = 0;
+            long long v = strtoll(buf, &end, 10);
+            if (len == 0 || len != a[i + 1].len || *end != '\0' || errno != 0) {
+                snprintf(why, wlen,
+                         "cf-window-clock-offset: not an integer (ms)");
+                return false;
+            }
+            clock_offset_ms = v;
+            i++;
+            continue;
+        }
+        a[n++] = a[i];
+    }
+    *argc = n;
+    return true;
 }
 
 /* ---- registration ---------------------------------------------------------
@@ -818,7 +948,8 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
         }
         for (int i = 0; i < argc; i++)
             a[i].ptr = rm_StringPtrLen(argv[i], &a[i].len);
-        if (modargs_parse(&defaults, argc, a, why, sizeof(why)) != 0) {
+        if (!take_clock_offset(a, &argc, why, sizeof(why)) ||
+            modargs_parse(&defaults, argc, a, why, sizeof(why)) != 0) {
             rm_Log(ctx, "warning", "cuckoo: bad module argument %s", why);
             return RM_ERR;
         }
@@ -861,6 +992,13 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc)
             return RM_ERR;
         }
     }
+    sweeper.cursor = rm_ScanCursorCreate();
+    if (sweeper.cursor == NULL ||
+        rm_RegisterInfoFunc(ctx, sweep_on_info) != RM_OK) {
+        rm_Log(ctx, "warning", "cuckoo: cannot set up the window sweep");
+        return RM_ERR;
+    }
+    rm_CreateTimer(ctx, SWEEP_EVERY_MS, sweep_on_timer, NULL);
     rm_Log(ctx, "notice",
            "cuckoo filters loaded: type %s, %zu CF commands, bucket size %u, "
            "fingerprint bits %u",

@@ -85,6 +85,14 @@ typedef struct RedisModuleIO RedisModuleIO;
 typedef struct RedisModuleDigest RedisModuleDigest;
 typedef struct RedisModuleCommand RedisModuleCommand;
 typedef struct RedisModuleServerInfoData RedisModuleServerInfoData;
+typedef struct RedisModuleScanCursor RedisModuleScanCursor;
+typedef struct RedisModuleInfoCtx RedisModuleInfoCtx;
+typedef uint64_t rm_timer_id;
+
+typedef void (*rm_timer_fn)(RedisModuleCtx *ctx, void *data);
+typedef void (*rm_scan_fn)(RedisModuleCtx *ctx, RedisModuleString *keyname,
+                           RedisModuleKey *key, void *privdata);
+typedef void (*rm_info_fn)(RedisModuleInfoCtx *ctx, int for_crash_report);
 
 typedef int (*rm_cmd_fn)(RedisModuleCtx *ctx, RedisModuleString **argv,
                          int argc);
@@ -244,7 +252,20 @@ typedef struct rm_command_info {
       (RedisModuleCtx * ctx, RedisModuleServerInfoData * data))                \
     X(unsigned long long, ServerInfoGetFieldUnsigned,                          \
       (RedisModuleServerInfoData * data, const char *field, int *out_err))     \
-    X(long long, Milliseconds, (void))
+    X(long long, Milliseconds, (void))                                         \
+    X(rm_timer_id, CreateTimer,                                                \
+      (RedisModuleCtx * ctx, long long period, rm_timer_fn callback,           \
+       void *data))                                                            \
+    X(int, SelectDb, (RedisModuleCtx * ctx, int newid))                        \
+    X(RedisModuleScanCursor *, ScanCursorCreate, (void))                       \
+    X(void, ScanCursorRestart, (RedisModuleScanCursor * cursor))               \
+    X(int, Scan,                                                               \
+      (RedisModuleCtx * ctx, RedisModuleScanCursor * cursor, rm_scan_fn fn,    \
+       void *privdata))                                                        \
+    X(int, RegisterInfoFunc, (RedisModuleCtx * ctx, rm_info_fn cb))            \
+    X(int, InfoAddSection, (RedisModuleInfoCtx * ctx, const char *name))       \
+    X(int, InfoAddFieldULongLong,                                              \
+      (RedisModuleInfoCtx * ctx, const char *field, unsigned long long value))
 
 /* Functions of newer servers, which older ones lack: rm_init() leaves
  * their pointers NULL when the server has none, and the caller degrades.

@@ -92,4 +92,4 @@ def test_key_commands(pair):
     # the header: the same iterator and length (the seeds differ)
     ours, theirs = pair.both("CF.SCANDUMP", "w", 0)
     assert (ours[0], len(ours[1]), ours[1][:8]) == (
-        theirs[0], len(theirs[1]), theirs[1][:8]) == (1, 96, b"CKW1\1\0\140\0")
+        theirs[0], len(theirs[1]), theirs[1][:8]) == (1, 96, b"CKW1\2\0\140\0")

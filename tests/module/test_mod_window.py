@@ -2,7 +2,10 @@
 primary's writes late (it sleeps through them) still stamps the primary's
 times, holds the same bytes (DEBUG DIGEST-VALUE) and forgets at the same
 moment; the AOF logs each add with its absolute time and a restart from
-it (or from the RDB) forgets what the wall clock says."""
+it (or from the RDB) forgets what the wall clock says. The module's timer
+sweeps stale entries with no write at all, and after a clock jump (the
+load argument cf-window-clock-offset) reclaims them a bounded number of
+buckets per call while every answer stays exact."""
 
 import pathlib
 import threading
@@ -12,6 +15,16 @@ import redis
 from support.proc import replica_synced, wait_until
 
 WINDOW = 8000  # ms: slices of 1000
+
+
+def info(c, key):
+    rep = c.execute_command("CF.INFO", key)
+    return {rep[i].decode() if isinstance(rep[i], bytes) else rep[i]:
+            rep[i + 1] for i in range(0, len(rep), 2)}
+
+
+def sweep_info(c):
+    return c.info("cf_window")
 
 
 def now_ms(c):
@@ -78,13 +91,18 @@ def test_restart_from_aof_and_rdb(servers):
     aof = b"".join(p.read_bytes() for p in
                    (pathlib.Path(m.dir) / "appendonlydir").glob("*.incr.aof"))
     assert aof.count(b"\r\nAT\r\n") >= 3 and b"CF.ADD" not in aof
-    digest = mc.execute_command("DEBUG", "DIGEST-VALUE", "w")
     # "old" is forgotten at most a window and a slice (the slack) after
-    # its time: wait for that by the server's clock (a poll)
+    # its time: wait for that by the server's clock (a poll), and for the
+    # timer to reclaim its slot
     wait_until(lambda: now_ms(mc) > t + 1000 + 2500 + 100, timeout=10)
+    wait_until(lambda: info(mc, "w")["Stale items"] == 0, timeout=10)
+    digest = mc.execute_command("DEBUG", "DIGEST-VALUE", "w")
     m.stop()
     m.start()
     mc = m.client()
+    # the replay stores "old" again (stale); the timer reclaims it as it
+    # did before the restart, and the bytes are the same again
+    wait_until(lambda: info(mc, "w")["Stale items"] == 0, timeout=10)
     assert mc.execute_command("DEBUG", "DIGEST-VALUE", "w") == digest
     assert mc.execute_command("CF.MEXISTS", "w", "old", "mid",
                               "new") == [0, 1, 1]
@@ -94,3 +112,70 @@ def test_restart_from_aof_and_rdb(servers):
                               "new") == [0, 1, 1]
     assert mc.execute_command("CF.INFO", "w")[-9:-2] == [
         b"window", b"Window", window, b"Slack", 2500, b"Live items", 2]
+
+
+def test_timer_sweeps_without_writes(servers):
+    m = servers()
+    c = m.client()
+    window = 2000  # slices of 250
+    c.execute_command("CF.RESERVE", "w", 10000, "WINDOW", window)
+    c.execute_command("CF.RESERVE", "other", 10000, "WINDOW", window)
+    c.execute_command("SELECT", 3)
+    c.execute_command("CF.RESERVE", "w3", 10000, "WINDOW", window)
+    c.execute_command("CF.INSERT", "w3", "ITEMS", *range(300))
+    c.execute_command("SELECT", 0)
+    c.execute_command("CF.INSERT", "w", "ITEMS", *range(3000))
+    # (items of the same fingerprint and buckets are one entry: a few
+    # of 3,000 may share one)
+    assert info(c, "w")["Live items"] > 2900
+    # no write from here: reads give the clock, only the timer sweeps
+    wait_until(lambda: info(c, "w")["Live items"] == 0, timeout=10)
+    wait_until(lambda: info(c, "w")["Stale items"] == 0, timeout=10,
+               what="the timer to sweep")
+    c.execute_command("SELECT", 3)
+    wait_until(lambda: info(c, "w3")["Stale items"] == 0, timeout=10,
+               what="the timer to sweep database 3")
+    assert c.execute_command("CF.EXISTS", "w3", 1) == 0
+    s = sweep_info(c)
+    assert s["cf_window_swept_entries"] > 3000
+    assert s["cf_window_sweep_ticks"] > 0
+
+
+def test_jump_reclaims_a_bounded_part_per_call(servers):
+    m = servers()
+    c = m.client()
+    # 296,053 buckets: more than a timer tick's budget (16,384)
+    c.execute_command("CF.RESERVE", "w", 1000000, "WINDOW", WINDOW)
+    old = ["old%d" % i for i in range(20000)]
+    for k in range(0, len(old), 2000):
+        c.execute_command("CF.INSERT", "w", "ITEMS", *old[k:k + 2000])
+    nb = info(c, "w")["Number of buckets"]
+    assert nb > 16384 * 4
+    m.stop(save=True)
+    # an hour later by the module's clock
+    m.module_args = ["cf-window-clock-offset", "3600000"]
+    m.start()
+    c = m.client()
+    # forgotten (a false positive is the one way an absent item answers
+    # 1: about 3 in a million here)
+    assert sum(c.execute_command("CF.MEXISTS", "w", *old[:1000])) <= 1
+    new = ["new%d" % i for i in range(2000)]
+    c.execute_command("CF.INSERT", "w", "ITEMS", *new)
+    assert c.execute_command("CF.MEXISTS", "w", *new) == [1] * len(new)
+    assert sum(c.execute_command("CF.MEXISTS", "w", *old[:1000])) <= 1
+    wait_until(lambda: info(c, "w")["Stale items"] == 0, timeout=30,
+               what="the reclaim to end")
+    assert info(c, "w")["Live items"] > len(new) - 20
+    assert c.execute_command("CF.MEXISTS", "w", *new) == [1] * len(new)
+    assert sum(c.execute_command("CF.MEXISTS", "w", *old)) <= 3
+    most = sweep_info(c)["cf_window_most_buckets_per_call"]
+    assert 0 < most <= 16384 < nb
+
+
+def test_clock_offset_argument_refused_when_bad(servers):
+    for bad in ("soon", "", "1e3", "99999999999999999999"):
+        m = servers(module_args=["cf-window-clock-offset", bad], start=False)
+        rc = m.fail_to_start()
+        assert rc is not None and rc != 0
+        assert ("cuckoo: bad module argument cf-window-clock-offset: not an "
+                "integer (ms)") in m.log_text()
