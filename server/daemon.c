@@ -22,6 +22,7 @@
 #include "expire.h"
 #include "heap.h"
 #include "latency.h"
+#include "lazyfree.h"
 #include "log.h"
 #include "persist.h"
 #include "tls.h"
@@ -155,7 +156,8 @@ static void daemon_on_cron(uv_timer_t *t)
     uint64_t t0 = uv_hrtime();
     cmdclock_calibrate();
     server_stats_sample(s);
-    heap_cron(server_used_memory(s));
+    if (heap_cron(server_used_memory(s), lazyfree_pending_objects() > 0))
+        lazyfree_purge();
     expire_cron(s);
     uint64_t t1 = uv_hrtime();
     if (server_rehash_cron(s, DAEMON_REHASH_US))

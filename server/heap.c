@@ -30,6 +30,12 @@
  * that churns reuses what it freed a moment ago. */
 #define HEAP_QUIET_NS ((uint64_t)1000000000)
 
+/* heap_stats_recent()'s figures wait for a still keyspace, but no longer
+ * than this. */
+#define HEAP_STATS_STALE_NS ((uint64_t)10000000000)
+
+static heap_stats_t recent; /* heap_stats_recent()'s figures */
+static uint64_t recent_ns;  /* when they were taken; 0: never */
 static uint64_t purge_mark; /* keyspace bytes at the last purge, or peak */
 static uint64_t last_used;  /* keyspace bytes at the last cron */
 static uint64_t changed_ns; /* when it last changed; 0 once purged */
@@ -175,6 +181,14 @@ void heap_init(void)
     /* Fixed as well (setting it also stops its adjustment): free space at
      * the top of the heap beyond 1 MiB goes back at once. */
     (void)mallopt(M_TRIM_THRESHOLD, 1 << 20);
+    /* No fastbins: a freed small chunk merges with its free neighbours at
+     * once (tcache still serves the hot sizes without a lock). With
+     * fastbins, the 2M small filters of a FLUSHALL ASYNC sit unmerged on
+     * their lists until some call walks them all at once on whichever
+     * thread makes it: the next large malloc (malloc_consolidate()),
+     * malloc_trim() or mallinfo2(), each a pause of a second on the loop
+     * while the thread frees. */
+    (void)mallopt(M_MXFAST, 0);
     cf_set_allocator(NULL);
     cf_set_map_min(HEAP_MAP_MIN);
 }
@@ -235,22 +249,44 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-void heap_cron(uint64_t used)
+void heap_stats_recent(heap_stats_t *st)
+{
+    if (recent_ns == 0) {
+        heap_stats(&recent);
+        recent_ns = now_ns();
+    }
+    *st = recent;
+}
+
+bool heap_cron(uint64_t used, bool freeing)
 {
     uint64_t now = now_ns();
     heap_decay();
-    if (used != last_used) {
+    if (freeing)
+        return false;
+    /* Both walks wait for a still keyspace: while keys are being deleted
+     * (an expiry sweep, a mass DEL) the heap is full of small holes that
+     * would be walked, and the walk would hold the lock the next free on
+     * the loop takes. */
+    bool still = used == last_used;
+    uint64_t age = now - recent_ns;
+    if (age >= (uint64_t)HEAP_STATS_EVERY_MS * 1000000u &&
+        (still || age >= HEAP_STATS_STALE_NS)) {
+        heap_stats(&recent);
+        recent_ns = now;
+    }
+    if (!still) {
         last_used = used;
         changed_ns = now;
     }
     if (used > purge_mark)
         purge_mark = used;
     bool quiet = changed_ns != 0 && now - changed_ns >= HEAP_QUIET_NS;
-    bool fell = purge_mark - used >= HEAP_PURGE_DROP &&
+    bool fell = still && purge_mark - used >= HEAP_PURGE_DROP &&
                 used < purge_mark / HEAP_PURGE_SHARE;
-    if (quiet || fell) {
-        heap_purge();
-        purge_mark = used;
-        changed_ns = 0;
-    }
+    if (!quiet && !fell)
+        return false;
+    purge_mark = used;
+    changed_ns = 0;
+    return true;
 }

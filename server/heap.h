@@ -12,13 +12,14 @@
  * whole process's malloc, as in Redis, dirty pages purged on a 5 s decay
  * driven by the cron.
  *
- * Either way heap_cron() gives every freed page back once the keyspace's
- * size has been still for a second, and at once when it falls to a quarter
- * (FLUSHALL, FLUSHDB); filter tables of 2 MiB and more are mapped by the
+ * Either way heap_cron() says when to give every freed page back: once the
+ * keyspace's size has been still for a second, and once it has fallen to a
+ * quarter (FLUSHALL, FLUSHDB) and stopped falling; filter tables of 2 MiB and more are mapped by the
  * core (cf_set_map_min()) with a huge-page hint, and unmapped when freed.
  *
  * Contract: leaf module of the daemon (libc, jemalloc, the filter core's
- * allocator hook). Event loop thread only, apart from heap_rss().
+ * allocator hook). Event loop thread only, apart from heap_rss() and
+ * heap_purge(), which any thread may call.
  */
 #ifndef HEAP_H
 #define HEAP_H
@@ -42,22 +43,38 @@ typedef struct heap_stats {
     uint64_t resident;  /* bytes of the allocator's pages in RAM */
 } heap_stats_t;
 
-/* The allocator's own figures, fresh (jemalloc refreshes its epoch). */
+/* The allocator's own figures, fresh (jemalloc refreshes its epoch; glibc's
+ * mallinfo2() walks every free chunk under the heap's lock, a pause that
+ * grows with the heap's holes): MEMORY STATS and DOCTOR. */
 void heap_stats(heap_stats_t *st);
+/* The figures as heap_cron() last took them (HEAP_STATS_EVERY_MS old when
+ * the keyspace's size holds still and nothing is freed in the background,
+ * up to 10 s old while it changes, older while the background frees),
+ * taken now only the first time: INFO, which clients poll. */
+void heap_stats_recent(heap_stats_t *st);
+#define HEAP_STATS_EVERY_MS 1000
 
 /* The process's resident set size in bytes (/proc/self/statm); 0 when it
  * cannot be read. */
 uint64_t heap_rss(void);
 
 /* Returns every freed page the allocator holds to the kernel now
- * (MEMORY PURGE). */
+ * (MEMORY PURGE, and the lazy free thread when heap_cron() says so): a
+ * walk of the heap's free chunks and an madvise() of their pages, which
+ * takes time in proportion to them (20-30 ms for the pages of 2M small
+ * filters). */
 void heap_purge(void);
 
-/* Called by the cron with the keyspace's size in bytes: purges once the
- * size has not changed for a second, or at once when it has fallen below a
- * quarter of its size at the last purge (by 4 MiB at least); jemalloc's
- * decay also advances here. */
-void heap_cron(uint64_t used);
+/* Called by the cron with the keyspace's size in bytes: true when a purge
+ * (heap_purge(), which the caller runs on a thread of its choice) is due:
+ * once the size has not changed for a second, or at once when it has
+ * fallen below a quarter of its size at the last purge (by 4 MiB at
+ * least) and stopped falling. jemalloc's decay advances here, and
+ * heap_stats_recent()'s figures are taken. While freeing is true (another
+ * thread is freeing memory) neither a purge nor the figures are due: both walk
+ * the heap under the lock that thread takes for every free; they come once it
+ * is done. */
+bool heap_cron(uint64_t used, bool freeing);
 
 /* The allocator's detailed statistics as text (MEMORY MALLOC-STATS): a
  * malloc()ed NUL-terminated string the caller frees, or NULL when the

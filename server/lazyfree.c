@@ -15,10 +15,12 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "heap.h"
+
 typedef struct job {
     struct job *next;
     ks_db_t *db;      /* or */
-    cf_filter_t *f;   /* one filter */
+    cf_filter_t *f;   /* one filter, or (both NULL) a purge */
     uint64_t objects; /* filters it holds */
     uint64_t bytes;   /* what they were counted as */
 } job_t;
@@ -30,13 +32,18 @@ static bool running, stopping;
 static pthread_t thread;
 
 static _Atomic uint64_t pending_objects, pending_bytes, freed_objects;
+static atomic_bool purge_queued;
 
 static void run_job(job_t *j)
 {
-    if (j->db != NULL)
+    if (j->db != NULL) {
         ks_db_free(j->db);
-    else
+    } else if (j->f != NULL) {
         ks_free_removed(j->f);
+    } else {
+        heap_purge();
+        atomic_store(&purge_queued, false);
+    }
 }
 
 /* Takes a finished job off the counters. */
@@ -133,6 +140,13 @@ bool lazyfree_filter(cf_filter_t *f)
     }
     submit((job_t){.f = f, .objects = 1, .bytes = bytes});
     return true;
+}
+
+void lazyfree_purge(void)
+{
+    if (atomic_exchange(&purge_queued, true))
+        return; /* one is waiting: it returns these pages too */
+    submit((job_t){0});
 }
 
 uint64_t lazyfree_pending_objects(void)

@@ -3,7 +3,8 @@
  * its bio thread): FLUSHALL/FLUSHDB ASYNC hand over a whole taken
  * database, UNLINK (and DEL, FLUSHALL, FLUSHDB under the lazyfree-lazy-*
  * directives) the filters big enough for freeing to take time; one thread
- * of ours frees them in the order given.
+ * of ours frees them in the order given, and returns freed pages to the
+ * kernel when the cron asks (lazyfree_purge()).
  *
  * Contract: one queue per process. lazyfree_start() and lazyfree_stop()
  * from the thread that owns the server; the hand-overs and counters from
@@ -36,6 +37,12 @@ void lazyfree_db(ks_db_t *db);
 /* Frees f (from ks_remove()): on the thread when it takes at least
  * LAZYFREE_MIN_BYTES, else at once. true when it went to the thread. */
 bool lazyfree_filter(cf_filter_t *f);
+
+/* Returns the pages the allocator holds free to the kernel (heap_purge())
+ * on the thread, after what was handed over before: the walk of the heap
+ * and the madvise() of every free page run there, not on the loop. A purge
+ * asked while one waits is that one. */
+void lazyfree_purge(void);
 
 /* Filters handed over and not yet freed (INFO lazyfree_pending_objects). */
 uint64_t lazyfree_pending_objects(void);
