@@ -10,6 +10,7 @@
 #include "conn.h"
 #include "errtext.h"
 #include "keyspace.h"
+#include "lazyfree.h"
 #include "reply.h"
 #include "server_int.h"
 #include "util.h"
@@ -109,6 +110,9 @@ void cmd_debug_proc(client_t *c, int argc, const arg_t *argv)
             "DICT-RESIZING <0|1>",
             "    Enable or disable the main dict resizing (and the move of "
             "a resize under way).",
+            "LAZYFREE-HOLD <0|1>",
+            "    Hold (1) or release (0) the lazy free thread: what is "
+            "handed over waits, counted as pending.",
             "HTSTATS <dbid>",
             "    Return hash table statistics of the specified Redis "
             "database.",
@@ -125,6 +129,14 @@ void cmd_debug_proc(client_t *c, int argc, const arg_t *argv)
             return;
         }
         ks_set_resizing(on != 0);
+        reply_ok(c);
+    } else if (argc == 3 && arg_is(sub, "lazyfree-hold")) {
+        long long on;
+        if (!arg_ll(&argv[2], &on)) {
+            resp_add_error(&c->out, ERRTEXT_NOT_INTEGER);
+            return;
+        }
+        lazyfree_hold(on != 0);
         reply_ok(c);
     } else {
         syntax_error(c, sub);

@@ -14,8 +14,9 @@
  *
  * Either way heap_cron() says when to give every freed page back: once the
  * keyspace's size has been still for a second, and once it has fallen to a
- * quarter (FLUSHALL, FLUSHDB) and stopped falling; filter tables of 2 MiB and more are mapped by the
- * core (cf_set_map_min()) with a huge-page hint, and unmapped when freed.
+ * quarter (FLUSHALL, FLUSHDB) and stopped falling; filter tables of 2 MiB and
+ * more are mapped by the core (cf_set_map_min()) with a huge-page hint, and
+ * unmapped when freed.
  *
  * Contract: leaf module of the daemon (libc, jemalloc, the filter core's
  * allocator hook). Event loop thread only, apart from heap_rss() and

@@ -500,6 +500,17 @@ int ks_add(ks_db_t *db, const void *key, size_t len, cf_filter_t **f)
 int ks_rename(ks_db_t *db, const void *src, size_t slen, const void *dst,
               size_t dlen)
 {
+    cf_filter_t *replaced;
+    int rc = ks_rename_take(db, src, slen, dst, dlen, &replaced);
+    if (replaced != NULL)
+        free_filter(replaced);
+    return rc;
+}
+
+int ks_rename_take(ks_db_t *db, const void *src, size_t slen, const void *dst,
+                   size_t dlen, cf_filter_t **replaced)
+{
+    *replaced = NULL;
     step(db);
     uint8_t *slink = find_link(db, src, slen, ks_hash(db, src, slen));
     cf_filter_t *f = get_ptr(slink);
@@ -531,7 +542,7 @@ int ks_rename(ks_db_t *db, const void *src, size_t slen, const void *dst,
     uint32_t dh = ks_hash(db, dst, dlen);
     uint8_t *dlink = find_link(db, dst, dlen, dh);
     if (get_ptr(dlink) != NULL)
-        free_filter(unlink_filter(db, dlink));
+        *replaced = unlink_filter(db, dlink);
     link_filter(db, f, dh, exp);
     maybe_resize(db);
     return 0;

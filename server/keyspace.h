@@ -51,6 +51,11 @@ int ks_del(ks_db_t *db, const void *key, size_t len);
  * (nothing changed). */
 int ks_rename(ks_db_t *db, const void *src, size_t slen, const void *dst,
               size_t dlen);
+/* ks_rename(), but a filter replaced under dst is not freed: it is stored
+ * in *replaced (NULL when none) as ks_remove() gives one, for the caller
+ * to free (ks_free_removed(), or a lazy free). */
+int ks_rename_take(ks_db_t *db, const void *src, size_t slen, const void *dst,
+                   size_t dlen, cf_filter_t **replaced);
 
 /* Moves key's filter from database from to database to, under the same
  * name; the filter and its entry stay where they are (no allocation). 0,

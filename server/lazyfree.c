@@ -28,7 +28,7 @@ typedef struct job {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
 static job_t *head, *tail;
-static bool running, stopping;
+static bool running, stopping, held;
 static pthread_t thread;
 
 static _Atomic uint64_t pending_objects, pending_bytes, freed_objects;
@@ -60,7 +60,7 @@ static void *lazyfree_main(void *arg)
     (void)arg;
     pthread_mutex_lock(&lock);
     for (;;) {
-        while (head == NULL && !stopping)
+        while ((head == NULL || held) && !stopping)
             pthread_cond_wait(&wake, &lock);
         if (head == NULL)
             break; /* stopping, and everything is freed */
@@ -140,6 +140,14 @@ bool lazyfree_filter(cf_filter_t *f)
     }
     submit((job_t){.f = f, .objects = 1, .bytes = bytes});
     return true;
+}
+
+void lazyfree_hold(bool on)
+{
+    pthread_mutex_lock(&lock);
+    held = on;
+    pthread_cond_signal(&wake);
+    pthread_mutex_unlock(&lock);
 }
 
 void lazyfree_purge(void)

@@ -38,6 +38,11 @@ void lazyfree_db(ks_db_t *db);
  * LAZYFREE_MIN_BYTES, else at once. true when it went to the thread. */
 bool lazyfree_filter(cf_filter_t *f);
 
+/* Holds the thread (on) before its next job, or lets it go on: what is
+ * handed over meanwhile waits, counted as pending (DEBUG LAZYFREE-HOLD, for
+ * tests). lazyfree_stop() frees everything, held or not. */
+void lazyfree_hold(bool on);
+
 /* Returns the pages the allocator holds free to the kernel (heap_purge())
  * on the thread, after what was handed over before: the walk of the heap
  * and the madvise() of every free page run there, not on the loop. A purge

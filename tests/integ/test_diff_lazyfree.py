@@ -188,3 +188,73 @@ def test_big_filters_freed_off_the_loop(workdir):
     freed(c, 7)
     assert c.call("FLUSHALL", "SYNC") == "OK"
     assert counters(c) == (0, 7) and used(c) == empty
+
+
+def test_rename_onto_a_big_filter(pair):
+    """RENAME onto an existing key deletes that key as the server's own
+    deletion, as Redis's does: under lazyfree-lazy-server-del yes a big
+    filter it replaces is freed by the thread (lazyfreed_objects counts
+    it), under no at once; the replies and counters are the same on
+    both."""
+    pair.same("FLUSHALL")
+    pair.same("CONFIG", "RESETSTAT")
+    ours, theirs = pair.conns()
+    for lazy, counted in (("no", 0), ("yes", 1)):
+        pair.same("CONFIG", "SET", "lazyfree-lazy-server-del", lazy)
+        # 10M items: past the module's threshold of lazy freeing too
+        for key in ("a", "b"):
+            pair.same("CF.RESERVE", key, 10000000, "EXPANSION", 0,
+                      protos=(2,))
+        pair.same("CF.ADD", "a", "from-a", protos=(2,))
+        pair.same("CF.ADD", "b", "from-b", protos=(2,))
+        pair.same("RENAME", "a", "b", protos=(2,))
+        pair.same("EXISTS", "a", "b")
+        pair.same("CF.EXISTS", "b", "from-a")
+        pair.same("CF.EXISTS", "b", "from-b")
+        for c in (ours, theirs):
+            wait_until(lambda: counters(c) == (0, counted), timeout=20,
+                       what="the replaced filter to be freed")
+        pair.same("DEL", "b", protos=(2,))  # lazyfree-lazy-user-del no
+    pair.same("CONFIG", "SET", "lazyfree-lazy-server-del", "no")
+    for c in (ours, theirs):
+        assert counters(c) == (0, 1)
+        c.close()
+
+
+def test_maxmemory_counts_what_waits_to_be_freed(workdir):
+    """used_memory, and so the maxmemory check, counts the filters handed
+    to the thread until it has freed them: with the thread held, an UNLINK
+    gives nothing back and a write past the limit is refused; once the
+    thread has freed them the same write is taken."""
+    s = workdir("--enable-debug-command", "yes").start()
+    c = RawConn(s.port)
+    big(c, "a")
+    full = used(c)
+    assert c.call("CONFIG", "SET", "maxmemory", full + 4096) == "OK"
+    assert c.call("DEBUG", "LAZYFREE-HOLD", "1") == "OK"
+    assert c.call("UNLINK", "a") == 1
+    assert c.call("DBSIZE") == 0
+    assert counters(c)[0] == 1
+    assert used(c) >= full  # still counted
+    reply = c.command("CF.RESERVE", "b", 1000000, "EXPANSION", 0)
+    assert str(reply).startswith("OOM command not allowed"), reply
+    assert c.call("DEBUG", "LAZYFREE-HOLD", "0") == "OK"
+    freed(c, 1)
+    assert used(c) < full
+    big(c, "b")
+    c.close()
+
+
+def test_debug_lazyfree_hold_refusals(workdir):
+    s = workdir("--enable-debug-command", "yes").start()
+    c = RawConn(s.port)
+    assert "not an integer" in str(c.command("DEBUG", "LAZYFREE-HOLD", "x"))
+    assert "wrong number of arguments" in str(
+        c.command("DEBUG", "LAZYFREE-HOLD"))
+    # held while the server stops: everything is freed on the way out
+    assert c.call("DEBUG", "LAZYFREE-HOLD", "1") == "OK"
+    big(c, "a")
+    assert c.call("UNLINK", "a") == 1
+    assert counters(c)[0] == 1
+    c.close()
+    assert s.stop() == 0  # exits, not killed after a timeout
