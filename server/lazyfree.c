@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "heap.h"
 
@@ -33,9 +34,26 @@ static pthread_t thread;
 
 static _Atomic uint64_t pending_objects, pending_bytes, freed_objects;
 static atomic_bool purge_queued;
+/* The slowest job and purge (ms) since lazyfree_take_slowest(). */
+static _Atomic uint64_t slowest_job_ms, slowest_purge_ms;
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void note_slowest(_Atomic uint64_t *slot, uint64_t ms)
+{
+    uint64_t was = atomic_load(slot);
+    while (ms > was && !atomic_compare_exchange_weak(slot, &was, ms)) {
+    }
+}
 
 static void run_job(job_t *j)
 {
+    uint64_t t0 = mono_ns();
     if (j->db != NULL) {
         ks_db_free(j->db);
     } else if (j->f != NULL) {
@@ -43,7 +61,10 @@ static void run_job(job_t *j)
     } else {
         heap_purge();
         atomic_store(&purge_queued, false);
+        note_slowest(&slowest_purge_ms, (mono_ns() - t0) / 1000000);
+        return;
     }
+    note_slowest(&slowest_job_ms, (mono_ns() - t0) / 1000000);
 }
 
 /* Takes a finished job off the counters. */
@@ -155,6 +176,12 @@ void lazyfree_purge(void)
     if (atomic_exchange(&purge_queued, true))
         return; /* one is waiting: it returns these pages too */
     submit((job_t){0});
+}
+
+void lazyfree_take_slowest(uint64_t *job_ms, uint64_t *purge_ms)
+{
+    *job_ms = atomic_exchange(&slowest_job_ms, 0);
+    *purge_ms = atomic_exchange(&slowest_purge_ms, 0);
 }
 
 uint64_t lazyfree_pending_objects(void)

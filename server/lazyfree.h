@@ -49,6 +49,12 @@ void lazyfree_hold(bool on);
  * asked while one waits is that one. */
 void lazyfree_purge(void);
 
+/* The longest a job (a database or a filter freed) and a purge took on
+ * the thread (ms) since the last call, which zeroes them: the cron's
+ * LATENCY events "lazyfree-job" and "lazyfree-purge". A job that ran when
+ * there was no thread is in neither. */
+void lazyfree_take_slowest(uint64_t *job_ms, uint64_t *purge_ms);
+
 /* Filters handed over and not yet freed (INFO lazyfree_pending_objects). */
 uint64_t lazyfree_pending_objects(void);
 /* The bytes they take, counted by ks_bytes() before they were taken: a
