@@ -156,8 +156,8 @@ static void daemon_on_cron(uv_timer_t *t)
     uint64_t t0 = uv_hrtime();
     cmdclock_calibrate();
     server_stats_sample(s);
-    if (heap_cron(server_used_memory(s), lazyfree_pending_objects() > 0))
-        lazyfree_purge();
+    lazyfree_heap(
+        heap_cron(server_used_memory(s), lazyfree_pending_objects() > 0));
     /* The thread's slowest work, which the loop did not wait for, beside
      * the loop's own events: how long memory stayed pending. */
     uint64_t job_ms, purge_ms;

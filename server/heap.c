@@ -4,6 +4,7 @@
 #include "heap.h"
 
 #include <malloc.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,8 +35,10 @@
  * than this. */
 #define HEAP_STATS_STALE_NS ((uint64_t)10000000000)
 
+static pthread_mutex_t recent_lock = PTHREAD_MUTEX_INITIALIZER;
 static heap_stats_t recent; /* heap_stats_recent()'s figures */
-static uint64_t recent_ns;  /* when they were taken; 0: never */
+static bool recent_taken;   /* recent holds figures */
+static uint64_t recent_ns;  /* when the cron last asked for them */
 static uint64_t purge_mark; /* keyspace bytes at the last purge, or peak */
 static uint64_t last_used;  /* keyspace bytes at the last cron */
 static uint64_t changed_ns; /* when it last changed; 0 once purged */
@@ -249,30 +252,43 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-void heap_stats_recent(heap_stats_t *st)
+void heap_take_stats(void)
 {
-    if (recent_ns == 0) {
-        heap_stats(&recent);
-        recent_ns = now_ns();
-    }
-    *st = recent;
+    heap_stats_t st;
+    heap_stats(&st);
+    pthread_mutex_lock(&recent_lock);
+    recent = st;
+    recent_taken = true;
+    pthread_mutex_unlock(&recent_lock);
 }
 
-bool heap_cron(uint64_t used, bool freeing)
+void heap_stats_recent(heap_stats_t *st)
+{
+    pthread_mutex_lock(&recent_lock);
+    bool taken = recent_taken;
+    *st = recent;
+    pthread_mutex_unlock(&recent_lock);
+    if (!taken) {
+        heap_take_stats();
+        heap_stats_recent(st);
+    }
+}
+
+int heap_cron(uint64_t used, bool freeing)
 {
     uint64_t now = now_ns();
+    int due = 0;
     heap_decay();
     if (freeing)
-        return false;
+        return 0;
     /* Both walks wait for a still keyspace: while keys are being deleted
-     * (an expiry sweep, a mass DEL) the heap is full of small holes that
-     * would be walked, and the walk would hold the lock the next free on
-     * the loop takes. */
+     * (an expiry sweep, a mass DEL) the heap is full of small holes to
+     * walk, under the lock the loop's next free takes. */
     bool still = used == last_used;
     uint64_t age = now - recent_ns;
     if (age >= (uint64_t)HEAP_STATS_EVERY_MS * 1000000u &&
         (still || age >= HEAP_STATS_STALE_NS)) {
-        heap_stats(&recent);
+        due |= HEAP_DUE_STATS;
         recent_ns = now;
     }
     if (!still) {
@@ -284,9 +300,10 @@ bool heap_cron(uint64_t used, bool freeing)
     bool quiet = changed_ns != 0 && now - changed_ns >= HEAP_QUIET_NS;
     bool fell = still && purge_mark - used >= HEAP_PURGE_DROP &&
                 used < purge_mark / HEAP_PURGE_SHARE;
-    if (!quiet && !fell)
-        return false;
-    purge_mark = used;
-    changed_ns = 0;
-    return true;
+    if (quiet || fell) {
+        due |= HEAP_DUE_PURGE;
+        purge_mark = used;
+        changed_ns = 0;
+    }
+    return due;
 }

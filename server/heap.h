@@ -48,11 +48,13 @@ typedef struct heap_stats {
  * mallinfo2() walks every free chunk under the heap's lock, a pause that
  * grows with the heap's holes): MEMORY STATS and DOCTOR. */
 void heap_stats(heap_stats_t *st);
-/* The figures as heap_cron() last took them (HEAP_STATS_EVERY_MS old when
- * the keyspace's size holds still and nothing is freed in the background,
- * up to 10 s old while it changes, older while the background frees),
- * taken now only the first time: INFO, which clients poll. */
+/* The figures heap_take_stats() last took, or taken now the first time:
+ * INFO, which clients poll, and DOCTOR. Any thread. */
 void heap_stats_recent(heap_stats_t *st);
+/* Takes the figures heap_stats_recent() gives (a walk of the heap: run it
+ * where a pause does not matter, when heap_cron() says they are due). Any
+ * thread. */
+void heap_take_stats(void);
 #define HEAP_STATS_EVERY_MS 1000
 
 /* The process's resident set size in bytes (/proc/self/statm); 0 when it
@@ -66,16 +68,20 @@ uint64_t heap_rss(void);
  * filters). */
 void heap_purge(void);
 
-/* Called by the cron with the keyspace's size in bytes: true when a purge
- * (heap_purge(), which the caller runs on a thread of its choice) is due:
- * once the size has not changed for a second, or at once when it has
- * fallen below a quarter of its size at the last purge (by 4 MiB at
- * least) and stopped falling. jemalloc's decay advances here, and
- * heap_stats_recent()'s figures are taken. While freeing is true (another
- * thread is freeing memory) neither a purge nor the figures are due: both walk
- * the heap under the lock that thread takes for every free; they come once it
- * is done. */
-bool heap_cron(uint64_t used, bool freeing);
+/* What heap_cron() finds due, for the caller to run on a thread of its
+ * choice. */
+#define HEAP_DUE_PURGE 1 /* heap_purge() */
+#define HEAP_DUE_STATS 2 /* heap_take_stats() */
+
+/* Called by the cron with the keyspace's size in bytes: HEAP_DUE_* bits.
+ * A purge is due once the size has not changed for a second, or once it
+ * has fallen below a quarter of its size at the last purge (by 4 MiB at
+ * least) and stopped falling; the figures every HEAP_STATS_EVERY_MS when
+ * the size held still since the last cron, every 10 s at least.
+ * jemalloc's decay advances here. While freeing is true (another thread
+ * is freeing memory) nothing is due: both walk the heap under the lock
+ * that thread takes for every free; they come once it is done. */
+int heap_cron(uint64_t used, bool freeing);
 
 /* The allocator's detailed statistics as text (MEMORY MALLOC-STATS): a
  * malloc()ed NUL-terminated string the caller frees, or NULL when the

@@ -21,7 +21,7 @@
 typedef struct job {
     struct job *next;
     ks_db_t *db;      /* or */
-    cf_filter_t *f;   /* one filter, or (both NULL) a purge */
+    cf_filter_t *f;   /* one filter, or (both NULL) heap work */
     uint64_t objects; /* filters it holds */
     uint64_t bytes;   /* what they were counted as */
 } job_t;
@@ -33,7 +33,7 @@ static bool running, stopping, held;
 static pthread_t thread;
 
 static _Atomic uint64_t pending_objects, pending_bytes, freed_objects;
-static atomic_bool purge_queued;
+static atomic_int heap_queued; /* HEAP_DUE_* bits the queued job runs */
 /* The slowest job and purge (ms) since lazyfree_take_slowest(). */
 static _Atomic uint64_t slowest_job_ms, slowest_purge_ms;
 
@@ -59,9 +59,14 @@ static void run_job(job_t *j)
     } else if (j->f != NULL) {
         ks_free_removed(j->f);
     } else {
-        heap_purge();
-        atomic_store(&purge_queued, false);
-        note_slowest(&slowest_purge_ms, (mono_ns() - t0) / 1000000);
+        int what = atomic_exchange(&heap_queued, 0);
+        if (what & HEAP_DUE_STATS)
+            heap_take_stats();
+        if (what & HEAP_DUE_PURGE) {
+            t0 = mono_ns();
+            heap_purge();
+            note_slowest(&slowest_purge_ms, (mono_ns() - t0) / 1000000);
+        }
         return;
     }
     note_slowest(&slowest_job_ms, (mono_ns() - t0) / 1000000);
@@ -171,10 +176,10 @@ void lazyfree_hold(bool on)
     pthread_mutex_unlock(&lock);
 }
 
-void lazyfree_purge(void)
+void lazyfree_heap(int due)
 {
-    if (atomic_exchange(&purge_queued, true))
-        return; /* one is waiting: it returns these pages too */
+    if (due == 0 || atomic_fetch_or(&heap_queued, due) != 0)
+        return; /* one is waiting: it does this too */
     submit((job_t){0});
 }
 

@@ -4,7 +4,8 @@
  * database, UNLINK (and DEL, FLUSHALL, FLUSHDB under the lazyfree-lazy-*
  * directives) the filters big enough for freeing to take time; one thread
  * of ours frees them in the order given, and returns freed pages to the
- * kernel when the cron asks (lazyfree_purge()).
+ * kernel and takes the allocator's figures when the cron asks
+ * (lazyfree_heap()).
  *
  * Contract: one queue per process. lazyfree_start() and lazyfree_stop()
  * from the thread that owns the server; the hand-overs and counters from
@@ -43,11 +44,12 @@ bool lazyfree_filter(cf_filter_t *f);
  * tests). lazyfree_stop() frees everything, held or not. */
 void lazyfree_hold(bool on);
 
-/* Returns the pages the allocator holds free to the kernel (heap_purge())
- * on the thread, after what was handed over before: the walk of the heap
- * and the madvise() of every free page run there, not on the loop. A purge
- * asked while one waits is that one. */
-void lazyfree_purge(void);
+/* Runs the heap's work that heap_cron() found due (HEAP_DUE_* bits) on
+ * the thread, after what was handed over before: the walks of the heap
+ * (heap_purge()'s and its madvise() of every free page, heap_take_stats())
+ * run there, not on the loop. Work asked while a job of it waits joins
+ * that job. */
+void lazyfree_heap(int due);
 
 /* The longest a job (a database or a filter freed) and a purge took on
  * the thread (ms) since the last call, which zeroes them: the cron's
