@@ -61,6 +61,7 @@
 #include <xxhash.h>
 
 #include "check.h"
+#include "lazyfree.h"
 
 #define KS_MIN_BUCKETS 4
 /* Buckets a write moves while a resize is under way; empty ones visited
@@ -343,7 +344,8 @@ static bool rehash_buckets(ks_db_t *db, size_t n)
     }
     if (db->rehash < t0->n)
         return true;
-    free(t0->b);
+    /* 2M keys leave a 16 MiB array: its munmap() takes milliseconds. */
+    lazyfree_block(t0->b, t0->n * sizeof(t0->b[0]));
     db->bytes -= t0->n * sizeof(t0->b[0]);
     *t0 = *t1;
     *t1 = (ks_table_t){NULL, 0};

@@ -105,7 +105,9 @@ uint64_t ks_usage(const ks_db_t *db, const void *key, size_t len);
  * 1/8, incrementally: a new array is made beside the old one and the old
  * one's buckets move a few at a time, on each write (ks_add, ks_del,
  * ks_rename, ks_move, ks_set_expire, ks_clear_expire) and in ks_rehash().
- * Every call is correct while a resize is under way. */
+ * The old array, once empty, goes to lazyfree_block() (freed on the lazy
+ * free thread when it runs, at once otherwise). Every call is correct
+ * while a resize is under way. */
 
 /* For every database of the process: false stops resizes from starting
  * and the one under way from moving on (Redis's DEBUG DICT-RESIZING 0),

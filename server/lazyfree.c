@@ -21,7 +21,8 @@
 typedef struct job {
     struct job *next;
     ks_db_t *db;      /* or */
-    cf_filter_t *f;   /* one filter, or (both NULL) heap work */
+    cf_filter_t *f;   /* one filter, or */
+    void *block;      /* one block (all three NULL: heap work) */
     uint64_t objects; /* filters it holds */
     uint64_t bytes;   /* what they were counted as */
 } job_t;
@@ -58,6 +59,8 @@ static void run_job(job_t *j)
         ks_db_free(j->db);
     } else if (j->f != NULL) {
         ks_free_removed(j->f);
+    } else if (j->block != NULL) {
+        free(j->block);
     } else {
         int what = atomic_exchange(&heap_queued, 0);
         if (what & HEAP_DUE_STATS)
@@ -166,6 +169,15 @@ bool lazyfree_filter(cf_filter_t *f)
     }
     submit((job_t){.f = f, .objects = 1, .bytes = bytes});
     return true;
+}
+
+void lazyfree_block(void *p, uint64_t bytes)
+{
+    if (bytes < LAZYFREE_MIN_BYTES || !running) {
+        free(p);
+        return;
+    }
+    submit((job_t){.block = p, .bytes = bytes});
 }
 
 void lazyfree_hold(bool on)

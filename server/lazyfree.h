@@ -39,6 +39,12 @@ void lazyfree_db(ks_db_t *db);
  * LAZYFREE_MIN_BYTES, else at once. true when it went to the thread. */
 bool lazyfree_filter(cf_filter_t *f);
 
+/* Frees p, a block of bytes from malloc() (a keyspace's bucket array left
+ * by a resize), on the thread when it takes at least LAZYFREE_MIN_BYTES,
+ * else at once: unmapping a large array costs milliseconds. Counted in
+ * lazyfree_pending_bytes() until freed; not an object. */
+void lazyfree_block(void *p, uint64_t bytes);
+
 /* Holds the thread (on) before its next job, or lets it go on: what is
  * handed over meanwhile waits, counted as pending (DEBUG LAZYFREE-HOLD, for
  * tests). lazyfree_stop() frees everything, held or not. */

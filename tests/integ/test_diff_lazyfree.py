@@ -291,3 +291,28 @@ def test_latency_events_of_the_thread(workdir):
     assert c.call("DBSIZE") == 0
     assert c.command("LATENCY", "LATEST") == []
     c.close()
+
+
+def test_resized_tables_freed_off_the_loop(workdir):
+    """The bucket array a finished resize leaves (here 16K buckets, 128
+    KiB, and smaller ones) goes to the thread: with the thread held it
+    stays counted in used_memory, and comes off once the thread frees it;
+    it is no object, so the counters do not move."""
+    s = workdir("--enable-debug-command", "yes").start()
+    c = RawConn(s.port)
+    assert c.call("DEBUG", "LAZYFREE-HOLD", "1") == "OK"
+    fill(c, "k", 20000)
+
+    def resizing():
+        return b"rehashing target" in c.command("DEBUG", "HTSTATS", "0")
+
+    wait_until(lambda: not resizing(), timeout=30,
+               what="the resize to end (the cron moves it on)")
+    held = used(c)
+    assert counters(c) == (0, 0)
+    assert c.call("DEBUG", "LAZYFREE-HOLD", "0") == "OK"
+    wait_until(lambda: used(c) <= held - 128 * 1024, timeout=20,
+               what="the old arrays freed and uncounted")
+    assert counters(c) == (0, 0)
+    assert c.call("DBSIZE") == 20000
+    c.close()
