@@ -278,8 +278,9 @@ def test_latency_events_of_the_thread(workdir):
 
     wait_until(lambda: "lazyfree-job" in events(), timeout=30,
                what="the event recorded by the cron")
+    # (the arrays the fill's resizes left are jobs too, and may show)
     hist = c.command("LATENCY", "HISTORY", "lazyfree-job")
-    assert len(hist) == 1 and hist[0][1] >= 1
+    assert len(hist) >= 1 and all(ms >= 1 for _, ms in hist)
     doctor = c.command("LATENCY", "DOCTOR")
     assert b"lazy free thread" in doctor, doctor
     assert c.call("LATENCY", "RESET") >= 1
