@@ -183,25 +183,38 @@ def wait(pred, timeout=600, step=0.05):
         time.sleep(step)
 
 
+def measure(srv, work):
+    """Runs work(t0) with the PING client on; work returns the requests
+    it sent and the seconds they took. The PING figures, the requests per
+    second, the server's CPU per request and its run-queue wait over the
+    whole of it, and its LATENCY LATEST."""
+    cpu0, rq0 = cpu_s(srv.pid), runq_ms(srv.pid)
+    t0 = time.perf_counter()
+    with Pings(srv.port) as p:
+        n, loaded = work(t0)
+        took = time.perf_counter() - t0
+    cpu = cpu_s(srv.pid) - cpu0
+    st = p.stats()
+    st.update({"req/s": n / loaded, "cpu_us/req": cpu * 1e6 / n,
+               "seconds": took, "runq_ms": runq_ms(srv.pid) - rq0,
+               "events": events(srv.port)})
+    return st
+
+
 def run_expire(side, keys):
     srv = side.start()
     try:
         c = Conn(srv.port)
         fill = pipelines(keys, side.reserve)
         expire = pipelines(keys, lambda i: enc("PEXPIRE", "k%d" % i, 1))
-        cpu0, rq0 = cpu_s(srv.pid), runq_ms(srv.pid)
-        t0 = time.perf_counter()
-        with Pings(srv.port) as p:
+
+        def work(t0):
             n = c.batches(fill) + c.batches(expire)
             loaded = time.perf_counter() - t0
             wait(lambda: c.call("DBSIZE") == b":0")
-            took = time.perf_counter() - t0
-        cpu = cpu_s(srv.pid) - cpu0
-        st = p.stats()
-        st.update({"req/s": n / loaded, "cpu_us/req": cpu * 1e6 / n,
-                   "seconds": took, "runq_ms": runq_ms(srv.pid) - rq0,
-                   "events": events(srv.port)})
-        return st
+            return n, loaded
+
+        return measure(srv, work)
     finally:
         srv.stop()
 
@@ -215,19 +228,14 @@ def run_noise(side, seconds):
         keys = 10000
         c.batches(pipelines(keys, side.reserve))
         reads = pipelines(keys, side.read)
-        cpu0, rq0 = cpu_s(srv.pid), runq_ms(srv.pid)
-        t0 = time.perf_counter()
-        n = 0
-        with Pings(srv.port) as p:
+
+        def work(t0):
+            n = 0
             while time.perf_counter() - t0 < seconds:
                 n += c.batches(reads)
-        took = time.perf_counter() - t0
-        cpu = cpu_s(srv.pid) - cpu0
-        st = p.stats()
-        st.update({"req/s": n / took, "cpu_us/req": cpu * 1e6 / n,
-                   "seconds": took, "runq_ms": runq_ms(srv.pid) - rq0,
-                   "events": events(srv.port)})
-        return st
+            return n, time.perf_counter() - t0
+
+        return measure(srv, work)
     finally:
         srv.stop()
 

@@ -90,6 +90,19 @@ static void htstats(client_t *c, const arg_t *dbarg)
     reply_text(c, &b);
 }
 
+/* A <0|1> argument (any integer; not 0 is on): false when it was refused
+ * (replied). */
+static bool switch_arg(client_t *c, const arg_t *a, bool *on)
+{
+    long long v;
+    if (!arg_ll(a, &v)) {
+        resp_add_error(&c->out, ERRTEXT_NOT_INTEGER);
+        return false;
+    }
+    *on = v != 0;
+    return true;
+}
+
 void cmd_debug_proc(client_t *c, int argc, const arg_t *argv)
 {
     int allow = c->srv->cfg->enable_debug_command;
@@ -123,21 +136,17 @@ void cmd_debug_proc(client_t *c, int argc, const arg_t *argv)
     } else if (argc == 3 && arg_is(sub, "htstats")) {
         htstats(c, &argv[2]);
     } else if (argc == 3 && arg_is(sub, "dict-resizing")) {
-        long long on;
-        if (!arg_ll(&argv[2], &on)) {
-            resp_add_error(&c->out, ERRTEXT_NOT_INTEGER);
-            return;
+        bool on;
+        if (switch_arg(c, &argv[2], &on)) {
+            ks_set_resizing(on);
+            reply_ok(c);
         }
-        ks_set_resizing(on != 0);
-        reply_ok(c);
     } else if (argc == 3 && arg_is(sub, "lazyfree-hold")) {
-        long long on;
-        if (!arg_ll(&argv[2], &on)) {
-            resp_add_error(&c->out, ERRTEXT_NOT_INTEGER);
-            return;
+        bool on;
+        if (switch_arg(c, &argv[2], &on)) {
+            lazyfree_hold(on);
+            reply_ok(c);
         }
-        lazyfree_hold(on != 0);
-        reply_ok(c);
     } else {
         syntax_error(c, sub);
     }
