@@ -1,10 +1,12 @@
 """Lazy freeing: FLUSHALL/FLUSHDB ASYNC, UNLINK and the lazyfree-lazy-*
 directives compared with redis-server (replies, CONFIG GET/SET, the INFO
-counters); then, in cuckood, what a user relies on: writes, reads and SAVE
-right after FLUSHALL ASYNC (nothing old comes back, nothing new is lost,
-also after kill -9 while freeing), memory given back, and big filters
-freed off the loop by UNLINK, DEL, FLUSHALL and expiry under the
-directives."""
+counters, RENAME onto a big filter under lazyfree-lazy-server-del); then,
+in cuckood, what a user relies on: writes, reads and SAVE right after
+FLUSHALL ASYNC (nothing old comes back, nothing new is lost, also after
+kill -9 while freeing), memory given back, big filters freed off the loop
+by UNLINK, DEL, FLUSHALL and expiry under the directives, maxmemory
+counting what waits to be freed (DEBUG LAZYFREE-HOLD), the arrays a
+resize leaves freed by the thread, and the thread's LATENCY events."""
 
 import pytest
 
