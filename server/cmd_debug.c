@@ -10,6 +10,7 @@
 #include "conn.h"
 #include "errtext.h"
 #include "keyspace.h"
+#include "lazyfree.h"
 #include "reply.h"
 #include "server_int.h"
 #include "util.h"
@@ -89,6 +90,19 @@ static void htstats(client_t *c, const arg_t *dbarg)
     reply_text(c, &b);
 }
 
+/* A <0|1> argument (any integer; not 0 is on): false when it was refused
+ * (replied). */
+static bool switch_arg(client_t *c, const arg_t *a, bool *on)
+{
+    long long v;
+    if (!arg_ll(a, &v)) {
+        resp_add_error(&c->out, ERRTEXT_NOT_INTEGER);
+        return false;
+    }
+    *on = v != 0;
+    return true;
+}
+
 void cmd_debug_proc(client_t *c, int argc, const arg_t *argv)
 {
     int allow = c->srv->cfg->enable_debug_command;
@@ -109,6 +123,9 @@ void cmd_debug_proc(client_t *c, int argc, const arg_t *argv)
             "DICT-RESIZING <0|1>",
             "    Enable or disable the main dict resizing (and the move of "
             "a resize under way).",
+            "LAZYFREE-HOLD <0|1>",
+            "    Hold (1) or release (0) the lazy free thread: what is "
+            "handed over waits, counted as pending.",
             "HTSTATS <dbid>",
             "    Return hash table statistics of the specified Redis "
             "database.",
@@ -119,13 +136,17 @@ void cmd_debug_proc(client_t *c, int argc, const arg_t *argv)
     } else if (argc == 3 && arg_is(sub, "htstats")) {
         htstats(c, &argv[2]);
     } else if (argc == 3 && arg_is(sub, "dict-resizing")) {
-        long long on;
-        if (!arg_ll(&argv[2], &on)) {
-            resp_add_error(&c->out, ERRTEXT_NOT_INTEGER);
-            return;
+        bool on;
+        if (switch_arg(c, &argv[2], &on)) {
+            ks_set_resizing(on);
+            reply_ok(c);
         }
-        ks_set_resizing(on != 0);
-        reply_ok(c);
+    } else if (argc == 3 && arg_is(sub, "lazyfree-hold")) {
+        bool on;
+        if (switch_arg(c, &argv[2], &on)) {
+            lazyfree_hold(on);
+            reply_ok(c);
+        }
     } else {
         syntax_error(c, sub);
     }

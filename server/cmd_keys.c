@@ -23,6 +23,7 @@
 #include "errtext.h"
 #include "expire.h"
 #include "glob.h"
+#include "lazyfree.h"
 #include "log.h"
 #include "persist.h"
 #include "propagate.h"
@@ -265,10 +266,19 @@ void cmd_keys_scan_proc(client_t *c, int argc, const arg_t *argv)
 void cmd_keys_rename_proc(client_t *c, int argc, const arg_t *argv)
 {
     /* an expired source is no key; an expired destination goes anyway */
+    cf_filter_t *replaced = NULL;
     int rc = expire_exists(c->srv, c->dbnum, argv[1].ptr, argv[1].len)
-                 ? ks_rename(c->db, argv[1].ptr, argv[1].len, argv[2].ptr,
-                             argv[2].len)
+                 ? ks_rename_take(c->db, argv[1].ptr, argv[1].len, argv[2].ptr,
+                                  argv[2].len, &replaced)
                  : -ENOENT;
+    /* The filter it replaced is a server-side deletion, as Redis's
+     * RENAME deletes its destination first. */
+    if (replaced != NULL) {
+        if (c->srv->cfg->lazyfree_lazy_server_del)
+            lazyfree_filter(replaced);
+        else
+            ks_free_removed(replaced);
+    }
     if (rc == -ENOENT) {
         resp_add_error(&c->out, "ERR no such key");
         return;

@@ -22,6 +22,7 @@
 #include "expire.h"
 #include "heap.h"
 #include "latency.h"
+#include "lazyfree.h"
 #include "log.h"
 #include "persist.h"
 #include "tls.h"
@@ -155,7 +156,14 @@ static void daemon_on_cron(uv_timer_t *t)
     uint64_t t0 = uv_hrtime();
     cmdclock_calibrate();
     server_stats_sample(s);
-    heap_cron(server_used_memory(s));
+    lazyfree_heap(
+        heap_cron(server_used_memory(s), lazyfree_pending_objects() > 0));
+    /* The thread's slowest work, which the loop did not wait for, beside
+     * the loop's own events: how long memory stayed pending. */
+    uint64_t job_ms, purge_ms;
+    lazyfree_take_slowest(&job_ms, &purge_ms);
+    latency_add(s, "lazyfree-job", job_ms);
+    latency_add(s, "lazyfree-purge", purge_ms);
     expire_cron(s);
     uint64_t t1 = uv_hrtime();
     if (server_rehash_cron(s, DAEMON_REHASH_US))

@@ -4,6 +4,7 @@
 #include "heap.h"
 
 #include <malloc.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,14 @@
  * that churns reuses what it freed a moment ago. */
 #define HEAP_QUIET_NS ((uint64_t)1000000000)
 
+/* heap_stats_recent()'s figures wait for a still keyspace, but no longer
+ * than this. */
+#define HEAP_STATS_STALE_NS ((uint64_t)10000000000)
+
+static pthread_mutex_t recent_lock = PTHREAD_MUTEX_INITIALIZER;
+static heap_stats_t recent; /* heap_stats_recent()'s figures */
+static bool recent_taken;   /* recent holds figures */
+static uint64_t recent_ns;  /* when the cron last asked for them */
 static uint64_t purge_mark; /* keyspace bytes at the last purge, or peak */
 static uint64_t last_used;  /* keyspace bytes at the last cron */
 static uint64_t changed_ns; /* when it last changed; 0 once purged */
@@ -175,6 +184,14 @@ void heap_init(void)
     /* Fixed as well (setting it also stops its adjustment): free space at
      * the top of the heap beyond 1 MiB goes back at once. */
     (void)mallopt(M_TRIM_THRESHOLD, 1 << 20);
+    /* No fastbins: a freed small chunk merges with its free neighbours at
+     * once (tcache still serves the hot sizes without a lock). With
+     * fastbins, the 2M small filters of a FLUSHALL ASYNC sit unmerged on
+     * their lists until some call walks them all at once on whichever
+     * thread makes it: the next large malloc (malloc_consolidate()),
+     * malloc_trim() or mallinfo2(), each a pause of a second on the loop
+     * while the thread frees. */
+    (void)mallopt(M_MXFAST, 0);
     cf_set_allocator(NULL);
     cf_set_map_min(HEAP_MAP_MIN);
 }
@@ -235,22 +252,58 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-void heap_cron(uint64_t used)
+void heap_take_stats(void)
+{
+    heap_stats_t st;
+    heap_stats(&st);
+    pthread_mutex_lock(&recent_lock);
+    recent = st;
+    recent_taken = true;
+    pthread_mutex_unlock(&recent_lock);
+}
+
+void heap_stats_recent(heap_stats_t *st)
+{
+    pthread_mutex_lock(&recent_lock);
+    bool taken = recent_taken;
+    *st = recent;
+    pthread_mutex_unlock(&recent_lock);
+    if (!taken) {
+        heap_take_stats();
+        heap_stats_recent(st);
+    }
+}
+
+int heap_cron(uint64_t used, bool freeing)
 {
     uint64_t now = now_ns();
+    int due = 0;
     heap_decay();
-    if (used != last_used) {
+    if (freeing)
+        return 0;
+    /* Both walks wait for a still keyspace: while keys are being deleted
+     * (an expiry sweep, a mass DEL) the heap is full of small holes to
+     * walk, under the lock the loop's next free takes. */
+    bool still = used == last_used;
+    uint64_t age = now - recent_ns;
+    if (age >= (uint64_t)HEAP_STATS_EVERY_MS * 1000000u &&
+        (still || age >= HEAP_STATS_STALE_NS)) {
+        due |= HEAP_DUE_STATS;
+        recent_ns = now;
+    }
+    if (!still) {
         last_used = used;
         changed_ns = now;
     }
     if (used > purge_mark)
         purge_mark = used;
     bool quiet = changed_ns != 0 && now - changed_ns >= HEAP_QUIET_NS;
-    bool fell = purge_mark - used >= HEAP_PURGE_DROP &&
+    bool fell = still && purge_mark - used >= HEAP_PURGE_DROP &&
                 used < purge_mark / HEAP_PURGE_SHARE;
     if (quiet || fell) {
-        heap_purge();
+        due |= HEAP_DUE_PURGE;
         purge_mark = used;
         changed_ns = 0;
     }
+    return due;
 }

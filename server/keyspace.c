@@ -61,6 +61,7 @@
 #include <xxhash.h>
 
 #include "check.h"
+#include "lazyfree.h"
 
 #define KS_MIN_BUCKETS 4
 /* Buckets a write moves while a resize is under way; empty ones visited
@@ -343,7 +344,8 @@ static bool rehash_buckets(ks_db_t *db, size_t n)
     }
     if (db->rehash < t0->n)
         return true;
-    free(t0->b);
+    /* 2M keys leave a 16 MiB array: its munmap() takes milliseconds. */
+    lazyfree_block(t0->b, t0->n * sizeof(t0->b[0]));
     db->bytes -= t0->n * sizeof(t0->b[0]);
     *t0 = *t1;
     *t1 = (ks_table_t){NULL, 0};
@@ -500,6 +502,17 @@ int ks_add(ks_db_t *db, const void *key, size_t len, cf_filter_t **f)
 int ks_rename(ks_db_t *db, const void *src, size_t slen, const void *dst,
               size_t dlen)
 {
+    cf_filter_t *replaced;
+    int rc = ks_rename_take(db, src, slen, dst, dlen, &replaced);
+    if (replaced != NULL)
+        free_filter(replaced);
+    return rc;
+}
+
+int ks_rename_take(ks_db_t *db, const void *src, size_t slen, const void *dst,
+                   size_t dlen, cf_filter_t **replaced)
+{
+    *replaced = NULL;
     step(db);
     uint8_t *slink = find_link(db, src, slen, ks_hash(db, src, slen));
     cf_filter_t *f = get_ptr(slink);
@@ -531,7 +544,7 @@ int ks_rename(ks_db_t *db, const void *src, size_t slen, const void *dst,
     uint32_t dh = ks_hash(db, dst, dlen);
     uint8_t *dlink = find_link(db, dst, dlen, dh);
     if (get_ptr(dlink) != NULL)
-        free_filter(unlink_filter(db, dlink));
+        *replaced = unlink_filter(db, dlink);
     link_filter(db, f, dh, exp);
     maybe_resize(db);
     return 0;

@@ -51,6 +51,11 @@ int ks_del(ks_db_t *db, const void *key, size_t len);
  * (nothing changed). */
 int ks_rename(ks_db_t *db, const void *src, size_t slen, const void *dst,
               size_t dlen);
+/* ks_rename(), but a filter replaced under dst is not freed: it is stored
+ * in *replaced (NULL when none) as ks_remove() gives one, for the caller
+ * to free (ks_free_removed(), or a lazy free). */
+int ks_rename_take(ks_db_t *db, const void *src, size_t slen, const void *dst,
+                   size_t dlen, cf_filter_t **replaced);
 
 /* Moves key's filter from database from to database to, under the same
  * name; the filter and its entry stay where they are (no allocation). 0,
@@ -100,7 +105,9 @@ uint64_t ks_usage(const ks_db_t *db, const void *key, size_t len);
  * 1/8, incrementally: a new array is made beside the old one and the old
  * one's buckets move a few at a time, on each write (ks_add, ks_del,
  * ks_rename, ks_move, ks_set_expire, ks_clear_expire) and in ks_rehash().
- * Every call is correct while a resize is under way. */
+ * The old array, once empty, goes to lazyfree_block() (freed on the lazy
+ * free thread when it runs, at once otherwise). Every call is correct
+ * while a resize is under way. */
 
 /* For every database of the process: false stops resizes from starting
  * and the one under way from moving on (Redis's DEBUG DICT-RESIZING 0),

@@ -165,6 +165,14 @@ static const struct {
                  "BGSAVE."},
     {"rdb-unlink-temp-file", "Removing a large temporary snapshot file was "
                              "slow: the file system is busy."},
+    {"lazyfree-job",
+     "The lazy free thread took long to free what FLUSHALL ASYNC, UNLINK "
+     "or a lazyfree-lazy-* directive gave it: clients did not wait for it, "
+     "but the memory stayed in used_memory (and against maxmemory) until "
+     "it was done. It grows with the keys freed."},
+    {"lazyfree-purge",
+     "Returning freed pages to the system took long on the lazy free "
+     "thread: it grows with the memory returned. Clients did not wait."},
     {"rehash-cycle", "Moving a keyspace resize on in the cron was slow: "
                      "it stops after 1 ms, so the machine is likely "
                      "overloaded."},

@@ -11,7 +11,11 @@
  * fork of a background save), "rdb-save" (a foreground snapshot write:
  * SAVE, FLUSHALL, shutdown), "rdb-unlink-temp-file" (removing a killed
  * save's temporary file), "server-cron" (the periodic work: client
- * timeouts and output limits, statistics).
+ * timeouts and output limits, statistics), "expire-cycle" (an active
+ * expiry cycle or slice), "rehash-cycle" (the cron's share of a keyspace
+ * resize), "lazyfree-job" and "lazyfree-purge" (work of the lazy free
+ * thread, which the loop does not wait for: freeing what was handed over,
+ * and returning freed pages; recorded by the cron).
  *
  * Contract: event loop thread only. The state is plain memory hung on the
  * server (server_free() frees it). Calls nothing of the daemon but the

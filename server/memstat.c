@@ -44,7 +44,10 @@ static void gather(server_t *s, figures_t *fg, bool walk)
     fg->peak = s->peak_memory;
     fg->rss = heap_rss();
     fg->clients = conn_clients_memory(s);
-    heap_stats(&fg->heap);
+    if (walk)
+        heap_stats(&fg->heap);
+    else
+        heap_stats_recent(&fg->heap);
     uint64_t max = s->cfg->maxmemory != 0 ? s->cfg->maxmemory : s->phys_memory;
     fg->limit = max != UINT64_MAX ? max : 0;
     for (int i = 0; i < s->ndbs; i++)

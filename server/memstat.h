@@ -7,7 +7,9 @@
  * Figures: used_memory is the keyspace (filters and their tables);
  * used_memory_rss the process's resident set; the allocator_* figures
  * are the allocator's own (jemalloc: allocated, active, resident; libc:
- * allocated and active from mallinfo2). Filter tables of 2 MiB and more are
+ * allocated and active from mallinfo2), fresh for MEMORY STATS and as the
+ * lazy free thread last took them (heap_stats_recent()) for INFO and
+ * DOCTOR. Filter tables of 2 MiB and more are
  * mapped outside the allocator: they are in used_memory and in RSS, not in
  * the allocator's figures.
  *

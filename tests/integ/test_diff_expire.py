@@ -336,3 +336,38 @@ def test_info_keyspace_expires(pair):
     pair.same("PERSIST", "a")
     a, b = pair.both("INFO", "keyspace")
     assert line(a).split(",")[1] == line(b).split(",")[1] == "expires=1"
+
+
+def latest_events(c):
+    """LATENCY LATEST's event names."""
+    return {e[0] if isinstance(e[0], str) else e[0].decode()
+            for e in c.command("LATENCY", "LATEST")}
+
+
+def test_latency_expire_cycle_event(pair):
+    """100,000 keys that expire at one moment keep an active expiry cycle
+    busy past its time budget (1 ms here, 25 ms in Redis's slow cycle), so
+    at a threshold of 1 ms both servers record an expire-cycle event,
+    under Redis's name, and answer LATENCY LATEST and HISTORY alike."""
+    ours, theirs = pair.conns()
+    for c in (ours, theirs):
+        assert c.call("FLUSHALL") == "OK"
+        assert c.call("CONFIG", "SET", "latency-monitor-threshold",
+                      1) == "OK"
+        assert c.call("LATENCY", "RESET") >= 0
+        n = 100000
+        c.many(("CF.RESERVE", "k%d" % i, 8, "EXPANSION", 0)
+               for i in range(n))
+        # a time ahead, so that none is deleted by PEXPIREAT itself
+        sec, usec = c.call("TIME")
+        at = int(sec) * 1000 + int(usec) // 1000 + 3000
+        c.many(("PEXPIREAT", "k%d" % i, at) for i in range(n))
+        assert c.call("DBSIZE") == n
+    for c, name in ((ours, "cuckood"), (theirs, "redis-server")):
+        wait_until(lambda: c.call("DBSIZE") == 0, timeout=60,
+                   what="active expiry to take every key")
+        assert "expire-cycle" in latest_events(c), name
+        hist = c.command("LATENCY", "HISTORY", "expire-cycle")
+        assert len(hist) >= 1 and all(ms >= 1 for _, ms in hist)
+        assert c.call("CONFIG", "SET", "latency-monitor-threshold",
+                      0) == "OK"

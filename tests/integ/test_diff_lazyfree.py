@@ -1,10 +1,12 @@
 """Lazy freeing: FLUSHALL/FLUSHDB ASYNC, UNLINK and the lazyfree-lazy-*
 directives compared with redis-server (replies, CONFIG GET/SET, the INFO
-counters); then, in cuckood, what a user relies on: writes, reads and SAVE
-right after FLUSHALL ASYNC (nothing old comes back, nothing new is lost,
-also after kill -9 while freeing), memory given back, and big filters
-freed off the loop by UNLINK, DEL, FLUSHALL and expiry under the
-directives."""
+counters, RENAME onto a big filter under lazyfree-lazy-server-del); then,
+in cuckood, what a user relies on: writes, reads and SAVE right after
+FLUSHALL ASYNC (nothing old comes back, nothing new is lost, also after
+kill -9 while freeing), memory given back, big filters freed off the loop
+by UNLINK, DEL, FLUSHALL and expiry under the directives, maxmemory
+counting what waits to be freed (DEBUG LAZYFREE-HOLD), the arrays a
+resize leaves freed by the thread, and the thread's LATENCY events."""
 
 import pytest
 
@@ -188,3 +190,132 @@ def test_big_filters_freed_off_the_loop(workdir):
     freed(c, 7)
     assert c.call("FLUSHALL", "SYNC") == "OK"
     assert counters(c) == (0, 7) and used(c) == empty
+
+
+def test_rename_onto_a_big_filter(pair):
+    """RENAME onto an existing key deletes that key as the server's own
+    deletion, as Redis's does: under lazyfree-lazy-server-del yes a big
+    filter it replaces is freed by the thread (lazyfreed_objects counts
+    it), under no at once; the replies and counters are the same on
+    both."""
+    pair.same("FLUSHALL")
+    pair.same("CONFIG", "RESETSTAT")
+    ours, theirs = pair.conns()
+    for lazy, counted in (("no", 0), ("yes", 1)):
+        pair.same("CONFIG", "SET", "lazyfree-lazy-server-del", lazy)
+        # 10M items: past the module's threshold of lazy freeing too
+        for key in ("a", "b"):
+            pair.same("CF.RESERVE", key, 10000000, "EXPANSION", 0,
+                      protos=(2,))
+        pair.same("CF.ADD", "a", "from-a", protos=(2,))
+        pair.same("CF.ADD", "b", "from-b", protos=(2,))
+        pair.same("RENAME", "a", "b", protos=(2,))
+        pair.same("EXISTS", "a", "b")
+        pair.same("CF.EXISTS", "b", "from-a")
+        pair.same("CF.EXISTS", "b", "from-b")
+        for c in (ours, theirs):
+            wait_until(lambda: counters(c) == (0, counted), timeout=20,
+                       what="the replaced filter to be freed")
+        pair.same("DEL", "b", protos=(2,))  # lazyfree-lazy-user-del no
+    pair.same("CONFIG", "SET", "lazyfree-lazy-server-del", "no")
+    for c in (ours, theirs):
+        assert counters(c) == (0, 1)
+        c.close()
+
+
+def test_maxmemory_counts_what_waits_to_be_freed(workdir):
+    """used_memory, and so the maxmemory check, counts the filters handed
+    to the thread until it has freed them: with the thread held, an UNLINK
+    gives nothing back and a write past the limit is refused; once the
+    thread has freed them the same write is taken."""
+    s = workdir("--enable-debug-command", "yes").start()
+    c = RawConn(s.port)
+    big(c, "a")
+    full = used(c)
+    assert c.call("CONFIG", "SET", "maxmemory", full + 4096) == "OK"
+    assert c.call("DEBUG", "LAZYFREE-HOLD", "1") == "OK"
+    assert c.call("UNLINK", "a") == 1
+    assert c.call("DBSIZE") == 0
+    assert counters(c)[0] == 1
+    assert used(c) >= full  # still counted
+    reply = c.command("CF.RESERVE", "b", 1000000, "EXPANSION", 0)
+    assert str(reply).startswith("OOM command not allowed"), reply
+    assert c.call("DEBUG", "LAZYFREE-HOLD", "0") == "OK"
+    freed(c, 1)
+    assert used(c) < full
+    big(c, "b")
+    c.close()
+
+
+def test_debug_lazyfree_hold_refusals(workdir):
+    s = workdir("--enable-debug-command", "yes").start()
+    c = RawConn(s.port)
+    assert "not an integer" in str(c.command("DEBUG", "LAZYFREE-HOLD", "x"))
+    assert "wrong number of arguments" in str(
+        c.command("DEBUG", "LAZYFREE-HOLD"))
+    # held while the server stops: everything is freed on the way out
+    assert c.call("DEBUG", "LAZYFREE-HOLD", "1") == "OK"
+    big(c, "a")
+    assert c.call("UNLINK", "a") == 1
+    assert counters(c)[0] == 1
+    c.close()
+    assert s.stop() == 0  # exits, not killed after a timeout
+
+
+def test_latency_events_of_the_thread(workdir):
+    """The thread's work shows in LATENCY (threshold 1 ms): lazyfree-job
+    for freeing a flushed database of 200,000 filters (400,000 blocks);
+    at a threshold above it, nothing. (lazyfree-purge, the pages given
+    back after it, takes 1-3 ms for these: too near the threshold to
+    assert, and nothing under the sanitizers' allocator.)"""
+    s = workdir("--latency-monitor-threshold", 1).start()
+    c = RawConn(s.port)
+    fill(c, "k", 200000)
+    assert c.call("FLUSHALL", "ASYNC") == "OK"
+    freed(c, 200000)
+
+    def events():
+        return {e[0].decode() if isinstance(e[0], bytes) else e[0]
+                for e in c.command("LATENCY", "LATEST")}
+
+    wait_until(lambda: "lazyfree-job" in events(), timeout=30,
+               what="the event recorded by the cron")
+    # (the arrays the fill's resizes left are jobs too, and may show)
+    hist = c.command("LATENCY", "HISTORY", "lazyfree-job")
+    assert len(hist) >= 1 and all(ms >= 1 for _, ms in hist)
+    doctor = c.command("LATENCY", "DOCTOR")
+    assert b"lazy free thread" in doctor, doctor
+    assert c.call("LATENCY", "RESET") >= 1
+    assert c.call("CONFIG", "SET", "latency-monitor-threshold",
+                  100000) == "OK"
+    fill(c, "k", 20000)
+    assert c.call("FLUSHALL", "ASYNC") == "OK"
+    freed(c, 220000)
+    assert c.call("DBSIZE") == 0
+    assert c.command("LATENCY", "LATEST") == []
+    c.close()
+
+
+def test_resized_tables_freed_off_the_loop(workdir):
+    """The bucket array a finished resize leaves (here 16K buckets, 128
+    KiB, and smaller ones) goes to the thread: with the thread held it
+    stays counted in used_memory, and comes off once the thread frees it;
+    it is no object, so the counters do not move."""
+    s = workdir("--enable-debug-command", "yes").start()
+    c = RawConn(s.port)
+    assert c.call("DEBUG", "LAZYFREE-HOLD", "1") == "OK"
+    fill(c, "k", 20000)
+
+    def resizing():
+        return b"rehashing target" in c.command("DEBUG", "HTSTATS", "0")
+
+    wait_until(lambda: not resizing(), timeout=30,
+               what="the resize to end (the cron moves it on)")
+    held = used(c)
+    assert counters(c) == (0, 0)
+    assert c.call("DEBUG", "LAZYFREE-HOLD", "0") == "OK"
+    wait_until(lambda: used(c) <= held - 128 * 1024, timeout=20,
+               what="the old arrays freed and uncounted")
+    assert counters(c) == (0, 0)
+    assert c.call("DBSIZE") == 20000
+    c.close()

@@ -139,6 +139,27 @@ static void test_argv_copy(void **state)
     argv_free(NULL);
 }
 
+static void test_argv_copy_every_length(void **state)
+{
+    /* Each length from 0 to 40 (the short ones are copied by fixed-size
+     * moves), at every offset of a source of distinct bytes. */
+    char src[64];
+    for (size_t i = 0; i < sizeof(src); i++)
+        src[i] = (char)(i * 7 + 1);
+    for (size_t len = 0; len <= 40; len++)
+        for (size_t off = 0; off + len <= sizeof(src) && off < 8; off++) {
+            arg_t in[2] = {{src + off, len}, {src, 1}};
+            argv_t *a = argv_copy(2, in);
+            assert_non_null(a);
+            assert_int_equal(a->v[0].len, len);
+            assert_memory_equal(a->v[0].ptr, src + off, len);
+            assert_int_equal(a->v[0].ptr[len], '\0');
+            assert_int_equal(a->v[1].ptr[0], src[0]);
+            assert_int_equal(a->v[1].ptr[1], '\0');
+            argv_free(a);
+        }
+}
+
 static void test_argv_empty_and_overflow(void **state)
 {
     argv_t *a = argv_copy(0, NULL);
@@ -163,6 +184,7 @@ int main(void)
         cmocka_unit_test(test_double),
         cmocka_unit_test(test_is),
         cmocka_unit_test(test_argv_copy),
+        cmocka_unit_test(test_argv_copy_every_length),
         cmocka_unit_test(test_argv_empty_and_overflow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

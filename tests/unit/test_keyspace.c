@@ -136,6 +136,28 @@ static void test_rename(void **state)
     assert_null(ks_get(db, "other", 5));
     assert_int_equal(ks_size(db), 1);
     assert_true(ks_bytes(db) < before);
+
+    /* ks_rename_take hands the replaced filter over, uncounted. */
+    cf_filter_t *h = mkfilter(300), *replaced = NULL;
+    assert_int_equal(cf_add(h, "of-h", 4), 0);
+    assert_int_equal(ks_add(db, "third", 5, &h), 0);
+    before = ks_bytes(db);
+    uint64_t dst_bytes = ks_removed_bytes(ks_get(db, "dst", 3));
+    assert_int_equal(ks_rename_take(db, "third", 5, "dst", 3, &replaced), 0);
+    assert_non_null(replaced);
+    assert_true(cf_exists(replaced, "of-g", 4));
+    assert_int_equal(ks_removed_bytes(replaced), dst_bytes);
+    assert_holds(db, "dst", 3, "of-h");
+    assert_int_equal(ks_size(db), 1);
+    assert_true(ks_bytes(db) <= before - dst_bytes + 64);
+    ks_free_removed(replaced);
+    /* Onto a free name (or itself) it hands over nothing. */
+    replaced = h;
+    assert_int_equal(ks_rename_take(db, "dst", 3, "free", 4, &replaced), 0);
+    assert_null(replaced);
+    assert_int_equal(ks_rename_take(db, "nope", 4, "free", 4, &replaced),
+                     -ENOENT);
+    assert_null(replaced);
 }
 
 /* Bytes of the entry of a key of len bytes: next, tables, LEB128 length,
