@@ -81,14 +81,22 @@ static inline ops_tally_t random_ops(cf_filter_t *f, uint8_t *cnt,
     return n;
 }
 
-/* A growable filter reserved for cap, expansion 2. */
-static cf_filter_t *make(uint64_t cap, uint64_t seed)
+/* A filter of cf_params_t.growable `growable` reserved for cap,
+ * expansion 2. */
+static inline cf_filter_t *make_shaped(uint64_t cap, uint64_t seed,
+                                       uint32_t growable)
 {
     cf_params_t p = params_of(cap, 2, seed);
-    p.growable = 1;
+    p.growable = growable;
     cf_filter_t *f = NULL;
     assert_int_equal(cf_create(&p, &f), 0);
     return f;
+}
+
+/* A growable filter reserved for cap, expansion 2. */
+static cf_filter_t *make(uint64_t cap, uint64_t seed)
+{
+    return make_shaped(cap, seed, 1);
 }
 
 /* A growable filter as made before the compact phase (version 4 of the

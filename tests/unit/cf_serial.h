@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <xxhash.h>
+
 #include "cf.h"
 
 /* f's header and data in one buffer of *len bytes, which the caller
@@ -79,6 +81,16 @@ static inline bool same_bytes(const cf_filter_t *a, const cf_filter_t *b)
         off += n;
     }
     return true;
+}
+
+/* Makes a header's checksum right again after a test changed a field:
+ * the XXH3-64 of its first hl - 8 bytes, little-endian, in its last 8
+ * (every header of the core's own forms ends so). */
+static inline void set_header_sum(uint8_t *h, size_t hl)
+{
+    uint64_t sum = XXH3_64bits(h, hl - 8);
+    for (int i = 0; i < 8; i++)
+        h[hl - 8 + i] = (uint8_t)(sum >> (8 * i));
 }
 
 /* A filter loaded from buf (a dump of n bytes) with data chunks of chunk

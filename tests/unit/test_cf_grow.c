@@ -413,9 +413,7 @@ static void whole_filters_keep_version_4(void **state)
 
 static void fix_sum(uint8_t *h)
 {
-    uint64_t sum = XXH3_64bits(h, CF_GROW_HDR5_LEN - 8);
-    for (int i = 0; i < 8; i++)
-        h[CF_GROW_HDR5_LEN - 8 + i] = (uint8_t)(sum >> (8 * i));
+    set_header_sum(h, CF_GROW_HDR5_LEN);
 }
 
 static void put(uint8_t *p, size_t at, uint64_t v, int bytes)
